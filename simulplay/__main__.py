@@ -1,0 +1,3 @@
+from simulplay.cli import main
+
+main()

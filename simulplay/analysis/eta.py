@@ -1,0 +1,193 @@
+"""η tables: mean completion-gap changes with paired talk-bootstrap intervals.
+
+Each panel (one backend, one realization) is analysed on its own; panels are never
+pooled. Means give each talk equal weight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simulplay.analysis.bootstrap import Bootstrap
+from simulplay.analysis.gaps import direction_counts, per_talk_effects
+from simulplay.errors import IncompleteError, InputError
+from simulplay.fields import Checker
+from simulplay.grouping import canonical_condition
+from simulplay.signature import base_signature, format_signature, merge
+from simulplay.tables import read_table, stored_signatures
+
+PANEL_KEYS = ("backend", "realization")
+SUMMARY_REQUIRED = ("talk_id", "system", "condition", "audio_s", "idle_s", "offset_s", "source_s")
+ETA_COLUMNS = ("condition", "n_talks", "delta_ref_s", "delta_s", "eta_s", "ci_low_s", "ci_high_s",
+               "n_negative", "n_positive", "duration_part_s", "idle_part_s")
+CONTRAST_COLUMNS = ("p1", "p2", "n_talks", "delta_p1_s", "delta_p2_s", "diff_s", "ci_low_s",
+                    "ci_high_s", "n_negative", "n_positive", "duration_part_s", "idle_part_s")
+
+
+@dataclass
+class EtaResult:
+    table: pd.DataFrame
+    table_signatures: list[dict[str, Any]]
+    per_talk: pd.DataFrame
+    per_talk_signatures: list[dict[str, Any]]
+    contrasts: pd.DataFrame
+    contrast_signatures: list[dict[str, Any]]
+    excluded: list[str] = field(default_factory=list)
+
+
+def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """A playback summary and its per-row upstream signatures."""
+    df, meta = read_table(path)
+    source = str(path)
+    if len(df) == 0:
+        raise InputError.at(source, "has no rows", accepted="a playback summary from `simulplay replay`")
+    check = Checker(source, df)
+    check.require_columns(SUMMARY_REQUIRED, "playback summary")
+    out = pd.DataFrame({c: check.strings(c) for c in ("talk_id", "system", "condition")})
+    for c in PANEL_KEYS:
+        if c in df:
+            out[c] = check.strings(c)
+    for c in ("audio_s", "idle_s", "offset_s"):
+        out[c] = check.numbers(c, allow_empty=True)
+    out["source_s"] = check.numbers("source_s", positive=True)
+    check.raise_if_any()
+    sigs = stored_signatures(meta, len(df))
+    if sigs is None:
+        shown = df["signature"].tolist() if "signature" in df else [None] * len(df)
+        sigs = [{"replay": s} if s else {} for s in shown]
+    return out, sigs
+
+
+def compute_eta(
+    summary: pd.DataFrame,
+    *,
+    a: str,
+    f: str,
+    reference: str,
+    boot: Bootstrap | None = None,
+    contrasts: Sequence[tuple[str, str]] = (),
+    allow_incomplete: bool = False,
+    upstream: Sequence[dict[str, Any]] | None = None,
+    source: str = "summary",
+) -> EtaResult:
+    boot = boot or Bootstrap()
+    summary = summary.copy()
+    summary["condition"] = summary["condition"].map(canonical_condition)
+    reference = canonical_condition(reference)
+    contrasts = [(canonical_condition(p), canonical_condition(q)) for p, q in contrasts]
+    upstream = list(upstream) if upstream is not None else [{}] * len(summary)
+    summary["_sig"] = range(len(summary))
+    _check_names(summary, a, f, reference, contrasts, source)
+
+    panel_keys = [k for k in PANEL_KEYS if k in summary]
+    panels = summary.groupby(panel_keys, sort=False) if panel_keys else [((), summary)]
+    rows, sigs, talk_rows, talk_sigs, c_rows, c_sigs, excluded = [], [], [], [], [], [], []
+    for key, panel in panels:
+        key = key if isinstance(key, tuple) else (key,)
+        pk = dict(zip(panel_keys, key))
+        panel, dropped = _complete_talks(panel, a, f, allow_incomplete, pk, source)
+        excluded += dropped
+        conds = [c for c in dict.fromkeys(panel["condition"]) if c != reference]
+        talks = sorted(panel["talk_id"].unique())
+        idx = boot.indices(len(talks))
+        effects = {c: per_talk_effects(panel, a, f, reference, c).set_index("talk_id").loc[talks]
+                   for c in conds + [reference]}
+
+        n_dropped = len(dropped) if allow_incomplete else None
+
+        def sig_for(cond: str, extra: dict, panel=panel, pk=pk, n_dropped=n_dropped) -> dict:
+            up = panel.loc[(panel["condition"] == cond) & (panel["system"] == a), "_sig"]
+            base = upstream[int(up.iloc[0])] if len(up) else {}
+            return merge(base, {"rule": cond}, pk, extra, boot.signature(), base_signature(excluded=n_dropped))
+
+        for c in conds:
+            e = effects[c]
+            eta = e["eta_s"].to_numpy()
+            low, high = boot.interval(eta, idx)
+            neg, pos = direction_counts(eta)
+            rows.append({**pk, "condition": c, "n_talks": len(talks),
+                         "delta_ref_s": e["delta_ref_s"].mean(), "delta_s": e["delta_s"].mean(),
+                         "eta_s": eta.mean(), "ci_low_s": low, "ci_high_s": high,
+                         "n_negative": neg, "n_positive": pos,
+                         "duration_part_s": e["duration_part_s"].mean(),
+                         "idle_part_s": e["idle_part_s"].mean()})
+            s = sig_for(c, {"table": "eta", "a": a, "f": f, "reference": reference})
+            sigs.append(s)
+            for t, r in e.iterrows():
+                talk_rows.append({**pk, "talk_id": t, "condition": c, **r.to_dict()})
+                talk_sigs.append(s)
+        for p1, p2 in contrasts:
+            _require(panel, p1, "--contrast", source)
+            _require(panel, p2, "--contrast", source)
+            e1, e2 = effects[p1], effects[p2]
+            diff = (e1["delta_s"] - e2["delta_s"]).to_numpy()
+            low, high = boot.interval(diff, idx)
+            neg, pos = direction_counts(diff)
+            c_rows.append({**pk, "p1": p1, "p2": p2, "n_talks": len(talks),
+                           "delta_p1_s": e1["delta_s"].mean(), "delta_p2_s": e2["delta_s"].mean(),
+                           "diff_s": diff.mean(), "ci_low_s": low, "ci_high_s": high,
+                           "n_negative": neg, "n_positive": pos,
+                           "duration_part_s": (e1["duration_part_s"] - e2["duration_part_s"]).mean(),
+                           "idle_part_s": (e1["idle_part_s"] - e2["idle_part_s"]).mean()})
+            c_sigs.append(sig_for(p1, {"table": "contrast", "a": a, "f": f, "reference": f"{p2}"}))
+
+    table = pd.DataFrame(rows, columns=[*panel_keys, *ETA_COLUMNS])
+    per_talk = pd.DataFrame(talk_rows, columns=[*panel_keys, "talk_id", "condition", "delta_ref_s",
+                                                "delta_s", "eta_s", "duration_part_s", "idle_part_s"])
+    contrast = pd.DataFrame(c_rows, columns=[*panel_keys, *CONTRAST_COLUMNS])
+    return EtaResult(table, sigs, per_talk, talk_sigs, contrast, c_sigs, excluded)
+
+
+def _check_names(summary, a, f, reference, contrasts, source):
+    systems = list(dict.fromkeys(summary["system"]))
+    for flag, name in (("--a", a), ("--f", f)):
+        if name not in systems:
+            raise InputError.at(source, f"no system '{name}'", field=flag, accepted=", ".join(systems))
+    if a == f:
+        raise InputError.at(source, "--a and --f name the same system", field="--f",
+                            accepted="two different systems")
+    _require(summary, reference, "--reference", source)
+    for p, q in contrasts:
+        _require(summary, p, "--contrast", source)
+        _require(summary, q, "--contrast", source)
+
+
+def _require(df, condition, flag, source):
+    conds = list(dict.fromkeys(df["condition"]))
+    if condition not in conds:
+        raise InputError.at(source, f"no condition '{condition}'", field=flag, accepted=", ".join(conds))
+
+
+def _complete_talks(panel, a, f, allow_incomplete, pk, source):
+    """Keep talks that have a playable output for both systems under every condition."""
+    panel = panel[panel["system"].isin([a, f])]
+    conds = list(dict.fromkeys(panel["condition"]))
+    have = set(zip(panel.loc[panel["offset_s"].notna(), "talk_id"],
+                   panel.loc[panel["offset_s"].notna(), "system"],
+                   panel.loc[panel["offset_s"].notna(), "condition"]))
+    missing, drop = [], set()
+    for talk in dict.fromkeys(panel["talk_id"]):
+        for sysname in (a, f):
+            for c in conds:
+                if (talk, sysname, c) not in have:
+                    missing.append(f"(talk_id={talk}, system={sysname}, condition={c})")
+                    drop.add(talk)
+    where = " in panel " + format_signature(pk) if pk else ""
+    if missing and not allow_incomplete:
+        shown = "; ".join(missing[:5]) + (f"; … {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise IncompleteError(f"{source}: {len(missing)} output(s) missing or without audio{where}: {shown} "
+                              "(pass --allow-incomplete to exclude their talks and count them)")
+    panel = panel[~panel["talk_id"].isin(drop)]
+    if panel.empty:
+        raise IncompleteError(f"{source}: no talk is complete for both systems{where}")
+    src = panel.groupby("talk_id")["source_s"].agg(["min", "max"])
+    bad = src[(src["max"] - src["min"]) > 1e-6]
+    if len(bad):
+        raise InputError.at(source, f"talk {bad.index[0]} has different source_s for the two systems",
+                            field="source_s", accepted="one source duration per talk")
+    return panel, missing

@@ -1,0 +1,49 @@
+"""Completion gaps and their change under grouping (SPEC §5), per talk.
+
+For talk s, translators A and F, condition w and reference condition 0::
+
+    δ_s(w) = L_s(A, w) − L_s(F, w)        (negative: A finishes earlier)
+    η_s(w) = δ_s(w) − δ_s(0)
+    duration part = [D_s(A,w) − D_s(A,0)] − [D_s(F,w) − D_s(F,0)]
+    idle part     = [I_s(A,w) − I_s(A,0)] − [I_s(F,w) − I_s(F,0)]    (sum = η_s)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def delta(L: pd.DataFrame, a: str, f: str) -> pd.Series:
+    """δ per (talk, condition) from a frame indexed by talk with (system, condition) columns."""
+    return L[a] - L[f]
+
+
+def per_talk_effects(panel: pd.DataFrame, a: str, f: str, reference: str, condition: str) -> pd.DataFrame:
+    """Per-talk δ(0), δ(w), η(w) and its duration and idle parts.
+
+    ``panel``: summary rows of one panel, with talks complete in every needed output.
+    """
+    wide = panel.pivot_table(index="talk_id", columns=["system", "condition"],
+                             values=["offset_s", "audio_s", "idle_s"], aggfunc="first", sort=False)
+
+    def diff(metric: str, cond: str) -> pd.Series:
+        return wide[(metric, a, cond)] - wide[(metric, f, cond)]
+
+    d_ref, d_w = diff("offset_s", reference), diff("offset_s", condition)
+    out = pd.DataFrame({
+        "talk_id": wide.index,
+        "condition": condition,
+        "delta_ref_s": d_ref.to_numpy(),
+        "delta_s": d_w.to_numpy(),
+        "eta_s": (d_w - d_ref).to_numpy(),
+        "duration_part_s": (diff("audio_s", condition) - diff("audio_s", reference)).to_numpy(),
+        "idle_part_s": (diff("idle_s", condition) - diff("idle_s", reference)).to_numpy(),
+    })
+    return out.reset_index(drop=True)
+
+
+def direction_counts(values: np.ndarray) -> tuple[int, int]:
+    """Talks with a negative and with a positive value (zeros count in neither)."""
+    v = np.asarray(values)
+    return int((v < 0).sum()), int((v > 0).sum())

@@ -1,0 +1,262 @@
+"""The command-line interface. Each command parses, validates, calls one library
+function and writes the result; all logic lives in the packages.
+
+Units: every time is in seconds from source start unless a flag says otherwise.
+Output format follows the --out suffix: .parquet (canonical), .csv or .md.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from typer.exceptions import Abort, TyperException
+
+from simulplay import __version__
+from simulplay.errors import InputError, SimulplayError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+    help="Replay simultaneous-translation text streams through TTS and serial playback, "
+    "and compare when listeners hear the end. Times are seconds from source start.",
+)
+
+
+def _version(value: bool):
+    if value:
+        typer.echo(f"simulplay {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")):
+    pass
+
+
+OUT_HELP = "Output table: .parquet (canonical), .csv or .md, chosen by the suffix."
+
+
+@app.command()
+def validate(
+    traces: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl)."),
+    out: Path | None = typer.Option(None, "--out", help="Also save the statistics table. " + OUT_HELP),
+):
+    """Check trace files and print per-stream update statistics.
+
+    Columns: updates, whitespace words, median and 90th-percentile words per update,
+    % of updates with ≤ 2 words, % ending in terminal punctuation (. ? ! with optional
+    closing quote/bracket), and updates available after the source end (valid, counted).
+    """
+    from simulplay.console import print_table
+    from simulplay.signature import base_signature
+    from simulplay.tables import check_writable, write_table
+    from simulplay.traces import read_trace, stream_stats
+
+    if out:
+        check_writable(out)
+    frames = [read_trace(p) for p in traces]
+    stats = __import__("pandas").concat([stream_stats(f) for f in frames], ignore_index=True)
+    sig = base_signature(table="trace-stats")
+    print_table(stats, sig, title=f"{len(stats)} stream(s) valid")
+    if out:
+        write_table(stats, out, sig, kind="trace-stats")
+
+
+@app.command()
+def group(
+    trace: Path = typer.Argument(..., help="Trace file (.parquet, .csv or .jsonl)."),
+    rule: list[str] = typer.Option(..., "--rule", help="Grouping rule, repeatable: immediate, "
+                                   "timer:w=SECONDS, punct[:cap=S,min_words=N], words[:n=N,cap=S]."),
+    max_chars: int | None = typer.Option(None, "--max-chars", min=1,
+                                            help="Input-limit splitter: at most N characters per request."),
+    out: Path = typer.Option(..., "--out", help="Requests table. " + OUT_HELP),
+):
+    """Group a trace's updates into synthesis requests (one row per request).
+
+    Columns: talk_id, system, condition (canonical rule), seq (from 0 per output),
+    dispatch_s, trigger (immediate/timer/punct/words/eos), n_updates (size of the group
+    the request came from), text, glue (continues the previous request without a
+    space), group, source_s.
+    """
+    from simulplay.grouping import Splitter, parse_rule, requests_frame
+    from simulplay.signature import base_signature
+    from simulplay.tables import check_writable, write_table
+    from simulplay.traces import read_trace, streams_from_frame
+
+    check_writable(out)
+    rules = [parse_rule(r) for r in rule]
+    splitter = Splitter(max_chars)
+    df = requests_frame(streams_from_frame(read_trace(trace)), rules, splitter)
+    sigs = [base_signature(table="requests", rule=c, splitter=splitter.describe()) for c in df["condition"]]
+    write_table(df, out, sigs, kind="requests")
+    typer.echo(f"wrote {len(df)} requests for {len(rules)} rule(s) to {out}")
+
+
+@app.command()
+def replay(
+    manifest: Path = typer.Argument(..., help="Request manifest (.parquet or .csv)."),
+    out: Path = typer.Option(..., "--out", help="Playback summary. " + OUT_HELP),
+    release: str = typer.Option("request", "--release",
+                                help="request: audio ready when the whole request is done (primary); "
+                                "chunk: each chunk ready at its recorded time (needs --chunks)."),
+    service: str = typer.Option("measured", "--service",
+                                help="measured, zero, or scale=F (service time × F)."),
+    parts: Path | None = typer.Option(None, "--parts", help="Also write per-part playback. " + OUT_HELP),
+    chunks: Path | None = typer.Option(None, "--chunks", help="Chunk table for --release chunk "
+                                          "(default: MANIFEST's sibling *.chunks.parquet)."),
+    allow_incomplete: bool = typer.Option(False, "--allow-incomplete",
+                                          help="Exclude outputs with failed requests instead of "
+                                          "refusing; the count is recorded in every signature."),
+):
+    """Replay request clocks through a serial synthesizer and serial playback.
+
+    Summary columns (one row per output): n_parts, first_play_s (first audible part's
+    start), audio_s (D), idle_s (I, including the initial wait), end_s (C_m),
+    offset_s (L = C_m − S), source_s (S), limiting_seq (the part k maximizing
+    r_k + Σ_{j≥k} d_j). Parts with no audio occupy the synthesizer but are not played.
+    """
+    from simulplay.sim import read_chunks, read_manifest
+    from simulplay.sim import replay as run_replay
+    from simulplay.sim.service import parse_service
+    from simulplay.tables import check_writable, write_table
+
+    check_writable(out)
+    if parts:
+        check_writable(parts)
+    model = parse_service(service)
+    df, meta = read_manifest(manifest)
+    chunk_df = read_chunks(manifest, chunks) if release == "chunk" else None
+    res = run_replay(df, service=model, release=release, chunks=chunk_df,
+                     allow_incomplete=allow_incomplete, upstream=meta.get("signature"), source=str(manifest))
+    write_table(res.summary, out, res.signatures, kind="playback-summary")
+    if parts:
+        write_table(res.parts, parts, _part_sigs(res), kind="playback-parts")
+    note = f" ({len(res.excluded)} incomplete output(s) excluded)" if res.excluded else ""
+    typer.echo(f"replayed {len(res.summary)} output(s) to {out}{note}")
+
+
+def _part_sigs(res):
+    by_output = {}
+    keys = [c for c in res.summary.columns if c in ("talk_id", "system", "condition", "backend", "realization")]
+    for row, sig in zip(res.summary[keys].itertuples(index=False), res.signatures):
+        by_output[tuple(row)] = sig
+    return [by_output[tuple(r)] for r in res.parts[keys].itertuples(index=False)]
+
+
+@app.command()
+def eta(
+    summary: Path = typer.Argument(..., help="Playback summary from `simulplay replay`."),
+    a: str = typer.Option(..., "--a", help="Translator A (δ = L(A) − L(F); negative: A finishes earlier)."),
+    f: str = typer.Option(..., "--f", help="Translator F."),
+    reference: str = typer.Option(..., "--reference", help="Reference condition (e.g. immediate)."),
+    out: Path = typer.Option(..., "--out", help="η table, one row per other condition. " + OUT_HELP),
+    draws: int = typer.Option(10_000, "--draws", min=1, help="Paired talk-bootstrap draws."),
+    seed: int = typer.Option(1032026, "--seed", help="Bootstrap seed (0 is a seed)."),
+    quantile_method: str = typer.Option("linear", "--quantile-method",
+                                        help="NumPy quantile method for the interval ends."),
+    confidence: float = typer.Option(0.95, "--confidence", help="Interval coverage, in (0, 1)."),
+    per_talk: Path | None = typer.Option(None, "--per-talk", help="Also write per-talk δ and η. " + OUT_HELP),
+    contrast: list[str] = typer.Option([], "--contrast", help="Buffered-policy contrast P1,P2: "
+                                       "δ(P1) − δ(P2) per talk with the same bootstrap; repeatable."),
+    contrast_out: Path | None = typer.Option(
+        None, "--contrast-out", help="Contrast table (default: OUT with .contrasts before the suffix)."),
+    allow_incomplete: bool = typer.Option(False, "--allow-incomplete",
+                                          help="Exclude talks with missing outputs and count them."),
+):
+    """Completion gaps δ, their change η under grouping, its duration and idle parts, and
+    paired talk-bootstrap intervals (all conditions of a talk resampled together).
+
+    Columns: condition, n_talks, delta_ref_s (mean δ(0)), delta_s (mean δ(w)), eta_s,
+    ci_low_s, ci_high_s, n_negative / n_positive (talks with η < 0 / > 0),
+    duration_part_s, idle_part_s (they sum to eta_s), signature. Means weight talks
+    equally; each backend and realization is a separate panel.
+    """
+    from simulplay.analysis import Bootstrap, compute_eta, read_summary
+    from simulplay.console import print_table
+    from simulplay.tables import check_writable, write_table
+
+    check_writable(out)
+    for p in (per_talk, contrast_out):
+        if p:
+            check_writable(p)
+    pairs = [_pair(c) for c in contrast]
+    try:
+        boot = Bootstrap(draws=draws, seed=seed, method=quantile_method, confidence=confidence)
+    except ValueError as e:
+        raise InputError.at("--quantile-method/--confidence", str(e),
+                            accepted="a NumPy quantile method and 0 < confidence < 1") from e
+    df, upstream = read_summary(summary)
+    res = compute_eta(df, a=a, f=f, reference=reference, boot=boot, contrasts=pairs,
+                      allow_incomplete=allow_incomplete, upstream=upstream, source=str(summary))
+    write_table(res.table, out, res.table_signatures, kind="eta", signature_column=True)
+    print_table(res.table, res.table_signatures, title=f"η: {a} vs {f}, reference {reference}")
+    if per_talk:
+        write_table(res.per_talk, per_talk, res.per_talk_signatures, kind="eta-per-talk")
+    if pairs:
+        target = contrast_out or out.with_name(out.stem + ".contrasts" + out.suffix)
+        write_table(res.contrasts, target, res.contrast_signatures, kind="contrast", signature_column=True)
+        print_table(res.contrasts, res.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)")
+    if res.excluded:
+        typer.echo(f"excluded {len(res.excluded)} missing output(s); their talks are not in the means")
+
+
+def _pair(text: str) -> tuple[str, str]:
+    parts = [p.strip() for p in text.split(",")] if text.count(",") == 1 else []
+    if len(parts) != 2 or not all(parts):
+        raise InputError.at(f"--contrast '{text}'", "is not two conditions",
+                            accepted="P1,P2 (use --contrast once per pair; rule parameters are not allowed here, "
+                            "give canonical names as in the summary)")
+    return parts[0], parts[1]
+
+
+def main() -> None:
+    """Console entry point: one-line errors and exit code 2 for bad input."""
+    try:
+        rv = app(standalone_mode=False)
+    except Abort:
+        print("simulplay: aborted", file=sys.stderr)
+        sys.exit(130)
+    except TyperException as e:  # usage errors: unknown flag, bad value, missing argument
+        ctx = getattr(e, "ctx", None)
+        if type(e).__name__ == "NoArgsIsHelpError":  # typer has printed the help
+            sys.exit(0)
+        name = ctx.command_path if ctx is not None else "simulplay"
+        message = " ".join(e.format_message().split())
+        print(f"{name}: error: {message} (see '{name} --help')", file=sys.stderr)
+        sys.exit(2)
+    except SimulplayError as e:
+        for line in str(e).splitlines():
+            print(f"simulplay: error: {line}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@app.command()
+def demo(
+    out_dir: Path = typer.Option(Path("simulplay-demo"), "--out-dir", help="Folder for the demo's outputs."),
+):
+    """Replay the bundled example manifest (synthetic request clocks for 6 talks, systems
+    A and F, immediate vs timer:w=4) and print its η table."""
+    from importlib.resources import files
+
+    from simulplay.analysis import Bootstrap, compute_eta
+    from simulplay.console import print_table
+    from simulplay.sim import read_manifest
+    from simulplay.sim import replay as run_replay
+    from simulplay.tables import write_table
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    src = Path(str(files("simulplay").joinpath("data/example_manifest.csv")))
+    df, meta = read_manifest(src)
+    res = run_replay(df, source=str(src))
+    write_table(res.summary, out_dir / "summary.parquet", res.signatures, kind="playback-summary")
+    eta = compute_eta(res.summary, a="A", f="F", reference="immediate", boot=Bootstrap(),
+                      upstream=res.signatures)
+    write_table(eta.table, out_dir / "eta.csv", eta.table_signatures, kind="eta", signature_column=True)
+    print_table(eta.table, eta.table_signatures, title="η of the example manifest (synthetic clocks)")
+    typer.echo(f"outputs in {out_dir.resolve()}")

@@ -1,0 +1,139 @@
+"""The built-in grouping rules (SPEC §2).
+
+Rules other than ``immediate`` are evaluated at each distinct availability instant,
+after every update available at that instant has joined the pending text. A deadline
+fires at its own instant and updates available exactly at it join (inclusive). The
+stream's last update releases any pending text at once (trigger ``eos``). Where a
+content trigger (``punct``, ``words``), the deadline and the end of translation coincide,
+the label is chosen in that order. Instants are compared in whole nanoseconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulplay.grouping.registry import Group, Rule, register_rule
+from simulplay.traces.model import Stream, ends_terminal, join_texts, word_count
+
+
+def instant_keys(times: np.ndarray) -> np.ndarray:
+    """Times in whole nanoseconds: the identity of an availability instant."""
+    return np.round(np.asarray(times, dtype=np.float64) * 1e9).astype(np.int64)
+
+
+def _positive(name: str, value: float) -> None:
+    if not value >= 0:
+        raise ValueError(f"{name} must be ≥ 0 seconds, got {value}")
+
+
+@register_rule("immediate")
+@dataclass(frozen=True)
+class Immediate(Rule):
+    """Every update is its own group, dispatched at its availability (ties included)."""
+
+    def group(self, stream: Stream) -> list[Group]:
+        return [Group(i, i, float(t), "immediate") for i, t in enumerate(stream.times)]
+
+
+def buffered_groups(
+    stream: Stream,
+    wait_s: float,
+    content: Callable[[str], bool] | None = None,
+    content_trigger: str = "timer",
+) -> list[Group]:
+    """The instant-based engine shared by timer, punct and words.
+
+    ``wait_s``: the deadline after the oldest pending update; ``content``: a test on the
+    pending joined text that releases the group at the current instant.
+    """
+    keys = instant_keys(stream.times)
+    wait_ns = int(round(wait_s * 1e9))
+    n = len(keys)
+    groups: list[Group] = []
+    first = None  # index of the oldest pending update
+    deadline = 0  # ns
+    i = 0
+    while i < n:
+        if first is not None and deadline < keys[i]:
+            # The deadline fires before the next availability instant.
+            t = float(stream.times[first]) + wait_s
+            groups.append(Group(first, i - 1, max(t, float(stream.times[i - 1])), "timer"))
+            first = None
+            continue
+        t_key, start = keys[i], i
+        while i < n and keys[i] == t_key:
+            i += 1
+        if first is None:
+            first = start
+            deadline = int(t_key) + wait_ns
+        last = i - 1
+        now = float(stream.times[last])
+        trigger = None
+        if content is not None and content(join_texts(stream.texts[first:i], stream.glue[first:i])):
+            trigger = content_trigger
+        elif deadline <= t_key:
+            trigger = "timer"
+            now = max(now, float(stream.times[first]) + wait_s)
+        elif i == n:
+            trigger = "eos"
+        if trigger is not None:
+            groups.append(Group(first, last, now, trigger))
+            first = None
+    return groups
+
+
+@register_rule("timer")
+@dataclass(frozen=True)
+class Timer(Rule):
+    """The oldest pending update starts a deadline ``a_first + w`` (seconds); all updates
+    available by the deadline (inclusive) join; later arrivals never reset it."""
+
+    w: float = 4.0
+
+    def __post_init__(self):
+        _positive("w", self.w)
+
+    def group(self, stream: Stream) -> list[Group]:
+        return buffered_groups(stream, self.w)
+
+
+@register_rule("punct")
+@dataclass(frozen=True)
+class Punct(Rule):
+    """Release once the pending text has ≥ ``min_words`` whitespace words and ends in
+    ``.``, ``?`` or ``!`` (optionally followed by a closing quote or bracket), or at the
+    cap deadline ``a_first + cap`` seconds, whichever comes first."""
+
+    cap: float = 2.0
+    min_words: int = 3
+
+    def __post_init__(self):
+        _positive("cap", self.cap)
+        if self.min_words < 0:
+            raise ValueError(f"min_words must be ≥ 0, got {self.min_words}")
+
+    def group(self, stream: Stream) -> list[Group]:
+        def done(text: str) -> bool:
+            return word_count(text) >= self.min_words and ends_terminal(text)
+
+        return buffered_groups(stream, self.cap, done, "punct")
+
+
+@register_rule("words")
+@dataclass(frozen=True)
+class Words(Rule):
+    """Release once ``n`` whitespace words have accumulated, or at the cap deadline."""
+
+    n: int = 8
+    cap: float = 2.0
+
+    def __post_init__(self):
+        _positive("cap", self.cap)
+        if self.n < 1:
+            raise ValueError(f"n must be ≥ 1, got {self.n}")
+
+    def group(self, stream: Stream) -> list[Group]:
+        return buffered_groups(stream, self.cap, lambda text: word_count(text) >= self.n, "words")

@@ -1,0 +1,42 @@
+"""Chunk tables: per-request audio pieces with their time since the request started.
+
+Columns: ``talk_id, system, condition[, backend][, realization], seq, chunk,
+ready_offset_s, audio_s``. ``simulplay synth`` writes it next to the manifest as
+``<manifest stem>.chunks.parquet``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from simulplay.errors import InputError
+from simulplay.fields import Checker
+from simulplay.tables import read_table
+
+CHUNK_REQUIRED = ("talk_id", "system", "condition", "seq", "chunk", "ready_offset_s", "audio_s")
+
+
+def chunk_path(manifest: str | Path) -> Path:
+    p = Path(manifest)
+    return p.with_name(p.stem + ".chunks.parquet")
+
+
+def read_chunks(manifest: str | Path, path: str | Path | None = None) -> pd.DataFrame:
+    p = Path(path) if path else chunk_path(manifest)
+    if not p.exists():
+        raise InputError.at(p, "no chunk table", field="--chunks",
+                            accepted="the chunk table written by `simulplay synth` next to the manifest")
+    df, _ = read_table(p)
+    check = Checker(str(p), df)
+    check.require_columns(CHUNK_REQUIRED, "chunk table")
+    out = df.copy()
+    for c in ("talk_id", "system", "condition") + tuple(k for k in ("backend", "realization") if k in df):
+        out[c] = check.strings(c)
+    out["seq"] = check.integers("seq")
+    out["chunk"] = check.integers("chunk")
+    out["ready_offset_s"] = check.numbers("ready_offset_s", nonneg=True)
+    out["audio_s"] = check.numbers("audio_s", nonneg=True)
+    check.raise_if_any()
+    return out

@@ -1,0 +1,153 @@
+"""Replay a request manifest: synthesizer clock, parts, serial playback, summary.
+
+``release="request"`` (primary): a request's audio is ready when the whole request is
+done. ``release="chunk"`` (sentence-release replay): each chunk is ready at its request's
+start plus its recorded offset (offsets follow the service model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simulplay.errors import IncompleteError, InputError
+from simulplay.signature import base_signature, merge
+from simulplay.sim.manifest import output_keys
+from simulplay.sim.playback import serial_clock, serial_playback, summarize_playback
+from simulplay.sim.service import Measured, ServiceModel
+
+SUMMARY_COLUMNS = ("n_parts", "first_play_s", "audio_s", "idle_s", "end_s", "offset_s",
+                   "source_s", "limiting_seq")
+CHUNK_COLUMNS = ("seq", "chunk", "ready_offset_s", "audio_s")
+
+
+@dataclass
+class ReplayResult:
+    summary: pd.DataFrame
+    parts: pd.DataFrame
+    signatures: list[dict[str, Any]]  # one per summary row
+    excluded: list[str] = field(default_factory=list)
+
+
+def output_label(row: Mapping[str, Any], keys: list[str]) -> str:
+    return "(" + ", ".join(f"{k}={row[k]}" for k in keys) + ")"
+
+
+def incomplete_outputs(manifest: pd.DataFrame) -> pd.Series:
+    """Boolean per output (indexed by output keys): has a failed request."""
+    keys = output_keys(manifest)
+    bad = (manifest["error"] != "") | manifest["audio_s"].isna()
+    return bad.groupby([manifest[k] for k in keys], sort=False).any()
+
+
+def drop_incomplete(manifest: pd.DataFrame, allow_incomplete: bool, source: str) -> tuple[pd.DataFrame, list[str]]:
+    """Fail closed on outputs with failed requests, or drop and name them when allowed."""
+    keys = output_keys(manifest)
+    flags = incomplete_outputs(manifest)
+    bad = flags[flags]
+    if bad.empty:
+        return manifest, []
+    labels = [output_label(dict(zip(keys, k if isinstance(k, tuple) else (k,))), keys) for k in bad.index]
+    if not allow_incomplete:
+        shown = "; ".join(labels[:5]) + (f"; … {len(labels) - 5} more" if len(labels) > 5 else "")
+        raise IncompleteError(
+            f"{source}: {len(labels)} incomplete output(s) with failed requests: {shown} "
+            "(rerun the synthesis, or pass --allow-incomplete to exclude them and count them)"
+        )
+    index = pd.MultiIndex.from_frame(manifest[keys]) if len(keys) > 1 else pd.Index(manifest[keys[0]])
+    keep = ~index.isin(bad.index)
+    return manifest[np.asarray(keep)].reset_index(drop=True), labels
+
+
+def replay(
+    manifest: pd.DataFrame,
+    *,
+    service: ServiceModel | None = None,
+    release: str = "request",
+    chunks: pd.DataFrame | None = None,
+    allow_incomplete: bool = False,
+    upstream: Mapping[str, Any] | None = None,
+    source: str = "manifest",
+) -> ReplayResult:
+    """Replay every output of a validated manifest (see :mod:`simulplay.sim.manifest`)."""
+    service = service or Measured()
+    if release not in ("request", "chunk"):
+        raise InputError.at(f"--release '{release}'", "unknown release", accepted="request or chunk")
+    manifest, excluded = drop_incomplete(manifest, allow_incomplete, source)
+    keys = output_keys(manifest)
+    if manifest.empty:
+        raise IncompleteError(f"{source}: no complete output to replay ({len(excluded)} excluded)")
+    codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
+    outputs = manifest.drop_duplicates(keys)[keys + ["source_s"]].reset_index(drop=True)
+    start, ready = _request_clock(manifest, codes, service, source)
+
+    if release == "request":
+        part_codes, part_ready, part_dur = codes, ready, manifest["audio_s"].to_numpy(float)
+        parts = manifest[keys + ["seq"]].copy()
+    else:
+        parts, part_codes, part_ready, part_dur = _chunk_parts(manifest, keys, codes, start, service, chunks, source)
+
+    played = part_dur > 0
+    pb = serial_playback(part_codes[played], part_ready[played], part_dur[played])
+    res = summarize_playback(pb, len(outputs))
+
+    play = np.full(len(part_dur), np.nan)
+    end = np.full(len(part_dur), np.nan)
+    idle = np.zeros(len(part_dur))
+    play[played], end[played], idle[played] = pb.play, pb.end, pb.idle
+    parts = parts.assign(ready_s=part_ready, play_s=play, end_s=end, audio_s=part_dur, idle_s=idle)
+
+    seq_played = parts["seq"].to_numpy()[played]
+    limiting = pd.array([int(seq_played[k]) if k >= 0 else pd.NA for k in res.limiting], dtype="Int64")
+    summary = outputs[keys].copy()
+    summary["n_parts"] = np.bincount(part_codes, minlength=len(outputs))
+    summary["first_play_s"] = res.first_play
+    summary["audio_s"] = res.audio
+    summary["idle_s"] = res.idle
+    summary["end_s"] = res.end
+    summary["offset_s"] = res.end - outputs["source_s"].to_numpy()
+    summary["source_s"] = outputs["source_s"].to_numpy()
+    summary["limiting_seq"] = limiting
+
+    common = merge(upstream, base_signature(
+        release=release, service=service.label(), trim="none",
+        excluded=len(excluded) if allow_incomplete else None))
+    sigs = [merge(common, {"rule": row["condition"], "backend": row.get("backend")})
+            for row in summary.to_dict("records")]
+    return ReplayResult(summary, parts, sigs, excluded)
+
+
+def _request_clock(manifest: pd.DataFrame, codes: np.ndarray, service: ServiceModel, source: str):
+    ready_given = manifest["ready_s"].notna().to_numpy()
+    dispatch = manifest["dispatch_s"].to_numpy(float)
+    svc = manifest["service_s"].to_numpy(float)
+    need_clock = ~ready_given if service.name == "measured" else np.ones(len(manifest), bool)
+    missing = need_clock & (np.isnan(dispatch) | np.isnan(svc))
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise InputError.at(source, f"service model '{service.label()}' needs dispatch_s and service_s",
+                            row=i + 1, field="service_s" if np.isnan(svc[i]) else "dispatch_s",
+                            accepted="dispatch_s and service_s on every request (or --service measured with ready_s)")
+    clock = serial_clock(codes, np.nan_to_num(dispatch), service.apply(np.nan_to_num(svc)))
+    ready = np.where(need_clock, clock.ready, manifest["ready_s"].to_numpy(float))
+    return clock.start, ready
+
+
+def _chunk_parts(manifest, keys, codes, start, service, chunks, source):
+    if chunks is None:
+        raise InputError.at(f"{source}", "chunk release needs the chunk table", field="--chunks",
+                            accepted="a chunk table from `simulplay synth` (--chunks PATH)")
+    if manifest["ready_s"].notna().any() and service.name == "measured" and manifest["service_s"].isna().any():
+        raise InputError.at(source, "chunk release needs request start times", field="service_s",
+                            accepted="dispatch_s and service_s on every request")
+    req = manifest[keys + ["seq"]].assign(_code=codes, _start=start, _row=np.arange(len(manifest)))
+    ch = chunks.merge(req, on=keys + ["seq"], how="inner", validate="many_to_one")
+    ch = ch.sort_values(["_row", "chunk"], kind="stable").reset_index(drop=True)
+    offsets = service.apply(ch["ready_offset_s"].to_numpy(float))
+    ready = ch["_start"].to_numpy() + offsets
+    parts = ch[keys + ["seq", "chunk"]].copy()
+    return parts, ch["_code"].to_numpy(), ready, ch["audio_s"].to_numpy(float)

@@ -1,0 +1,188 @@
+"""Reading and writing tables (Parquet canonical, CSV, Markdown) with their signatures.
+
+Parquet files keep the structured signatures in the schema metadata under the key
+``simulplay``; CSV files get a ``signature`` column holding the display string, so they
+open in pandas with no options; Markdown tables end with a ``Signature:`` line.
+Every write goes to a temporary file in the target folder and is renamed into place, so
+an interrupted write never leaves a half-written table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from simulplay.errors import InputError
+from simulplay.signature import format_signature
+
+TABLE_SUFFIXES = (".parquet", ".csv", ".md")
+META_KEY = b"simulplay"
+
+
+def table_format(path: str | Path, allowed: Sequence[str] = TABLE_SUFFIXES) -> str:
+    """The format named by a path's suffix, or an InputError listing accepted ones."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in allowed:
+        raise InputError.at(
+            path, f"unknown file format '{suffix or '(no suffix)'}'", accepted=", ".join(allowed)
+        )
+    return suffix
+
+
+def check_readable(path: str | Path) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise InputError.at(p, "no such file", accepted="an existing file")
+    if p.is_dir():
+        raise InputError.at(p, "is a directory", accepted="a file")
+    return p
+
+
+def check_writable(path: str | Path, allowed: Sequence[str] = TABLE_SUFFIXES) -> Path:
+    """Validate an output path before any work is done."""
+    p = Path(path)
+    table_format(p, allowed)
+    if p.is_dir():
+        raise InputError.at(p, "output path is a directory", accepted="a file path")
+    if not p.parent.exists():
+        raise InputError.at(p, f"folder {p.parent} does not exist", accepted="an existing folder")
+    return p
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it into place on success."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read a Parquet or CSV table and its stored metadata.
+
+    CSV cells are read as strings (no NA guessing), so that callers validate and
+    convert each field with its row number. Parquet keeps its types.
+    """
+    p = check_readable(path)
+    fmt = table_format(p, (".parquet", ".csv"))
+    if fmt == ".parquet":
+        try:
+            table = pq.read_table(p)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise InputError.at(p, f"not a readable Parquet file ({e})") from e
+        raw = (table.schema.metadata or {}).get(META_KEY)
+        meta = json.loads(raw) if raw else {}
+        return table.to_pandas(), meta
+    try:
+        df = pd.read_csv(p, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError.at(p, f"is not UTF-8 text (byte {e.start})", accepted="UTF-8 CSV") from e
+    except pd.errors.EmptyDataError as e:
+        raise InputError.at(p, "is empty", accepted="a header row and data rows") from e
+    except pd.errors.ParserError as e:
+        raise InputError.at(p, f"is not readable CSV ({e})") from e
+    return df, {}
+
+
+def _signature_rows(df: pd.DataFrame, signatures: Mapping[str, Any] | Sequence[Mapping[str, Any]]):
+    if isinstance(signatures, Mapping):
+        return [dict(signatures)] * len(df)
+    if len(signatures) != len(df):
+        raise ValueError("one signature per row is required")
+    return [dict(s) for s in signatures]
+
+
+def write_table(
+    df: pd.DataFrame,
+    path: str | Path,
+    signatures: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    *,
+    kind: str,
+    signature_column: bool = False,
+    extra_meta: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``df`` with one signature per row (or one for all rows), atomically.
+
+    ``signature_column`` adds the display string as a ``signature`` column in every
+    format (tables whose contract lists it); CSV always gets the column.
+    """
+    p = Path(path)
+    fmt = table_format(p)
+    rows = _signature_rows(df, signatures)
+    shown = [format_signature(s) for s in rows]
+    out = df.reset_index(drop=True).copy()
+    if signature_column:
+        out["signature"] = shown
+    with atomic_path(p) as tmp:
+        if fmt == ".parquet":
+            unique: list[dict[str, Any]] = []
+            index: list[int] = []
+            for s in rows:
+                if s not in unique:
+                    unique.append(s)
+                index.append(unique.index(s))
+            meta = {"table": kind, "signatures": unique, "row_signature": index}
+            meta.update(extra_meta or {})
+            table = pa.Table.from_pandas(out, preserve_index=False)
+            md = dict(table.schema.metadata or {})
+            md[META_KEY] = json.dumps(meta, default=str).encode()
+            pq.write_table(table.replace_schema_metadata(md), tmp)
+        elif fmt == ".csv":
+            if not signature_column:
+                out["signature"] = shown
+            out.to_csv(tmp, index=False)
+        else:
+            tmp.write_text(to_markdown(out, shown, with_column=signature_column), encoding="utf-8")
+    return p
+
+
+def _md_cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.3f}"
+    return str(value).replace("|", "\\|")
+
+
+def to_markdown(df: pd.DataFrame, signatures: Sequence[str], *, with_column: bool = False) -> str:
+    """A GitHub-flavoured Markdown table; floats at 3 decimals; signatures as footnotes."""
+    body = df.drop(columns=["signature"], errors="ignore") if with_column else df
+    unique = list(dict.fromkeys(signatures))
+    cols = list(body.columns) + (["sig"] if len(unique) > 1 else [])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for i, row in enumerate(body.itertuples(index=False)):
+        cells = [_md_cell(v) for v in row]
+        if len(unique) > 1:
+            cells.append(f"[{unique.index(signatures[i]) + 1}]")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    if len(unique) == 1:
+        lines.append(f"Signature: `{unique[0]}`")
+    else:
+        lines += [f"[{k + 1}] Signature: `{s}`  " for k, s in enumerate(unique)]
+    return "\n".join(lines) + "\n"
+
+
+def stored_signatures(meta: Mapping[str, Any], n_rows: int) -> list[dict[str, Any]] | None:
+    """Per-row structured signatures from Parquet metadata, if present."""
+    sigs = meta.get("signatures")
+    index = meta.get("row_signature")
+    if not sigs or index is None or len(index) != n_rows:
+        return None
+    return [sigs[i] for i in index]

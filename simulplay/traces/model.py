@@ -1,0 +1,100 @@
+"""The update-stream model.
+
+A trace is a table with one row per update: ``talk_id, system, seq, time_s, text,
+source_s, glue``. ``time_s`` is when the text became available, in seconds from source
+start; ``source_s`` is the talk's source duration (repeated per row); ``glue`` marks an
+update that attaches to the previous one without a space (a continued word, attaching
+punctuation). The joined text of a stream is the translator's output exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+TRACE_COLUMNS = ("talk_id", "system", "seq", "time_s", "text", "source_s")
+OPTIONAL_COLUMNS = ("glue",)
+
+
+def join_texts(texts: Sequence[str], glue: Sequence[bool] | np.ndarray) -> str:
+    """Join update texts with one space, or none before an update marked ``glue``.
+
+    The first item's ``glue`` flag is ignored (there is nothing before it to attach to).
+    """
+    parts: list[str] = []
+    for i, (t, g) in enumerate(zip(texts, glue)):
+        if i and not g:
+            parts.append(" ")
+        parts.append(t)
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """The ordered updates of one (talk, system), with its source duration in seconds."""
+
+    talk_id: str
+    system: str
+    source_s: float
+    times: np.ndarray  # float64 seconds, non-decreasing
+    texts: tuple[str, ...]
+    glue: np.ndarray  # bool
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @property
+    def joined(self) -> str:
+        return join_texts(self.texts, self.glue)
+
+
+def streams_from_frame(df: pd.DataFrame) -> list[Stream]:
+    """Split a validated trace table into streams in order of first appearance."""
+    out = []
+    for (talk, system), g in df.groupby(["talk_id", "system"], sort=False):
+        g = g.sort_values("seq", kind="stable")
+        out.append(
+            Stream(
+                talk_id=str(talk),
+                system=str(system),
+                source_s=float(g["source_s"].iloc[0]),
+                times=g["time_s"].to_numpy(dtype=np.float64),
+                texts=tuple(g["text"].astype(str)),
+                glue=g["glue"].to_numpy(dtype=bool) if "glue" in g else np.zeros(len(g), bool),
+            )
+        )
+    return out
+
+
+def frame_from_streams(streams: Iterable[Stream]) -> pd.DataFrame:
+    """The canonical trace table (``seq`` from 0 within each stream)."""
+    rows = []
+    for s in streams:
+        for i, (t, x, g) in enumerate(zip(s.times, s.texts, s.glue)):
+            rows.append((s.talk_id, s.system, i, float(t), x, float(s.source_s), bool(g)))
+    return pd.DataFrame(rows, columns=[*TRACE_COLUMNS, "glue"]).astype(
+        {"talk_id": str, "system": str, "seq": np.int64, "time_s": np.float64,
+         "text": str, "source_s": np.float64, "glue": bool}
+    )
+
+
+def iter_streams(df: pd.DataFrame) -> Iterator[Stream]:
+    yield from streams_from_frame(df)
+
+
+#: Terminal punctuation: ``.``, ``?`` or ``!``, optionally followed by closing quotes or
+#: brackets (and trailing whitespace).
+TERMINAL_RE = re.compile(r"[.?!][\"'”’»)\]}]*\s*$")
+
+
+def ends_terminal(text: str) -> bool:
+    return TERMINAL_RE.search(text) is not None
+
+
+def word_count(text: str) -> int:
+    """Whitespace words (punctuation-only tokens count, as in the paper)."""
+    return len(text.split())

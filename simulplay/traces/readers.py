@@ -1,0 +1,97 @@
+"""Trace readers: Parquet, CSV and JSONL (row-per-update or stream-per-line)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from simulplay.errors import InputError
+from simulplay.fields import Checker
+from simulplay.tables import check_readable, read_table, table_format
+from simulplay.traces.validate import validate_trace_frame
+
+TRACE_SUFFIXES = (".parquet", ".csv", ".jsonl")
+
+
+def read_trace(path: str | Path) -> pd.DataFrame:
+    """Read and validate a trace file; returns the canonical trace table.
+
+    Raises :class:`InputError` naming file, row (or line) and field for every problem.
+    """
+    p = check_readable(path)
+    fmt = table_format(p, TRACE_SUFFIXES)
+    if fmt == ".jsonl":
+        df, rows = _read_jsonl(p)
+        return validate_trace_frame(df, str(p), rows=rows, row_label="line")
+    df, _ = read_table(p)
+    return validate_trace_frame(df, str(p))
+
+
+def read_traces(paths) -> pd.DataFrame:
+    """Several trace files as one table; a stream may appear in only one file."""
+    frames = [read_trace(p) for p in paths]
+    df = pd.concat(frames, ignore_index=True)
+    keys = df[["talk_id", "system"]].drop_duplicates()
+    per_file = sum(len(f[["talk_id", "system"]].drop_duplicates()) for f in frames)
+    if len(keys) != per_file:
+        raise InputError.at(", ".join(map(str, paths)),
+                            "the same (talk_id, system) stream appears in more than one file")
+    return df
+
+
+def _read_jsonl(p: Path) -> tuple[pd.DataFrame, list[str]]:
+    check = Checker(str(p), pd.DataFrame(), row_label="line")
+    records: list[dict] = []
+    rows: list[str] = []
+    raw = p.read_bytes()
+    for lineno, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            check.add(f"is not UTF-8 text (byte {e.start})", row=lineno, accepted="UTF-8 JSON lines")
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as e:
+            check.add(f"broken JSON ({e.msg} at column {e.colno})", row=lineno,
+                      accepted="one JSON object per line")
+            continue
+        if not isinstance(obj, dict):
+            check.add("is not a JSON object", row=lineno, accepted="one JSON object per line")
+            continue
+        if "updates" in obj:
+            _stream_line(obj, lineno, check, records, rows)
+        elif "time_s" not in obj and {"talk_id", "system"} & obj.keys() and "text" not in obj:
+            check.add("stream object has no 'updates'", row=lineno, field="updates",
+                      accepted='a list of {"time_s", "text"} objects')
+        else:
+            records.append(obj)
+            rows.append(str(lineno))
+    check.raise_if_any()
+    if not records:
+        raise InputError.at(p, "has no updates", accepted="at least one update")
+    df = pd.DataFrame.from_records(records)
+    return df, rows
+
+
+def _stream_line(obj: dict, lineno: int, check: Checker, records: list, rows: list) -> None:
+    updates = obj["updates"]
+    if not isinstance(updates, list):
+        check.add("is not a list", row=lineno, field="updates", accepted='a list of {"time_s", "text"} objects')
+        return
+    for k, u in enumerate(updates):
+        if not isinstance(u, dict):
+            check.add(f"item {k} is not an object", row=lineno, field="updates",
+                      accepted='{"time_s", "text"} objects')
+            continue
+        rec = {"talk_id": obj.get("talk_id"), "system": obj.get("system"),
+               "source_s": obj.get("source_s"), "seq": k}
+        for key in ("time_s", "text", "glue"):
+            if key in u:
+                rec[key] = u[key]
+        records.append(rec)
+        rows.append(f"{lineno} (update {k})")

@@ -1,0 +1,124 @@
+"""Serial synthesizer clock and serial playback (SPEC §3–4)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulplay.sim import replay, validate_manifest
+from simulplay.sim.playback import ready_queue, serial_clock, serial_playback, summarize_playback
+from simulplay.sim.service import parse_service
+from tests.factories import manifest, reference_clock, reference_playback
+
+times = st.floats(0, 100, allow_nan=False)
+durs = st.one_of(st.just(0.0), st.floats(0.01, 10, allow_nan=False))
+
+
+@st.composite
+def timelines(draw, min_size=1):
+    n = draw(st.integers(min_size, 30))
+    r = sorted(draw(st.lists(times, min_size=n, max_size=n))) if draw(st.booleans()) else \
+        draw(st.lists(times, min_size=n, max_size=n))
+    d = draw(st.lists(durs, min_size=n, max_size=n))
+    return np.array(r), np.array(d)
+
+
+def play_one(r, d):
+    codes = np.zeros(int((d > 0).sum()), dtype=np.int64)
+    pb = serial_playback(codes, r[d > 0], d[d > 0])
+    return pb, summarize_playback(pb, 1)
+
+
+@settings(max_examples=400, deadline=None)
+@given(timelines(), st.floats(1, 200))
+def test_offset_is_duration_plus_idle_minus_source(tl, S):
+    r, d = tl
+    pb, s = play_one(r, d)
+    if (d > 0).any():
+        assert s.end[0] - S == pytest.approx(s.audio[0] + s.idle[0] - S, abs=1e-9)
+
+
+@settings(max_examples=400, deadline=None)
+@given(timelines())
+def test_closed_form_equals_the_recurrence(tl):
+    r, d = tl
+    pb, s = play_one(r, d)
+    ref = reference_playback(r, d)
+    if ref["first"] is None:
+        assert np.isnan(s.end[0])
+        return
+    assert s.end[0] == pytest.approx(ref["end"], abs=1e-9)
+    assert s.idle[0] == pytest.approx(ref["idle"], abs=1e-9)
+    assert s.first_play[0] == pytest.approx(ref["first"], abs=1e-9)
+    # max-plus closed form with the C_0 = 0 term: C_m = max(Σd, max_k (r_k + Σ_{j≥k} d_j))
+    rp, dp = r[d > 0], d[d > 0]
+    tails = np.cumsum(dp[::-1])[::-1]
+    assert s.end[0] == pytest.approx(max(dp.sum(), (rp + tails).max()), abs=1e-9)
+    k = s.limiting[0]
+    if rp.min() >= 0:
+        assert rp[k] + tails[k] == pytest.approx(s.end[0], abs=1e-9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.floats(-5, 50), st.floats(0, 3)), min_size=1, max_size=30))
+def test_serial_clock_matches_the_loop(reqs):
+    dispatch = np.array(sorted(x for x, _ in reqs))
+    service = np.array([s for _, s in reqs])
+    clock = serial_clock(np.zeros(len(reqs), np.int64), dispatch, service)
+    assert np.allclose(clock.ready, reference_clock(dispatch, service), atol=1e-9)
+    assert np.allclose(clock.ready - clock.start, service, atol=1e-9)
+    assert np.all(clock.start >= dispatch - 1e-12)
+
+
+def test_many_outputs_at_once_equal_each_alone():
+    rng = np.random.default_rng(3)
+    outs = {("t", "A", f"c{k}"): [(float(x), float(s), float(a)) for x, s, a in
+                                  zip(np.sort(rng.uniform(0, 30, 12)), rng.uniform(0, 2, 12),
+                                      rng.uniform(0, 3, 12))] for k in range(5)}
+    df = validate_manifest(manifest(outs), "m")
+    together = replay(df).summary.set_index("condition")
+    for key in outs:
+        alone = replay(validate_manifest(manifest({key: outs[key]}), "m")).summary.iloc[0]
+        assert together.loc[key[2], "end_s"] == alone["end_s"]
+        assert together.loc[key[2], "idle_s"] == alone["idle_s"]
+
+
+def test_hand_computed_output():
+    # dispatch, service, audio → ready 1, 3, 4 ; play [1,3), [3,4), [4,6) with idle 1 (initial)
+    df = validate_manifest(manifest({("t", "A", "c"): [(0, 1, 2), (1, 2, 1), (3.5, 0.5, 2)]}, source_s=5), "m")
+    res = replay(df)
+    row = res.summary.iloc[0]
+    assert (row["first_play_s"], row["audio_s"], row["idle_s"], row["end_s"]) == (1, 5, 1, 6)
+    # every part is ready exactly when the previous one ends: all tie, the last is reported
+    assert row["offset_s"] == 1 and row["n_parts"] == 3 and row["limiting_seq"] == 2
+    assert res.parts["play_s"].tolist() == [1, 3, 4]
+
+
+def test_service_models_zero_and_scale():
+    df = validate_manifest(manifest({("t", "A", "c"): [(0, 1, 2), (1, 2, 1)]}, source_s=1), "m")
+    zero = replay(df, service=parse_service("zero")).parts
+    assert zero["ready_s"].tolist() == [0, 1]
+    double = replay(df, service=parse_service("scale=2")).parts
+    assert double["ready_s"].tolist() == [2, 6]
+
+
+def test_ready_s_is_honoured_and_service_may_be_empty():
+    df = manifest({("t", "A", "c"): [(0, 1, 2), (1, 2, 1)]})
+    df["ready_s"] = [5.0, 6.0]
+    df["service_s"] = [np.nan, np.nan]
+    res = replay(validate_manifest(df, "m"))
+    assert res.parts["ready_s"].tolist() == [5, 6]
+    assert res.summary["end_s"].iloc[0] == 8
+
+
+def test_limiting_event_is_the_last_maximizer():
+    # part 2's late readiness limits: audio saved before it turns into idle
+    r, d = np.array([0.0, 1.0, 10.0]), np.array([1.0, 1.0, 1.0])
+    _, s = play_one(r, d)
+    assert s.limiting[0] == 2 and s.end[0] == 11
+
+
+def test_ready_queue_counts_ready_unplayed_audio():
+    ready, play, end = np.array([0.0, 1.0]), np.array([0.0, 2.0]), np.array([2.0, 5.0])
+    q = ready_queue(ready, play, end, np.array([0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 6.0]))
+    assert q.tolist() == [2.0, 1.5, 4.0, 3.0, 2.0, 0.0, 0.0]
