@@ -236,6 +236,96 @@ def main() -> None:
     sys.exit(rv if isinstance(rv, int) else 0)
 
 
+@app.command("import-simuleval")
+def import_simuleval_command(
+    log: Path = typer.Argument(..., help="SimulEval instances.log: one JSON object per line, times in ms."),
+    system: str = typer.Option(..., "--system", help="System name written on every row."),
+    out: Path = typer.Option(..., "--out", help="Trace: .parquet (canonical), .csv or .jsonl, chosen by the "
+                             "suffix; with --as-manifest a request manifest: .parquet or .csv."),
+    clock: str = typer.Option("source", "--clock",
+                              help="source: a unit is available at its `delays` entry (source audio read so far); "
+                              "computation-aware: at its `elapsed` entry (adds the agent's computation time)."),
+    unit: str = typer.Option("auto", "--unit",
+                             help="Output units: word (prediction split on spaces), char (one character per delay, "
+                             "no spaces; imported with glue), spm (the prediction_spm pieces) or auto."),
+    as_manifest: bool = typer.Option(False, "--as-manifest",
+                                     help="Speech-to-speech log (durations present) → request manifest for "
+                                     "`replay`: ready_s = the segment's time, audio_s = its duration, dispatch_s "
+                                     "= its delay, service_s empty, condition `logged`."),
+):
+    """Import a SimulEval instances.log: speech-to-text as a trace,
+    speech-to-speech as a request manifest.
+
+    The log's times are milliseconds; the output's are seconds (ms / 1000)
+    from source start. Consecutive units with the same time form one update
+    available at that time; `</s>` is dropped with its delay. talk_id = the
+    stem of the source wav name (the index when there is no source);
+    source_s = source_length / 1000. Prints per stream: updates, whitespace
+    words, retractions (none in SimulEval logs), characters of the assembled
+    text, which must equal the log's prediction without `</s>`.
+    """
+    from simulplay.tables import check_writable
+    from simulplay.traces.importers import import_simuleval
+    from simulplay.traces.readers import TRACE_SUFFIXES
+
+    check_writable(out, (".parquet", ".csv") if as_manifest else TRACE_SUFFIXES)
+    res = import_simuleval(log, system=system, clock=clock, unit=unit, as_manifest=as_manifest)
+    _write_import(res, log, out)
+
+
+@app.command("import-simulstream")
+def import_simulstream_command(
+    log: Path = typer.Argument(..., help="simulstream metrics log: JSON lines, times in seconds."),
+    system: str = typer.Option(..., "--system", help="System name written on every row."),
+    out: Path = typer.Option(..., "--out", help="Trace: .parquet (canonical), .csv or .jsonl, chosen by the suffix."),
+    clock: str = typer.Option("source", "--clock",
+                              help="source: a packet's text is available at total_audio_processed; "
+                              "computation-aware: packet k starts at the later of its arrival and the end of "
+                              "packet k−1 and is available computation_time later."),
+    wavs: Path | None = typer.Option(None, "--wavs",
+                                     help="Folder of the talks' wavs (wav_name, or its base name): source_s = the "
+                                     "wav's duration. Default: the talk's last total_audio_processed."),
+    retractions: str = typer.Option("refuse", "--retractions",
+                                    help="refuse: stop at the first packet with deleted_tokens (re-translation); "
+                                    "final: keep only text never deleted later, available when last emitted "
+                                    "(an offline upper bound, marked in the signature)."),
+    unit: str = typer.Option("spm", "--unit",
+                             help="Token kind: spm (SentencePiece; '▁' starts a word, other pieces attach), word "
+                             "(joined with spaces) or char (joined without)."),
+):
+    """Import a simulstream metrics log as a trace: one update per packet
+    that generated text.
+
+    Times are seconds from source start, as in the log. SentencePiece pieces
+    are detokenized; an update whose first piece continues the previous word
+    or is attaching punctuation gets glue (no space before it). talk_id = the
+    stem of the wav name. Prints per stream: updates, whitespace words,
+    retractions (packets with deleted tokens), retracted tokens, characters
+    of the assembled text, which must equal the log's full detokenized output.
+    """
+    from simulplay.tables import check_writable
+    from simulplay.traces.importers import import_simulstream
+    from simulplay.traces.readers import TRACE_SUFFIXES
+
+    check_writable(out, TRACE_SUFFIXES)
+    res = import_simulstream(log, system=system, clock=clock, wavs=wavs, retractions=retractions, unit=unit)
+    _write_import(res, log, out)
+
+
+def _write_import(res, log: Path, out: Path) -> None:
+    from simulplay.console import print_table
+    from simulplay.tables import write_table
+    from simulplay.traces import write_trace
+
+    if res.kind == "manifest":
+        upstream = {k: v for k, v in res.signature.items() if k != "table"}
+        write_table(res.frame, out, res.signature, kind="request-manifest", extra_meta={"signature": upstream})
+    else:
+        write_trace(res.frame, out, res.signature)
+    print_table(res.stats, res.signature, title=f"{len(res.stats)} stream(s) imported from {log}")
+    typer.echo(f"wrote {len(res.frame)} {'requests' if res.kind == 'manifest' else 'updates'} to {out}")
+
+
 @app.command()
 def demo(
     out_dir: Path = typer.Option(Path("simulplay-demo"), "--out-dir", help="Folder for the demo's outputs."),

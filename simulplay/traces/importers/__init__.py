@@ -1,0 +1,12 @@
+"""Importers: translator logs (SimulEval instances.log, simulstream JSONL) into traces.
+
+Each importer returns an :class:`ImportResult` (the table, per-stream statistics and the
+signature) after checking that every stream's joined updates equal the log's full
+detokenized output; nothing is returned from an invalid log.
+"""
+
+from simulplay.traces.importers.common import CLOCKS, ImportResult
+from simulplay.traces.importers.simuleval import import_simuleval
+from simulplay.traces.importers.simulstream import RETRACTIONS, import_simulstream
+
+__all__ = ["CLOCKS", "RETRACTIONS", "ImportResult", "import_simuleval", "import_simulstream"]

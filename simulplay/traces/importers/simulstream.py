@@ -1,0 +1,229 @@
+"""Import simulstream metric logs (the JSON lines its server writes and
+``simulstream/metrics/readers.py`` reads).
+
+Lines: ``{"model_loading_time"}`` (ignored); per talk ``{"id", "metadata": {"wav_name"}}``;
+then per processed source packet ``{"id", "total_audio_processed" (s), "computation_time"
+(s), "generated_tokens", "deleted_tokens"}``. Talks may interleave; an ``id`` may be
+reused by a later talk (its new metadata line starts the new talk, as in simulstream).
+
+Each packet that generated text becomes one update; its tokens are detokenized (``spm``:
+``▁`` starts a word, a piece without it attaches; ``word``/``char``: SimulEval's
+conventions) and ``glue`` is set when its first piece continues the previous text.
+
+* Source clock: a packet's text is available at ``total_audio_processed``.
+* Computation-aware clock: packet k starts at the later of its arrival
+  (``total_audio_processed``) and the end of packet k−1 (of the same talk), and its text
+  is available ``computation_time`` later. (simulstream's own computation-aware delay
+  is ``total_audio_processed + computation_time``, without the queue.)
+* Retractions (``deleted_tokens``, from re-translation policies): ``refuse`` (default)
+  stops at the first one; ``final`` keeps only tokens never deleted later, each available
+  when it was last emitted: an offline upper bound, recorded in the signature.
+
+``talk_id`` is the wav name's stem; ``source_s`` is the wav's duration (``wavs``) or the
+talk's last ``total_audio_processed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import pandas as pd
+
+from simulplay.errors import InputError
+from simulplay.fields import Checker
+from simulplay.signature import base_signature
+from simulplay.traces.importers.common import (
+    CLOCKS,
+    SPM_SPACE,
+    UNITS,
+    Fields,
+    ImportResult,
+    ParsedStream,
+    assemble,
+    check_choice,
+    check_system,
+    check_unique_talks,
+    detokenize,
+    finish,
+    group_runs,
+    log_fingerprint,
+    read_json_lines,
+    segments,
+    talk_id_from_path,
+)
+from simulplay.traces.importers.wavinfo import wav_frames
+
+RETRACTIONS = ("refuse", "final")
+LINE_KINDS = ('{"model_loading_time"}, {"id", "metadata": {"wav_name"}} or a packet {"id", '
+              '"total_audio_processed", "computation_time", "generated_tokens", "deleted_tokens"}')
+TOKENS = "a list of token strings"
+
+
+@dataclass
+class _Packet:
+    line: int
+    arrival_s: float
+    compute_s: float
+    generated: list[str]
+    deleted: list[str]
+
+
+@dataclass
+class _Talk:
+    talk_id: str
+    wav_name: str
+    line: int
+    packets: list[_Packet] = field(default_factory=list)
+
+
+def import_simulstream(path: str | Path, *, system: str, clock: str = "source", wavs: str | Path | None = None,
+                       retractions: str = "refuse", unit: str = "spm") -> ImportResult:
+    """Read a simulstream metrics log into a trace (one stream per talk, seconds).
+
+    Raises :class:`InputError` naming file, line and field for every problem.
+    """
+    check_system(system)
+    check_choice("--clock", clock, CLOCKS)
+    check_choice("--retractions", retractions, RETRACTIONS)
+    check_choice("--unit", unit, UNITS)
+    if wavs is not None and not Path(wavs).is_dir():
+        raise InputError.at(wavs, "is not a folder", field="--wavs", accepted="the folder holding the talks' wavs")
+    p = Path(path)
+    check = Checker(str(p), pd.DataFrame(), row_label="line")
+    talks = _talks(read_json_lines(p, check), check)
+    check_unique_talks([(t.talk_id, t.line) for t in talks], check)
+    check.raise_if_any()
+    streams = [_stream(t, clock, retractions, unit, wavs, check) for t in talks]
+    check.raise_if_any()
+    sig = base_signature(
+        table="trace", importer="simulstream", log=p.name, log_sha256=log_fingerprint(p), clock=clock,
+        time_source="total_audio_processed" if clock == "source" else "queued computation_time",
+        source_s_from="wav duration" if wavs is not None else "last total_audio_processed",
+        retractions=retractions, offline_upper_bound=True if retractions == "final" else None,
+        unit=unit, system=system)
+    return finish(streams, system=system, source=str(p), signature=sig)
+
+
+def _talks(lines: list[tuple[int, dict]], check: Checker) -> list[_Talk]:
+    talks: list[_Talk] = []
+    by_id: dict[int | str, _Talk] = {}
+    for n, obj in lines:
+        f = Fields(check, n, obj)
+        key = obj.get("id")
+        if "id" not in obj:
+            if "model_loading_time" not in obj:
+                f.problem("is not a simulstream log line", accepted=LINE_KINDS)
+            continue
+        if isinstance(key, bool) or not isinstance(key, (int, str)):
+            f.problem(f"{str(key)[:40]!r} is not a number or string", "id", "the client id")
+            continue
+        if "metadata" in obj:
+            meta = obj["metadata"]
+            wav = meta.get("wav_name") if isinstance(meta, dict) else None
+            if not isinstance(wav, str) or not talk_id_from_path(wav):
+                f.problem("has no wav_name", "metadata", '{"wav_name": the talk\'s wav file name}')
+                continue
+            by_id[key] = _Talk(talk_id_from_path(wav), wav, n)
+            talks.append(by_id[key])
+            continue
+        packet = _packet(f)
+        if key not in by_id:
+            f.problem(f"id {key} has no metadata line before it", "id",
+                      'a {"id", "metadata": {"wav_name"}} line before the packets of a talk')
+        elif packet is not None:
+            by_id[key].packets.append(packet)
+    return talks
+
+
+def _packet(f: Fields) -> _Packet | None:
+    arrival = f.number("total_audio_processed", "seconds of source audio received so far, ≥ 0")
+    compute = f.number("computation_time", "seconds spent processing the packet, ≥ 0")
+    generated = f.strings("generated_tokens", TOKENS)
+    deleted = f.strings("deleted_tokens", TOKENS + " (empty unless the policy re-translates)")
+    if arrival is None or compute is None or generated is None or deleted is None:
+        return None
+    return _Packet(f.lineno, arrival, compute, generated, deleted)
+
+
+def _stream(talk: _Talk, clock: str, retractions: str, unit: str, wavs, check: Checker) -> ParsedStream | None:
+    times = _clock(talk, clock, check)
+    source_s = _source_s(talk, wavs, check)
+    if times is None or source_s is None or not _plausible_unit(talk, unit, check):
+        return None
+    stack: list[tuple[str, int]] = []  # surviving tokens with the packet that last emitted them
+    n_retractions = n_retracted = 0
+    for k, pk in enumerate(talk.packets):
+        if pk.deleted:
+            n = len(pk.deleted)
+            if retractions == "refuse":
+                check.add(f"talk {talk.talk_id}: packet {k + 1} retracts {n} token(s) emitted earlier "
+                          "(a re-translation policy)", row=pk.line, field="deleted_tokens",
+                          accepted="no deleted tokens, or --retractions final (keeps only text never deleted, "
+                          "an offline upper bound)")
+                return None
+            if n > len(stack) or [tok for tok, _ in stack[-n:]] != pk.deleted:
+                check.add(f"talk {talk.talk_id}: packet {k + 1} deletes {n} token(s) that are not the last ones "
+                          f"emitted", row=pk.line, field="deleted_tokens",
+                          accepted="the last tokens of the output so far, in order")
+                return None
+            del stack[-n:]
+            n_retractions += 1
+            n_retracted += n
+        stack.extend((tok, k) for tok in pk.generated)
+    keys, runs = group_runs([k for _, k in stack], [tok for tok, _ in stack])
+    t, x, g = assemble([times[k] for k in keys], segments(runs, unit))
+    reference = detokenize([tok for tok, _ in stack], unit)
+    return ParsedStream(talk.talk_id, talk.line, source_s, t, x, g, reference, n_retractions, n_retracted)
+
+
+def _clock(talk: _Talk, clock: str, check: Checker) -> list[float] | None:
+    """Availability of each packet's text in seconds from source start."""
+    out: list[float] = []
+    end = 0.0
+    for k, pk in enumerate(talk.packets):
+        if k and pk.arrival_s < talk.packets[k - 1].arrival_s:
+            check.add(f"talk {talk.talk_id}: {pk.arrival_s:g} s is earlier than the previous packet's "
+                      f"{talk.packets[k - 1].arrival_s:g} s", row=pk.line, field="total_audio_processed",
+                      accepted="non-decreasing within a talk")
+            return None
+        if clock == "source":
+            out.append(pk.arrival_s)
+        else:
+            end = max(pk.arrival_s, end) + pk.compute_s
+            out.append(end)
+    return out
+
+
+def _source_s(talk: _Talk, wavs, check: Checker) -> float | None:
+    if wavs is None:
+        last = talk.packets[-1].arrival_s if talk.packets else 0.0
+        if last <= 0:
+            check.add(f"talk {talk.talk_id}: no audio was processed, so its duration is unknown", row=talk.line,
+                      accepted="packets with total_audio_processed > 0, or --wavs DIR")
+            return None
+        return last
+    rel = PurePosixPath(talk.wav_name.replace("\\", "/"))
+    tried = ([Path(wavs) / rel] if not rel.is_absolute() else []) + [Path(wavs) / rel.name]
+    found = next((c for c in tried if c.is_file()), None)
+    if found is None:
+        check.add(f"talk {talk.talk_id}: no wav at {' or '.join(map(str, dict.fromkeys(tried)))}", row=talk.line,
+                  field="metadata", accepted="--wavs DIR holding wav_name (or its base name)")
+        return None
+    frames, rate = wav_frames(found)
+    if frames <= 0:
+        check.add(f"talk {talk.talk_id}: {found} holds no samples", row=talk.line, field="metadata",
+                  accepted="a wav with audio")
+        return None
+    return frames / rate
+
+
+def _plausible_unit(talk: _Talk, unit: str, check: Checker) -> bool:
+    """SentencePiece output always has word-start markers; refuse a log that has none."""
+    tokens = [tok for pk in talk.packets for tok in pk.generated]
+    if unit != "spm" or len(tokens) < 2 or any(SPM_SPACE in tok for tok in tokens):
+        return True
+    check.add(f"talk {talk.talk_id}: none of its {len(tokens)} tokens holds '▁', so they are not SentencePiece "
+              "pieces", row=talk.line, accepted="--unit word or --unit char for logs written with simulstream's "
+              "simuleval detokenizer")
+    return False
