@@ -174,6 +174,14 @@ def test_speech_to_speech_log_becomes_a_manifest_that_replays(cli, tmp_path):
     assert s.loc["talk_1", "offset_s"] == pytest.approx(0.5)
 
 
+def test_manifest_computation_aware_clock_reads_elapsed(tmp_path):
+    line = {**s2s(0, [1000.0, 2000.0], [500.0, 500.0]), "elapsed": [1300.0, 2600.0]}
+    res = import_simuleval(write_log(tmp_path, [line]), system="S2S", as_manifest=True, clock="computation-aware")
+    assert res.kind == "manifest"
+    assert res.frame[["ready_s", "dispatch_s"]].values.tolist() == [[1.3, 1.0], [2.6, 2.0]]
+    assert res.stats[["requests", "audio_s", "source_s"]].values.tolist() == [[2, 1.0, 6.0]]
+
+
 def test_manifest_signature_reaches_the_replay_summary(cli, tmp_path):
     log = write_log(tmp_path, [s2s(0, [1000.0], [2000.0])])
     manifest = tmp_path / "manifest.parquet"
@@ -205,6 +213,8 @@ BAD = {
     "delays backwards": ([s2t(0, "a b", [2.0, 1.0])], (), ["field 'delays'", "item 1 (1) is earlier"]),
     "zero source": ([s2t(0, "a", [1.0], source_length=0)], (), ["field 'source_length'", "is not positive"]),
     "speech output": ([s2s(0, [1.0], [2.0])], (), ["field 'durations'", "--as-manifest"]),
+    "speech output, elapsed clock": ([s2s(0, [1.0], [2.0])], ("--as-manifest", "--clock", "computation-aware"),
+                                     ["field 'elapsed'", "writes no elapsed times", "--clock source"]),
     "text output as manifest": ([WORD_LOG[1]], ("--as-manifest",), ["field 'durations'", "is missing"]),
     "repeated talk": ([WORD_LOG[1], WORD_LOG[1]], (), ["line 2", "talk ted_1096_1 already appears at line 1"]),
     "empty output": ([s2t(0, "</s>", [1.0])], (), ["talk ted_1096_0 has no output text"]),
