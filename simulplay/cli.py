@@ -327,6 +327,108 @@ def _write_import(res, log: Path, out: Path) -> None:
 
 
 @app.command()
+def player(
+    manifest: Path = typer.Argument(..., help="Request manifest (.parquet or .csv)."),
+    out: Path = typer.Option(..., "--out", help="Player table, one row per output and pre-buffer. " + OUT_HELP),
+    release: str = typer.Option("request", "--release",
+                                help="request: a part is a whole request, ready when it is done (primary); "
+                                "chunk: a part is a chunk, ready at its recorded time (needs --chunks)."),
+    frame_ms: float = typer.Option(20.0, "--frame-ms", help="Playback frame in ms (> 0): first playable "
+                                   "audio and the fluidity deadlines count whole frames only."),
+    min_stall_ms: float = typer.Option(10.0, "--min-stall-ms", help="A wait counts as a stall only when "
+                                       "strictly longer than this many ms (≥ 0)."),
+    startup_delay_ms: float = typer.Option(0.0, "--startup-delay-ms", help="Fluidity start-up delay in ms "
+                                           "(≥ 0): the first frame deadline, counted from the first playable "
+                                           "frame."),
+    prebuffer_s: str = typer.Option("0,0.5,1.5", "--prebuffer-s", help="Pre-buffers in seconds, comma-"
+                                    "separated (each ≥ 0, no repeats): playback starts this long after the "
+                                    "first part's readiness. One row per value, ascending."),
+    service: str = typer.Option("measured", "--service", help="measured, zero, or scale=F (service time × F)."),
+    chunks: Path | None = typer.Option(None, "--chunks", help="Chunk table for --release chunk "
+                                       "(default: MANIFEST's sibling *.chunks.parquet)."),
+    store: Path | None = typer.Option(None, "--store", help="Audio store of `simulplay synth`: adds "
+                                      "first_audible_s (needs audio_key, sample_rate, n_samples columns)."),
+    allow_incomplete: bool = typer.Option(False, "--allow-incomplete",
+                                          help="Exclude outputs with failed requests instead of "
+                                          "refusing; the count is recorded in every signature."),
+):
+    """Streaming player metrics of each output's replayed timeline (after Veeksha).
+
+    Parts play in order; a part with no audio is skipped; a part is usable once it and
+    every earlier part are ready, and parts ready at the same instant are one arrival.
+    Times are seconds from source start, rounded to whole nanoseconds, so a part that
+    arrives exactly when needed is on time.
+
+    Columns: prebuffer_s; n_parts, n_arrivals, audio_s; first_ready_s (first part with
+    audio); first_playable_s (first arrival by which the audio reaches one whole frame;
+    a partial frame never counts); first_audible_s (with --store: the arrival of the part
+    ending the first 10 ms window whose RMS is at or above -40 dBFS, full scale 1.0;
+    windows cut from the output's start, a final short window kept); stall_count,
+    stall_total_s, stall_longest_s (playback from the first readiness; a stall is a wait
+    for the next part strictly longer than --min-stall-ms; shorter waits still delay
+    playback); required_startup_delay_s = max(0, max over k ≥ 1 of r_k - r_0 - audio
+    before k), the smallest wait removing every wait; stall_free_prebuffer_s (smallest
+    pre-buffer with no stall over --min-stall-ms); n_frames, fluidity_deadlines,
+    fluidity_missed, fluidity_index = met / all deadlines (first deadline the start-up
+    delay, then one frame after the previous frame plus slack; an early frame adds slack,
+    a late one misses every deadline elapsed while waiting and resets the slack);
+    prebuffer_first_sound_s, prebuffer_stall_count, prebuffer_stall_total_s,
+    prebuffer_stall_longest_s, prebuffer_end_s (playback with the row's pre-buffer).
+    """
+    from simulplay.sim import read_chunks, read_manifest
+    from simulplay.sim.player_table import player_config, player_metrics, store_loader
+    from simulplay.sim.service import parse_service
+    from simulplay.tables import check_writable, write_table
+
+    check_writable(out)
+    config = player_config(frame_ms=frame_ms, min_stall_ms=min_stall_ms, startup_delay_ms=startup_delay_ms,
+                           prebuffer_s=prebuffer_s)
+    if release not in ("request", "chunk"):
+        raise InputError.at(f"--release '{release}'", "unknown release", accepted="request or chunk")
+    model = parse_service(service)
+    load_audio = store_loader(store) if store else None
+    df, meta = read_manifest(manifest)
+    chunk_df = read_chunks(manifest, chunks) if release == "chunk" else None
+    res = player_metrics(df, config=config, release=release, service=model, chunks=chunk_df,
+                         allow_incomplete=allow_incomplete, upstream=meta.get("signature"), source=str(manifest),
+                         load_audio=load_audio)
+    write_table(res.table, out, res.signatures, kind="player")
+    note = f" ({len(res.excluded)} incomplete output(s) excluded)" if res.excluded else ""
+    typer.echo(f"wrote player metrics of {len(res.table) // len(config.prebuffers_s)} output(s) to {out}{note}")
+
+
+@app.command()
+def run(
+    experiment: Path = typer.Argument(..., help="EXPERIMENT.toml (see the README for its keys)."),
+    allow_incomplete: bool = typer.Option(False, "--allow-incomplete",
+                                          help="Exclude outputs with failed requests and count them."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+):
+    """Run an experiment: synthesize (resumable) → replay → η, plus the sensitivity
+    replays it lists, writing every table with its signature into its output folder."""
+    from simulplay.experiment import load_experiment
+    from simulplay.pipeline import run_experiment
+
+    exp = load_experiment(experiment)
+    _finish_run(run_experiment(exp, allow_incomplete=allow_incomplete, progress=not quiet), exp)
+
+
+def _finish_run(res, exp) -> None:
+    from simulplay.console import print_table
+
+    st = res.synth.stats
+    typer.echo(f"{len(res.synth.manifest)} requests: synthesized {st.synthesized}, already in store {st.skipped}, "
+               f"failed {st.failed} ({res.timings['synthesis_s']:.1f} s); analysis {res.timings['analysis_s']:.1f} s")
+    print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}")
+    if len(res.eta.contrasts):
+        print_table(res.eta.contrasts, res.eta.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)")
+    for name, (_, eta_v) in res.variants.items():
+        print_table(eta_v.table[["condition", "eta_s", "ci_low_s", "ci_high_s"]], eta_v.table_signatures,
+                    title=f"sensitivity replay {name}")
+    typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")
+
+
+@app.command()
 def demo(
     out_dir: Path = typer.Option(Path("simulplay-demo"), "--out-dir", help="Folder for the demo's outputs."),
 ):

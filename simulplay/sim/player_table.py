@@ -1,0 +1,283 @@
+"""The player table: streaming player metrics for every output of a replayed manifest.
+
+One row per output and pre-buffer value (outputs in manifest order, pre-buffers
+ascending). Per-output columns repeat on each of its rows; ``prebuffer_*`` columns
+belong to the row's pre-buffer. Times are seconds from source start, durations seconds.
+The metric definitions and conventions are in :mod:`simulplay.sim.player`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simulplay.errors import InputError
+from simulplay.fields import Checker
+from simulplay.signature import merge
+from simulplay.sim import player as pl
+from simulplay.sim.manifest import output_keys
+from simulplay.sim.replay import ReplayResult, replay
+from simulplay.sim.service import ServiceModel
+
+PLAYER_COLUMNS = (
+    "prebuffer_s", "n_parts", "n_arrivals", "audio_s", "first_ready_s", "first_playable_s",
+    "first_audible_s", "stall_count", "stall_total_s", "stall_longest_s", "required_startup_delay_s",
+    "stall_free_prebuffer_s", "n_frames", "fluidity_deadlines", "fluidity_missed", "fluidity_index",
+    "prebuffer_first_sound_s", "prebuffer_stall_count", "prebuffer_stall_total_s",
+    "prebuffer_stall_longest_s", "prebuffer_end_s", "source_s",
+)
+COUNT_COLUMNS = ("n_arrivals", "stall_count", "n_frames", "fluidity_deadlines", "fluidity_missed",
+                 "prebuffer_stall_count")
+AUDIO_COLUMNS = ("audio_key", "sample_rate", "n_samples")
+
+#: Given one output's parts (rows of the replay's part table, in play order): their
+#: waveforms in that order (silent parts empty) and their sample rate in Hz.
+WaveformSource = Callable[[pd.DataFrame], tuple[Sequence[np.ndarray], int]]
+#: ``audio_key`` → (samples, sample rate in Hz), as ``AudioStore.load_audio``.
+LoadAudio = Callable[[str], tuple[np.ndarray, int]]
+
+
+@dataclass(frozen=True)
+class PlayerConfig:
+    """Player settings, in seconds (the CLI takes milliseconds for the short ones)."""
+
+    frame_s: float = 0.020
+    min_stall_s: float = 0.010
+    startup_delay_s: float = 0.0
+    prebuffers_s: tuple[float, ...] = (0.0, 0.5, 1.5)
+    window_s: float = 0.010
+    threshold_dbfs: float = -40.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": "player", **asdict(self)}
+
+    def signature(self, prebuffer_s: float, audible: bool) -> dict[str, Any]:
+        """The player's part of a row's signature (milliseconds and seconds spelled out)."""
+        sig = {"table": "player", "frame": _ms(self.frame_s), "min_stall": _ms(self.min_stall_s),
+               "startup_delay": _ms(self.startup_delay_s), "prebuffer": f"{prebuffer_s:g}s"}
+        if audible:
+            sig["audible"] = f"{self.threshold_dbfs:g}dBFS/{_ms(self.window_s)}"
+        return sig
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:g}ms"
+
+
+def player_config(*, frame_ms: float = 20.0, min_stall_ms: float = 10.0, startup_delay_ms: float = 0.0,
+                  prebuffer_s: str = "0,0.5,1.5") -> PlayerConfig:
+    """Validate the CLI's settings; every bad one is reported at once."""
+    problems: list[InputError] = []
+    for flag, value, positive in (("--frame-ms", frame_ms, True), ("--min-stall-ms", min_stall_ms, False),
+                                  ("--startup-delay-ms", startup_delay_ms, False)):
+        if not math.isfinite(value) or value < 0 or (positive and value == 0):
+            accepted = "milliseconds > 0" if positive else "milliseconds ≥ 0"
+            problems.append(InputError.at(f"{flag} {value:g}", "is out of range", accepted=accepted))
+    try:
+        prebuffers = parse_prebuffers(prebuffer_s)
+    except InputError as e:
+        problems.append(e)
+        prebuffers = ()
+    if problems:
+        raise InputError([p for e in problems for p in e.problems])
+    return PlayerConfig(frame_s=frame_ms / 1000, min_stall_s=min_stall_ms / 1000,
+                        startup_delay_s=startup_delay_ms / 1000, prebuffers_s=prebuffers)
+
+
+def parse_prebuffers(text: str) -> tuple[float, ...]:
+    """``0,0.5,1.5`` → ascending pre-buffers in seconds (each finite, ≥ 0, no repeats)."""
+    source, accepted = f"--prebuffer-s '{text}'", "comma-separated seconds ≥ 0, e.g. 0,0.5,1.5"
+    items = [t.strip() for t in text.split(",")]
+    values = []
+    for item in items:
+        try:
+            v = float(item)
+        except ValueError as e:
+            raise InputError.at(source, f"'{item}' is not a number", accepted=accepted) from e
+        if not math.isfinite(v) or v < 0:
+            raise InputError.at(source, f"{item} is not ≥ 0", accepted=accepted)
+        values.append(v)
+    if len(set(values)) != len(values):
+        raise InputError.at(source, "repeats a value", accepted=accepted)
+    return tuple(sorted(values))
+
+
+@dataclass
+class PlayerResult:
+    table: pd.DataFrame
+    signatures: list[dict[str, Any]]  # one per table row
+    excluded: list[str] = field(default_factory=list)
+
+
+def player_metrics(
+    manifest: pd.DataFrame,
+    *,
+    config: PlayerConfig,
+    release: str = "request",
+    service: ServiceModel | None = None,
+    chunks: pd.DataFrame | None = None,
+    allow_incomplete: bool = False,
+    upstream: Mapping[str, Any] | None = None,
+    source: str = "manifest",
+    load_audio: LoadAudio | None = None,
+) -> PlayerResult:
+    """Replay a validated manifest and compute the player table.
+
+    ``load_audio`` maps an ``audio_key`` to its samples and rate; when given, the manifest needs
+    ``audio_key, sample_rate, n_samples`` and ``first_audible_s`` is computed.
+    """
+    if load_audio is not None:
+        _check_audio_columns(manifest, source)
+    res = replay(manifest, service=service, release=release, chunks=chunks,
+                 allow_incomplete=allow_incomplete, upstream=upstream, source=source)
+    waveforms = None
+    if load_audio is not None:
+        waveforms = _waveform_source(res, manifest, load_audio, release, source)
+    return player_table(res, config, waveforms)
+
+
+def player_table(res: ReplayResult, config: PlayerConfig, waveforms: WaveformSource | None = None) -> PlayerResult:
+    """Player rows for every output of a replay (see the module docstring)."""
+    keys = output_keys(res.summary)
+    parts = res.parts
+    codes = parts[keys].merge(res.summary[keys].assign(_out=np.arange(len(res.summary))), on=keys,
+                              how="left")["_out"].to_numpy()
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(res.summary) + 1))
+    ready, audio = parts["ready_s"].to_numpy(float), parts["audio_s"].to_numpy(float)
+    rows, sigs = [], []
+    for i, (key_row, sig) in enumerate(zip(res.summary[keys].to_dict("records"), res.signatures)):
+        sel = order[bounds[i]:bounds[i + 1]]
+        tl = pl.timeline(ready[sel], audio[sel])
+        common = {**key_row, "n_parts": len(sel), **output_metrics(tl, config)}
+        if waveforms is not None:
+            common["first_audible_s"] = _first_audible(ready[sel], audio[sel], waveforms(parts.iloc[sel]), config)
+        common["source_s"] = float(res.summary["source_s"].iloc[i])
+        for p in config.prebuffers_s:
+            rows.append({**common, "prebuffer_s": p, **prebuffer_metrics(tl, p, config)})
+            sigs.append(merge(sig, config.signature(p, waveforms is not None)))
+    table = pd.DataFrame(rows, columns=list(keys) + list(PLAYER_COLUMNS))
+    for col in COUNT_COLUMNS:
+        table[col] = table[col].astype("Int64")
+    return PlayerResult(table, sigs, list(res.excluded))
+
+
+def output_metrics(tl: pl.Timeline, config: PlayerConfig) -> dict[str, Any]:
+    """Per-output player metrics of one timeline, in seconds (missing without audio)."""
+    out: dict[str, Any] = {"n_arrivals": len(tl), "audio_s": pl.to_s(tl.total)}
+    if len(tl) == 0:
+        return out  # no audio: every other metric is missing
+    frame, min_stall = int(pl.to_ns(config.frame_s)), int(pl.to_ns(config.min_stall_s))
+    zero = pl.stalls(tl, 0, min_stall)
+    first = pl.first_playable(tl, frame)
+    flu = pl.fluidity(tl, frame, int(pl.to_ns(config.startup_delay_s)))
+    out.update(
+        first_ready_s=pl.to_s(tl.time[0]),
+        first_playable_s=math.nan if first is None else pl.to_s(first),
+        stall_count=zero.count, stall_total_s=pl.to_s(zero.total), stall_longest_s=pl.to_s(zero.longest),
+        required_startup_delay_s=pl.to_s(pl.required_startup_delay(tl)),
+        stall_free_prebuffer_s=pl.to_s(pl.stall_free_prebuffer(tl, min_stall)),
+        n_frames=0 if flu is None else flu.frames,
+        fluidity_deadlines=0 if flu is None else flu.deadlines,
+        fluidity_missed=0 if flu is None else flu.missed,
+        fluidity_index=math.nan if flu is None else flu.index,
+    )
+    return out
+
+
+def prebuffer_metrics(tl: pl.Timeline, prebuffer_s: float, config: PlayerConfig) -> dict[str, Any]:
+    """Playback ``prebuffer_s`` after the first arrival: first sound, stalls, end (seconds)."""
+    if len(tl) == 0:
+        return {}
+    s = pl.stalls(tl, int(pl.to_ns(prebuffer_s)), int(pl.to_ns(config.min_stall_s)))
+    return {"prebuffer_first_sound_s": pl.to_s(s.start), "prebuffer_stall_count": s.count,
+            "prebuffer_stall_total_s": pl.to_s(s.total), "prebuffer_stall_longest_s": pl.to_s(s.longest),
+            "prebuffer_end_s": pl.to_s(s.end)}
+
+
+def _first_audible(ready_s, audio_s, source: tuple[Sequence[np.ndarray], int], config: PlayerConfig) -> float:
+    arrays, rate = source
+    j = pl.first_audible_part(arrays, rate, window_s=config.window_s, threshold_dbfs=config.threshold_dbfs)
+    return math.nan if j < 0 else float(pl.part_arrivals(ready_s, audio_s)[j])
+
+
+def _check_audio_columns(manifest: pd.DataFrame, source: str) -> None:
+    check = Checker(source, manifest)
+    check.require_columns(("talk_id", "system", "condition", "seq") + AUDIO_COLUMNS,
+                          "synthesized manifest (for first_audible_s)")
+
+
+def _waveform_source(res: ReplayResult, manifest: pd.DataFrame, load_audio: LoadAudio,
+                     release: str, source: str) -> WaveformSource:
+    """Per output, load each request's samples (checked against ``n_samples``) and, for
+    chunk release, cut them at the chunks' cumulative durations rounded to samples."""
+    keys = output_keys(res.summary)
+    ok = manifest[manifest["error"] == ""].reset_index(drop=True)
+    labels = ["/".join(map(str, k)) + f" seq {s}" for k, s in zip(ok[keys].itertuples(index=False), ok["seq"])]
+    check = Checker(source, ok, row_label="request", rows=labels)
+    audio = ok[keys + ["seq"]].copy()
+    audio["audio_key"] = check.strings("audio_key", allow_empty=True)
+    audio["sample_rate"] = check.integers("sample_rate", accepted="the sample rate in Hz, > 0")
+    audio["n_samples"] = check.integers("n_samples", accepted="the sample count, ≥ 0")
+    sounding = audio["n_samples"].to_numpy() > 0
+    for i in np.flatnonzero(sounding & (audio["sample_rate"].to_numpy() <= 0)):
+        check.add_at(int(i), "is not positive", "sample_rate", "the sample rate in Hz, > 0 (for audio)")
+    for i in np.flatnonzero(audio["n_samples"].to_numpy() < 0):
+        check.add_at(int(i), "is negative", "n_samples", "the sample count, ≥ 0")
+    check.raise_if_any()
+    by_output = {tuple(k): g for k, g in audio.groupby(keys, sort=False)}
+
+    def waveforms(parts: pd.DataFrame) -> tuple[list[np.ndarray], int]:
+        key = tuple(parts[keys].iloc[0]) if len(parts) else None
+        reqs = by_output.get(key, audio.iloc[:0])
+        rates = reqs["sample_rate"][reqs["n_samples"] > 0].unique()  # a silent request needs no rate
+        if len(rates) > 1:
+            raise InputError.at(source, f"output ({', '.join(map(str, key))}) mixes sample rates "
+                                f"{', '.join(map(str, sorted(rates)))}", field="sample_rate",
+                                accepted="one sample rate per output")
+        rate = int(rates[0]) if len(rates) else 1
+        loaded = {int(r.seq): _load(load_audio, r.audio_key, int(r.n_samples), int(r.sample_rate))
+                  for r in reqs.itertuples()}
+        if release == "request":
+            return [loaded[int(s)] for s in parts["seq"]], rate
+        out = []
+        for seq, part_chunks in parts.groupby("seq", sort=False):
+            w = loaded[int(seq)]
+            cuts = np.rint(np.cumsum(part_chunks["audio_s"].to_numpy(float)) * rate).astype(np.int64)
+            cuts = np.minimum(cuts, len(w))
+            cuts[-1] = len(w)  # the last chunk ends with the request
+            out.extend(np.split(w, cuts[:-1]))
+        return out, rate
+
+    return waveforms
+
+
+def _load(load_audio: LoadAudio, key: str, n_samples: int, rate: int) -> np.ndarray:
+    if n_samples == 0:
+        return np.zeros(0, np.float32)
+    samples, got_rate = load_audio(key)
+    samples = np.asarray(samples)
+    if samples.ndim != 1 or len(samples) != n_samples:
+        raise InputError.at(f"audio {key}", f"expected {n_samples} mono samples, got shape {samples.shape}",
+                            accepted="the samples the manifest's n_samples describes")
+    if int(got_rate) != rate:
+        raise InputError.at(f"audio {key}", f"stored at {got_rate} Hz, manifest says {rate} Hz",
+                            field="sample_rate", accepted="the manifest's sample rate")
+    return samples
+
+
+def store_loader(store_dir) -> Callable[[str], tuple[np.ndarray, int]]:
+    """Samples and sample rate by ``audio_key`` from the audio store of ``simulplay synth``
+    (:class:`simulplay.backends.store.AudioStore`). Without the store installed, asking
+    for audio is an InputError, never a silently empty column."""
+    try:
+        from simulplay.backends.store import AudioStore
+    except ImportError as e:
+        raise InputError.at(f"--store {store_dir}", f"first_audible_s needs the audio store ({e})",
+                            accepted="an installation with simulplay.backends.store and soundfile") from e
+    return AudioStore(store_dir, create=False).load_audio
