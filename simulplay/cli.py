@@ -149,6 +149,53 @@ def _part_sigs(res):
 
 
 @app.command()
+def synth(
+    trace: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl)."),
+    rule: list[str] = typer.Option(..., "--rule", help="Grouping rule, repeatable (see `simulplay group`)."),
+    backend: str = typer.Option("piper", "--backend", help="TTS backend spec: piper, "
+                                "piper:voice=PATH,intra_op_threads=N,… (every setting is a parameter)."),
+    store: Path = typer.Option(..., "--store", help="Audio store folder (created; reused and resumed)."),
+    out: Path = typer.Option(..., "--out", help="Request manifest (.parquet canonical, or .csv); the chunk "
+                             "table goes beside it as <stem>.chunks.parquet."),
+    realizations: int = typer.Option(1, "--realizations", min=1, help="Independent synthesis realizations."),
+    max_chars: int | None = typer.Option(None, "--max-chars", min=1,
+                                         help="Input-limit splitter (default: the backend's own limit)."),
+    reuse: str | None = typer.Option(None, "--reuse", help="never | same-realization | always "
+                                     "(default: always for seed-reproducible backends, else same-realization)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+):
+    """Synthesize every request of the traces under each rule with a real TTS backend.
+
+    One request at a time on a loaded, warmed-up backend; service time (seconds) covers
+    text preparation, inference and transfer of samples, never loading, warm-up, logging
+    or storage. Audio is stored once as FLAC, content-addressed; killing the command and
+    running it again resumes. Exit code 1 when some requests failed: they are recorded
+    in the manifest's error column and comparisons refuse their outputs.
+    """
+    from simulplay.backends import parse_backend
+    from simulplay.backends.run import synthesize_to_manifest
+    from simulplay.backends.store import AudioStore
+    from simulplay.grouping import parse_rule
+    from simulplay.tables import check_writable
+    from simulplay.traces import read_traces, streams_from_frame
+
+    check_writable(out, (".parquet", ".csv"))
+    rules = [parse_rule(r) for r in rule]
+    config = parse_backend(backend if reuse is None else f"{backend}{',' if ':' in backend else ':'}reuse={reuse}")
+    streams = streams_from_frame(read_traces(trace))
+    res = synthesize_to_manifest(streams, rules, config, AudioStore(store), out, realizations=realizations,
+                                 max_chars=max_chars, progress=not quiet)
+    st = res.stats
+    typer.echo(f"{len(res.manifest)} requests → {out}: synthesized {st.synthesized}, already in store "
+               f"{st.skipped}, failed {st.failed}; reused rows {int(res.manifest['reused'].sum())}")
+    if (res.manifest["error"] != "").any():
+        n = int((res.manifest["error"] != "").sum())
+        print(f"simulplay: {n} request(s) failed; see the manifest's error column "
+              f"(first: {res.manifest.loc[res.manifest['error'] != '', 'error'].iloc[0]})", file=sys.stderr)
+        raise typer.Exit(1)
+
+
+@app.command()
 def eta(
     summary: Path = typer.Argument(..., help="Playback summary from `simulplay replay`."),
     a: str = typer.Option(..., "--a", help="Translator A (δ = L(A) − L(F); negative: A finishes earlier)."),
@@ -212,28 +259,6 @@ def _pair(text: str) -> tuple[str, str]:
                             accepted="P1,P2 (use --contrast once per pair; rule parameters are not allowed here, "
                             "give canonical names as in the summary)")
     return parts[0], parts[1]
-
-
-def main() -> None:
-    """Console entry point: one-line errors and exit code 2 for bad input."""
-    try:
-        rv = app(standalone_mode=False)
-    except Abort:
-        print("simulplay: aborted", file=sys.stderr)
-        sys.exit(130)
-    except TyperException as e:  # usage errors: unknown flag, bad value, missing argument
-        ctx = getattr(e, "ctx", None)
-        if type(e).__name__ == "NoArgsIsHelpError":  # typer has printed the help
-            sys.exit(0)
-        name = ctx.command_path if ctx is not None else "simulplay"
-        message = " ".join(e.format_message().split())
-        print(f"{name}: error: {message} (see '{name} --help')", file=sys.stderr)
-        sys.exit(2)
-    except SimulplayError as e:
-        for line in str(e).splitlines():
-            print(f"simulplay: error: {line}", file=sys.stderr)
-        sys.exit(2)
-    sys.exit(rv if isinstance(rv, int) else 0)
 
 
 @app.command("import-simuleval")
@@ -430,25 +455,45 @@ def _finish_run(res, exp) -> None:
 
 @app.command()
 def demo(
-    out_dir: Path = typer.Option(Path("simulplay-demo"), "--out-dir", help="Folder for the demo's outputs."),
+    out_dir: Path = typer.Option(Path("simulplay-demo"), "--out-dir", help="Folder for the demo's store and outputs."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ):
-    """Replay the bundled example manifest (synthetic request clocks for 6 talks, systems
-    A and F, immediate vs timer:w=4) and print its η table."""
+    """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
+    `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,
+    timer:w=2, timer:w=4, punct and words; replayed; η with intervals printed. A second
+    run reuses the store. onnxruntime uses min(4, CPU cores) intra-op threads here."""
+    import dataclasses
+    import os
     from importlib.resources import files
 
-    from simulplay.analysis import Bootstrap, compute_eta
-    from simulplay.console import print_table
-    from simulplay.sim import read_manifest
-    from simulplay.sim import replay as run_replay
-    from simulplay.tables import write_table
+    from simulplay.experiment import load_experiment
+    from simulplay.pipeline import run_experiment
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    src = Path(str(files("simulplay").joinpath("data/example_manifest.csv")))
-    df, meta = read_manifest(src)
-    res = run_replay(df, source=str(src))
-    write_table(res.summary, out_dir / "summary.parquet", res.signatures, kind="playback-summary")
-    eta = compute_eta(res.summary, a="A", f="F", reference="immediate", boot=Bootstrap(),
-                      upstream=res.signatures)
-    write_table(eta.table, out_dir / "eta.csv", eta.table_signatures, kind="eta", signature_column=True)
-    print_table(eta.table, eta.table_signatures, title="η of the example manifest (synthetic clocks)")
-    typer.echo(f"outputs in {out_dir.resolve()}")
+    exp = load_experiment(Path(str(files("simulplay").joinpath("data/demo.toml"))))
+    threads = min(4, os.cpu_count() or 1)
+    out = out_dir.resolve()
+    exp = dataclasses.replace(exp, backend=f"piper:intra_op_threads={threads}", out=out, store=out / "store")
+    typer.echo(f"demo folder: {out}")
+    _finish_run(run_experiment(exp, progress=not quiet), exp)
+
+
+def main() -> None:
+    """Console entry point: one-line errors and exit code 2 for bad input."""
+    try:
+        rv = app(standalone_mode=False)
+    except Abort:
+        print("simulplay: aborted", file=sys.stderr)
+        sys.exit(130)
+    except TyperException as e:  # usage errors: unknown flag, bad value, missing argument
+        ctx = getattr(e, "ctx", None)
+        if type(e).__name__ == "NoArgsIsHelpError":  # typer has printed the help
+            sys.exit(0)
+        name = ctx.command_path if ctx is not None else "simulplay"
+        message = " ".join(e.format_message().split())
+        print(f"{name}: error: {message} (see '{name} --help')", file=sys.stderr)
+        sys.exit(2)
+    except SimulplayError as e:
+        for line in str(e).splitlines():
+            print(f"simulplay: error: {line}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -22,7 +22,7 @@ def _cell(v: Any) -> str:
     if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
         return "—"
     if isinstance(v, (float, np.floating)):
-        return f"{v:+.3f}" if v < 0 or v > 0 else f"{v:.3f}"
+        return f"{v:.3f}"
     return str(v)
 
 
@@ -36,5 +36,57 @@ def print_table(df: pd.DataFrame, signatures: Sequence[Mapping[str, Any]] | Mapp
         table.add_row(*(_cell(v) for v in row))
     console.print(table)
     sigs = [signatures] if isinstance(signatures, Mapping) else list(signatures)
-    for s in dict.fromkeys(format_signature(x) for x in sigs):
+    for s in dict.fromkeys(format_signature(x) for x in compact_signatures(sigs)):
         console.print(f"[dim]signature: {s}[/dim]", soft_wrap=True)
+
+
+def compact_signatures(sigs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Rows that differ only in keys shown as table columns (rule, reference, backend,
+    realization) share one displayed signature with those keys marked ``(per row)``."""
+    per_row = {"rule", "reference", "backend", "realization"}
+    if len(sigs) < 2:
+        return list(sigs)
+    keys = set().union(*sigs)
+    varying = {k for k in keys if len({str(s.get(k)) for s in sigs}) > 1}
+    if not varying or not varying <= per_row:
+        return list(sigs)
+    return [{k: ("(per row)" if k in varying else v) for k, v in sigs[0].items()}]
+
+
+class SynthProgress:
+    """One progress bar for a synthesis run: requests done/total, audio seconds, RTF, ETA.
+
+    Written to stderr; ``advance(audio_s, service_s)`` after each request.
+    """
+
+    def __init__(self, total: int, description: str = "synthesizing", enabled: bool = True):
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.audio = 0.0
+        self.service = 0.0
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("audio {task.fields[audio]:.1f} s"), TextColumn("RTF {task.fields[rtf]}"),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            console=err_console, disable=not enabled, transient=False)
+        self.task = self.progress.add_task(description, total=total, audio=0.0, rtf="—")
+
+    def __enter__(self):
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.progress.stop()
+
+    def advance(self, audio_s: float, service_s: float) -> None:
+        self.audio += audio_s
+        self.service += service_s
+        rtf = f"{self.service / self.audio:.3f}" if self.audio > 0 else "—"
+        self.progress.update(self.task, advance=1, audio=self.audio, rtf=rtf)

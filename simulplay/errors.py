@@ -25,13 +25,14 @@ class Problem:
     field: str | None = None
     row_label: str = "row"
     accepted: str | None = None
+    field_label: str = "field"
 
     def render(self) -> str:
         where = [self.source]
         if self.row is not None:
             where.append(f"{self.row_label} {self.row}")
         if self.field is not None:
-            where.append(f"field '{self.field}'")
+            where.append(f"{self.field_label} '{self.field}'")
         text = f"{', '.join(where)}: {self.message}"
         if self.accepted:
             text += f" (expected {self.accepted})"
@@ -55,8 +56,9 @@ class InputError(SimulplayError):
         field: str | None = None,
         accepted: str | None = None,
         row_label: str = "row",
+        field_label: str = "field",
     ) -> InputError:
-        return cls(Problem(str(source), message, row, field, row_label, accepted))
+        return cls(Problem(str(source), message, row, field, row_label, accepted, field_label))
 
 
 class IncompleteError(SimulplayError):

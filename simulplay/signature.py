@@ -24,6 +24,7 @@ KEY_ORDER = (
     "release",
     "splitter",
     "backend",
+    "realization",
     "settings",
     "seed",
     "reuse",

@@ -29,7 +29,12 @@ def read_chunks(manifest: str | Path, path: str | Path | None = None) -> pd.Data
         raise InputError.at(p, "no chunk table", field="--chunks",
                             accepted="the chunk table written by `simulplay synth` next to the manifest")
     df, _ = read_table(p)
-    check = Checker(str(p), df)
+    return validate_chunks(df, str(p))
+
+
+def validate_chunks(df: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Check a chunk table and bring its key columns to the manifest's types (text)."""
+    check = Checker(source, df)
     check.require_columns(CHUNK_REQUIRED, "chunk table")
     out = df.copy()
     for c in ("talk_id", "system", "condition") + tuple(k for k in ("backend", "realization") if k in df):

@@ -129,9 +129,12 @@ def _request_clock(manifest: pd.DataFrame, codes: np.ndarray, service: ServiceMo
     missing = need_clock & (np.isnan(dispatch) | np.isnan(svc))
     if missing.any():
         i = int(np.flatnonzero(missing)[0])
-        raise InputError.at(source, f"service model '{service.label()}' needs dispatch_s and service_s",
-                            row=i + 1, field="service_s" if np.isnan(svc[i]) else "dispatch_s",
-                            accepted="dispatch_s and service_s on every request (or --service measured with ready_s)")
+        row = manifest.iloc[i]
+        raise InputError.at(source, f"service model '{service.label()}' needs dispatch_s and service_s, "
+                            f"missing for seq {row['seq']} of output ({row['talk_id']}, {row['system']}, "
+                            f"{row['condition']})", field="service_s" if np.isnan(svc[i]) else "dispatch_s",
+                            accepted="dispatch_s and service_s on every request "
+                            "(or --service measured with ready_s)")
     clock = serial_clock(codes, np.nan_to_num(dispatch), service.apply(np.nan_to_num(svc)))
     ready = np.where(need_clock, clock.ready, manifest["ready_s"].to_numpy(float))
     return clock.start, ready

@@ -7,7 +7,7 @@ import pandas as pd
 
 from simulplay.errors import InputError
 from simulplay.fields import Checker
-from simulplay.traces.model import TRACE_COLUMNS, ends_terminal, word_count
+from simulplay.traces.model import TRACE_COLUMNS, ends_terminal, join_texts, word_count
 
 
 def validate_trace_frame(
@@ -65,7 +65,10 @@ def _check_streams(df: pd.DataFrame, check: Checker) -> None:
 
 
 def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
-    """Per-stream update statistics (the paper's Table 11 shape), one row per stream."""
+    """Per-stream update statistics (the paper's Table 11 shape), one row per stream.
+
+    ``words`` counts whitespace words of the assembled text (glue honoured); the per-update
+    figures count the words of each update's own text."""
     rows = []
     for (talk, system), g in df.groupby(["talk_id", "system"], sort=False):
         words = np.array([word_count(t) for t in g["text"]])
@@ -73,7 +76,7 @@ def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
             "talk_id": talk,
             "system": system,
             "updates": len(g),
-            "words": int(words.sum()),
+            "words": word_count(join_texts(list(g["text"]), g["glue"].to_numpy())),
             "median_words": float(np.median(words)),
             "p90_words": float(np.percentile(words, 90)),
             "pct_le2_words": 100.0 * float(np.mean(words <= 2)),

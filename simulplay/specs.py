@@ -1,0 +1,125 @@
+"""Named registries of configurable components and the ``name:key=value,…`` spec syntax.
+
+Grouping rules, backends and recognizers are frozen dataclasses registered under a name;
+their fields are their parameters. A spec string ``name`` or ``name:key=value,key=value``
+builds one; :func:`canonical_spec` writes every parameter back in field order, so a
+saved spec recreates the exact object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from simulplay.errors import InputError, RegistryError
+
+T = TypeVar("T")
+
+
+def format_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return str(int(v)) if v.is_integer() else repr(v)
+    return str(v)
+
+
+class Registry(Generic[T]):
+    """A registry of dataclass types keyed by name (``what`` names it in messages)."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self._items: dict[str, type[T]] = {}
+
+    def register(self, name: str) -> Callable[[type[T]], type[T]]:
+        def deco(cls: type[T]) -> type[T]:
+            if name in self._items:
+                raise RegistryError(f"{self.what} '{name}' is already registered")
+            if not dataclasses.is_dataclass(cls):
+                raise RegistryError(f"{self.what} '{name}' must be a dataclass")
+            cls.name = name
+            self._items[name] = cls
+            return cls
+
+        return deco
+
+    def names(self) -> list[str]:
+        return sorted(self._items)
+
+    def get(self, name: str, where: str) -> type[T]:
+        if name not in self._items:
+            raise InputError.at(where, f"unknown {self.what} '{name}'", accepted=", ".join(self.names()))
+        return self._items[name]
+
+    def parse(self, text: str, *, source: str) -> T:
+        """Build an instance from a spec string; errors name the spec and what is accepted."""
+        name, _, rest = text.strip().partition(":")
+        where = f"{source} '{text}'"
+        cls = self.get(name, where)
+        fields = {f.name: f for f in dataclasses.fields(cls) if f.init and not f.name.startswith("_")}
+        accepted = ", ".join(f"{k}=<{_kind(f)}>" for k, f in fields.items()) or "no parameters"
+        kwargs: dict[str, Any] = {}
+        for item in filter(None, (s.strip() for s in _split_items(rest))):
+            key, eq, value = item.partition("=")
+            if not eq or key not in fields:
+                raise InputError.at(where, f"unknown parameter '{item}' for {self.what} '{name}'",
+                                    accepted=accepted)
+            kwargs[key] = convert(value, fields[key], where)
+        return build(cls, kwargs, where, accepted)
+
+
+def build(cls, kwargs: dict[str, Any], where: str, accepted: str):
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as e:
+        raise InputError.at(where, str(e), accepted=accepted) from e
+
+
+def _split_items(rest: str) -> list[str]:
+    """Split on commas that start a new ``key=`` item (values such as paths may hold commas)."""
+    items: list[str] = []
+    for part in rest.split(","):
+        if items and "=" not in part:
+            items[-1] += "," + part
+        else:
+            items.append(part)
+    return items
+
+
+def _kind(field: dataclasses.Field) -> str:
+    t = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", str(field.type))
+    return t.replace(" | None", "").replace("None | ", "")
+
+
+def convert(value: str, field: dataclasses.Field, where: str) -> Any:
+    """Convert a spec value to the field's declared type (int, float, bool or str)."""
+    kind = _kind(field)
+    try:
+        if kind == "int":
+            return int(value)
+        if kind == "float":
+            return float(value)
+        if kind == "bool":
+            low = value.strip().lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+    except ValueError as e:
+        raise InputError.at(where, f"'{field.name}={value}' is not a {kind}",
+                            accepted=f"{field.name}=<{kind}>") from e
+    return value
+
+
+def params(obj) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)
+            if f.init and not f.name.startswith("_")}
+
+
+def canonical_spec(obj) -> str:
+    p = params(obj)
+    if not p:
+        return obj.name
+    return obj.name + ":" + ",".join(f"{k}={format_value(v)}" for k, v in p.items())

@@ -1,0 +1,54 @@
+"""A deterministic test backend: audio length from the text, failures on chosen words."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simulplay.backends.base import BACKENDS, Backend, BackendConfig, register_backend
+
+
+@dataclass(frozen=True)
+class FakeSettings(BackendConfig):
+    """``fail_on``: requests whose text contains this word raise; ``delay``: seconds per request."""
+
+    fail_on: str = ""
+    delay: float = 0.0
+    reuse: str = ""
+    seed_reproducible = True
+
+    def create(self) -> FakeBackend:
+        return FakeBackend(self)
+
+
+if "fake-test" not in BACKENDS.names():
+    register_backend("fake-test")(FakeSettings)
+
+
+class FakeBackend(Backend):
+    sample_rate = 16_000
+    loads = 0
+
+    def load(self) -> None:
+        FakeBackend.loads += 1
+        self.loaded = True
+
+    def warmup(self) -> None:
+        pass
+
+    def stream(self, text: str):
+        if self.config.fail_on and self.config.fail_on in text:
+            raise RuntimeError(f"refused '{self.config.fail_on}'")
+        time.sleep(self.config.delay)
+        for sentence in filter(None, text.replace("!", ".").split(".")):
+            n = 800 * sum(ch.isalnum() for ch in sentence)
+            if n:
+                t = np.arange(n) / self.sample_rate
+                yield (3000 * np.sin(2 * np.pi * 220 * t)).astype(np.int16)
+
+    def identity(self) -> dict[str, Any]:
+        return {"package": "fake@0", "voice": "sine", "settings": {"fail_on": self.config.fail_on}, "seed": 0,
+                "device": "cpu"}

@@ -1,0 +1,78 @@
+"""`simulplay run EXPERIMENT.toml`: validation of keys and values, and a small real run."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from tests.test_crash_resume import small_trace
+
+GOOD = """
+name = "tiny"
+traces = ["trace.jsonl"]
+a = "A"
+f = "F"
+rules = ["immediate", "timer:w=3"]
+reference = "immediate"
+out = "run"
+
+[backend]
+name = "piper"
+intra_op_threads = 1
+
+[analysis]
+draws = 200
+seed = 0
+contrasts = [["timer:w=3", "immediate"]]
+variants = ["release=chunk", "service=zero"]
+"""
+
+
+@pytest.fixture
+def folder(tmp_path):
+    small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
+    return tmp_path
+
+
+def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder):
+    (folder / "exp.toml").write_text(GOOD)
+    first = cli("run", folder / "exp.toml", "--quiet", check=True)
+    assert "synthesized" in first.stdout and "signature:" in first.stdout
+    out = folder / "run"
+    for name in ("manifest.parquet", "manifest.chunks.parquet", "summary.parquet", "eta.csv", "eta.md",
+                 "eta.release-chunk.csv", "eta.service-zero.csv", "contrasts.csv", "run.json"):
+        assert (out / name).exists(), name
+    eta = pd.read_csv(out / "eta.csv")
+    assert eta["n_talks"][0] == 2 and "boot_seed:0" in eta["signature"][0]
+    assert "service:zero" in pd.read_csv(out / "eta.service-zero.csv")["signature"][0]
+    again = cli("run", folder / "exp.toml", "--quiet", check=True)
+    assert "synthesized 0," in again.stdout
+    pd.testing.assert_frame_equal(pd.read_csv(out / "eta.csv"), eta)
+    record = json.loads((out / "run.json").read_text())
+    assert record["synthesized"] == 0 and record["requests"] > 0
+
+
+@pytest.mark.parametrize("edit,fragments", [
+    (("rules = [", "rulez = ["), ["key 'rulez'", "is not a known key"]),
+    (('a = "A"\n', ""), ["key 'a'", "is missing"]),
+    (("draws = 200", 'draws = "many"'), ["analysis.draws", "'many' is not an integer"]),
+    (("intra_op_threads = 1", "intra_threads = 1"), ["backend.intra_threads", "is not a setting of backend piper"]),
+    (('name = "piper"', 'name = "espeak"'), ["unknown backend 'espeak'"]),
+    (("timer:w=3\"]\nreference", "timer:w=x\"]\nreference"), ["'w=x' is not a float"]),
+    (('reference = "immediate"', 'reference = "punct"'), ["'punct' is not one of the rules"]),
+    (('"trace.jsonl"', '"missing.jsonl"'), ["key 'traces'", "does not exist"]),
+    (('"release=chunk"', '"release=word"'), ["'release=word' is not a replay variant"]),
+    (("seed = 0", "seed = 0\nquantile_method = \"weird\""), ["unknown quantile method 'weird'"]),
+    (("[analysis]", "[analysis\n"), ["is not valid TOML"]),
+])
+def test_bad_experiment_files_name_the_key(cli, folder, edit, fragments):
+    old, new = edit
+    assert old in GOOD
+    (folder / "exp.toml").write_text(GOOD.replace(old, new, 1))
+    proc = cli("run", folder / "exp.toml", "--quiet")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    assert not (folder / "run").exists()

@@ -1,0 +1,70 @@
+"""Source texts of the bundled sample traces: three short talks written for simulplay.
+
+Each text stands for one English translation stream of a talk; `generate.py` turns it
+into the update streams of two simulated translators.
+"""
+
+TALKS = {
+    "walkable-city": (
+        "When I moved to this city ten years ago, I could not cross the main road near my "
+        "house without running. There was no crossing for almost a kilometre, and the cars "
+        "moved fast because the road had been designed for them and only for them. So I "
+        "started counting. I counted how many people tried to cross each morning, how long "
+        "they waited, and how many of them were children on their way to school. After three "
+        "weeks I had a notebook full of numbers, and I took it to the town hall. Nobody there "
+        "had ever counted people. They had counted cars for forty years, every single day, "
+        "but the people walking beside those cars were simply not part of the data. Here is "
+        "what changed when we started measuring walking. First, the crossing was built, and "
+        "it took less than a month. Second, the shops along the road began to put tables "
+        "outside, because people were finally stopping instead of hurrying past. Third, and "
+        "this surprised everyone, the traffic did not get worse. Drivers adapted, as they "
+        "always do, and the average trip took about the same time as before. What I learned "
+        "is that a city becomes what it measures. If you only measure speed, you will build "
+        "for speed. If you measure how long a grandmother waits at a corner, you will build "
+        "for her. So my request to you is simple. Go outside tomorrow and count something "
+        "that nobody counts. Count the benches, count the shade, count the minutes you wait. "
+        "Then share the numbers with the people who make decisions, because a number that "
+        "is written down is very hard to ignore. Thank you."
+    ),
+    "night-sky": (
+        "How many stars can you see from your window at night? When my grandfather was a "
+        "boy, he could see the band of the Milky Way from the middle of his village. Today "
+        "most children in Europe have never seen it at all. The reason is light, and not "
+        "the light we need, but the light we waste. Streetlights that shine upward, "
+        "advertising screens that stay on all night, parking lots lit like football fields. "
+        "We spend a great deal of money to light the sky, which is the one place where "
+        "nobody is walking. Now, I am an astronomer, so you might think I only care about "
+        "telescopes. But the problem is much bigger than astronomy. Birds that migrate at "
+        "night use the stars to find their way, and millions of them crash into bright "
+        "buildings every year. Insects circle around lamps until they die of exhaustion. "
+        "Even our own sleep suffers, because our bodies expect darkness to tell them when to "
+        "rest. The good news is that light pollution is the easiest pollution to fix. You "
+        "do not need to clean anything. You only need to switch something off, or point it "
+        "down, or make it a little warmer in colour. One town in my region did exactly "
+        "that. They changed their streetlights over two years, and they saved almost half "
+        "of their electricity bill. And last winter, for the first time in decades, the "
+        "children of that town could see the Milky Way from the school playground. Darkness "
+        "is not the absence of something valuable. It is a resource that we can protect, "
+        "and it costs less to protect it than to destroy it."
+    ),
+    "bread-science": (
+        "I want to tell you about bread, because bread is the oldest experiment that we "
+        "still run every day. Flour, water, salt and time. That is all you need. And yet "
+        "two bakers with the same flour will make two completely different loaves. Why? "
+        "The answer lives in the dough, in billions of tiny organisms that we call a starter. "
+        "A starter is a community of wild yeast and bacteria. The yeast produces gas, which "
+        "makes the bread rise, and the bacteria produce acids, which give it flavour and "
+        "help it keep for days. When I began studying starters from different bakeries, I "
+        "expected them to be similar. They were not. Every starter had its own mix of "
+        "species, and the mix depended on the flour, on the temperature of the kitchen, "
+        "and, to our surprise, on the hands of the baker. The bacteria living on our skin "
+        "find their way into the dough, and some of them stay. In a very real sense, every "
+        "baker puts a little of themselves into every loaf. This matters for more than "
+        "taste. Slow fermentation breaks down part of the gluten and makes some nutrients "
+        "easier to absorb. Industrial bread, made in a few hours, skips most of that work. "
+        "I am not saying that everyone should bake at home. I am saying that time is an "
+        "ingredient, maybe the most important one, and that we removed it from our food "
+        "without asking what we would lose. So the next time you buy bread, ask how long "
+        "it took to make. The answer will tell you more than the label."
+    ),
+}
