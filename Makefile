@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
+# Extras the demo and the test suite need (the CPU build of torch is installed first).
+DEMO_EXTRAS = vad
+TEST_EXTRAS = test,vad,asr,ray
 
 .PHONY: demo test lint bench clean
 
@@ -9,12 +12,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+$(VENV)/.torch-installed: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet torch==2.13.0
 	touch $@
 
-$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+$(VENV)/.demo-installed: pyproject.toml $(VENV)/.torch-installed
+	$(BIN)/python -m pip install --quiet -e '.[$(DEMO_EXTRAS)]'
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml Makefile $(VENV)/.torch-installed
+	$(BIN)/python -m pip install --quiet -e '.[$(TEST_EXTRAS)]'
 	touch $@ $(VENV)/.demo-installed
 
 demo: $(VENV)/.demo-installed
