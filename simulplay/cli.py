@@ -162,6 +162,18 @@ def synth(
                                          help="Input-limit splitter (default: the backend's own limit)."),
     reuse: str | None = typer.Option(None, "--reuse", help="never | same-realization | always "
                                      "(default: always for seed-reproducible backends, else same-realization)."),
+    executor: str = typer.Option("serial", "--executor", help="serial | process:N (N local worker processes) | "
+                                 "ray (a local Ray instance) | ray:auto or ray:HOST:PORT (join a cluster)."),
+    workers: int | None = typer.Option(None, "--workers", min=1,
+                                       help="Ray: at most this many actors (default: as many as fit)."),
+    worker_cpus: float = typer.Option(1.0, "--worker-cpus", min=0, help="Ray: CPUs reserved per actor."),
+    worker_gpus: float = typer.Option(0.0, "--worker-gpus", min=0, help="Ray: GPUs per actor (1 for a GPU backend)."),
+    retries: int = typer.Option(2, "--retries", min=0,
+                                help="Times a request is retried after its worker died (killed, OOM, lost node)."),
+    contention_sample: int = typer.Option(8, "--contention-sample", min=0,
+                                          help="Parallel runs: re-time this many requests serially afterwards and "
+                                          "report the median parallel/serial service-time ratio (0: off)."),
+    worker_stats: bool = typer.Option(False, "--worker-stats", help="Print per-worker throughput at the end."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ):
     """Synthesize every request of the traces under each rule with a real TTS backend.
@@ -173,6 +185,7 @@ def synth(
     in the manifest's error column and comparisons refuse their outputs.
     """
     from simulplay.backends import parse_backend
+    from simulplay.backends.executors import parse_executor
     from simulplay.backends.run import synthesize_to_manifest
     from simulplay.backends.store import AudioStore
     from simulplay.grouping import parse_rule
@@ -182,17 +195,42 @@ def synth(
     check_writable(out, (".parquet", ".csv"))
     rules = [parse_rule(r) for r in rule]
     config = parse_backend(backend if reuse is None else f"{backend}{',' if ':' in backend else ':'}reuse={reuse}")
+    spec = parse_executor(executor, worker_cpus=worker_cpus, worker_gpus=worker_gpus, retries=retries,
+                          workers=workers)
     streams = streams_from_frame(read_traces(trace))
     res = synthesize_to_manifest(streams, rules, config, AudioStore(store), out, realizations=realizations,
-                                 max_chars=max_chars, progress=not quiet)
+                                 max_chars=max_chars, progress=not quiet, executor=spec,
+                                 contention_sample=contention_sample)
     st = res.stats
     typer.echo(f"{len(res.manifest)} requests → {out}: synthesized {st.synthesized}, already in store "
                f"{st.skipped}, failed {st.failed}; reused rows {int(res.manifest['reused'].sum())}")
+    _print_parallel_summary(st, spec.label(), worker_stats)
     if (res.manifest["error"] != "").any():
         n = int((res.manifest["error"] != "").sum())
         print(f"simulplay: {n} request(s) failed; see the manifest's error column "
               f"(first: {res.manifest.loc[res.manifest['error'] != '', 'error'].iloc[0]})", file=sys.stderr)
         raise typer.Exit(1)
+
+
+def _print_parallel_summary(st, executor: str, per_worker: bool) -> None:
+    """Retries, worker deaths, service-time inflation and (on request) per-worker throughput."""
+    if executor == "serial":
+        return
+    line = f"executor {executor}: {st.retries} retried request(s), {st.worker_deaths} worker death(s)"
+    if st.contention_ratio is not None:
+        line += (f"; median service time parallel/serial {st.contention_ratio:.3f} on {st.contention_sample} "
+                 "re-timed requests (parallel workers on shared cores inflate service times)")
+    typer.echo(line)
+    if per_worker and st.per_worker:
+        import pandas as pd
+
+        from simulplay.console import print_table
+        from simulplay.signature import base_signature
+
+        rows = [{"worker": w, "requests": v.requests, "audio_s": v.audio_s, "service_s": v.service_s,
+                 "rtf": v.service_s / v.audio_s if v.audio_s else float("nan")} for w, v in st.per_worker.items()]
+        print_table(pd.DataFrame(rows), base_signature(table="workers", executor=executor),
+                    title="per-worker throughput")
 
 
 @app.command()
@@ -444,6 +482,7 @@ def _finish_run(res, exp) -> None:
     st = res.synth.stats
     typer.echo(f"{len(res.synth.manifest)} requests: synthesized {st.synthesized}, already in store {st.skipped}, "
                f"failed {st.failed} ({res.timings['synthesis_s']:.1f} s); analysis {res.timings['analysis_s']:.1f} s")
+    _print_parallel_summary(st, exp.executor, False)
     print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}")
     if len(res.eta.contrasts):
         print_table(res.eta.contrasts, res.eta.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)")

@@ -37,7 +37,8 @@ from typing import Any
 from simulplay.errors import InputError
 
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
-            "realizations": int, "out": str, "store": str, "max_chars": int, "backend": dict, "analysis": dict}
+            "realizations": int, "out": str, "store": str, "max_chars": int, "backend": dict, "analysis": dict,
+            "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float, "retries": int}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "contrasts": list,
                  "variants": list}
 REQUIRED = ("traces", "a", "f", "rules", "reference")
@@ -56,6 +57,11 @@ class Experiment:
     store: Path
     realizations: int = 1
     max_chars: int | None = None
+    executor: str = "serial"  # serial | process:N | ray[:ADDRESS]
+    workers: int | None = None
+    worker_cpus: float = 1.0
+    worker_gpus: float = 0.0
+    retries: int = 2
     draws: int = 10_000
     seed: int = 1032026
     quantile_method: str = "linear"
@@ -115,10 +121,20 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
         name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=rules,
         reference=data["reference"], backend=backend, out=out, store=store, realizations=realizations,
         max_chars=data.get("max_chars"), source=src,
+        **{k: data[k] for k in ("executor", "workers", "worker_cpus", "worker_gpus", "retries") if k in data},
         **{k: analysis[k] for k in ("draws", "seed", "quantile_method", "confidence") if k in analysis},
         contrasts=tuple(contrasts), variants=variants)
     _check_analysis(exp, src)
+    _executor_spec(exp)
     return exp
+
+
+def _executor_spec(exp: Experiment):
+    """The experiment's executor (validated: errors name the key)."""
+    from simulplay.backends.executors import parse_executor
+
+    return parse_executor(exp.executor, worker_cpus=exp.worker_cpus, worker_gpus=exp.worker_gpus,
+                          retries=exp.retries, workers=exp.workers, source=f"{exp.source}: key 'executor'")
 
 
 def _check_keys(data: dict, schema: dict[str, type], prefix: str, src: str) -> None:

@@ -14,7 +14,7 @@ from simulplay.analysis import Bootstrap, EtaResult, compute_eta
 from simulplay.backends import parse_backend
 from simulplay.backends.run import SynthResult, synthesize_to_manifest
 from simulplay.backends.store import AudioStore
-from simulplay.experiment import Experiment
+from simulplay.experiment import Experiment, _executor_spec
 from simulplay.grouping import parse_rule
 from simulplay.sim import replay, validate_manifest
 from simulplay.sim.chunks import chunk_path, validate_chunks
@@ -43,7 +43,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     exp.out.mkdir(parents=True, exist_ok=True)
     store = AudioStore(exp.store)
     synth = synthesize_to_manifest(streams, rules, config, store, exp.out / "manifest.parquet",
-                                   realizations=exp.realizations, max_chars=exp.max_chars, progress=progress)
+                                   realizations=exp.realizations, max_chars=exp.max_chars, progress=progress,
+                                   executor=_executor_spec(exp))
     t1 = time.perf_counter()
     boot = Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
     base, base_eta = _replay_and_eta(exp, synth, boot, "", allow_incomplete, release="request", service="measured")
@@ -87,6 +88,9 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
         "requests": int(len(man)),
         "synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed,
         "reused_rows": int(man["reused"].sum()),
+        "executor": exp.executor, "retries": st.retries, "worker_deaths": st.worker_deaths,
+        "service_time_parallel_over_serial": st.contention_ratio,
+        "per_worker": {w: vars(v) for w, v in st.per_worker.items()},
         "audio_s": float(man["audio_s"].sum()),
         "excluded_outputs": res.replay.excluded,
         "timings_s": res.timings,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -13,10 +15,14 @@ from simulplay.backends.base import BACKENDS, Backend, BackendConfig, register_b
 
 @dataclass(frozen=True)
 class FakeSettings(BackendConfig):
-    """``fail_on``: requests whose text contains this word raise; ``delay``: seconds per request."""
+    """``fail_on``: requests whose text contains this word raise; ``delay``: seconds per request;
+    ``die_on``: the worker process kills itself (SIGKILL) on a request containing this word —
+    only once if ``die_marker`` names a file that does not exist yet (it is created)."""
 
     fail_on: str = ""
     delay: float = 0.0
+    die_on: str = ""
+    die_marker: str = ""
     reuse: str = ""
     seed_reproducible = True
 
@@ -40,6 +46,12 @@ class FakeBackend(Backend):
         pass
 
     def stream(self, text: str):
+        c = self.config
+        if c.die_on and c.die_on in text:
+            if not c.die_marker or not os.path.exists(c.die_marker):
+                if c.die_marker:
+                    open(c.die_marker, "w").close()
+                os.kill(os.getpid(), signal.SIGKILL)
         if self.config.fail_on and self.config.fail_on in text:
             raise RuntimeError(f"refused '{self.config.fail_on}'")
         time.sleep(self.config.delay)

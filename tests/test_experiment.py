@@ -35,7 +35,7 @@ def folder(tmp_path):
 
 
 def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder):
-    (folder / "exp.toml").write_text(GOOD)
+    (folder / "exp.toml").write_text(GOOD.replace('out = "run"', 'out = "run"\nexecutor = "process:2"'))
     first = cli("run", folder / "exp.toml", "--quiet", check=True)
     assert "synthesized" in first.stdout and "signature:" in first.stdout
     out = folder / "run"
@@ -49,7 +49,10 @@ def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder
     assert "synthesized 0," in again.stdout
     pd.testing.assert_frame_equal(pd.read_csv(out / "eta.csv"), eta)
     record = json.loads((out / "run.json").read_text())
-    assert record["synthesized"] == 0 and record["requests"] > 0
+    assert record["synthesized"] == 0 and record["requests"] > 0 and record["executor"] == "process:2"
+    workers = set(pd.read_parquet(out / "manifest.parquet")["worker"].str.split("@").str[0])
+    assert workers == {"process-0", "process-1"}
+    assert "executor process:2" in first.stdout and "parallel/serial" in first.stdout
 
 
 @pytest.mark.parametrize("edit,fragments", [
@@ -64,6 +67,8 @@ def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder
     (('"release=chunk"', '"release=word"'), ["'release=word' is not a replay variant"]),
     (("seed = 0", "seed = 0\nquantile_method = \"weird\""), ["unknown quantile method 'weird'"]),
     (("[analysis]", "[analysis\n"), ["is not valid TOML"]),
+    (('out = "run"', 'out = "run"\nexecutor = "threads:2"'), ["key 'executor'", "unknown executor"]),
+    (('out = "run"', 'out = "run"\nworker_gpus = "one"'), ["key 'worker_gpus'", "'one' is not a number"]),
 ])
 def test_bad_experiment_files_name_the_key(cli, folder, edit, fragments):
     old, new = edit

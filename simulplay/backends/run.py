@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from simulplay.backends.base import BackendConfig
+from simulplay.backends.executors import ExecutorSpec
 from simulplay.backends.store import AudioStore
 from simulplay.backends.synth import SynthStats, build_manifest, manifest_signature, plan_requests, run_synthesis
 from simulplay.console import SynthProgress
@@ -28,7 +29,8 @@ class SynthResult:
 
 def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: BackendConfig, store: AudioStore,
                            out: Path, *, realizations: int = 1, max_chars: int | None = None,
-                           reuse: str | None = None, progress: bool = True) -> SynthResult:
+                           reuse: str | None = None, progress: bool = True,
+                           executor: ExecutorSpec | None = None, contention_sample: int = 8) -> SynthResult:
     """Plan, synthesize what the store lacks, and write ``out`` plus its chunk table.
 
     The manifest is written even when requests failed (their ``error`` is filled);
@@ -38,11 +40,9 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     splitter = Splitter(max_chars) if max_chars else None
     plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse)
     todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
-    try:
-        with SynthProgress(todo, f"{backend.label()}", enabled=progress and todo > 0) as bar:
-            stats = run_synthesis(plan, backend, store, progress=bar.advance)
-    finally:
-        backend.close()
+    with SynthProgress(todo, f"{backend.label()}", enabled=progress and todo > 0) as bar:
+        stats = run_synthesis(plan, config, store, executor=executor, progress=bar.advance,
+                              contention_sample=contention_sample)
     manifest, chunks = build_manifest(plan, store)
     common = manifest_signature(backend, plan)
     sigs = [{**common, "rule": c} for c in manifest["condition"]]

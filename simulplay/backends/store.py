@@ -110,23 +110,35 @@ class AudioStore:
 
     # ---- coordination -----------------------------------------------------------
 
+    def try_lock(self, key: str, *, wait: bool = False) -> int | None:
+        """Lock a request key for this process (flock; released by the kernel if the
+        process dies). Returns the descriptor to pass to :meth:`unlock`, or None if
+        another process holds it and ``wait`` is false."""
+        fd = os.open(self.root / "locks" / f"{key}.lock", os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        return fd
+
+    @staticmethod
+    def unlock(fd: int) -> None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
     @contextmanager
     def claim(self, key: str, *, wait: bool) -> Iterator[bool]:
         """Hold the request's lock while synthesizing it; yields False if another process
-        holds it and ``wait`` is false. The lock dies with its process (flock)."""
-        fd = os.open(self.root / "locks" / f"{key}.lock", os.O_CREAT | os.O_RDWR, 0o644)
+        holds it and ``wait`` is false."""
+        fd = self.try_lock(key, wait=wait)
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError:
-                yield False
-                return
-            try:
-                yield True
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            yield fd is not None
         finally:
-            os.close(fd)
+            if fd is not None:
+                self.unlock(fd)
 
     def log_event(self, event: dict[str, Any]) -> None:
         """Append one line to events.jsonl (a single O_APPEND write)."""

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import socket
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from simulplay.backends.base import Backend, backend_summary, identity_key
+from simulplay.backends.base import Backend, BackendConfig, backend_summary, identity_key
+from simulplay.backends.executors.jobs import SynthStats
 from simulplay.backends.store import AudioStore
 from simulplay.grouping import Rule, Splitter, requests_frame
 from simulplay.signature import base_signature
@@ -33,6 +31,11 @@ MANIFEST_ORDER = ("talk_id", "system", "condition", "backend", "realization", "s
                   "service_s", "audio_s", "source_s", "text", "glue", "trigger", "n_updates", "group",
                   "audio_key", "sample_rate", "n_samples", "reused", "error", "worker", "host", "device",
                   "attempts")
+if TYPE_CHECKING:
+    from simulplay.backends.executors import ExecutorSpec
+
+__all__ = ["SynthStats", "build_manifest", "plan_requests", "run_synthesis", "synthesize_request"]
+
 CHUNK_ORDER = ("talk_id", "system", "condition", "backend", "realization", "seq", "chunk",
                "ready_offset_s", "audio_s", "n_samples")
 
@@ -82,16 +85,6 @@ def plan_requests(streams: list[Stream], rules: Iterable[Rule], backend: Backend
     return plan
 
 
-@dataclass
-class SynthStats:
-    synthesized: int = 0
-    failed: int = 0
-    skipped: int = 0
-    audio_s: float = 0.0
-    service_s: float = 0.0
-    failures: list[str] = field(default_factory=list)
-
-
 def origin_of(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (int(row[k]) if k in ("seq", "realization") else str(row[k]))
             for k in ("talk_id", "system", "condition", "realization", "seq")}
@@ -110,64 +103,14 @@ def synthesize_request(backend: Backend, text: str) -> tuple[np.ndarray, float, 
     return audio, service, chunks
 
 
-def run_synthesis(plan: pd.DataFrame, backend: Backend, store: AudioStore, *,
-                  progress: Callable[[float, float], None] | None = None, worker: str = "main",
-                  ) -> SynthStats:
+def run_synthesis(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, *,
+                  executor: ExecutorSpec | None = None, progress: Callable[[float, float], None] | None = None,
+                  contention_sample: int = 8) -> SynthStats:
     """Synthesize every planned key that has no record yet (resumable, shareable store)."""
-    stats = SynthStats()
-    todo = plan.drop_duplicates("key")
-    todo = todo[~todo["key"].isin(store.completed_keys())]
-    stats.skipped = int(plan["key"].nunique() - len(todo))
-    deferred = []
-    for row in todo.to_dict("records"):
-        with store.claim(row["key"], wait=False) as mine:
-            if not mine:
-                deferred.append(row)
-                continue
-            _synthesize_locked(row, backend, store, stats, progress, worker)
-    for row in deferred:  # held by another process: wait, then it is usually done
-        with store.claim(row["key"], wait=True):
-            _synthesize_locked(row, backend, store, stats, progress, worker)
-    return stats
+    from simulplay.backends.executors import ExecutorSpec, execute
 
-
-def _synthesize_locked(row, backend, store, stats, progress, worker) -> None:
-    key = row["key"]
-    if store.get_record(key) is not None:
-        stats.skipped += 1
-        if progress:
-            progress(0.0, 0.0)
-        return
-    if not backend.loaded:
-        backend.load()
-        backend.warmup()
-    backend.prepare(int(row["realization"]))
-    meta = {"origin": origin_of(row), "worker": worker, "host": socket.gethostname(), "pid": os.getpid(),
-            "device": backend.identity().get("device", "")}
-    try:
-        audio, service, chunks = synthesize_request(backend, row["text"])
-    except Exception as e:  # noqa: BLE001 - any backend failure is recorded, never dropped
-        failure = store.get_failure(key) or {}
-        error = f"{type(e).__name__}: {e}".replace("\n", " ")[:500]
-        store.put_failure(key, {**meta, "error": error, "attempts": failure.get("attempts", 0) + 1})
-        store.log_event({"event": "failed", "key": key, "pid": os.getpid(), "error": error})
-        stats.failed += 1
-        stats.failures.append(error)
-        if progress:
-            progress(0.0, 0.0)
-        return
-    audio_key = store.put_audio(audio, backend.sample_rate)
-    failure = store.get_failure(key) or {}
-    record = {**meta, "audio_key": audio_key, "sample_rate": int(backend.sample_rate),
-              "n_samples": int(len(audio)), "service_s": service, "chunks": chunks,
-              "attempts": failure.get("attempts", 0) + 1, "created": time.time()}
-    store.put_record(key, record)
-    store.log_event({"event": "synthesized", "key": key, "pid": os.getpid(), "worker": worker})
-    stats.synthesized += 1
-    stats.audio_s += len(audio) / backend.sample_rate
-    stats.service_s += service
-    if progress:
-        progress(len(audio) / backend.sample_rate, service)
+    return execute(plan, config, store, executor or ExecutorSpec(), progress=progress,
+                   contention_sample=contention_sample)
 
 
 def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame, pd.DataFrame]:

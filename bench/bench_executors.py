@@ -1,0 +1,52 @@
+"""Throughput of N worker processes over 1 on the same requests, and service-time inflation.
+
+Run: .venv/bin/python bench/bench_executors.py   (N = number of CPU cores, 2 here)
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from simulplay.backends import parse_backend  # noqa: E402
+from simulplay.backends.executors import parse_executor  # noqa: E402
+from simulplay.backends.store import AudioStore  # noqa: E402
+from simulplay.backends.synth import plan_requests, run_synthesis  # noqa: E402
+from simulplay.grouping import parse_rule  # noqa: E402
+from simulplay.traces import read_trace, streams_from_frame  # noqa: E402
+
+
+def timed_run(plan, config, executor: str) -> tuple[float, dict[str, float]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = AudioStore(tmp)
+        start = time.perf_counter()
+        run_synthesis(plan, config, store, executor=parse_executor(executor), contention_sample=0)
+        wall = time.perf_counter() - start
+        services = {k: store.get_record(k)["service_s"] for k in plan["key"].unique()}
+    return wall, services
+
+
+def main() -> None:
+    n = os.cpu_count() or 2
+    config = parse_backend("piper:intra_op_threads=1,reuse=never")
+    streams = [s for s in streams_from_frame(read_trace(ROOT / "traces" / "sample_traces.jsonl"))
+               if s.talk_id == "walkable-city"]
+    plan = plan_requests(streams, [parse_rule("immediate")], config.create())
+    one, serial_service = timed_run(plan, config, "process:1")
+    many, parallel_service = timed_run(plan, config, f"process:{n}")
+    speedup = one / many
+    inflation = statistics.median(parallel_service[k] / serial_service[k] for k in serial_service)
+    print(f"{len(plan)} Piper requests (1 intra-op thread each): 1 worker {one:.1f} s, {n} workers {many:.1f} s "
+          f"(both including worker start-up) → throughput ×{speedup:.2f} (goal ≥ {0.85 * n:.2f})")
+    print(f"median service time with {n} workers / with 1 worker: {inflation:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""Jobs, outcomes, workers and the driver that writes them into the store.
+
+Workers only synthesize: each loads its backend once, warms it up and runs one request
+at a time, returning samples and clocks (:class:`Outcome`). Only the driver writes the
+store and later the manifest, so a cluster needs no shared filesystem.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simulplay.backends.base import BackendConfig
+from simulplay.backends.store import AudioStore
+
+
+@dataclass
+class Job:
+    """One request to synthesize (a unique request key)."""
+
+    key: str
+    text: str
+    realization: int
+    origin: dict[str, Any]
+    attempts: int = 0  # times a worker died while running it
+
+
+@dataclass
+class Outcome:
+    key: str
+    audio: np.ndarray | None
+    sample_rate: int
+    service_s: float
+    chunks: list[list[float]]
+    error: str
+    worker: str
+    host: str
+    device: str
+    pid: int
+
+
+class WorkerState:
+    """A loaded, warmed-up backend inside one worker."""
+
+    def __init__(self, config: BackendConfig, name: str):
+        self.name = name
+        self.backend = config.create()
+        self.backend.load()
+        self.backend.warmup()
+        self.host = socket.gethostname()
+        self.device = str(self.backend.identity().get("device", ""))
+
+    def run(self, job: Job) -> Outcome:
+        from simulplay.backends.synth import synthesize_request
+
+        self.backend.prepare(job.realization)
+        try:
+            audio, service, chunks = synthesize_request(self.backend, job.text)
+            error = ""
+        except Exception as e:  # noqa: BLE001 - any backend failure is recorded, never dropped
+            audio, service, chunks = None, float("nan"), []
+            error = f"{type(e).__name__}: {e}".replace("\n", " ")[:500]
+        return Outcome(job.key, audio, int(self.backend.sample_rate), service, chunks, error, self.name,
+                       self.host, self.device, os.getpid())
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def died(job: Job, worker: str, retries: int) -> Outcome:
+    return Outcome(job.key, None, 0, float("nan"), [], f"WorkerDied: worker {worker} died while synthesizing "
+                   f"this request ({job.attempts} times; retry limit {retries})", worker, "", "", 0)
+
+
+@dataclass
+class WorkerStats:
+    requests: int = 0
+    audio_s: float = 0.0
+    service_s: float = 0.0
+
+
+@dataclass
+class SynthStats:
+    synthesized: int = 0
+    failed: int = 0
+    skipped: int = 0
+    retries: int = 0
+    worker_deaths: int = 0
+    audio_s: float = 0.0
+    service_s: float = 0.0
+    failures: list[str] = field(default_factory=list)
+    per_worker: dict[str, WorkerStats] = field(default_factory=dict)
+    contention_ratio: float | None = None
+    contention_sample: int = 0
+
+
+class Driver:
+    """Claims keys, receives outcomes, writes audio and records, counts everything."""
+
+    def __init__(self, store: AudioStore, progress: Callable[[float, float], None] | None = None):
+        self.store = store
+        self.progress = progress
+        self.stats = SynthStats()
+        self.locks: dict[str, int] = {}
+        self.deferred: list[Job] = []  # keys another process was synthesizing
+
+    def claim(self, unit: list[Job], *, wait: bool = False) -> tuple[list[Job], list[Job]]:
+        """Lock the unit's keys; returns (ours, held by another process). Keys whose
+        record appeared meanwhile are dropped (counted as skipped)."""
+        mine, busy = [], []
+        for job in unit:
+            fd = self.store.try_lock(job.key, wait=wait)
+            if fd is None:
+                busy.append(job)
+            elif self.store.get_record(job.key) is not None:
+                self.store.unlock(fd)
+                self.stats.skipped += 1
+            else:
+                self.locks[job.key] = fd
+                mine.append(job)
+        return mine, busy
+
+    def release_all(self) -> None:
+        for fd in self.locks.values():
+            self.store.unlock(fd)
+        self.locks.clear()
+
+    def retry(self, job: Job) -> None:
+        self.stats.retries += 1
+        self.store.log_event({"event": "retry", "key": job.key, "attempt": job.attempts, "pid": os.getpid()})
+
+    def outcome(self, job: Job, out: Outcome) -> None:
+        meta = {"origin": job.origin, "worker": out.worker, "host": out.host, "pid": out.pid,
+                "device": out.device, "attempts": job.attempts + 1}
+        if out.error:
+            failure = self.store.get_failure(job.key) or {}
+            self.store.put_failure(job.key, {**meta, "error": out.error,
+                                             "runs": failure.get("runs", 0) + 1})
+            self.store.log_event({"event": "failed", "key": job.key, "worker": out.worker, "error": out.error})
+            self.stats.failed += 1
+            self.stats.failures.append(out.error)
+            audio_s = 0.0
+        else:
+            audio_key = self.store.put_audio(out.audio, out.sample_rate)
+            audio_s = len(out.audio) / out.sample_rate
+            self.store.put_record(job.key, {**meta, "audio_key": audio_key, "sample_rate": out.sample_rate,
+                                            "n_samples": int(len(out.audio)), "service_s": out.service_s,
+                                            "chunks": out.chunks, "created": time.time()})
+            self.store.log_event({"event": "synthesized", "key": job.key, "pid": out.pid, "worker": out.worker})
+            self.stats.synthesized += 1
+            self.stats.audio_s += audio_s
+            self.stats.service_s += out.service_s
+            w = self.stats.per_worker.setdefault(out.worker, WorkerStats())
+            w.requests += 1
+            w.audio_s += audio_s
+            w.service_s += out.service_s
+        fd = self.locks.pop(job.key, None)
+        if fd is not None:
+            self.store.unlock(fd)
+        if self.progress:
+            self.progress(audio_s, 0.0 if out.error else out.service_s)
+
+
+def todo_jobs(plan: pd.DataFrame, store: AudioStore) -> tuple[list[list[Job]], int]:
+    """Units of work: the missing keys grouped by output, in plan order; each key once.
+
+    Returns (units, keys already in the store)."""
+    from simulplay.backends.synth import origin_of
+
+    done = store.completed_keys()
+    first = plan.drop_duplicates("key")
+    todo = first[~first["key"].isin(done)]
+    units: dict[tuple, list[Job]] = {}
+    for row in todo.to_dict("records"):
+        out = (row["talk_id"], row["system"], row["condition"], row["realization"])
+        units.setdefault(out, []).append(Job(row["key"], row["text"], int(row["realization"]), origin_of(row)))
+    return list(units.values()), int(len(first) - len(todo))
+
+
+def split_units(units: list[list[Job]], workers: int) -> list[list[Job]]:
+    """With fewer outputs than workers, split outputs into runs of consecutive requests
+    (only for stateless request backends)."""
+    if not units or len(units) >= workers:
+        return units
+    parts = -(-workers // len(units))
+    out = []
+    for unit in units:
+        size = max(1, -(-len(unit) // parts))
+        out += [unit[i:i + size] for i in range(0, len(unit), size)]
+    return out
