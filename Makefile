@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 # Extras the demo and the test suite need (the CPU build of torch is installed first).
 DEMO_EXTRAS = vad
-TEST_EXTRAS = test,vad,asr,ray
+TEST_EXTRAS = test,vad,asr,ray,xtts
 
 .PHONY: demo test lint bench clean
 
@@ -24,14 +24,24 @@ $(VENV)/.test-installed: pyproject.toml Makefile $(VENV)/.torch-installed
 	$(BIN)/python -m pip install --quiet -e '.[$(TEST_EXTRAS)]'
 	touch $@ $(VENV)/.demo-installed
 
+# torchaudio's registry wheels are CUDA builds: their compiled library needs libcudart and
+# torch's CUDA libraries, so `import torchaudio` fails on the CPU build of torch. XTTS uses
+# only its pure-PyTorch parts (MelSpectrogram, resample), which torchaudio supports without
+# the library (it then skips loading it), so the library is removed when torch is a CPU build.
+$(VENV)/.torchaudio-cpu: $(VENV)/.test-installed
+	$(BIN)/python -c "import importlib.util as u, pathlib, torch; s = u.find_spec('torchaudio'); \
+	[f.unlink() for f in pathlib.Path(s.origin).parent.joinpath('lib').glob('*.so') if torch.version.cuda is None]"
+	$(BIN)/python -c "import torchaudio, TTS.tts.models.xtts"
+	touch $@
+
 demo: $(VENV)/.demo-installed
 	$(BIN)/simulplay demo
 
-test: $(VENV)/.test-installed
+test: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 	$(BIN)/ruff check simulplay tests bench
 	$(BIN)/python -m pytest -q
 
-bench: $(VENV)/.test-installed
+bench: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 	$(BIN)/python bench/run_all.py
 
 clean:

@@ -30,3 +30,11 @@ def pytest_sessionfinish(session, exitstatus):
         if skipped and session.exitstatus == 0:
             print(f"\nCI=true: {skipped} skipped test(s) count as failures")
             session.exitstatus = 1
+
+
+@pytest.fixture(scope="session")
+def tiny_xtts_dir(tmp_path_factory):
+    """A tiny random XTTS-v2 checkpoint folder, built once per test session (about 90 MB)."""
+    from tests.tiny_xtts import build_tiny_xtts
+
+    return build_tiny_xtts(tmp_path_factory.mktemp("tiny-xtts"))

@@ -1,0 +1,317 @@
+"""Served TTS: an OpenAI-compatible speech client (``POST {base_url}/audio/speech``).
+
+``--backend http:base_url=http://gpu-box:8000/v1,model=piper:en_US-joe-medium,response_format=pcm``
+sends each request as ``{"model", "input", "voice", "response_format"}`` and reads the
+streamed response (chunked or not) piece by piece: every received piece that completes
+at least one sample is yielded at once, so the synthesis clock records its arrival time
+as a chunk. ``pcm`` is 16-bit little-endian mono at the rate in the ``X-Sample-Rate``
+response header (``simulplay serve`` sends it) or ``sample_rate`` (OpenAI's pcm: 24,000
+Hz); ``wav`` takes the rate from the WAV header (streamed WAV with unknown sizes works).
+
+Retries: a connection failure, a timeout before the response starts, or HTTP 429/5xx is
+retried up to ``retries`` times, ``retry_wait`` seconds apart, inside the request's clock
+(a retry costs real time). A stream cut off or stalled after audio arrived is a failure,
+never retried: its pieces were already timed. After each ``stream()`` the backend exposes
+``last_attempts`` (HTTP attempts made) and ``last_errors`` (why earlier attempts failed);
+a final failure's message says how many attempts were made. The API key is read from the
+environment variable named by ``api_key_env`` when the backend loads; it is sent only in
+the ``Authorization`` header and never stored, printed or put into an identity.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import struct
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from simulplay.backends.base import Backend, BackendConfig, BackendError, package_version, register_backend
+from simulplay.errors import InputError
+
+FORMATS = ("pcm", "wav")
+RETRY_STATUS = (429, 500, 502, 503, 504)
+IDENTITY_PATH = "/simulplay/identity"  # below base_url; served by `simulplay serve`
+
+
+@register_backend("http")
+@dataclass(frozen=True)
+class HttpSettings(BackendConfig):
+    """An OpenAI-compatible speech server. ``base_url`` ends before ``/audio/speech`` (e.g.
+    ``http://host:8000/v1``); ``timeout``: seconds to wait for the connection and for each
+    piece; ``retries``: extra attempts; ``retry_wait``: seconds between attempts;
+    ``api_key_env``: the name of an environment variable holding the API key."""
+
+    base_url: str = ""
+    model: str = ""
+    voice: str = ""
+    response_format: str = "pcm"
+    sample_rate: int = 24_000
+    timeout: float = 60.0
+    retries: int = 0
+    retry_wait: float = 1.0
+    api_key_env: str = ""
+    reuse: str = ""
+
+    def __post_init__(self):
+        url = urlsplit(self.base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"base_url must be an http:// or https:// URL such as http://127.0.0.1:8000/v1, "
+                             f"got '{self.base_url}'")
+        if url.username or url.password:
+            raise ValueError("base_url must not hold credentials (give the API key through api_key_env)")
+        if not self.model:
+            raise ValueError("model is required (the server's model id)")
+        if self.response_format not in FORMATS:
+            raise ValueError(f"response_format must be pcm or wav, got '{self.response_format}'")
+        if self.timeout <= 0 or self.retries < 0 or self.retry_wait < 0 or self.sample_rate <= 0:
+            raise ValueError("timeout > 0, retries ≥ 0, retry_wait ≥ 0 and sample_rate > 0 are required")
+        self.reuse_policy()
+
+    def create(self) -> HttpBackend:
+        return HttpBackend(self)
+
+
+class RetryableError(Exception):
+    """A failure before any audio arrived that a retry may cure."""
+
+
+class HttpBackend(Backend):
+    config: HttpSettings
+
+    def __init__(self, config: HttpSettings):
+        super().__init__(config)
+        self.sample_rate = config.sample_rate
+        self.last_attempts = 0
+        self.last_errors: list[str] = []
+        self._key: str | None = None
+        self._identity: dict[str, Any] | None = None
+        self._rate_seen = False
+        url = urlsplit(config.base_url)
+        self._scheme, self._host, self._port = url.scheme, url.hostname, url.port
+        self._prefix = url.path.rstrip("/")
+
+    def load(self) -> None:
+        env = self.config.api_key_env
+        if env:
+            key = os.environ.get(env, "")
+            if not key:
+                raise InputError.at("--backend http", f"the environment variable {env} is not set or empty",
+                                    field="api_key_env", accepted="the name of a variable holding the API key")
+            self._key = key
+        self.loaded = True
+
+    def warmup(self) -> None:
+        """One untimed request, so that a server's first-request costs stay out of the clock.
+        A failure here is only logged: every timed request records its own failure."""
+        try:
+            for _ in self.stream("Warm up."):
+                pass
+        except BackendError as e:
+            logging.getLogger(__name__).warning("warm-up request to %s failed: %s", self.config.base_url, e)
+
+    # ---- HTTP ------------------------------------------------------------------
+
+    def _connection(self) -> http.client.HTTPConnection:
+        cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
+        return cls(self._host, self._port, timeout=self.config.timeout)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": f"audio/{self.config.response_format}"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        return headers
+
+    def _open(self, text: str) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        c = self.config
+        body = {"model": c.model, "input": text, "response_format": c.response_format}
+        if c.voice:
+            body["voice"] = c.voice
+        conn = self._connection()
+        try:
+            conn.request("POST", f"{self._prefix}/audio/speech", json.dumps(body).encode(), self._headers())
+            resp = conn.getresponse()
+        except TimeoutError as e:
+            conn.close()
+            raise RetryableError(f"no response within {c.timeout:g} s") from e
+        except OSError as e:  # refused, reset, unreachable
+            conn.close()
+            raise RetryableError(f"connection failed ({type(e).__name__}: {e})") from e
+        if resp.status != 200:
+            detail = _error_detail(resp)
+            conn.close()
+            message = f"HTTP {resp.status} {resp.reason}{': ' + detail if detail else ''}"
+            if resp.status in RETRY_STATUS:
+                raise RetryableError(message)
+            raise BackendError(message)
+        return conn, resp
+
+    def stream(self, text: str) -> Iterator[np.ndarray]:
+        """Each received piece's complete samples, yielded on arrival (int16 mono)."""
+        if not self.loaded:
+            self.load()
+        self.last_attempts, self.last_errors = 0, []
+        attempts = 1 + self.config.retries
+        for attempt in range(1, attempts + 1):
+            self.last_attempts = attempt
+            try:
+                conn, resp = self._open(text)
+            except RetryableError as e:
+                self.last_errors.append(str(e))
+                if attempt == attempts:
+                    raise BackendError(f"{e} (after {attempt} attempt{'s' if attempt > 1 else ''}: "
+                                       f"{'; '.join(self.last_errors)})") from e
+                time.sleep(self.config.retry_wait)
+                continue
+            try:
+                yield from self._pieces(resp)
+            finally:
+                conn.close()
+            return
+
+    def _pieces(self, resp: http.client.HTTPResponse) -> Iterator[np.ndarray]:
+        header_rate = resp.getheader("X-Sample-Rate")
+        decoder = PcmDecoder(int(header_rate) if header_rate else self.config.sample_rate,
+                             wav=self.config.response_format == "wav")
+        received = 0
+        while True:
+            try:
+                piece = resp.read1(1 << 16)
+            except http.client.IncompleteRead as e:
+                raise BackendError(f"stream cut off after {received + len(e.partial)} bytes") from e
+            except TimeoutError as e:
+                raise BackendError(f"no data for {self.config.timeout:g} s after {received} bytes") from e
+            except (OSError, http.client.HTTPException) as e:
+                raise BackendError(f"stream broken after {received} bytes ({type(e).__name__}: {e})") from e
+            if not piece:
+                break
+            received += len(piece)
+            samples = decoder.feed(piece)
+            if decoder.rate is not None:
+                self._set_rate(decoder.rate)
+            if len(samples):
+                yield samples
+        if resp.length:  # Content-Length announced more bytes than arrived before the server closed
+            raise BackendError(f"stream cut off after {received} bytes ({resp.length} announced bytes missing)")
+        decoder.finish()
+
+    def _set_rate(self, rate: int) -> None:
+        if self._rate_seen and rate != self.sample_rate:
+            raise BackendError(f"the server changed its sample rate from {self.sample_rate} to {rate} Hz")
+        self.sample_rate, self._rate_seen = rate, True
+
+    # ---- identity --------------------------------------------------------------
+
+    def served_identity(self) -> dict[str, Any] | None:
+        """``simulplay serve``'s backend identity (None from a server that does not report one)."""
+        conn = self._connection()
+        try:
+            conn.request("GET", self._prefix + IDENTITY_PATH, headers=self._headers() if self._key else {})
+            resp = conn.getresponse()
+            body = resp.read()
+        except OSError as e:
+            raise InputError.at(self.config.base_url, f"cannot be reached ({type(e).__name__}: {e})",
+                                field="base_url", accepted="a running OpenAI-compatible speech server") from e
+        finally:
+            conn.close()
+        if resp.status != 200:
+            return None
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
+
+    def label(self) -> str:
+        return f"http:{self.config.model}" + (f"/{self.config.voice}" if self.config.voice else "")
+
+    def identity(self) -> dict[str, Any]:
+        if self._identity is None:
+            if self.config.api_key_env and not self.loaded:
+                self.load()
+            c = self.config
+            served = self.served_identity()
+            ident = {
+                "package": f"simulplay-http-client@{package_version('simulplay')}",
+                "voice": c.voice or "(server default)",
+                "server": c.base_url,
+                "settings": {k: v for k, v in c.settings().items() if k not in ("api_key_env", "reuse")},
+                "served": served or "not reported (not a simulplay server)",
+                "seed": (served or {}).get("seed"),
+                "device": f"remote:{(served or {}).get('device', 'unknown')}",
+                "threads": f"remote:{(served or {}).get('threads', 'unknown')}",
+            }
+            self._identity = ident
+        return self._identity
+
+
+class PcmDecoder:
+    """Turns received bytes into int16 samples, carrying partial samples (and a WAV
+    header) across pieces."""
+
+    def __init__(self, rate: int, *, wav: bool):
+        self.rate: int | None = None if wav else rate
+        self.wav = wav
+        self.buf = b""
+        self.in_data = not wav
+
+    def feed(self, data: bytes) -> np.ndarray:
+        self.buf += data
+        if not self.in_data:
+            self._parse_header()
+            if not self.in_data:
+                return np.zeros(0, np.int16)
+        n = len(self.buf) // 2 * 2
+        samples = np.frombuffer(self.buf[:n], dtype="<i2").astype(np.int16)
+        self.buf = self.buf[n:]
+        return samples
+
+    def _parse_header(self) -> None:
+        b = self.buf
+        if len(b) < 12:
+            return
+        if b[:4] != b"RIFF" or b[8:12] != b"WAVE":
+            raise BackendError("the response is not a WAV stream (no RIFF/WAVE header)")
+        pos = 12
+        while len(b) >= pos + 8:
+            cid, size = b[pos:pos + 4], struct.unpack("<I", b[pos + 4:pos + 8])[0]
+            if cid == b"data":
+                if self.rate is None:
+                    raise BackendError("the WAV stream has no fmt chunk before its data")
+                self.buf, self.in_data = b[pos + 8:], True
+                return
+            if len(b) < pos + 8 + size:
+                return
+            if cid == b"fmt ":
+                fmt, channels, rate, _, _, bits = struct.unpack("<HHIIHH", b[pos + 8:pos + 24])
+                if fmt not in (1, 0xFFFE) or channels != 1 or bits != 16:
+                    raise BackendError(f"the WAV stream is not 16-bit mono PCM (format {fmt}, "
+                                       f"{channels} channels, {bits} bits)")
+                self.rate = rate
+            pos += 8 + size + (size & 1)
+
+    def finish(self) -> None:
+        if not self.in_data:
+            raise BackendError("the WAV stream ended before its data chunk")
+        if self.buf:
+            raise BackendError(f"the stream ended inside a sample ({len(self.buf)} stray byte)")
+
+
+def _error_detail(resp: http.client.HTTPResponse) -> str:
+    """The server's error message (OpenAI style ``{"error": {"message": …}}``), shortened."""
+    try:
+        body = resp.read(4096)
+    except (OSError, http.client.HTTPException):
+        return ""
+    try:
+        data = json.loads(body)
+        message = data.get("error", {}).get("message") if isinstance(data.get("error"), dict) else data.get("error")
+        return str(message or data)[:300]
+    except (ValueError, AttributeError):
+        return body.decode("utf-8", "replace").strip()[:300]
