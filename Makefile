@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
+# The report tests open the HTML in Debian's headless Chromium (installed by `make test`).
+SUDO = $(if $(filter 0,$(shell id -u)),,sudo)
 # Extras the demo and the test suite need (the CPU build of torch is installed first).
 DEMO_EXTRAS = vad
 TEST_EXTRAS = test,vad,asr,ray,xtts
@@ -38,6 +40,7 @@ demo: $(VENV)/.demo-installed
 	$(BIN)/simulplay demo
 
 test: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
+	command -v chromium >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium)
 	$(BIN)/ruff check simulplay tests bench
 	$(BIN)/python -m pytest -q
 

@@ -498,6 +498,43 @@ def serve(
 
 
 @app.command()
+def report(
+    run_dir: Path = typer.Argument(..., help="Run folder written by `simulplay run` or `simulplay demo`."),
+    out: Path = typer.Option(..., "--out", help="Report folder (created; its report files are replaced)."),
+    condition: str | None = typer.Option(None, "--condition", help="Grouped condition of Figures 2-3 (ΔQ and the "
+                                         "timeline), compared with the reference; default: the timer with the "
+                                         "longest wait, else the first other rule."),
+    talk: str | None = typer.Option(None, "--talk", help="Talk of the timeline (Figure 3); default: the talk with "
+                                    "the largest |η| under --condition."),
+):
+    """Tables and figures of a run folder, every one with its signature.
+
+    Writes report.md; report.html, self-contained (figures embedded, no
+    network requests, readable on a phone); tables/ as CSV (full precision,
+    one signature per row) and LaTeX (booktabs); figures/ as PNG and SVG.
+
+    Tables (times in seconds, the paper's shapes): playback per system and
+    condition (equal-talk means of first playback, audio D, idle I, offset
+    L; requests per talk); η with intervals and direction counts; per-talk
+    δ and η with duration and idle parts; every rule side by side with the
+    sensitivity replays; buffered-policy contrasts; trace statistics;
+    requests and trigger shares per condition; edge-silence η per threshold
+    and content diagnostics when the run folder has them.
+
+    Figures: per-talk η with mean and interval; the ready-audio queue change
+    ΔQ(u) on 101 points of source progress u = t / S (mean and 25th-75th
+    percentile band across talks, one panel per backend); one talk's
+    playback timeline; request audio durations per condition.
+    """
+    from simulplay.analysis.report import build_report, write_report
+
+    rep = build_report(run_dir, condition=condition, talk=talk)
+    files = write_report(rep, out)
+    typer.echo(f"wrote {len(rep.tables)} tables and {len(rep.figures)} figures ({len(files)} files) to {out}; "
+               f"open {out / 'report.html'}")
+
+
+@app.command()
 def run(
     experiment: Path = typer.Argument(..., help="EXPERIMENT.toml (see the README for its keys)."),
     allow_incomplete: bool = typer.Option(False, "--allow-incomplete",
@@ -527,6 +564,7 @@ def _finish_run(res, exp) -> None:
         print_table(eta_v.table[["condition", "eta_s", "ci_low_s", "ci_high_s"]], eta_v.table_signatures,
                     title=f"sensitivity replay {name}")
     typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")
+    typer.echo(f"report: {(exp.out / 'report' / 'report.html').resolve()}")
 
 
 @app.command()

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from simulplay.analysis import Bootstrap, EtaResult, compute_eta
+from simulplay.analysis.report import build_report, write_report
 from simulplay.backends import parse_backend
 from simulplay.backends.run import SynthResult, synthesize_to_manifest
 from simulplay.backends.store import AudioStore
@@ -57,6 +58,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     t2 = time.perf_counter()
     res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
     _write_run_record(exp, res)
+    write_report(build_report(exp.out), exp.out / "report")
     return res
 
 

@@ -40,7 +40,8 @@ def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder
     assert "synthesized" in first.stdout and "signature:" in first.stdout
     out = folder / "run"
     for name in ("manifest.parquet", "manifest.chunks.parquet", "summary.parquet", "eta.csv", "eta.md",
-                 "eta.release-chunk.csv", "eta.service-zero.csv", "contrasts.csv", "run.json"):
+                 "eta.release-chunk.csv", "eta.service-zero.csv", "contrasts.csv", "run.json",
+                 "report/report.html", "report/report.md", "report/tables/table02_eta.tex"):
         assert (out / name).exists(), name
     eta = pd.read_csv(out / "eta.csv")
     assert eta["n_talks"][0] == 2 and "boot_seed:0" in eta["signature"][0]

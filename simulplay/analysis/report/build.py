@@ -1,0 +1,138 @@
+"""``simulplay report``: a run folder → report.md, report.html, tables/ (CSV + LaTeX) and
+figures/ (PNG + SVG). Everything is computed in memory first; the files are then
+written into a temporary folder beside the target and moved into place, so a failed
+report leaves nothing half-written."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from simulplay import __version__
+from simulplay.analysis.report import html, render
+from simulplay.analysis.report.figures import all_figures, default_condition, default_talk
+from simulplay.analysis.report.load import RunData, load_run
+from simulplay.analysis.report.model import ReportFigure, ReportTable
+from simulplay.analysis.report.queue import replay_parts
+from simulplay.analysis.report.tables import all_tables, condition_order
+from simulplay.errors import InputError
+from simulplay.grouping import canonical_condition
+
+#: Report order by key prefix; tables and figures not listed follow in their own order.
+ORDER = ("table00", "table01", "table02", "figure01", "table04", "table08", "table09", "table10", "figure02",
+         "figure03", "table11", "table12", "figure04", "table16", "table13", "table17")
+OUTPUTS = ("report.md", "report.html", "tables", "figures")
+
+
+@dataclass
+class Report:
+    run: RunData
+    tables: list[ReportTable]
+    figures: list[ReportFigure]
+    condition: str  # grouped condition of Figures 2–3
+    talk: str  # talk of Figure 3
+
+    def items(self) -> list[ReportTable | ReportFigure]:
+        items = self.tables + self.figures
+        rank = {p: i for i, p in enumerate(ORDER)}
+        return sorted(items, key=lambda x: rank.get(x.key.split("_")[0], len(ORDER)))
+
+    def table(self, key: str) -> ReportTable:
+        return next(t for t in self.tables if t.key == key)
+
+
+def build_report(run_dir: str | Path, *, condition: str | None = None, talk: str | None = None) -> Report:
+    """Read a run folder and compute every table and figure (nothing is written)."""
+    run = load_run(run_dir)
+    ref = canonical_condition(run.reference)
+    others = [c for c in condition_order(run) if c != ref]
+    if not others:
+        raise InputError.at(run.folder / "run.json", "has no condition besides the reference",
+                            field="experiment.rules", field_label="key", accepted="at least two rules")
+    cond = canonical_condition(condition) if condition else default_condition(run)
+    if cond not in others:
+        raise InputError.at(f"--condition '{condition}'", "is not a grouped condition of the run",
+                            accepted=", ".join(others))
+    parts = replay_parts(run.manifest.frame, run.summary.frame,
+                         allow_incomplete=bool(run.record.get("excluded_outputs")), source=str(run.manifest.path))
+    talks = sorted(run.summary.frame["talk_id"].unique())
+    chosen = talk or default_talk(run, cond)
+    if chosen not in talks:
+        raise InputError.at(f"--talk '{talk}'", "is not a talk of the run", accepted=", ".join(talks[:20]))
+    return Report(run, all_tables(run), all_figures(run, parts, cond, chosen), cond, chosen)
+
+
+def _intro(report: Report) -> str:
+    run = report.run
+    return (f"Run folder {run.folder.name}: translators A = {run.a} and F = {run.f}, reference condition "
+            f"{canonical_condition(run.reference)}, {run.summary.frame['talk_id'].nunique()} talk(s). Times are "
+            f"seconds from source start; δ = L(A) − L(F) is negative when A finishes earlier and η(w) = δ(w) − δ(0). "
+            f"Figures 2–3 show condition {report.condition}; Figure 3 shows talk {report.talk}. Every table and "
+            f"figure carries its signature; tables/ holds each table as CSV (full precision, one signature per row) "
+            f"and LaTeX (booktabs). Made by simulplay {__version__}.")
+
+
+def markdown_report(report: Report) -> str:
+    title = f"simulplay report: {report.run.record['experiment'].get('name', report.run.folder.name)}"
+    out = [f"# {title}", "", _intro(report), ""]
+    if report.run.notes:
+        out += ["## Notes", ""] + [f"* {n}" for n in report.run.notes] + [""]
+    for item in report.items():
+        if isinstance(item, ReportTable):
+            out.append(render.markdown(item))
+        else:
+            out += [f"### {render.heading(item)}", "", f"![{render.heading(item)}](figures/{item.key}.png)", "",
+                    item.caption + f" (SVG: [figures/{item.key}.svg](figures/{item.key}.svg))", ""]
+            out += [f"Signature: `{s}`  " for s in item.lines] + [""]
+    return "\n".join(out)
+
+
+def html_report(report: Report) -> str:
+    title = f"simulplay report: {report.run.record['experiment'].get('name', report.run.folder.name)}"
+    return html.page(title, _intro(report), report.items(), report.run.notes)
+
+
+def write_report(report: Report, out: str | Path) -> list[Path]:
+    """Write every file of the report under ``out`` (created; its report files replaced)."""
+    target = Path(out)
+    if target.exists() and not target.is_dir():
+        raise InputError.at(target, "is a file", field="--out", accepted="a folder (created if missing)")
+    if not target.parent.is_dir():
+        raise InputError.at(target, f"folder {target.parent} does not exist", field="--out",
+                            accepted="a folder whose parent exists")
+    files: dict[str, bytes] = {"report.md": markdown_report(report).encode(),
+                               "report.html": html_report(report).encode()}
+    for t in report.tables:
+        files[f"tables/{t.key}.csv"] = render.csv_text(t).encode()
+        files[f"tables/{t.key}.tex"] = render.latex(t).encode()
+    for f in report.figures:
+        files[f"figures/{f.key}.png"] = f.png
+        files[f"figures/{f.key}.svg"] = f.svg
+        if f.data is not None:
+            files[f"tables/{f.data.key}.csv"] = render.csv_text(f.data).encode()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        tmp.chmod(0o755)
+        for name, data in files.items():
+            (tmp / name).parent.mkdir(exist_ok=True)
+            (tmp / name).write_bytes(data)
+        _move_into(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [target / name for name in files]
+
+
+def _move_into(tmp: Path, target: Path) -> None:
+    if not target.exists():
+        os.replace(tmp, target)
+        return
+    for name in OUTPUTS:
+        old, new = target / name, tmp / name
+        if old.is_dir():
+            shutil.rmtree(old)
+        elif old.exists():
+            old.unlink()
+        os.replace(new, old)

@@ -1,0 +1,273 @@
+"""The report's figures (matplotlib, Agg, rendered in memory as PNG and SVG bytes).
+
+Figure 1: per-talk η per condition (dots) with the mean and its interval. Figure 2:
+ready-audio queue change ΔQ(u) on the source-progress grid, mean and 25th–75th
+percentile band across talks, one panel per backend and realization, one line per
+system. Figure 3: one talk's playback timeline under the reference and a grouped
+condition (readiness, playing, idle). Figure 4: distribution (ECDF) of request audio
+durations per condition. Every figure carries its signature in a footer and in the
+PNG/SVG metadata. Times in seconds.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from simulplay.analysis.report.load import RunData
+from simulplay.analysis.report.model import ReportFigure, ReportTable, signature_lines
+from simulplay.analysis.report.queue import BAND, GRID_POINTS, queue_delta
+from simulplay.analysis.report.tables import condition_order, panels, system_order
+from simulplay.signature import merge
+
+DPI = 110
+WIDTH = 7.0  # inches
+RC = {"svg.hashsalt": "simulplay", "svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8,
+      "axes.labelsize": 8, "legend.fontsize": 7, "xtick.labelsize": 7, "ytick.labelsize": 7}
+SIG_WIDTH = 150  # characters per footer line
+
+
+def _wrap(line: str, width: int = SIG_WIDTH) -> list[str]:
+    """Break a display signature after ``|`` separators so that lines fit the figure."""
+    out, cur = [], ""
+    for piece in re.split(r"(?<=\|)", line):
+        if cur and len(cur) + len(piece) > width:
+            out.append(cur)
+            cur = ""
+        cur += piece
+    return out + [cur] if cur else out
+
+
+def render(fig: Figure, lines: Sequence[str]) -> tuple[bytes, bytes]:
+    """PNG and SVG bytes of ``fig`` with its signature lines as a footer and metadata."""
+    text = "\n".join(w for line in lines for w in _wrap("signature: " + line))
+    meta = "\n".join(lines)
+    with matplotlib.rc_context(RC):
+        FigureCanvasAgg(fig).draw()  # lay out first: the footer goes under everything drawn
+        fig.set_layout_engine("none")
+        low = fig.get_tightbbox().y0 / fig.get_figheight()
+        fig.text(0.0, min(0.0, low) - 0.01, text, ha="left", va="top", fontsize=5.5, family="monospace",
+                 color="0.3")
+        png, svg = io.BytesIO(), io.BytesIO()
+        fig.savefig(png, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.08,
+                    metadata={"Description": meta, "Software": None})
+        fig.savefig(svg, format="svg", bbox_inches="tight", pad_inches=0.08,
+                    metadata={"Description": meta, "Date": None})
+    return png.getvalue(), svg.getvalue()
+
+
+def _figure(rows: int, cols: int = 1, row_height: float = 2.6) -> tuple[Figure, np.ndarray]:
+    with matplotlib.rc_context(RC):
+        fig = Figure(figsize=(WIDTH, 0.6 + row_height * rows), layout="constrained")
+        axes = fig.subplots(rows, cols, squeeze=False)
+    return fig, axes
+
+
+def _panel_groups(df: pd.DataFrame) -> list[tuple[dict, pd.DataFrame]]:
+    keys = panels(df)
+    if not keys:
+        return [({}, df)]
+    return [(dict(zip(keys, k if isinstance(k, tuple) else (k,))), g) for k, g in df.groupby(keys, sort=False)]
+
+
+def _panel_title(pk: dict) -> str:
+    parts = [pk["backend"]] if "backend" in pk else []
+    if "realization" in pk:
+        parts.append(f"realization {pk['realization']}")
+    return " · ".join(parts)
+
+
+def eta_figure(run: RunData) -> ReportFigure:
+    """Figure 1: per-talk η per condition with the mean and interval."""
+    eta, pt = run.eta.frame, run.per_talk.frame
+    groups = _panel_groups(eta)
+    with matplotlib.rc_context(RC):
+        fig, axes = _figure(len(groups))
+        for ax, (pk, g) in zip(axes[:, 0], groups):
+            talks = pt
+            for k, v in pk.items():
+                talks = talks[talks[k] == v]
+            conds = [c for c in condition_order(run) if c in set(g["condition"])]
+            for x, cond in enumerate(conds):
+                row = g[g["condition"] == cond].iloc[0]
+                vals = talks[talks["condition"] == cond].sort_values("talk_id")["eta_s"].to_numpy(float)
+                off = np.linspace(-0.18, 0.18, len(vals)) if len(vals) > 1 else np.zeros(len(vals))
+                ax.scatter(x + off - 0.12, vals, s=14, color="#4C72B0", alpha=0.75, linewidths=0,
+                           label="talk" if x == 0 else None, zorder=3)
+                ax.errorbar([x + 0.18], [row["eta_s"]], yerr=[[row["eta_s"] - row["ci_low_s"]],
+                                                               [row["ci_high_s"] - row["eta_s"]]],
+                            fmt="D", color="black", ms=4, capsize=3, lw=1,
+                            label="mean and interval" if x == 0 else None, zorder=4)
+            ax.axhline(0, color="0.5", lw=0.8, zorder=1)
+            labels = [f"{c}\n{int(r.n_negative)}−/{int(r.n_positive)}+ of {int(r.n_talks)}"
+                      for c, r in ((c, g[g["condition"] == c].iloc[0]) for c in conds)]
+            ax.set_xticks(range(len(conds)), labels)
+            ax.set_xlim(-0.6, len(conds) - 0.4)
+            ax.set_ylabel("η (s)")
+            ax.set_title(f"{_panel_title(pk)} · reference {run.reference}".strip(" ·"), loc="left")
+            ax.legend(loc="best", frameon=False)
+            ax.grid(axis="y", color="0.9", lw=0.6)
+        lines = signature_lines(run.eta.signatures)
+        png, svg = render(fig, lines)
+    return ReportFigure("figure01_eta_per_talk", "Grouping effects on individual talks",
+                        f"Per-talk η = δ(w) − δ(0) (dots; δ = L({run.a}) − L({run.f})), mean and paired-bootstrap "
+                        f"interval (diamond and bar). Negative η shifts the gap toward {run.a}. Tick labels count "
+                        "talks with η < 0 / > 0.", png, svg, lines, number="Figure 1")
+
+
+def default_condition(run: RunData) -> str:
+    """The grouped condition shown by Figures 2–3 when none is given: the timer with the
+    longest wait, else the first non-reference rule."""
+    from simulplay.grouping import canonical_condition
+
+    ref = canonical_condition(run.reference)
+    conds = [c for c in condition_order(run) if c != ref]
+    timers = [(float(c.split("=", 1)[1]), c) for c in conds if re.fullmatch(r"timer:w=[0-9.]+", c)]
+    return max(timers)[1] if timers else conds[0]
+
+
+def queue_figure(run: RunData, parts: pd.DataFrame, condition: str) -> ReportFigure:
+    """Figure 2: ΔQ(u) = Q_w(u·S) − Q_0(u·S), mean and interquartile band across talks."""
+    from simulplay.grouping import canonical_condition
+
+    ref = canonical_condition(run.reference)
+    systems = system_order(run, parts["system"].unique())
+    src = run.summary.frame.groupby("talk_id")["source_s"].first()
+    _, summary = queue_delta(parts, src, condition=condition, reference=ref, systems=systems)
+    s = run.summary.frame
+    sig_rows = [run.summary.signatures[i] for i in np.flatnonzero(s["condition"].isin([condition, ref]).to_numpy())]
+    extra = {"table": "queue-delta", "rule": f"{condition} vs {ref}", "grid": GRID_POINTS,
+             "band": f"p{BAND[0]:g}-p{BAND[1]:g} linear"}
+    sigs = [merge(x, extra) if isinstance(x, dict) else x for x in sig_rows]
+    groups = _panel_groups(summary)
+    colors = dict(zip(systems, ["#C44E52", "#4C72B0", "#55A868", "#8172B2"] * 4))
+    with matplotlib.rc_context(RC):
+        fig, axes = _figure(len(groups))
+        for ax, (pk, g) in zip(axes[:, 0], groups):
+            for system in [x for x in systems if x in set(g["system"])]:
+                gs = g[g["system"] == system]
+                x = gs["u"].to_numpy() * 100
+                ax.fill_between(x, gs["p25_s"], gs["p75_s"], color=colors[system], alpha=0.2, lw=0)
+                ax.plot(x, gs["mean_s"], color=colors[system], lw=1.3,
+                        label=f"{system} ({int(gs['n_talks'].iloc[0])} talks)")
+            ax.axhline(0, color="0.5", lw=0.8)
+            ax.set_xlim(0, 100)
+            ax.set_xlabel("source progress u (%)")
+            ax.set_ylabel(f"ΔQ: {condition} − {ref} (s)")
+            ax.set_title(f"{_panel_title(pk)} · mean, band: 25th–75th percentile across talks".strip(" ·"),
+                         loc="left")
+            ax.legend(loc="best", frameon=False)
+            ax.grid(color="0.92", lw=0.6)
+        lines = signature_lines(sigs)
+        png, svg = render(fig, lines)
+    data = ReportTable("figure02_queue_delta", "ΔQ(u) per panel and system", "Seconds.", summary,
+                       [" ; ".join(lines)] * len(summary), lines, digits={"u": 2})
+    return ReportFigure("figure02_queue_delta", "Change in ready-audio queue during source arrival",
+                        f"ΔQ(u) = Q_w(u·S) − Q_0(u·S) for w = {condition} against {ref}, at {GRID_POINTS} points of "
+                        "source progress; Q(t) is audio already generated and not yet played at source time t. "
+                        "Curves: equal-talk means; bands: 25th–75th percentile across talks (linear), not "
+                        "confidence intervals. Negative: less generated audio waiting to play, not earlier word "
+                        "delivery. The figure stops at source end; panels may use different vertical scales.",
+                        png, svg, lines, number="Figure 2", data=data)
+
+
+def default_talk(run: RunData, condition: str) -> str:
+    """The talk with the largest |η| under ``condition`` in the first panel."""
+    pt = run.per_talk.frame
+    first = _panel_groups(pt)[0][1]
+    g = first[first["condition"] == condition]
+    if g.empty:
+        return str(sorted(run.summary.frame["talk_id"].unique())[0])
+    return str(g.loc[g["eta_s"].abs().idxmax(), "talk_id"])
+
+
+def timeline_figure(run: RunData, parts: pd.DataFrame, condition: str, talk: str) -> ReportFigure:
+    """Figure 3: one talk's playback under the reference and ``condition``, both systems."""
+    from simulplay.grouping import canonical_condition
+
+    ref = canonical_condition(run.reference)
+    pk, first = _panel_groups(parts)[0]
+    one = first[first["talk_id"] == talk]
+    systems = system_order(run, one["system"].unique())
+    rows = [(s, c) for s in systems for c in (ref, condition)]
+    src = float(run.summary.frame.loc[run.summary.frame["talk_id"] == talk, "source_s"].iloc[0])
+    s = run.summary.frame
+    mask = (s["talk_id"] == talk) & s["condition"].isin([ref, condition])
+    for k, v in pk.items():
+        mask &= s[k] == v
+    sigs = [merge(run.summary.signatures[i], {"table": "timeline"}) for i in np.flatnonzero(mask.to_numpy())]
+    with matplotlib.rc_context(RC):
+        fig, axes = _figure(1, row_height=0.55 * len(rows) + 0.6)
+        ax = axes[0, 0]
+        for y, (system, cond) in enumerate(reversed(rows)):
+            p = one[(one["system"] == system) & (one["condition"] == cond) & one["play_s"].notna()]
+            play, end, ready = (p[c].to_numpy(float) for c in ("play_s", "end_s", "ready_s"))
+            shades = np.where(np.arange(len(play)) % 2 == 0, "#4C72B0", "#7EA6E0")
+            ax.broken_barh(list(zip(play, end - play)), (y - 0.3, 0.6), facecolors=list(shades), lw=0,
+                           label="playing" if y == 0 else None)
+            prev = np.concatenate([[0.0], end[:-1]])
+            gaps = [(a, b - a) for a, b in zip(prev, play) if b > a]
+            ax.broken_barh(gaps, (y - 0.3, 0.6), facecolors="#F2B880", lw=0, label="idle" if y == 0 else None)
+            ax.plot(ready, np.full(len(ready), y + 0.38), "|", color="0.15", ms=4, mew=0.6,
+                    label="part ready" if y == 0 else None)
+        ax.axvline(src, color="#C44E52", ls="--", lw=1, label=f"source end S = {src:.1f} s")
+        ax.set_yticks(range(len(rows)), [f"{s}\n{c}" for s, c in reversed(rows)])
+        ax.set_ylim(-0.7, len(rows) + 0.3)  # the top band holds the legend
+        ax.set_xlabel("seconds from source start")
+        ax.set_title(f"talk {talk} · {_panel_title(pk)}".strip(" ·"), loc="left")
+        ax.legend(loc="upper center", ncol=4, frameon=False)
+        ax.grid(axis="x", color="0.92", lw=0.6)
+        lines = signature_lines(sigs)
+        png, svg = render(fig, lines)
+    return ReportFigure("figure03_timeline", f"Playback timeline of talk {talk}",
+                        f"Each row is one output: parts play serially (alternating shades), idle is time the player "
+                        f"waits for audio (including the initial wait), ticks mark each part's readiness. Reference "
+                        f"{ref} against {condition}. Parts without audio are not played.", png, svg, lines,
+                        number="Figure 3")
+
+
+def durations_figure(run: RunData) -> ReportFigure:
+    """Figure 4: ECDF of request audio durations per condition (successful requests)."""
+    man = run.manifest.frame
+    ok = man[man["error"] == ""]
+    n_failed = int((man["error"] != "").sum())
+    groups = _panel_groups(ok)
+    systems = system_order(run, ok["system"].unique())
+    conds = [c for c in condition_order(run) if c in set(ok["condition"])]
+    colors = dict(zip(conds, [matplotlib.colormaps["tab10"](i % 10) for i in range(len(conds))]))
+    with matplotlib.rc_context(RC):
+        fig, axes = _figure(len(groups), len(systems), row_height=2.4)
+        for r, (pk, g) in enumerate(groups):
+            for c, system in enumerate(systems):
+                ax = axes[r, c]
+                for cond in conds:
+                    d = np.sort(g.loc[(g["system"] == system) & (g["condition"] == cond), "audio_s"].to_numpy(float))
+                    if len(d):
+                        ax.step(np.concatenate([[0.0], d]), np.arange(len(d) + 1) / len(d), where="post",
+                                color=colors[cond], lw=1.1, label=f"{cond} ({len(d)})")
+                ax.set_xlabel("request audio (s)")
+                ax.set_ylabel("fraction of requests")
+                ax.set_title(f"{system} · {_panel_title(pk)}".strip(" ·"), loc="left")
+                ax.legend(loc="lower right", frameon=False, fontsize=6)
+                ax.grid(color="0.92", lw=0.6)
+        sigs = [merge(s, {"table": "request-durations"}) if isinstance(s, dict) else s
+                for s in run.manifest.signatures]
+        lines = signature_lines(sigs)
+        png, svg = render(fig, lines)
+    note = f" {n_failed} failed request(s) are left out." if n_failed else " No request failed."
+    return ReportFigure("figure04_request_durations", "Request audio durations per condition",
+                        "Empirical distribution of each request's audio duration (seconds, from sample counts); "
+                        "the legend gives the number of requests. Punctuation-only requests have no audio (0 s)."
+                        + note, png, svg, lines, number="Figure 4")
+
+
+def all_figures(run: RunData, parts: pd.DataFrame, condition: str, talk: str) -> list[ReportFigure]:
+    return [eta_figure(run), queue_figure(run, parts, condition), timeline_figure(run, parts, condition, talk),
+            durations_figure(run)]

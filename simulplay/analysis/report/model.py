@@ -1,0 +1,110 @@
+"""What a report is made of: signed tables and figures, before any file is written."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from simulplay.console import compact_signatures
+from simulplay.signature import format_signature
+
+#: Column labels shown in Markdown, HTML and LaTeX (CSV keeps the column names).
+LABELS = {
+    "backend": "backend", "realization": "realization", "system": "system", "condition": "condition",
+    "talk_id": "talk", "n_talks": "talks", "requests_per_talk": "requests/talk", "first_play_s": "first playback (s)",
+    "audio_s": "audio D (s)", "idle_s": "idle I (s)", "offset_s": "offset L (s)", "source_s": "source S (s)",
+    "delta_ref_s": "δ(0) (s)", "delta_s": "δ(w) (s)", "eta_s": "η (s)", "ci_low_s": "CI low (s)",
+    "ci_high_s": "CI high (s)", "n_negative": "η<0", "n_positive": "η>0", "duration_part_s": "duration part (s)",
+    "idle_part_s": "idle part (s)", "p1": "P1", "p2": "P2", "delta_p1_s": "δ(P1) (s)", "delta_p2_s": "δ(P2) (s)",
+    "diff_s": "δ(P1)−δ(P2) (s)", "streams": "streams", "updates": "updates", "words": "words",
+    "median_words": "median words", "p90_words": "90th pct words", "pct_le2_words": "≤2 words (%)",
+    "pct_terminal_punct": "final punct. (%)", "after_source_end": "after source end", "groups": "groups",
+    "requests": "requests", "failed": "failed", "threshold": "threshold", "rule": "rule",
+}
+
+
+def label(col: str) -> str:
+    """The display label of a column (the name itself when none is defined)."""
+    if col in LABELS:
+        return LABELS[col]
+    if col.startswith("eta_s[") and col.endswith("]"):
+        return f"η {col[6:-1]} (s)"
+    return col
+
+
+#: Signature keys that tables show as columns (the column that holds each).
+PER_ROW_COLUMNS = {"rule": "condition", "reference": "reference", "backend": "backend",
+                   "realization": "realization", "threshold": "threshold"}
+
+
+def signature_lines(sigs: Sequence[Mapping[str, Any] | str], frame: pd.DataFrame | None = None) -> list[str]:
+    """Distinct display signatures: structured ones compacted (keys shown as columns
+    marked ``(per row)``); display strings (CSV tables) compacted the same way when the
+    row's own column values, masked in its string, make the strings equal."""
+    dicts = [s for s in sigs if not isinstance(s, str)]
+    strings = [s for s in sigs if isinstance(s, str)]
+    if frame is not None and len(set(strings)) > 1 and len(strings) == len(frame):
+        masked = [_mask(s, row) for s, row in zip(strings, frame.to_dict("records"))]
+        if len(set(masked)) == 1:
+            strings = masked
+    lines = [format_signature(s) for s in compact_signatures(dicts)] + strings
+    return list(dict.fromkeys(lines))
+
+
+def _mask(shown: str, row: Mapping[str, Any]) -> str:
+    """``shown`` with each per-row key whose value equals the row's column replaced by
+    ``(per row)`` (the values come from the row, nothing is read from the string)."""
+    for key, col in PER_ROW_COLUMNS.items():
+        if col in row:
+            token = format_signature({key: row[col]})
+            shown = re.sub(rf"(^|\|){re.escape(token)}(?=\||$)", lambda m, k=key: f"{m.group(1)}{k}:(per row)", shown)
+    return shown
+
+
+def row_strings(sigs: Sequence[Mapping[str, Any] | str]) -> list[str]:
+    return [s if isinstance(s, str) else format_signature(s) for s in sigs]
+
+
+@dataclass
+class ReportTable:
+    """One table: machine columns in ``frame``, one full signature per row."""
+
+    key: str  # file stem under tables/
+    title: str
+    caption: str
+    frame: pd.DataFrame
+    signatures: list[str]  # one display string per row (CSV column)
+    lines: list[str]  # what the report shows under the table
+    digits: dict[str, int] = field(default_factory=dict)  # decimals of float columns (default 3)
+    number: str = ""  # "Table 2"
+    labels: dict[str, str] = field(default_factory=dict)  # overrides of LABELS for this table
+    extra_signatures: dict[str, list[str]] = field(default_factory=dict)  # CSV columns signature[NAME]
+
+    def label(self, col: str) -> str:
+        return self.labels.get(col) or label(col)
+
+    @classmethod
+    def signed(cls, key: str, title: str, caption: str, frame: pd.DataFrame,
+               sigs: Sequence[Mapping[str, Any] | str], **kw) -> ReportTable:
+        frame = frame.reset_index(drop=True)
+        if len(sigs) != len(frame):
+            raise ValueError(f"{key}: {len(sigs)} signatures for {len(frame)} rows")
+        return cls(key, title, caption, frame, row_strings(sigs), signature_lines(sigs, frame), **kw)
+
+
+@dataclass
+class ReportFigure:
+    """One figure rendered in memory."""
+
+    key: str  # file stem under figures/
+    title: str
+    caption: str
+    png: bytes
+    svg: bytes
+    lines: list[str]  # signatures shown with it
+    number: str = ""
+    data: ReportTable | None = None  # the numbers drawn, saved beside the tables

@@ -1,0 +1,79 @@
+"""Per-part playback for the report, and the ready-audio queue change ΔQ(u) (SPEC §4).
+
+``Q(t) = Σ_{j: r_j ≤ t} max(0, C_j − max(p_j, t))`` over an output's played parts, and
+``ΔQ_s(u) = Q_{s,w}(u·S_s) − Q_{s,0}(u·S_s)`` for talk s on a grid of source progress
+u ∈ [0, 1] (101 points by default): grouped condition w against the reference. Across
+talks: the equal-talk mean and the 25th–75th percentile band (NumPy ``linear``), which
+describe the spread of talks, not a confidence interval. Times in seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from simulplay.errors import InputError
+from simulplay.sim import output_keys, replay
+from simulplay.sim.playback import ready_queue
+
+GRID_POINTS = 101
+BAND = (25.0, 75.0)
+
+
+def replay_parts(manifest: pd.DataFrame, summary: pd.DataFrame, *, allow_incomplete: bool,
+                 source: str) -> pd.DataFrame:
+    """Per-part ready/play/end times of the primary replay (request release, measured
+    service), checked against the run's summary: both must give every output's offset."""
+    res = replay(manifest, allow_incomplete=allow_incomplete, source=source)
+    keys = output_keys(res.summary)
+    both = res.summary[keys + ["offset_s"]].merge(summary[keys + ["offset_s"]], on=keys, how="outer",
+                                                  suffixes=("_replay", "_run"), indicator=True)
+    off_r, off_s = both["offset_s_replay"].to_numpy(float), both["offset_s_run"].to_numpy(float)
+    same = (np.isnan(off_r) & np.isnan(off_s)) | (np.abs(off_r - off_s) <= 1e-9)
+    bad = both[(both["_merge"] != "both") | ~same]
+    if len(bad):
+        row = bad.iloc[0]
+        label = ", ".join(f"{k}={row[k]}" for k in keys)
+        raise InputError.at(source, f"replaying it does not reproduce summary.parquet for output ({label}): "
+                            f"offset {row['offset_s_replay']} s vs {row['offset_s_run']} s",
+                            accepted="manifest.parquet and summary.parquet of the same run")
+    return res.parts
+
+
+def queue_at(parts: pd.DataFrame, t: np.ndarray) -> np.ndarray:
+    """Q(t) of one output's parts (silent parts, which never play, are left out)."""
+    played = parts[parts["play_s"].notna()]
+    return ready_queue(played["ready_s"].to_numpy(float), played["play_s"].to_numpy(float),
+                       played["end_s"].to_numpy(float), t)
+
+
+def queue_delta(parts: pd.DataFrame, source_s: pd.Series, *, condition: str, reference: str,
+                systems: Sequence[str], points: int = GRID_POINTS) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """ΔQ per talk and its summary across talks.
+
+    ``parts``: per-part replay with output keys; ``source_s``: S per talk_id.
+    Returns (per-talk rows ``[panel…], system, talk_id, u, delta_q_s`` and summary rows
+    ``[panel…], system, u, n_talks, mean_s, p25_s, p75_s``). Talks lacking either
+    output are left out (the summary's ``n_talks`` says how many were used).
+    """
+    u = np.linspace(0.0, 1.0, points)
+    panel = [k for k in ("backend", "realization") if k in parts]
+    sub = parts[parts["condition"].isin([condition, reference]) & parts["system"].isin(systems)]
+    rows = []
+    for key, g in sub.groupby(panel + ["system", "talk_id"], sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        by_cond = dict(tuple(g.groupby("condition")))
+        if condition not in by_cond or reference not in by_cond:
+            continue
+        t = u * float(source_s[key[-1]])
+        dq = queue_at(by_cond[condition], t) - queue_at(by_cond[reference], t)
+        rows.append(pd.DataFrame({**dict(zip(panel + ["system", "talk_id"], key)), "u": u, "delta_q_s": dq}))
+    cols = panel + ["system", "talk_id", "u", "delta_q_s"]
+    per_talk = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=cols)
+    stats = per_talk.groupby(panel + ["system", "u"], sort=False)["delta_q_s"]
+    summary = stats.agg(n_talks="count", mean_s="mean").reset_index()
+    summary["p25_s"] = stats.quantile(BAND[0] / 100, interpolation="linear").to_numpy()
+    summary["p75_s"] = stats.quantile(BAND[1] / 100, interpolation="linear").to_numpy()
+    return per_talk, summary

@@ -1,0 +1,261 @@
+"""The report's tables in the shapes the paper uses (numbers as the run saved them).
+
+Table 1: playback per system and condition (equal-talk means); Table 2: η with
+intervals and direction counts; Tables 4–5: per-talk δ, η and the duration/idle parts;
+Table 8: every rule side by side, with the sensitivity replays' η; Table 9:
+buffered-policy contrasts; Table 10: edge-silence η per threshold; Table 11: trace
+statistics pooled per system; Table 12: requests and groups per condition; Table 16:
+non-speech share of the duration reduction; content diagnostics when present.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from simulplay.analysis.report.load import PANEL_KEYS, RunData, Signed
+from simulplay.analysis.report.model import ReportTable, row_strings, signature_lines
+from simulplay.grouping import canonical_condition
+from simulplay.signature import base_signature, merge
+from simulplay.traces.model import ends_terminal, join_texts, word_count
+
+TRIGGERS = ("immediate", "timer", "punct", "words", "eos")
+
+
+def panels(df: pd.DataFrame) -> list[str]:
+    return [k for k in PANEL_KEYS if k in df]
+
+
+def condition_order(run: RunData) -> list[str]:
+    """The run's conditions in the order of its rules (canonical strings)."""
+    return [canonical_condition(r) for r in run.rules]
+
+
+def system_order(run: RunData, systems: Sequence[str]) -> list[str]:
+    return [s for s in (run.a, run.f) if s in systems] + sorted(set(systems) - {run.a, run.f})
+
+
+def _sort(df: pd.DataFrame, run: RunData, by: Sequence[str]) -> pd.DataFrame:
+    """Sort by panel, then ``by``; conditions in rule order, systems A, F first."""
+    ranks = {}
+    conds = {c: i for i, c in enumerate(condition_order(run))}
+    systems = {s: i for i, s in enumerate(system_order(run, df["system"].unique() if "system" in df else []))}
+    for col in by:
+        if col in ("condition", "p1", "p2"):
+            ranks[col] = df[col].map(lambda c: conds.get(c, len(conds)))
+        elif col == "system":
+            ranks[col] = df[col].map(systems)
+    order = panels(df) + list(by)
+    key = pd.DataFrame({c: ranks.get(c, df[c]) for c in order})
+    return df.loc[key.sort_values(order, kind="stable").index]
+
+
+def _mean_over_talks(run: RunData) -> tuple[pd.DataFrame, list]:
+    s = run.summary.frame.assign(_sig=range(len(run.summary.frame)))
+    man = run.manifest.frame
+    keys = panels(s) + ["system", "condition"]
+    out_keys = keys + ["talk_id"]
+    per_output = man.groupby(out_keys, sort=False).size().rename("requests").reset_index()
+    s = s.merge(per_output, on=out_keys, how="left")
+    g = s.groupby(keys, sort=False)
+    table = g.agg(n_talks=("talk_id", "nunique"), requests_per_talk=("requests", "mean"),
+                  first_play_s=("first_play_s", "mean"), audio_s=("audio_s", "mean"), idle_s=("idle_s", "mean"),
+                  offset_s=("offset_s", "mean"), source_s=("source_s", "mean"), _sig=("_sig", "first")).reset_index()
+    table = _sort(table, run, ["system", "condition"])
+    sigs = [merge(run.summary.signatures[i], {"table": "playback-means"}) for i in table["_sig"]]
+    return table.drop(columns="_sig"), sigs
+
+
+def playback_table(run: RunData) -> ReportTable:
+    table, sigs = _mean_over_talks(run)
+    return ReportTable.signed(
+        "table01_playback", "Playback per system and condition",
+        "Equal-talk means in seconds: first playback p₁, audio D, idle I (including the initial wait), "
+        "offset L = D + I − S; requests per talk; mean source duration S. Compare conditions within a "
+        "backend: voice, frontend and hardware differ between backends.", table, sigs, digits={"requests_per_talk": 1},
+        number="Table 1")
+
+
+def eta_table(run: RunData) -> ReportTable:
+    eta = _sort(run.eta.frame.assign(_i=range(len(run.eta.frame))), run, ["condition"])
+    sigs = [run.eta.signatures[i] for i in eta["_i"]]
+    conf = _confidence(run)
+    return ReportTable.signed(
+        "table02_eta", "Grouping changes the between-translator completion gap",
+        f"δ = L({run.a}) − L({run.f}) in seconds, negative when {run.a} finishes earlier; "
+        f"η(w) = δ(w) − δ(0) against {run.reference}; duration part + idle part = η. Means weight talks "
+        f"equally; {conf} intervals from the paired talk bootstrap within each panel; η<0 / η>0 count talks.",
+        eta.drop(columns=["_i", "signature"], errors="ignore"), sigs, number="Table 2")
+
+
+def per_talk_table(run: RunData) -> ReportTable:
+    pt = run.per_talk.frame.assign(_i=range(len(run.per_talk.frame)))
+    src = run.summary.frame.groupby("talk_id")["source_s"].first()
+    pt.insert(pt.columns.get_loc("condition") + 1, "source_s", pt["talk_id"].map(src))
+    pt = _sort(pt, run, ["condition", "talk_id"])
+    sigs = [run.per_talk.signatures[i] for i in pt["_i"]]
+    return ReportTable.signed(
+        "table04_per_talk", "Per-talk completion gaps and their change",
+        f"Seconds. δ = L({run.a}) − L({run.f}); η = δ(w) − δ(0); the duration and idle parts sum to η. "
+        "Every talk is kept, including exceptions.", pt.drop(columns=["_i", "signature"], errors="ignore"), sigs,
+        number="Tables 4–5")
+
+
+def rules_table(run: RunData) -> ReportTable:
+    keys = panels(run.eta.frame) + ["condition"]
+    eta = run.eta.frame.assign(_i=range(len(run.eta.frame)))
+    table = eta[keys + ["delta_ref_s", "delta_s", "eta_s", "_i"]]
+    extra = {}
+    for name, v in run.variants.items():
+        col = f"eta_s[{name}]"
+        vf = v.frame.assign(**{f"_sig[{name}]": range(len(v.frame))})[keys + ["eta_s", f"_sig[{name}]"]]
+        table = table.merge(vf.rename(columns={"eta_s": col}), on=keys, how="left", validate="one_to_one")
+        extra[name] = v
+    table = _sort(table, run, ["condition"])
+    sigs = [run.eta.signatures[i] for i in table["_i"]]
+    spans = []
+    for _, g in table.groupby(panels(table), sort=False) if panels(table) else [((), table)]:
+        spans.append(f"{float(g['delta_s'].max() - g['delta_s'].min()):.3f} s")
+    out = ReportTable.signed(
+        "table08_rules", "Every grouping rule side by side",
+        f"Seconds. η(p) = δ(p) − δ(0) against {run.reference}; compare two buffered rules by the difference of "
+        f"their δ(p) (Table 9), not of their η. Span of mean δ(p) over these rules: {', '.join(spans)} (per panel). "
+        "The η columns of the sensitivity replays keep text, grouping and samples fixed and change only release "
+        "or service.", table.drop(columns=["_i"] + [f"_sig[{n}]" for n in extra]), sigs, number="Table 8")
+    out.lines = [f"primary: {line}" for line in out.lines]
+    for name, v in extra.items():
+        vs = [v.signatures[int(i)] if not pd.isna(i) else "" for i in table[f"_sig[{name}]"]]
+        out.lines += [f"{name}: {line}" for line in signature_lines([s for s in vs if s != ""])]
+        out.extra_signatures[name] = row_strings(vs)
+    return out
+
+
+def contrast_table(run: RunData) -> ReportTable | None:
+    if run.contrasts is None or run.contrasts.frame.empty:
+        return None
+    c = run.contrasts
+    conf = _confidence(run)
+    return ReportTable.signed(
+        "table09_contrasts", "Buffered-policy contrasts δ(P1) − δ(P2)",
+        f"Seconds. Compared directly, with the same paired talk bootstrap ({conf} intervals); the counts are "
+        "talks with a negative / positive difference.", c.frame.drop(columns="signature"), c.signatures,
+        labels={"n_negative": "diff<0", "n_positive": "diff>0"}, number="Table 9")
+
+
+def optional_table(run: RunData, key: str) -> ReportTable | None:
+    """A table another command wrote into the run folder, shown as it is."""
+    spec = {
+        "eta_edges": ("table10_edges", "Grouping effects after request-edge silence removal", "Table 10",
+                      "Seconds, per VAD threshold. Readiness is held fixed; only sample durations change, so this "
+                      "is a retrospective sensitivity analysis. The primary analysis uses untrimmed audio."),
+        "edges_nonspeech": ("table16_nonspeech", "Audio-duration reduction partitioned by speech activity",
+                            "Table 16", "Seconds; the share divides summed non-speech reduction by summed total "
+                            "reduction. Detector-classified speech does not establish preserved content."),
+        "content": ("table13_content", "Content diagnostics: recognized against intended words", "Table 13",
+                    "Deletions are recognition mismatches, not verified omissions."),
+        "word_timing": ("table17_word_timing", "Added delay of recognized words in playback time", "Table 17",
+                        "Seconds; words accepted in every compared condition; intervals resample talks and leave "
+                        "out recognition and timestamp error."),
+    }[key]
+    t: Signed | None = run.optional.get(key)
+    if t is None:
+        return None
+    frame = t.frame.drop(columns="signature")
+    digits = {c: 2 for c in frame.columns if "pct" in c or "share" in c or "rate" in c}
+    return ReportTable.signed(spec[0], spec[1], spec[3], frame, t.signatures, digits=digits, number=spec[2])
+
+
+def trace_table(run: RunData) -> ReportTable | None:
+    if run.traces is None:
+        return None
+    rows = []
+    for system, g in run.traces.groupby("system", sort=False):
+        words = np.array([word_count(t) for t in g["text"]])
+        streams = g.groupby("talk_id", sort=False)
+        rows.append({
+            "system": system, "streams": streams.ngroups, "updates": len(g),
+            "words": sum(word_count(join_texts(list(s["text"]), s["glue"].to_numpy())) for _, s in streams),
+            "median_words": float(np.median(words)), "p90_words": float(np.percentile(words, 90)),
+            "pct_le2_words": 100.0 * float(np.mean(words <= 2)),
+            "pct_terminal_punct": 100.0 * float(np.mean([ends_terminal(t) for t in g["text"]])),
+            "after_source_end": int((g["time_s"] > g["source_s"]).sum()),
+        })
+    table = _sort(pd.DataFrame(rows), run, ["system"])
+    sig = base_signature(**run.trace_signature)
+    return ReportTable.signed(
+        "table11_traces", "Text updates: lengths and punctuation",
+        "Pooled over the talks of each system. Words are whitespace words (punctuation-only tokens count); an "
+        "update can become several requests; terminal punctuation (. ? ! with optional closing quote or bracket) "
+        "does not label a prosodic boundary.", table, [sig] * len(table),
+        digits={"median_words": 1, "p90_words": 1, "pct_le2_words": 2, "pct_terminal_punct": 2}, number="Table 11")
+
+
+def requests_table(run: RunData) -> ReportTable:
+    man = run.manifest.frame.assign(_sig=range(len(run.manifest.frame)))
+    keys = panels(man) + ["system", "condition"]
+    ok = man[man["error"] == ""]
+    g = man.groupby(keys, sort=False)
+    table = g.agg(requests=("seq", "size"), _sig=("_sig", "first")).reset_index()
+    failed = (man["error"] != "").groupby([man[k] for k in keys], sort=False).sum()
+    if failed.any():
+        table["failed"] = failed.to_numpy()
+    table["median_request_audio_s"] = ok.groupby(keys, sort=False)["audio_s"].median().reindex(
+        pd.MultiIndex.from_frame(table[keys])).to_numpy()
+    if {"group", "trigger"} <= set(man.columns):
+        groups = man.drop_duplicates(keys + ["talk_id", "group"])
+        table["groups"] = groups.groupby(keys, sort=False).size().reindex(
+            pd.MultiIndex.from_frame(table[keys])).to_numpy()
+        shares = pd.crosstab([groups[k] for k in keys], groups["trigger"], normalize="index") * 100
+        for trig in TRIGGERS:
+            if trig in shares:
+                table[f"pct_{trig}"] = shares[trig].reindex(pd.MultiIndex.from_frame(table[keys])).to_numpy()
+    table = _sort(table, run, ["system", "condition"])
+    sigs = [merge(run.manifest.signatures[i], {"table": "requests"}) for i in table["_sig"]]
+    digits = {c: 2 for c in table.columns if c.startswith("pct_")}
+    labels = {f"pct_{t}": f"{t} (%)" for t in TRIGGERS}
+    labels["median_request_audio_s"] = "median request audio (s)"
+    return ReportTable.signed(
+        "table12_requests", "Requests and groups per condition",
+        "Requests summed over talks (a request reused from another condition counts once per use; the input-limit "
+        "splitter can cut one group into several requests); groups and the share of groups released by each "
+        "trigger; median audio duration of successful requests.", table.drop(columns="_sig"), sigs,
+        digits=digits, labels=labels, number="Table 12")
+
+
+def overview_table(run: RunData) -> ReportTable:
+    r, exp = run.record, run.record["experiment"]
+    s = run.summary.frame
+    items = [
+        ("experiment", exp.get("name", "")), ("translators", f"A = {run.a}, F = {run.f} (δ = L(A) − L(F))"),
+        ("rules", ", ".join(condition_order(run))), ("reference", canonical_condition(run.reference)),
+        ("backend", exp.get("backend", "")), ("realizations", exp.get("realizations", "")),
+        ("talks", s["talk_id"].nunique()), ("outputs", len(s)),
+        ("requests", r.get("requests", "")), ("synthesized / already in store / failed",
+                                              f"{r.get('synthesized')} / {r.get('already_in_store')} / "
+                                              f"{r.get('failed')}"),
+        ("reused rows", r.get("reused_rows", "")), ("audio (s)", f"{float(r.get('audio_s', np.nan)):.3f}"),
+        ("excluded outputs", len(r.get("excluded_outputs", []))),
+        ("bootstrap", f"{exp.get('draws')} draws, seed {exp.get('seed')}, quantile {exp.get('quantile_method')}, "
+                      f"confidence {exp.get('confidence')}"),
+        ("sensitivity replays", ", ".join(exp.get("variants", [])) or "none"),
+    ]
+    frame = pd.DataFrame({"item": [k for k, _ in items], "value": [str(v) for _, v in items]})
+    sig = merge(r.get("signature") or {}, base_signature(table="run"))
+    return ReportTable.signed("table00_run", "The run", f"Settings and counts from {run.folder.name}/run.json.",
+                              frame, [sig] * len(frame))
+
+
+def _confidence(run: RunData) -> str:
+    conf = run.record["experiment"].get("confidence", 0.95)
+    return f"{100 * float(conf):g} %"
+
+
+def all_tables(run: RunData) -> list[ReportTable]:
+    """Every table the run supports, in report order (absent inputs leave theirs out)."""
+    tables = [overview_table(run), playback_table(run), eta_table(run), per_talk_table(run), rules_table(run),
+              contrast_table(run), optional_table(run, "eta_edges"), trace_table(run), requests_table(run),
+              optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
+              optional_table(run, "word_timing")]
+    return [t for t in tables if t is not None]

@@ -1,0 +1,81 @@
+"""Synthetic run folders for the report tests, built the way `simulplay run` writes them
+(replay → η → tables with signatures) from made-up request clocks, without synthesis."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from simulplay.analysis import Bootstrap, compute_eta
+from simulplay.signature import base_signature
+from simulplay.sim import replay, validate_manifest
+from simulplay.sim.service import parse_service
+from simulplay.tables import write_table
+from simulplay.traces import write_trace
+
+RULES = ["immediate", "timer:w=4", "punct"]
+CONDITIONS = ["immediate", "timer:w=4", "punct:cap=2,min_words=3"]
+BACKEND = "fake:sine"
+
+
+def synthetic_manifest(n_talks: int, seed: int = 7) -> pd.DataFrame:
+    """Requests of two translators under three conditions; grouping merges requests, so
+    grouped outputs have fewer, longer, later requests."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(n_talks):
+        source = float(rng.uniform(40, 90))
+        for system, n_updates in (("A", 24), ("F", 16)):
+            times = np.sort(rng.uniform(1, source, n_updates))
+            audio = rng.uniform(0.3, 2.5, n_updates)
+            for cond, size in zip(CONDITIONS, (1, 4, 3)):
+                for seq, start in enumerate(range(0, n_updates, size)):
+                    idx = slice(start, start + size)
+                    rows.append({"talk_id": f"talk{t:02d}", "system": system, "condition": cond, "backend": BACKEND,
+                                 "realization": 0, "seq": seq,
+                                 "dispatch_s": float(times[idx].max()) + (0 if size == 1 else 0.5),
+                                 "service_s": 0.05 * (idx.stop - start), "audio_s": float(audio[idx].sum() * 0.9),
+                                 "source_s": source, "text": "words here.", "trigger": "immediate" if size == 1 else
+                                 ("timer" if seq % 3 else "punct"), "group": seq, "error": ""})
+    return pd.DataFrame(rows)
+
+
+def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True) -> Path:
+    """Write a run folder as `simulplay run` does: manifest, summary, η (+ per talk,
+    contrasts), the service=zero variant, run.json and the trace file it names."""
+    folder.mkdir(parents=True, exist_ok=True)
+    man = synthetic_manifest(n_talks)
+    common = base_signature(backend="fake@0/sine/abc", splitter="none", reuse="always")
+    write_table(man, folder / "manifest.parquet", [{**common, "rule": c} for c in man["condition"]], kind="manifest",
+                extra_meta={"signature": common})
+    valid = validate_manifest(man, "manifest.parquet")
+    boot = Bootstrap(draws=draws, seed=3)
+    contrasts = [("punct", "timer:w=4")]
+    for suffix, service in (("", "measured"), (".service-zero", "zero")):
+        rep = replay(valid, service=parse_service(service), upstream=common)
+        write_table(rep.summary, folder / f"summary{suffix}.parquet", rep.signatures, kind="playback-summary")
+        eta = compute_eta(rep.summary, a="A", f="F", reference="immediate", boot=boot, contrasts=contrasts,
+                          upstream=rep.signatures)
+        for ext in (".parquet", ".csv", ".md"):
+            write_table(eta.table, folder / f"eta{suffix}{ext}", eta.table_signatures, kind="eta",
+                        signature_column=True)
+        write_table(eta.per_talk, folder / f"eta_per_talk{suffix}.csv", eta.per_talk_signatures, kind="eta-per-talk")
+        write_table(eta.contrasts, folder / f"contrasts{suffix}.csv", eta.contrast_signatures, kind="contrast",
+                    signature_column=True)
+    trace_path = folder / "trace.jsonl"
+    if traces:
+        rows = [{"talk_id": f"talk{t:02d}", "system": s, "seq": i, "time_s": float(i), "text": w,
+                 "source_s": 40.0} for t in range(n_talks) for s in ("A", "F")
+                for i, w in enumerate(["Hello there", "world.", "a b c d", "end!"])]
+        write_trace(pd.DataFrame(rows), trace_path, base_signature(table="trace"))
+    record = {"experiment": {"name": f"synthetic-{n_talks}", "traces": [str(trace_path)], "a": "A", "f": "F",
+                             "rules": RULES, "reference": "immediate", "backend": BACKEND, "realizations": 1,
+                             "draws": draws, "seed": 3, "quantile_method": "linear", "confidence": 0.95,
+                             "contrasts": [list(c) for c in contrasts], "variants": ["service=zero"]},
+              "requests": len(man), "synthesized": 0, "already_in_store": 0, "failed": 0, "reused_rows": 0,
+              "audio_s": float(man["audio_s"].sum()), "excluded_outputs": [], "signature": common}
+    (folder / "run.json").write_text(json.dumps(record), encoding="utf-8")
+    return folder
