@@ -535,6 +535,85 @@ def report(
 
 
 @app.command()
+def blocks(
+    trace: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl)."),
+    backend: str = typer.Option(..., "--backend", help="Session backend: cosyvoice:checkout=PATH,model_dir=PATH,"
+                                "prompt_wav=PATH,prompt_text=TEXT[,seed=5242,speed=1,text_frontend=false,fp16=false]."),
+    out: Path = typer.Option(..., "--out", help="Session summary, one row per (block, condition). " + OUT_HELP),
+    compare: Path = typer.Option(..., "--compare", help="Paired comparison, one row per (system, condition). "
+                                 + OUT_HELP),
+    rule: list[str] = typer.Option(["immediate", "timer:w=4"], "--rule", help="Feed conditions, repeatable "
+                                   "(default: immediate and timer:w=4)."),
+    reference: str = typer.Option("immediate", "--reference", help="Reference feed condition."),
+    min_words: int = typer.Option(64, "--min-words", min=1, help="Fewest whitespace words in a block."),
+    max_words: int = typer.Option(151, "--max-words", min=1, help="Most whitespace words in a block."),
+    seed: int = typer.Option(20261007, "--seed", help="Block selection seed (0 is a seed)."),
+    store: Path | None = typer.Option(None, "--store", help="Also keep each session's audio (FLAC) here."),
+    parts: Path | None = typer.Option(None, "--parts", help="Per-chunk arrival table. " + OUT_HELP),
+    feeds: Path | None = typer.Option(None, "--feeds", help="Per-feed table (when each text entered). " + OUT_HELP),
+    max_wall_s: float = typer.Option(180.0, "--max-wall-s", help="Stop a session after this many seconds "
+                                     "(recorded as a failure)."),
+    max_audio_s: float = typer.Option(240.0, "--max-audio-s", help="Stop a session after this much audio "
+                                      "(seconds; recorded as a failure)."),
+    draws: int = typer.Option(10_000, "--draws", min=1, help="Paired source-bootstrap draws."),
+    boot_seed: int = typer.Option(1032026, "--boot-seed", help="Bootstrap seed (0 is a seed)."),
+    quantile_method: str = typer.Option("linear", "--quantile-method", help="NumPy quantile method."),
+    confidence: float = typer.Option(0.95, "--confidence", help="Interval coverage, in (0, 1)."),
+    allow_incomplete: bool = typer.Option(False, "--allow-incomplete",
+                                          help="Exclude blocks with a failed session and count them."),
+):
+    """Continuing-session block protocol (the paper's Appendix F) for a session backend.
+
+    One block per stream: consecutive updates whose word count lies in
+    [--min-words, --max-words], drawn with --seed. Each block runs once per feed
+    condition in a fresh session (state kept across feeds, reset between sessions); the
+    block's updates are grouped by the rule as a stream of their own (its last update
+    releases pending text). Feeding runs in real time: time zero is the block's first
+    update, every time in the tables is seconds from it, and each chunk's arrival is its
+    readiness (feed waits, inference and the host loop included; loading, the voice
+    prompt and the seed reset before the clock). Chunks play serially; B = C_last −
+    a_last (seconds after the block's last original update). The comparison gives, per
+    system, mean ΔB = B(condition) − B(reference) over blocks with a paired source
+    bootstrap interval, blocks finishing later/earlier, pairs with identical samples, and
+    the duration and idle parts of ΔB.
+    """
+    from simulplay.analysis import Bootstrap
+    from simulplay.backends import parse_backend
+    from simulplay.backends.store import AudioStore
+    from simulplay.block_protocol import run_block_protocol
+    from simulplay.console import print_table
+    from simulplay.grouping import parse_rule
+    from simulplay.tables import check_writable, write_table
+    from simulplay.traces import read_traces, streams_from_frame
+
+    for p in (out, compare, parts, feeds):
+        if p:
+            check_writable(p)
+    try:
+        boot = Bootstrap(draws=draws, seed=boot_seed, method=quantile_method, confidence=confidence)
+    except ValueError as e:
+        raise InputError.at("--quantile-method/--confidence", str(e),
+                            accepted="a NumPy quantile method and 0 < confidence < 1") from e
+    rules = [parse_rule(r) for r in rule]
+    config = parse_backend(backend)
+    streams = streams_from_frame(read_traces(trace))
+    res = run_block_protocol(streams, config, rules, reference=reference, min_words=min_words, max_words=max_words,
+                             seed=seed, boot=boot, store=AudioStore(store) if store else None, max_wall_s=max_wall_s,
+                             max_audio_s=max_audio_s, allow_incomplete=allow_incomplete)
+    write_table(res.summary, out, res.signature, kind="blocks", extra_meta={"identity": res.identity})
+    write_table(res.comparison, compare, res.compare_signature, kind="blocks-compare", signature_column=True)
+    if parts:
+        write_table(res.parts, parts, res.signature, kind="blocks-parts")
+    if feeds:
+        write_table(res.feeds, feeds, res.signature, kind="blocks-feeds")
+    print_table(res.comparison, res.compare_signature, title=f"ΔB = B(condition) − B({reference}), seconds")
+    failed = int((res.summary["error"] != "").sum())
+    if failed:
+        print(f"simulplay: {failed} session(s) failed; see the summary's error column", file=sys.stderr)
+        raise typer.Exit(1)
+
+
+@app.command()
 def run(
     experiment: Path = typer.Argument(..., help="EXPERIMENT.toml (see the README for its keys)."),
     allow_incomplete: bool = typer.Option(False, "--allow-incomplete",

@@ -5,9 +5,12 @@ from simulplay.backends.base import BACKENDS, Backend, BackendConfig, BackendErr
 
 def _load_builtin() -> None:
     """Import the built-in backend modules so that they register themselves."""
-    from simulplay.backends import piper  # noqa: F401
-    from simulplay.backends import served  # noqa: F401  (the http client)
-    from simulplay.backends import xtts  # noqa: F401  (imports torch/TTS only when used)
+    from simulplay.backends import (
+        cosyvoice,  # noqa: F401  (imports the checkout only when used)
+        piper,  # noqa: F401
+        served,  # noqa: F401  (the http client)
+        xtts,  # noqa: F401  (imports torch/TTS only when used)
+    )
 
 
 _load_builtin()

@@ -130,16 +130,44 @@ class Backend(ABC):
 
 
 class Session(ABC):
-    """A continuing synthesis session (one block): text arrives over time, state persists."""
+    """A continuing synthesis session (one block): text arrives over time, state persists.
+
+    ``feed`` and ``finish`` may be called from another thread while ``chunks`` runs the
+    model: ``chunks`` yields int16 mono audio as it is produced and ends after ``finish``
+    once the model has drained.
+    """
 
     @abstractmethod
-    def feed(self, text: str) -> None: ...
+    def feed(self, text: str) -> None:
+        """Append text (with any separating space already included) to the session's input."""
 
     @abstractmethod
-    def finish(self) -> None: ...
+    def finish(self) -> None:
+        """No more text: the model completes what it was fed."""
 
     @abstractmethod
-    def chunks(self) -> Iterator[np.ndarray]: ...
+    def chunks(self) -> Iterator[np.ndarray]:
+        """Audio chunks as the model produces them."""
+
+
+class SessionBackend(Backend):
+    """A backend of kind ``session``: each block gets a fresh :class:`Session` (state reset
+    between blocks, kept across feeds within one)."""
+
+    @abstractmethod
+    def open_session(self) -> Session:
+        """A new session with fresh state and the seed reset (outside any clock)."""
+
+    def stream(self, text: str) -> Iterator[np.ndarray]:
+        raise BackendError(f"backend '{self.config.name}' synthesizes continuing sessions, not requests "
+                           "(use `simulplay blocks`)")
+
+    def warmup(self) -> None:
+        session = self.open_session()
+        session.feed("Warm up.")
+        session.finish()
+        for _ in session.chunks():
+            pass
 
 
 # ---- identity helpers ----------------------------------------------------------

@@ -1,0 +1,211 @@
+"""CosyVoice 3 continuing (bistream) sessions, optional extra ``cosyvoice``.
+
+CosyVoice is not on the package registry: the backend imports ``cosyvoice`` from a
+user-provided source checkout (``checkout=PATH``, a clone of FunAudioLLM/CosyVoice with
+its ``third_party/Matcha-TTS``; the extra installs the registry packages it needs) and
+loads the model from a local folder (``model_dir=PATH``, e.g. Fun-CosyVoice3-0.5B-2512).
+
+One session per block: the text enters the model's streaming-text (bistream) interface,
+``inference_zero_shot(generator, …)``, where the generator is backed by a queue that the
+block runner fills at each group's dispatch time. The model keeps its state across feeds
+within the session; a new session starts from fresh state. Settings follow SPEC §3:
+FP32 (``fp16=false``), seed 5242 reset at the start of each session, speed 1.0, frontend
+normalization off (``text_frontend=false``), streaming output (``stream=true``) so that
+each audio chunk's arrival is recorded. The voice prompt (``prompt_wav`` with its
+transcript ``prompt_text``) is prepared once at load (``add_zero_shot_spk``), outside
+every clock.
+"""
+
+from __future__ import annotations
+
+import queue
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simulplay.backends.base import (
+    BackendConfig,
+    BackendError,
+    Session,
+    SessionBackend,
+    cpu_model,
+    file_sha256,
+    register_backend,
+)
+from simulplay.errors import InputError
+
+CHECKOUT_HINT = ("CosyVoice is not on the package registry: clone FunAudioLLM/CosyVoice (with its "
+                 "third_party/Matcha-TTS submodule) and give the folder as checkout=PATH")
+SPEAKER_ID = "simulplay-prompt"
+
+
+@register_backend("cosyvoice")
+@dataclass(frozen=True)
+class CosyVoiceSettings(BackendConfig):
+    """``checkout``: CosyVoice source folder; ``model_dir``: model folder; ``prompt_wav`` and
+    ``prompt_text``: the reference voice and its transcript (CosyVoice 3 prompts start
+    with ``You are a helpful assistant.<|endofprompt|>``)."""
+
+    kind = "session"
+    seed_reproducible = True
+
+    checkout: str = ""
+    model_dir: str = ""
+    prompt_wav: str = ""
+    prompt_text: str = ""
+    seed: int = 5242
+    speed: float = 1.0
+    text_frontend: bool = False
+    fp16: bool = False
+    stream: bool = True
+
+    def __post_init__(self):
+        if not self.checkout or not Path(self.checkout, "cosyvoice").is_dir():
+            raise ValueError(f"checkout '{self.checkout}' holds no cosyvoice package ({CHECKOUT_HINT})")
+        if not self.model_dir or not Path(self.model_dir).is_dir():
+            raise ValueError(f"model_dir '{self.model_dir}' is not a folder (the CosyVoice 3 model, e.g. "
+                             "Fun-CosyVoice3-0.5B-2512, downloaded once; simulplay never downloads weights)")
+        if not self.prompt_wav or not Path(self.prompt_wav).is_file():
+            raise ValueError(f"prompt_wav '{self.prompt_wav}' does not exist (the reference voice recording)")
+        if not self.prompt_text:
+            raise ValueError("prompt_text is required (the transcript of prompt_wav)")
+        if self.speed <= 0:
+            raise ValueError("speed must be > 0")
+
+    def create(self) -> CosyVoiceBackend:
+        return CosyVoiceBackend(self)
+
+
+def import_cosyvoice(checkout: str):
+    """``cosyvoice.cli.cosyvoice`` from the checkout (its folder and Matcha-TTS go on sys.path)."""
+    for path in (Path(checkout, "third_party", "Matcha-TTS"), Path(checkout)):
+        if path.is_dir() and str(path) not in sys.path:
+            sys.path.insert(0, str(path))
+    try:
+        from cosyvoice.cli import cosyvoice as module
+    except ImportError as e:
+        raise InputError.at(f"checkout {checkout}", f"cannot import cosyvoice.cli.cosyvoice ({e})",
+                            field="checkout", accepted=f"a CosyVoice source checkout; {CHECKOUT_HINT}, and "
+                            "install its requirements (pip install -e '.[cosyvoice]')") from e
+    return module
+
+
+class CosyVoiceBackend(SessionBackend):
+    config: CosyVoiceSettings
+
+    def __init__(self, config: CosyVoiceSettings):
+        super().__init__(config)
+        self.model = None
+        self.sample_rate = 24_000
+
+    def load(self) -> None:
+        if self.loaded:
+            return
+        c = self.config
+        module = import_cosyvoice(c.checkout)
+        cls = getattr(module, "AutoModel", None) or module.CosyVoice3
+        self.model = cls(model_dir=c.model_dir, fp16=c.fp16)
+        self.sample_rate = int(self.model.sample_rate)
+        if not self.model.add_zero_shot_spk(c.prompt_text, c.prompt_wav, SPEAKER_ID):
+            raise BackendError(f"CosyVoice could not prepare the voice prompt {c.prompt_wav}")
+        self.loaded = True
+
+    def reset_seed(self) -> None:
+        """Seed every generator the model may draw from (SPEC §3: 5242 per session)."""
+        random.seed(self.config.seed)
+        np.random.seed(self.config.seed)
+        try:
+            import torch
+        except ImportError:  # pragma: no cover - CosyVoice itself needs torch
+            return
+        torch.manual_seed(self.config.seed)
+
+    def open_session(self) -> CosyVoiceSession:
+        self.reset_seed()
+        return CosyVoiceSession(self)
+
+    def label(self) -> str:
+        return f"cosyvoice:{Path(self.config.model_dir).name}/{Path(self.config.prompt_wav).stem}"
+
+    def identity(self) -> dict[str, Any]:
+        c = self.config
+        folder = Path(c.model_dir)
+        return {
+            "package": f"cosyvoice@{checkout_revision(c.checkout)}",
+            "voice": Path(c.prompt_wav).stem,
+            "voice_sha256": file_sha256(c.prompt_wav),
+            "prompt_text": c.prompt_text,
+            "model": folder.name,
+            "model_sha256": {p.name: file_sha256(p) for p in sorted(folder.iterdir()) if p.is_file()},
+            "settings": {k: v for k, v in c.settings().items()
+                         if k not in ("checkout", "model_dir", "prompt_wav", "prompt_text", "seed")},
+            "seed": c.seed,
+            "device": device_name(),
+            "threads": "model default",
+            "sample_rate": self.sample_rate,
+        }
+
+
+class CosyVoiceSession(Session):
+    """One bistream session: a queue-backed text generator feeding ``inference_zero_shot``."""
+
+    _END = object()
+
+    def __init__(self, backend: CosyVoiceBackend):
+        self.backend = backend
+        self.queue: queue.Queue = queue.Queue()
+        self.fed: list[str] = []
+
+    def feed(self, text: str) -> None:
+        self.fed.append(text)
+        self.queue.put(text)
+
+    def finish(self) -> None:
+        self.queue.put(self._END)
+
+    def _texts(self) -> Iterator[str]:
+        while (item := self.queue.get()) is not self._END:
+            yield item
+
+    def chunks(self) -> Iterator[np.ndarray]:
+        c = self.backend.config
+        outputs = self.backend.model.inference_zero_shot(
+            self._texts(), "", "", zero_shot_spk_id=SPEAKER_ID, stream=c.stream, speed=c.speed,
+            text_frontend=c.text_frontend)
+        for out in outputs:
+            yield to_int16(out["tts_speech"])
+
+
+def to_int16(speech: Any) -> np.ndarray:
+    """A float waveform (tensor or array, any shape) clipped to [-1, 1] and scaled by 32,767."""
+    if hasattr(speech, "detach"):
+        speech = speech.detach().cpu().numpy()
+    wav = np.asarray(speech, dtype=np.float64).reshape(-1)
+    return np.round(np.clip(wav, -1.0, 1.0) * 32767).astype(np.int16)
+
+
+def checkout_revision(checkout: str) -> str:
+    """The checkout's git commit, or 'unknown' when it is not a git work tree."""
+    try:
+        out = subprocess.run(["git", "-C", checkout, "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
+def device_name() -> str:
+    """Where the model runs: CosyVoice uses CUDA when torch sees it."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        return f"cpu:{cpu_model()}"
+    if torch.cuda.is_available():
+        return f"cuda:{torch.cuda.get_device_name(0)}"
+    return f"cpu:{cpu_model()}"

@@ -1,0 +1,192 @@
+"""CosyVoice continuing sessions and the block protocol (issue 8), on a fake CosyVoice
+module with the real bistream generator interface (the real model cannot load here)."""
+
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simulplay.analysis import Bootstrap
+from simulplay.analysis.blocks import compare_blocks
+from simulplay.backends import parse_backend
+from simulplay.backends.blocks import block_tables, feed_schedule, run_session, select_blocks
+from simulplay.errors import IncompleteError, InputError
+from simulplay.grouping import parse_rule
+from tests.factories import stream
+from tests.fake_cosyvoice import make_checkout, make_model_and_prompt
+
+TIMES = [0.0, 0.3, 0.6, 0.9]
+TEXTS = ["Guten Morgen", "liebe Freunde.", "Wie geht", "es euch?"]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cosy")
+    checkout = make_checkout(root / "CosyVoice")
+    model, wav = make_model_and_prompt(root)
+    return checkout, model, wav
+
+
+def spec(setup, **extra):
+    checkout, model, wav = setup
+    items = {"checkout": checkout, "model_dir": model, "prompt_wav": wav,
+             "prompt_text": "You are a helpful assistant.<|endofprompt|>Hallo.", **extra}
+    return "cosyvoice:" + ",".join(f"{k}={v}" for k, v in items.items())
+
+
+@pytest.fixture(scope="module")
+def cosy(setup):
+    backend = parse_backend(spec(setup)).create()
+    backend.load()
+    backend.warmup()
+    return backend
+
+
+def fake_log():
+    return sys.modules["cosyvoice.cli.cosyvoice"].LOG
+
+
+def one_block(times=TIMES, texts=TEXTS):
+    s = stream(times, texts, talk_id="t1", system="A", source_s=2.0)
+    return select_blocks([s], min_words=8, max_words=100, seed=0)[0]  # the whole stream
+
+
+def test_feeds_enter_the_session_at_their_dispatch_times(cosy):
+    block = one_block()
+    grouped = parse_rule("timer:w=0.5")
+    assert feed_schedule(block, grouped) == [(0.5, "Guten Morgen liebe Freunde."), (0.9, " Wie geht es euch?")]
+    before = len(fake_log())
+    res = run_session(cosy, block, grouped)
+    session = fake_log()[before]
+    assert res.error == "" and [f["dispatch_s"] for f in res.feeds] == [0.5, 0.9]
+    lags = [f["fed_s"] - f["dispatch_s"] for f in res.feeds]
+    assert all(0 <= lag < 0.05 for lag in lags)
+    # the model received each piece when it was fed (generator backed by the queue), not earlier
+    received = np.array(session["times"]) - session["times"][0]
+    assert abs(received[1] - (res.feeds[1]["fed_s"] - res.feeds[0]["fed_s"])) < 0.05
+    assert "".join(session["pieces"]) == block.stream.joined and session["text_frontend"] is False
+    # each chunk arrives DELAY after its feed; B = C_last − a_last = D + I − a_last
+    assert all(0.05 <= t - f["fed_s"] < 0.2 for (t, _), f in zip(res.chunks, res.feeds))
+    pb = res.playback()
+    assert pb["b_s"] == pytest.approx(pb["end_s"] - 0.9)
+    assert pb["b_s"] == pytest.approx(pb["audio_s"] + pb["idle_s"] - 0.9)
+
+
+def test_state_is_kept_across_feeds_and_reset_between_sessions(cosy):
+    block = one_block()
+    immediate = run_session(cosy, block, parse_rule("immediate"))
+    np.random.uniform(size=10)  # disturb the global generator between sessions
+    grouped = run_session(cosy, block, parse_rule("timer:w=0.5"))
+    assert len(immediate.feeds) == 4 and len(grouped.feeds) == 2
+    # the fake's audio depends on the session's running phase and the seed only: identical samples
+    assert np.array_equal(immediate.audio, grouped.audio) and len(immediate.audio) == 240 * 36
+    summary, parts, feeds = block_tables([immediate, grouped])
+    assert summary["audio_key"].nunique() == 1 and summary["fed_text_sha256"].nunique() == 1
+    assert summary["audio_s"].nunique() == 1  # equal durations: ΔB is all idle
+    assert len(parts) == 6 and len(feeds) == 6 and parts["n_samples"].sum() == 2 * len(immediate.audio)
+    b = summary.set_index("condition")["b_s"]
+    assert b["timer:w=0.5"] > b["immediate"]
+
+
+def test_a_failing_model_is_a_recorded_session_failure(cosy, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("CUDA out of memory")
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(cosy.model, "inference_zero_shot", broken)
+    res = run_session(cosy, one_block(), parse_rule("immediate"))
+    assert res.error == "RuntimeError: CUDA out of memory" and np.isnan(res.playback()["b_s"])
+
+
+def test_session_limits_stop_and_record(cosy):
+    res = run_session(cosy, one_block(), parse_rule("immediate"), max_wall_s=0.01)
+    assert res.error.startswith("SessionLimit: stopped after")
+
+
+def test_block_selection_respects_the_word_range_and_the_seed():
+    texts = [f"w{i} x" for i in range(30)]  # 2 words per update
+    streams = [stream(np.arange(30.0), texts, talk_id=f"t{k}", source_s=40.0) for k in range(3)]
+    a = select_blocks(streams, min_words=7, max_words=9, seed=3)
+    starts = [b.first for b in a]
+    assert starts == [b.first for b in select_blocks(streams, min_words=7, max_words=9, seed=3)]
+    assert starts != [b.first for b in select_blocks(streams, min_words=7, max_words=9, seed=4)]
+    assert all(b.n_words == 8 and b.last - b.first == 3 for b in a)
+    with pytest.raises(InputError, match="talk t0, system A: has no block of 3–3 words"):
+        select_blocks(streams, min_words=3, max_words=3, seed=0)
+
+
+def summary_table(b_ref, b_grp, keys_equal=True):
+    rows = []
+    for i, (r, g) in enumerate(zip(b_ref, b_grp)):
+        for cond, b, key in (("immediate", r, "k"), ("timer:w=4", g, "k" if keys_equal else "other")):
+            rows.append({"talk_id": f"t{i}", "system": "A", "block_first_seq": 0, "condition": cond, "b_s": b,
+                         "audio_s": 10.0, "idle_s": b - 5.0, "audio_key": f"{key}{i}", "error": ""})
+    return pd.DataFrame(rows)
+
+
+def test_comparison_is_a_paired_source_bootstrap_over_blocks():
+    b_ref, b_grp = np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.5, 2.0, 4.0, 3.9])
+    boot = Bootstrap(draws=500, seed=7)
+    row = compare_blocks(summary_table(b_ref, b_grp), reference="immediate", boot=boot).iloc[0]
+    delta = b_grp - b_ref
+    idx = np.random.default_rng(7).integers(0, 4, size=(500, 4))
+    low, high = np.quantile(delta[idx].mean(axis=1), [0.025, 0.975], method="linear")
+    assert row["delta_b_s"] == pytest.approx(delta.mean()) and (row["ci_low_s"], row["ci_high_s"]) == (low, high)
+    assert (row["n_later"], row["n_earlier"], row["identical_audio"], row["n_blocks"]) == (2, 1, 4, 4)
+    assert row["duration_part_s"] + row["idle_part_s"] == pytest.approx(row["delta_b_s"])
+
+
+def test_a_failed_session_stops_the_comparison_unless_allowed():
+    table = summary_table([1.0, 2.0, 3.0], [2.0, 3.0, 4.0])
+    table.loc[1, "error"] = "SessionLimit: stopped"
+    with pytest.raises(IncompleteError, match="1 session.*talk_id=t0.*SessionLimit"):
+        compare_blocks(table, reference="immediate", boot=Bootstrap(draws=10))
+    row = compare_blocks(table, reference="immediate", boot=Bootstrap(draws=10), allow_incomplete=True).iloc[0]
+    assert row["n_blocks"] == 2 and row["excluded"] == 1
+
+
+def test_blocks_command_end_to_end(cli, tmp_path, setup):
+    trace = tmp_path / "t.csv"
+    rows = [{"talk_id": f"t{k}", "system": s, "seq": i, "time_s": 0.3 * i, "text": f"Wort{i} und noch{i}",
+             "source_s": 3.0} for k in range(2) for s in ("A", "F") for i in range(6)]
+    pd.DataFrame(rows).to_csv(trace, index=False)
+    out, comp, parts = tmp_path / "blocks.parquet", tmp_path / "compare.csv", tmp_path / "parts.csv"
+    proc = cli("blocks", trace, "--backend", spec(setup), "--rule", "immediate", "--rule", "timer:w=0.5",
+               "--min-words", "6", "--max-words", "9", "--out", out, "--compare", comp, "--parts", parts,
+               "--store", tmp_path / "store", "--draws", "200")
+    assert proc.returncode == 0, proc.stderr
+    summary = pd.read_parquet(out)
+    assert len(summary) == 8 and (summary["error"] == "").all() and set(summary["n_words"]) == {6}
+    compare = pd.read_csv(comp)
+    assert list(compare["system"]) == ["A", "F"] and (compare["identical_audio"] == 2).all()
+    assert (compare["delta_b_s"] > 0).all() and compare["signature"].str.contains("boot_seed:1032026").all()
+    assert len(list((tmp_path / "store" / "audio").rglob("*.flac"))) == summary["audio_key"].nunique()
+
+
+def test_cosyvoice_import_path_errors_are_one_line(cli, tmp_path, setup):
+    _, model, wav = setup
+    trace = tmp_path / "t.csv"
+    pd.DataFrame([{"talk_id": "t", "system": "A", "seq": 0, "time_s": 0.0, "text": "Hallo Welt", "source_s": 1.0}]
+                 ).to_csv(trace, index=False)
+    base = ["blocks", trace, "--min-words", "1", "--out", tmp_path / "o.parquet", "--compare", tmp_path / "c.csv"]
+    no_package = f"cosyvoice:checkout={tmp_path},model_dir={model},prompt_wav={wav},prompt_text=x"
+    proc = cli(*base, "--backend", no_package)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "holds no cosyvoice package (CosyVoice is not on the package registry" in proc.stderr
+    broken = make_checkout(tmp_path / "broken", broken=True)
+    proc = cli(*base, "--backend", no_package.replace(f"checkout={tmp_path}", f"checkout={broken}"))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "cannot import cosyvoice.cli.cosyvoice (No module named 'hyperpyyaml_not_installed')" in proc.stderr
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_request_backends_are_refused_by_blocks_and_sessions_by_serve(cli, tmp_path, setup):
+    trace = tmp_path / "t.csv"
+    pd.DataFrame([{"talk_id": "t", "system": "A", "seq": 0, "time_s": 0.0, "text": "Hallo Welt", "source_s": 1.0}]
+                 ).to_csv(trace, index=False)
+    proc = cli("blocks", trace, "--backend", "piper", "--min-words", "1", "--out", tmp_path / "o.parquet",
+               "--compare", tmp_path / "c.csv")
+    assert proc.returncode == 2 and "backend 'piper' synthesizes requests, not continuing sessions" in proc.stderr
+    proc = cli("serve", "--backend", spec(setup), "--port", "0")
+    assert proc.returncode == 2 and "backend 'cosyvoice' is a session backend" in proc.stderr
