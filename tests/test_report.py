@@ -190,7 +190,7 @@ def test_optional_tables_appear_only_when_their_files_exist(tmp_path):
     assert len(rows) == 6 and "threshold" in header
     assert "trim:edges:guard_ms=100" in md and "threshold:(per row)" in md
     header, rows = md_table(md, "### Table 16.")
-    assert [r[header.index("share_pct")] for r in rows] == ["40.00", "45.00"]
+    assert [r[header.index("non-speech share (%)")] for r in rows] == ["40.00", "45.00"]
     html = (tmp_path / "b" / "report.html").read_text()
     assert "Table 10. Grouping effects after request-edge silence removal" in html
 

@@ -24,6 +24,8 @@ LABELS = {
     "median_words": "median words", "p90_words": "90th pct words", "pct_le2_words": "≤2 words (%)",
     "pct_terminal_punct": "final punct. (%)", "after_source_end": "after source end", "groups": "groups",
     "requests": "requests", "failed": "failed", "threshold": "threshold", "rule": "rule",
+    "reference": "reference", "reduction_s": "reduction (s)", "nonspeech_s": "non-speech (s)",
+    "speech_s": "speech (s)", "share_pct": "non-speech share (%)", "edge_s": "edge removed (s)",
 }
 
 
@@ -48,18 +50,20 @@ def signature_lines(sigs: Sequence[Mapping[str, Any] | str], frame: pd.DataFrame
     dicts = [s for s in sigs if not isinstance(s, str)]
     strings = [s for s in sigs if isinstance(s, str)]
     if frame is not None and len(set(strings)) > 1 and len(strings) == len(frame):
-        masked = [_mask(s, row) for s, row in zip(strings, frame.to_dict("records"))]
+        varying = {c for c in frame.columns if frame[c].nunique(dropna=False) > 1}
+        masked = [_mask(s, row, varying) for s, row in zip(strings, frame.to_dict("records"))]
         if len(set(masked)) == 1:
             strings = masked
     lines = [format_signature(s) for s in compact_signatures(dicts)] + strings
     return list(dict.fromkeys(lines))
 
 
-def _mask(shown: str, row: Mapping[str, Any]) -> str:
-    """``shown`` with each per-row key whose value equals the row's column replaced by
-    ``(per row)`` (the values come from the row, nothing is read from the string)."""
+def _mask(shown: str, row: Mapping[str, Any], varying: set[str]) -> str:
+    """``shown`` with each per-row key whose value equals the row's column (one that
+    varies in the table) replaced by ``(per row)``; the values come from the row,
+    nothing is read from the string."""
     for key, col in PER_ROW_COLUMNS.items():
-        if col in row:
+        if col in row and col in varying:
             token = format_signature({key: row[col]})
             shown = re.sub(rf"(^|\|){re.escape(token)}(?=\||$)", lambda m, k=key: f"{m.group(1)}{k}:(per row)", shown)
     return shown
