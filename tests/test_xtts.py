@@ -160,3 +160,17 @@ def test_synth_command_with_xtts(cli, tmp_path, tiny_xtts_dir):
     m, meta = read_manifest(tmp_path / "m.parquet")
     assert len(m) == 2 and (m["error"] == "").all() and (m["service_s"] > 0).all()
     assert meta["signature"]["splitter"] == "max-chars=253,max-xtts-tokens=401"
+
+
+def test_experiment_file_selects_xtts_and_checks_its_folder(tmp_path, tiny_xtts_dir):
+    from simulplay.experiment import load_experiment
+
+    text = ('name = "x"\ntraces = ["t.jsonl"]\na = "A"\nf = "F"\nrules = ["immediate"]\nreference = "immediate"\n'
+            '[backend]\nname = "xtts"\nmodel_dir = "{}"\nspeaker = "Ana Florence"\n')
+    (tmp_path / "t.jsonl").write_text('{"talk_id": "t", "system": "A", "source_s": 2, "updates": '
+                                      '[{"time_s": 0, "text": "Hallo."}]}\n')
+    (tmp_path / "exp.toml").write_text(text.format(tiny_xtts_dir))
+    assert load_experiment(tmp_path / "exp.toml").backend.startswith(f"xtts:model_dir={tiny_xtts_dir},")
+    (tmp_path / "exp.toml").write_text(text.format(tmp_path / "missing"))
+    with pytest.raises(InputError, match="exp.toml: table 'backend'.*is not a folder.*coqui/XTTS-v2"):
+        load_experiment(tmp_path / "exp.toml")
