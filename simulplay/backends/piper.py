@@ -45,6 +45,8 @@ def default_voice() -> Path:
 class PiperSettings(BackendConfig):
     """Piper settings; ``voice`` is a path to an ``.onnx`` voice (empty: en_US-joe-medium)."""
 
+    path_settings = ("voice",)
+
     voice: str = ""
     length_scale: float = 1.0
     noise_scale: float = 0.667

@@ -30,7 +30,7 @@ from simulplay.traces.model import Stream
 MANIFEST_ORDER = ("talk_id", "system", "condition", "backend", "realization", "seq", "dispatch_s",
                   "service_s", "audio_s", "source_s", "text", "glue", "trigger", "n_updates", "group",
                   "audio_key", "sample_rate", "n_samples", "reused", "error", "worker", "host", "device",
-                  "attempts")
+                  "attempts", "request_attempts")
 if TYPE_CHECKING:
     from simulplay.backends.executors import ExecutorSpec
 
@@ -125,13 +125,13 @@ def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame,
             out.update(service_s=np.nan, audio_s=np.nan, audio_key="", sample_rate=0, n_samples=0,
                        reused=False, error=fail.get("error", "not synthesized (the run was interrupted)"),
                        worker=fail.get("worker", ""), host=fail.get("host", ""), device=fail.get("device", ""),
-                       attempts=fail.get("attempts", 0))
+                       attempts=fail.get("attempts", 0), request_attempts=fail.get("request_attempts", 0))
         else:
             rate = rec["sample_rate"]
             out.update(service_s=rec["service_s"], audio_s=rec["n_samples"] / rate, audio_key=rec["audio_key"],
                        sample_rate=rate, n_samples=rec["n_samples"], reused=rec["origin"] != origin_of(row),
                        error="", worker=rec["worker"], host=rec["host"], device=rec.get("device", ""),
-                       attempts=rec.get("attempts", 1))
+                       attempts=rec.get("attempts", 1), request_attempts=rec.get("request_attempts", 1))
             for c, (offset, n) in enumerate(rec["chunks"]):
                 chunk_rows.append({k: row[k] for k in ("talk_id", "system", "condition", "backend",
                                                        "realization", "seq")}

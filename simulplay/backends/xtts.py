@@ -63,6 +63,8 @@ class XttsSettings(BackendConfig):
     recording to clone instead (then ``speaker`` is ignored); ``device``: auto, cpu, cuda
     or cuda:N; ``threads``: torch intra-op threads (0: torch's default)."""
 
+    path_settings = ("model_dir", "speaker_wav")
+
     model_dir: str = ""
     speaker: str = "Ana Florence"
     speaker_wav: str = ""

@@ -44,6 +44,8 @@ class Outcome:
     host: str
     device: str
     pid: int
+    request_attempts: int = 1  # tries inside the backend (e.g. HTTP retries), not worker deaths
+    request_errors: list[str] = field(default_factory=list)
 
 
 class WorkerState:
@@ -68,7 +70,9 @@ class WorkerState:
             audio, service, chunks = None, float("nan"), []
             error = f"{type(e).__name__}: {e}".replace("\n", " ")[:500]
         return Outcome(job.key, audio, int(self.backend.sample_rate), service, chunks, error, self.name,
-                       self.host, self.device, os.getpid())
+                       self.host, self.device, os.getpid(),
+                       max(1, int(getattr(self.backend, "last_attempts", 1) or 1)),
+                       list(getattr(self.backend, "last_errors", []) or []))
 
     def close(self) -> None:
         self.backend.close()
@@ -138,7 +142,8 @@ class Driver:
 
     def outcome(self, job: Job, out: Outcome) -> None:
         meta = {"origin": job.origin, "worker": out.worker, "host": out.host, "pid": out.pid,
-                "device": out.device, "attempts": job.attempts + 1}
+                "device": out.device, "attempts": job.attempts + 1,
+                "request_attempts": out.request_attempts, "request_errors": out.request_errors}
         if out.error:
             failure = self.store.get_failure(job.key) or {}
             self.store.put_failure(job.key, {**meta, "error": out.error,
