@@ -24,6 +24,13 @@ Example (paths are relative to the TOML file)::
     confidence = 0.95
     contrasts = [["punct", "timer:w=2"]]
     variants = ["release=chunk", "service=zero"]   # sensitivity replays
+
+    [content]                   # content diagnostics (extra 'asr'): transcripts, edits, word timing
+    recognizer = "whisper"      # or "whisper:model=PATH", "qwen3-asr:model=PATH"
+    language = "en"
+    window_s = 15
+    pairs = [["immediate", "timer:w=4"]]
+    timing = true               # word timing against the experiment's reference
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ from simulplay.errors import InputError
 
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
             "realizations": int, "out": str, "store": str, "max_chars": int, "backend": dict, "analysis": dict,
-            "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float, "retries": int}
+            "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float, "retries": int,
+            "content": dict}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "contrasts": list,
                  "variants": list}
 REQUIRED = ("traces", "a", "f", "rules", "reference")
@@ -68,6 +76,7 @@ class Experiment:
     confidence: float = 0.95
     contrasts: tuple[tuple[str, str], ...] = ()
     variants: tuple[str, ...] = ()
+    content: Any = None  # ContentSettings of the [content] table; None: no content diagnostics
     source: str = field(default="experiment", compare=False)
 
 
@@ -92,7 +101,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
             raise _err(src, "is missing", field=key, accepted=_describe(key))
     analysis = data.get("analysis", {})
     _check_keys(analysis, ANALYSIS_KEYS, "analysis.", src)
-    backend = _backend_spec(data.get("backend", {"name": "piper"}), src, base)
+    backend = _backend_spec(data.get("backend", {"name": "piper"}), src)
     traces = tuple(_path(base, t, "traces", src) for t in _strings(data["traces"], "traces", src))
     rules = tuple(_strings(data["rules"], "rules", src))
     from simulplay.grouping import parse_rule
@@ -121,6 +130,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
         name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=rules,
         reference=data["reference"], backend=backend, out=out, store=store, realizations=realizations,
         max_chars=data.get("max_chars"), source=src,
+        content=_content(data["content"], src, canon) if "content" in data else None,
         **{k: data[k] for k in ("executor", "workers", "worker_cpus", "worker_gpus", "retries") if k in data},
         **{k: analysis[k] for k in ("draws", "seed", "quantile_method", "confidence") if k in analysis},
         contrasts=tuple(contrasts), variants=variants)
@@ -180,8 +190,7 @@ def _path(base: Path, value: str, key: str, src: str, must_exist: bool = True) -
     return p
 
 
-def _backend_spec(table: dict[str, Any], src: str, base: Path) -> str:
-    """The backend spec string; relative path settings resolve against the experiment's folder."""
+def _backend_spec(table: dict[str, Any], src: str) -> str:
     from simulplay.backends import _load_builtin  # noqa: F401
     from simulplay.backends.base import BACKENDS
 
@@ -197,8 +206,6 @@ def _backend_spec(table: dict[str, Any], src: str, base: Path) -> str:
             raise _err(src, "is not a setting of backend " + table["name"], field=f"backend.{key}",
                                 accepted="one of " + ", ".join(f"backend.{k}" for k in fields))
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        if key in cls.path_settings and text and not Path(text).is_absolute():
-            text = str(base / text)
         parts.append(f"{key}={text}")
     spec = table["name"] + (":" + ",".join(parts) if parts else "")
     from simulplay.backends import parse_backend
@@ -218,6 +225,12 @@ def _check_variant(v: str, src: str) -> None:
         return
     raise _err(src, f"'{v}' is not a replay variant", field="analysis.variants",
                         accepted="release=chunk, service=zero, service=scale=F")
+
+
+def _content(table: dict[str, Any], src: str, rules: list[str]):
+    from simulplay.analysis.diagnostics import content_settings
+
+    return content_settings(table, src, rules)
 
 
 def _check_analysis(exp: Experiment, src: str) -> None:

@@ -33,6 +33,7 @@ class RunResult:
     variants: dict[str, tuple[ReplayResult, EtaResult]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     out: Path = Path(".")
+    content: Any = None  # DiagnosticsResult of the [content] table (transcripts, content, word timing)
 
 
 def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: bool = True) -> RunResult:
@@ -41,6 +42,10 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     config = parse_backend(exp.backend, source=f"{exp.source}: table 'backend'")
     rules = [parse_rule(r) for r in exp.rules]
     streams = streams_from_frame(read_traces(exp.traces))
+    if exp.content is not None:
+        from simulplay.analysis.diagnostics import check_recognizer
+
+        check_recognizer(exp.content, exp.source)  # the recognizer loads and knows the language
     exp.out.mkdir(parents=True, exist_ok=True)
     store = AudioStore(exp.store)
     synth = synthesize_to_manifest(streams, rules, config, store, exp.out / "manifest.parquet",
@@ -55,8 +60,11 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         kwargs = {"release": value, "service": "measured"} if key == "release" else \
             {"release": "request", "service": value}
         variants[v] = _replay_and_eta(exp, synth, boot, "." + v.replace("=", "-"), allow_incomplete, **kwargs)
+    content = _content(exp, synth, store, base, streams, boot, allow_incomplete, progress) \
+        if exp.content is not None else None
     t2 = time.perf_counter()
     res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
+    res.content = content
     _write_run_record(exp, res)
     write_report(build_report(exp.out), exp.out / "report")
     return res
@@ -80,6 +88,17 @@ def _replay_and_eta(exp, synth, boot, suffix, allow_incomplete, *, release, serv
         write_table(eta.contrasts, exp.out / f"contrasts{suffix}.csv", eta.contrast_signatures, kind="contrast",
                     signature_column=True)
     return rep, eta
+
+
+def _content(exp, synth, store, base, streams, boot, allow_incomplete, progress):
+    """Content diagnostics: transcripts.parquet, content.csv (+ .pairs, .per_output) and,
+    with ``timing``, word_timing.csv (+ .per_talk.csv, .words.parquet)."""
+    from simulplay.analysis.diagnostics import run_diagnostics
+
+    manifest = validate_manifest(synth.manifest, str(synth.path))
+    return run_diagnostics(exp.content, manifest, synth.signature, store, base.parts, streams, exp.out,
+                           reference=exp.reference, boot=boot, allow_incomplete=allow_incomplete,
+                           source=exp.source, progress=progress)
 
 
 def _write_run_record(exp: Experiment, res: RunResult) -> None:
