@@ -101,7 +101,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
             raise _err(src, "is missing", field=key, accepted=_describe(key))
     analysis = data.get("analysis", {})
     _check_keys(analysis, ANALYSIS_KEYS, "analysis.", src)
-    backend = _backend_spec(data.get("backend", {"name": "piper"}), src)
+    backend = _backend_spec(data.get("backend", {"name": "piper"}), src, base)
     traces = tuple(_path(base, t, "traces", src) for t in _strings(data["traces"], "traces", src))
     rules = tuple(_strings(data["rules"], "rules", src))
     from simulplay.grouping import parse_rule
@@ -190,7 +190,8 @@ def _path(base: Path, value: str, key: str, src: str, must_exist: bool = True) -
     return p
 
 
-def _backend_spec(table: dict[str, Any], src: str) -> str:
+def _backend_spec(table: dict[str, Any], src: str, base: Path) -> str:
+    """The backend spec string; relative path settings resolve against the experiment's folder."""
     from simulplay.backends import _load_builtin  # noqa: F401
     from simulplay.backends.base import BACKENDS
 
@@ -206,6 +207,8 @@ def _backend_spec(table: dict[str, Any], src: str) -> str:
             raise _err(src, "is not a setting of backend " + table["name"], field=f"backend.{key}",
                                 accepted="one of " + ", ".join(f"backend.{k}" for k in fields))
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        if key in cls.path_settings and text and not Path(text).is_absolute():
+            text = str(base / text)
         parts.append(f"{key}={text}")
     spec = table["name"] + (":" + ",".join(parts) if parts else "")
     from simulplay.backends import parse_backend
