@@ -461,40 +461,105 @@ def player(
 
 
 @app.command()
-def serve(
-    backend: str = typer.Option("piper", "--backend", help="Request backend to serve: piper[:…], "
-                                "xtts:model_dir=PATH[,…] (every setting is a parameter)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
-    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port (0: any free port, printed)."),
-    model: str | None = typer.Option(None, "--model", help="Model id clients must send "
-                                     "(default: the backend's label, e.g. piper:en_US-joe-medium)."),
-    api_key_env: str | None = typer.Option(None, "--api-key-env", help="Name of an environment variable "
-                                           "holding the API key clients must send (Authorization: Bearer)."),
-    quiet: bool = typer.Option(False, "--quiet", help="No request log on stderr."),
+def edges(
+    manifest: Path = typer.Argument(..., help="Synthesized request manifest (from `simulplay synth`; needs "
+                                    "audio_key, sample_rate, n_samples)."),
+    store: Path = typer.Option(..., "--store", help="The audio store the manifest was synthesized into; speech "
+                               "probabilities are cached in STORE/vad/<model id>/."),
+    out: Path = typer.Option(..., "--out", help="Playback summary, one row per (threshold, output). " + OUT_HELP),
+    thresholds: str = typer.Option("0.3,0.5,0.7", "--thresholds",
+                                   help="Speech-probability thresholds in (0, 1], comma-separated."),
+    guard_ms: float = typer.Option(100.0, "--guard-ms", help="Milliseconds kept before the first and after the "
+                                   "last speech frame (≥ 0)."),
+    eta_out: Path | None = typer.Option(None, "--eta-out", help="η per threshold (needs --a, --f, --reference). "
+                                        + OUT_HELP),
+    a: str | None = typer.Option(None, "--a", help="Translator A for --eta-out (δ = L(A) − L(F))."),
+    f: str | None = typer.Option(None, "--f", help="Translator F for --eta-out."),
+    reference: str | None = typer.Option(None, "--reference", help="Reference condition for --eta-out and "
+                                         "--share-out."),
+    share_out: Path | None = typer.Option(None, "--share-out", help="Share of the audio-duration reduction "
+                                          "that is detected non-speech, per system, pair and threshold. " + OUT_HELP),
+    pair: list[str] = typer.Option([], "--pair", help="REF,COND for --share-out, repeatable (default: "
+                                   "--reference against every other condition)."),
+    vad_model: str = typer.Option("onnx", "--vad-model", help="Bundled Silero VAD file: onnx (silero_vad.onnx), "
+                                  "sequence (its block-wise export, same probabilities, faster) or jit."),
+    draws: int = typer.Option(10_000, "--draws", min=1, help="Paired talk-bootstrap draws."),
+    seed: int = typer.Option(1032026, "--seed", help="Bootstrap seed (0 is a seed)."),
+    quantile_method: str = typer.Option("linear", "--quantile-method", help="NumPy quantile method."),
+    confidence: float = typer.Option(0.95, "--confidence", help="Interval coverage, in (0, 1)."),
+    allow_incomplete: bool = typer.Option(False, "--allow-incomplete",
+                                          help="Exclude outputs with failed requests and count them."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ):
-    """Serve a TTS backend as an OpenAI-compatible speech API (POST /v1/audio/speech).
+    """Edge-silence replay: trim each request's leading and trailing non-speech, keep its
+    readiness, replay playback (request release, measured service).
 
-    The backend loads and warms up before the server listens. Requests are synthesized one
-    at a time; each chunk the backend yields is sent as it is produced (chunked transfer):
-    response_format pcm (16-bit little-endian mono; the rate in the X-Sample-Rate header)
-    or wav. GET /v1/simulplay/identity returns the backend identity that the http client
-    backend records. Synthesize against it with
-    --backend http:base_url=http://HOST:PORT/v1,model=MODEL. Stop with Ctrl-C.
+    Each waveform is resampled to 16 kHz (soxr) and scored by Silero VAD on consecutive
+    512-sample frames (32 ms; state reset per waveform; the last frame zero-padded for
+    the model but counted at its real length). A frame is speech when its probability is
+    ≥ the threshold. Kept: from the first speech frame's start minus the guard to the
+    last speech frame's end plus the guard, clipped to the waveform; interior pauses
+    stay; no padding or gap merging; no speech frame: the request keeps no audio (it
+    still occupies the synthesizer). Probabilities are computed once per audio key and
+    model and cached in the store, so another sweep runs no inference.
+
+    Summary columns: threshold, then those of `simulplay replay`, plus
+    untrimmed_audio_s and n_removed (requests without a speech frame). --eta-out: the
+    `simulplay eta` columns with threshold (one panel per threshold). --share-out:
+    system, reference, condition, threshold, n_talks, reduction_s (mean untrimmed audio
+    REF − COND, seconds), nonspeech_s (its part in frames below the threshold, interior
+    pauses included), speech_s (the rest), share_pct (100 · Σ nonspeech / Σ reduction
+    over talks), edge_s (the part the edge replay removes).
     """
-    from simulplay.backends import parse_backend
-    from simulplay.backends.server import log_stderr, make_server
+    from simulplay.analysis import Bootstrap
+    from simulplay.analysis.edge_replay import check_guard, parse_thresholds, run_edges
+    from simulplay.analysis.vad import SileroVad
+    from simulplay.backends.store import AudioStore
+    from simulplay.console import print_table
+    from simulplay.sim import read_manifest
+    from simulplay.tables import check_writable, write_table
 
-    server = make_server(parse_backend(backend).create(), host, port, model=model, api_key_env=api_key_env,
-                         log=None if quiet else log_stderr)
-    typer.echo(f"serving model '{server.model}' (voice '{server.voice}') at {server.url}", nl=True)
-    sys.stdout.flush()
+    for p in (out, eta_out, share_out):
+        if p:
+            check_writable(p)
+    levels = parse_thresholds(thresholds)
+    check_guard(guard_ms)
+    vad = SileroVad(vad_model)
+    if eta_out and not (a and f and reference):
+        raise InputError.at("--eta-out", "needs --a, --f and --reference", accepted="the translators and the "
+                            "reference condition, as for `simulplay eta`")
+    pairs = [_pair(p) for p in pair]
+    for flag, given, needs in (("--a", a, eta_out), ("--f", f, eta_out), ("--pair", pairs, share_out)):
+        if given and not needs:
+            raise InputError.at(flag, f"is used only with {'--eta-out' if flag != '--pair' else '--share-out'}",
+                                accepted="the table that uses it, or leave it out")
+    if share_out and not pairs and not reference:
+        raise InputError.at("--share-out", "needs --pair REF,COND or --reference", accepted="the conditions to pair")
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-        server.backend.close()
+        boot = Bootstrap(draws=draws, seed=seed, method=quantile_method, confidence=confidence)
+    except ValueError as e:
+        raise InputError.at("--quantile-method/--confidence", str(e),
+                            accepted="a NumPy quantile method and 0 < confidence < 1") from e
+    df, meta = read_manifest(manifest)
+    audio_store = AudioStore(store, create=False)
+    res = run_edges(df, audio_store, levels, guard_ms=guard_ms, vad=vad, a=a if eta_out else None, f=f,
+                    reference=reference, boot=boot, pairs=pairs if share_out else None,
+                    allow_incomplete=allow_incomplete, upstream=meta.get("signature"), source=str(manifest),
+                    progress=not quiet)
+    er = res.result
+    write_table(er.summary, out, er.signatures, kind="edges-summary", extra_meta={"vad": er.vad})
+    st = er.stats
+    typer.echo(f"silero-vad {vad.variant}: inferred {st.inferred} waveform(s) ({st.audio_s:.1f} s of audio in "
+               f"{st.inference_s:.1f} s), {st.cached} from the cache; {len(er.summary)} row(s) → {out}")
+    if eta_out:
+        write_table(res.eta.table, eta_out, res.eta.table_signatures, kind="eta-edges", signature_column=True)
+        print_table(res.eta.table, res.eta.table_signatures, title=f"η after edge trimming: {a} vs {f}, "
+                    f"reference {reference}")
+    if share_out:
+        write_table(res.share, share_out, res.share_signatures, kind="edges-nonspeech", signature_column=True)
+        print_table(res.share, res.share_signatures, title="non-speech share of the audio-duration reduction")
+    if er.excluded:
+        typer.echo(f"excluded {len(er.excluded)} incomplete output(s)")
 
 
 @app.command()
@@ -532,6 +597,43 @@ def report(
     files = write_report(rep, out)
     typer.echo(f"wrote {len(rep.tables)} tables and {len(rep.figures)} figures ({len(files)} files) to {out}; "
                f"open {out / 'report.html'}")
+
+
+@app.command()
+def serve(
+    backend: str = typer.Option("piper", "--backend", help="Request backend to serve: piper[:…], "
+                                "xtts:model_dir=PATH[,…] (every setting is a parameter)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port (0: any free port, printed)."),
+    model: str | None = typer.Option(None, "--model", help="Model id clients must send "
+                                     "(default: the backend's label, e.g. piper:en_US-joe-medium)."),
+    api_key_env: str | None = typer.Option(None, "--api-key-env", help="Name of an environment variable "
+                                           "holding the API key clients must send (Authorization: Bearer)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No request log on stderr."),
+):
+    """Serve a TTS backend as an OpenAI-compatible speech API (POST /v1/audio/speech).
+
+    The backend loads and warms up before the server listens. Requests are synthesized one
+    at a time; each chunk the backend yields is sent as it is produced (chunked transfer):
+    response_format pcm (16-bit little-endian mono; the rate in the X-Sample-Rate header)
+    or wav. GET /v1/simulplay/identity returns the backend identity that the http client
+    backend records. Synthesize against it with
+    --backend http:base_url=http://HOST:PORT/v1,model=MODEL. Stop with Ctrl-C.
+    """
+    from simulplay.backends import parse_backend
+    from simulplay.backends.server import log_stderr, make_server
+
+    server = make_server(parse_backend(backend).create(), host, port, model=model, api_key_env=api_key_env,
+                         log=None if quiet else log_stderr)
+    typer.echo(f"serving model '{server.model}' (voice '{server.voice}') at {server.url}", nl=True)
+    sys.stdout.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        server.backend.close()
 
 
 @app.command()
@@ -809,6 +911,9 @@ def _finish_run(res, exp) -> None:
     for name, (_, eta_v) in res.variants.items():
         print_table(eta_v.table[["condition", "eta_s", "ci_low_s", "ci_high_s"]], eta_v.table_signatures,
                     title=f"sensitivity replay {name}")
+    if res.edges is not None:
+        print_table(res.edges.eta.table[["threshold", "condition", "eta_s", "ci_low_s", "ci_high_s"]],
+                    res.edges.eta.table_signatures, title="edge-silence replay (η per VAD threshold)")
     if getattr(res, "content", None) is not None:
         _print_diagnostics(res.content)
     typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")

@@ -42,8 +42,8 @@ def print_table(df: pd.DataFrame, signatures: Sequence[Mapping[str, Any]] | Mapp
 
 def compact_signatures(sigs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Rows that differ only in keys shown as table columns (rule, reference, backend,
-    realization) share one displayed signature with those keys marked ``(per row)``."""
-    per_row = {"rule", "reference", "backend", "realization"}
+    realization, threshold) share one displayed signature with those keys marked ``(per row)``."""
+    per_row = {"rule", "reference", "backend", "realization", "threshold"}
     if len(sigs) < 2:
         return list(sigs)
     keys = set().union(*sigs)

@@ -24,6 +24,7 @@ Example (paths are relative to the TOML file)::
     confidence = 0.95
     contrasts = [["punct", "timer:w=2"]]
     variants = ["release=chunk", "service=zero"]   # sensitivity replays
+    edges = [0.3, 0.5, 0.7]     # edge-silence replay: Silero VAD thresholds (extra 'vad')
 
     [content]                   # content diagnostics (extra 'asr'): transcripts, edits, word timing
     recognizer = "whisper"      # or "whisper:model=PATH", "qwen3-asr:model=PATH"
@@ -48,7 +49,7 @@ TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "ref
             "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float, "retries": int,
             "content": dict}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "contrasts": list,
-                 "variants": list}
+                 "variants": list, "edges": list}
 REQUIRED = ("traces", "a", "f", "rules", "reference")
 
 
@@ -76,6 +77,7 @@ class Experiment:
     confidence: float = 0.95
     contrasts: tuple[tuple[str, str], ...] = ()
     variants: tuple[str, ...] = ()
+    edges: tuple[float, ...] = ()  # edge-silence thresholds; empty: no edge replay
     content: Any = None  # ContentSettings of the [content] table; None: no content diagnostics
     source: str = field(default="experiment", compare=False)
 
@@ -121,6 +123,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     variants = tuple(_strings(analysis.get("variants", []), "analysis.variants", src))
     for v in variants:
         _check_variant(v, src)
+    edges = _edge_thresholds(analysis.get("edges", []), src)
     out = _path(base, data.get("out", f"runs/{data.get('name', path.stem)}"), "out", src, must_exist=False)
     store = _path(base, data["store"], "store", src, must_exist=False) if "store" in data else out / "store"
     realizations = data.get("realizations", 1)
@@ -133,7 +136,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
         content=_content(data["content"], src, canon) if "content" in data else None,
         **{k: data[k] for k in ("executor", "workers", "worker_cpus", "worker_gpus", "retries") if k in data},
         **{k: analysis[k] for k in ("draws", "seed", "quantile_method", "confidence") if k in analysis},
-        contrasts=tuple(contrasts), variants=variants)
+        contrasts=tuple(contrasts), variants=variants, edges=edges)
     _check_analysis(exp, src)
     _executor_spec(exp)
     return exp
@@ -228,6 +231,16 @@ def _check_variant(v: str, src: str) -> None:
         return
     raise _err(src, f"'{v}' is not a replay variant", field="analysis.variants",
                         accepted="release=chunk, service=zero, service=scale=F")
+
+
+def _edge_thresholds(values: list, src: str) -> tuple[float, ...]:
+    accepted = "distinct speech-probability thresholds in (0, 1], e.g. [0.3, 0.5, 0.7]"
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+            raise _err(src, f"{v!r} is not a threshold in (0, 1]", field="analysis.edges", accepted=accepted)
+    if len(set(values)) != len(values):
+        raise _err(src, f"{values!r} repeats a threshold", field="analysis.edges", accepted=accepted)
+    return tuple(sorted(float(v) for v in values))
 
 
 def _content(table: dict[str, Any], src: str, rules: list[str]):

@@ -33,6 +33,7 @@ class RunResult:
     variants: dict[str, tuple[ReplayResult, EtaResult]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     out: Path = Path(".")
+    edges: Any = None  # EdgesRun of the edge-silence replay, when the experiment lists thresholds
     content: Any = None  # DiagnosticsResult of the [content] table (transcripts, content, word timing)
 
 
@@ -42,6 +43,10 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     config = parse_backend(exp.backend, source=f"{exp.source}: table 'backend'")
     rules = [parse_rule(r) for r in exp.rules]
     streams = streams_from_frame(read_traces(exp.traces))
+    if exp.edges:
+        from simulplay.analysis.vad import SileroVad
+
+        SileroVad().path  # noqa: B018 - the vad extra must be installed before synthesis starts
     if exp.content is not None:
         from simulplay.analysis.diagnostics import check_recognizer
 
@@ -60,10 +65,12 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         kwargs = {"release": value, "service": "measured"} if key == "release" else \
             {"release": "request", "service": value}
         variants[v] = _replay_and_eta(exp, synth, boot, "." + v.replace("=", "-"), allow_incomplete, **kwargs)
+    edges = _edges(exp, synth, store, boot, allow_incomplete, progress) if exp.edges else None
     content = _content(exp, synth, store, base, streams, boot, allow_incomplete, progress) \
         if exp.content is not None else None
     t2 = time.perf_counter()
     res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
+    res.edges = edges
     res.content = content
     _write_run_record(exp, res)
     write_report(build_report(exp.out), exp.out / "report")
@@ -88,6 +95,26 @@ def _replay_and_eta(exp, synth, boot, suffix, allow_incomplete, *, release, serv
         write_table(eta.contrasts, exp.out / f"contrasts{suffix}.csv", eta.contrast_signatures, kind="contrast",
                     signature_column=True)
     return rep, eta
+
+
+def _edges(exp, synth, store, boot, allow_incomplete, progress):
+    """Edge-silence replay at the experiment's thresholds: edges_summary.parquet/.csv,
+    eta_edges.csv (η per threshold) and edges_nonspeech.csv (reference vs each condition)."""
+    from simulplay.analysis.edge_replay import run_edges
+
+    manifest = validate_manifest(synth.manifest, str(synth.path))
+    run = run_edges(manifest, store, exp.edges, a=exp.a, f=exp.f, reference=exp.reference, boot=boot, pairs=[],
+                    allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path),
+                    progress=progress)
+    er = run.result
+    for ext in (".parquet", ".csv"):
+        write_table(er.summary, exp.out / f"edges_summary{ext}", er.signatures, kind="edges-summary",
+                    extra_meta={"vad": er.vad})
+    write_table(run.eta.table, exp.out / "eta_edges.csv", run.eta.table_signatures, kind="eta-edges",
+                signature_column=True)
+    write_table(run.share, exp.out / "edges_nonspeech.csv", run.share_signatures, kind="edges-nonspeech",
+                signature_column=True)
+    return run
 
 
 def _content(exp, synth, store, base, streams, boot, allow_incomplete, progress):
@@ -115,6 +142,9 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
         "audio_s": float(man["audio_s"].sum()),
         "excluded_outputs": res.replay.excluded,
         "timings_s": res.timings,
+        "edges_vad": None if res.edges is None else {
+            **res.edges.result.vad, "inferred": res.edges.result.stats.inferred,
+            "cached": res.edges.result.stats.cached, "inference_s": res.edges.result.stats.inference_s},
         "signature": res.synth.signature,
     }
     (exp.out / "run.json").write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")

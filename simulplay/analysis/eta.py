@@ -1,7 +1,7 @@
 """η tables: mean completion-gap changes with paired talk-bootstrap intervals.
 
-Each panel (one backend, one realization) is analysed on its own; panels are never
-pooled. Means give each talk equal weight.
+Each panel (one backend, one realization, one edge-trimming threshold) is analysed on its
+own; panels are never pooled. Means give each talk equal weight.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from simulplay.grouping import canonical_condition
 from simulplay.signature import base_signature, format_signature, merge
 from simulplay.tables import read_table, stored_signatures
 
-PANEL_KEYS = ("backend", "realization")
+PANEL_KEYS = ("backend", "realization", "threshold")
 SUMMARY_REQUIRED = ("talk_id", "system", "condition", "audio_s", "idle_s", "offset_s", "source_s")
 ETA_COLUMNS = ("condition", "n_talks", "delta_ref_s", "delta_s", "eta_s", "ci_low_s", "ci_high_s",
                "n_negative", "n_positive", "duration_part_s", "idle_part_s")
