@@ -144,3 +144,10 @@ def test_unknown_names_list_what_exists():
         compute_eta(df, a="B", f="F", reference="immediate")
     with pytest.raises(InputError, match="no condition 'timer:w=9'"):
         compute_eta(df, a="A", f="F", reference="timer:w=9")
+
+
+def test_a_duplicated_output_is_refused_not_collapsed():
+    df = random_summary(np.random.default_rng(9), 3)
+    df = pd.concat([df, df.iloc[[4]]], ignore_index=True)
+    with pytest.raises(InputError, match=r"row 19: output \(t0, F, timer:w=4\) appears more than once"):
+        compute_eta(df, a="A", f="F", reference="immediate", boot=Bootstrap(draws=10))

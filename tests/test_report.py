@@ -268,3 +268,15 @@ def test_run_writes_its_report_into_the_run_folder(tmp_path):
     assert len(rows) == 1 and rows[0][header.index("η (s)")] == expected_cell(eta["eta_s"][0])
     assert "η service-zero (s)" in md and (report / "report.html").stat().st_size > 50_000
     assert sorted(p.name for p in (report / "figures").glob("*.png")) == sorted(f"{k}.png" for k in FIGURES)
+
+
+def test_content_change_between_conditions_is_table_13(tmp_path):
+    run = make_run(tmp_path / "run", 3)
+    pairs = pd.DataFrame({"backend": "fake:sine", "system": ["A", "F"], "from_condition": CONDITIONS[0],
+                          "to_condition": CONDITIONS[1], "deletion_mismatches_from": [10, 4],
+                          "deletion_mismatches_to": [14, 3]})
+    write_table(pairs, run / "content.pairs.csv", base_signature(table="content-pairs"), kind="content-pairs",
+                signature_column=True)
+    md = (write_report(build_report(run), tmp_path / "r")[0]).read_text()
+    header, rows = md_table(md, "### Table 13.")
+    assert len(rows) == 2 and "Deletions are recognition mismatches, not verified omissions" in md

@@ -85,6 +85,13 @@ def compute_eta(
     _check_names(summary, a, f, reference, contrasts, source)
 
     panel_keys = [k for k in PANEL_KEYS if k in summary]
+    ident = panel_keys + ["talk_id", "system", "condition"]
+    dup = summary.duplicated(ident, keep="first").to_numpy()
+    if dup.any():
+        i = int(dup.argmax())
+        label = ", ".join(str(summary[k].iloc[i]) for k in ident)
+        raise InputError.at(source, f"output ({label}) appears more than once", row=i + 1,
+                            accepted="one row per output (panel keys: " + ", ".join(panel_keys or ["none"]) + ")")
     panels = summary.groupby(panel_keys, sort=False) if panel_keys else [((), summary)]
     rows, sigs, talk_rows, talk_sigs, c_rows, c_sigs, excluded = [], [], [], [], [], [], []
     for key, panel in panels:

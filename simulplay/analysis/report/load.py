@@ -40,6 +40,7 @@ OPTIONAL_TABLES = {
     "eta_edges": "eta_edges.csv",
     "edges_nonspeech": "edges_nonspeech.csv",
     "content": "content.csv",
+    "content_pairs": "content.pairs.csv",
     "word_timing": "word_timing.csv",
 }
 

@@ -153,8 +153,12 @@ def optional_table(run: RunData, key: str) -> ReportTable | None:
         "edges_nonspeech": ("table16_nonspeech", "Audio-duration reduction partitioned by speech activity",
                             "Table 16", "Seconds; the share divides summed non-speech reduction by summed total "
                             "reduction. Detector-classified speech does not establish preserved content."),
-        "content": ("table13_content", "Content diagnostics: recognized against intended words", "Table 13",
-                    "Deletions are recognition mismatches, not verified omissions."),
+        "content": ("table13a_content", "Content diagnostics per condition: recognized against intended words",
+                    None, "Rates are equal-talk means, counts pooled. Deletions are recognition mismatches, not "
+                    "verified omissions."),
+        "content_pairs": ("table13_content_change", "Change in recognized-against-intended edits between "
+                          "conditions", "Table 13", "Per backend and system, from the first condition of the "
+                          "pair to the second. Deletions are recognition mismatches, not verified omissions."),
         "word_timing": ("table17_word_timing", "Added delay of recognized words in playback time", "Table 17",
                         "Seconds; words accepted in every compared condition; intervals resample talks and leave "
                         "out recognition and timestamp error."),
@@ -257,5 +261,5 @@ def all_tables(run: RunData) -> list[ReportTable]:
     tables = [overview_table(run), playback_table(run), eta_table(run), per_talk_table(run), rules_table(run),
               contrast_table(run), optional_table(run, "eta_edges"), trace_table(run), requests_table(run),
               optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
-              optional_table(run, "word_timing")]
+              optional_table(run, "content_pairs"), optional_table(run, "word_timing")]
     return [t for t in tables if t is not None]
