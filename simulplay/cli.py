@@ -927,8 +927,10 @@ def demo(
 ):
     """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
     `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,
-    timer:w=2, timer:w=4, punct and words; replayed; η with intervals printed. A second
-    run reuses the store. onnxruntime uses min(4, CPU cores) intra-op threads here."""
+    timer:w=2, timer:w=4, punct and words; replayed (also with chunk release, zero
+    service and edge silence removed at VAD thresholds 0.3/0.5/0.7); η with intervals
+    printed and a report written. A second run reuses the store. onnxruntime uses
+    min(4, CPU cores) intra-op threads here."""
     import dataclasses
     import os
     from importlib.resources import files
