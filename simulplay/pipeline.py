@@ -8,8 +8,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from simulplay.analysis import Bootstrap, EtaResult, compute_eta
 from simulplay.analysis.report import build_report, write_report
 from simulplay.backends import parse_backend
@@ -148,9 +146,3 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
         "signature": res.synth.signature,
     }
     (exp.out / "run.json").write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
-
-
-def requests_per_condition(manifest: pd.DataFrame) -> pd.DataFrame:
-    """Request counts per backend, system and condition (the paper's Table 12 shape)."""
-    keys = [k for k in ("backend", "realization", "system", "condition") if k in manifest]
-    return manifest.groupby(keys, sort=False).size().rename("requests").reset_index()
