@@ -151,3 +151,23 @@ def test_a_duplicated_output_is_refused_not_collapsed():
     df = pd.concat([df, df.iloc[[4]]], ignore_index=True)
     with pytest.raises(InputError, match=r"row 19: output \(t0, F, timer:w=4\) appears more than once"):
         compute_eta(df, a="A", f="F", reference="immediate", boot=Bootstrap(draws=10))
+
+
+def test_a_panel_mixing_replay_settings_is_refused():
+    df = random_summary(np.random.default_rng(10), 3)
+    sigs = [{"release": "request", "service": "zero" if c == "timer:w=4" else "measured", "rule": c}
+            for c in df["condition"]]
+    with pytest.raises(InputError, match="differ in 'service' \\(measured vs zero\\)"):
+        compute_eta(df, a="A", f="F", reference="immediate", boot=Bootstrap(draws=10), upstream=sigs)
+    same = [{**s, "service": "measured"} for s in sigs]
+    res = compute_eta(df, a="A", f="F", reference="immediate", boot=Bootstrap(draws=10), upstream=same)
+    assert all(s["service"] == "measured" for s in res.table_signatures)
+
+
+def test_a_panel_without_the_reference_fails_closed():
+    a = random_summary(np.random.default_rng(11), 2).assign(backend="x")
+    b = random_summary(np.random.default_rng(12), 2).assign(backend="y")
+    b = b[b["condition"] != "immediate"]
+    with pytest.raises(IncompleteError, match="no output under the reference condition 'immediate' in panel "
+                       "backend:y"):
+        compute_eta(pd.concat([a, b]), a="A", f="F", reference="immediate", boot=Bootstrap(draws=10))

@@ -179,7 +179,7 @@ def test_joined_text_preserved_through_grouping_and_splitting(s, rule, limit):
     joined = join_texts([r["text"] for r in reqs], [r["glue"] for r in reqs])
     assert joined == s.joined
     if limit is not None:
-        assert all(len(r["text"]) <= limit for r in reqs)
+        assert all(len(r["text"].strip()) <= limit for r in reqs)
 
 
 @settings(max_examples=500, deadline=None)
@@ -187,13 +187,21 @@ def test_joined_text_preserved_through_grouping_and_splitting(s, rule, limit):
 def test_splitter_never_changes_the_joined_string_and_respects_its_limit(text, limit):
     pieces = Splitter(limit).split(text)
     assert join_texts([p for p, _ in pieces], [g for _, g in pieces]) == text
-    assert all(len(p) <= limit for p, _ in pieces)
+    # within the limit, except for whitespace merged from a blank remainder; never a blank request
+    assert all(len(p) <= limit or len(p.strip()) <= limit for p, _ in pieces)
+    assert len(pieces) == 1 or all(p.strip() for p, _ in pieces)
 
 
 def test_splitter_cuts_between_words_unless_a_word_alone_is_too_long():
     assert Splitter(10).split("aaa bbb ccc ddd") == [("aaa bbb", False), ("ccc ddd", False)]
     assert Splitter(4).split("abcdefghij xy") == [("abcd", False), ("efgh", True), ("ij", True),
                                                   ("xy", False)]
+
+
+def test_splitter_never_emits_a_request_of_spaces_alone():
+    assert Splitter(3).split("abc ") == [("abc ", False)]
+    assert Splitter(1).split("a    b") == [("a    ", False), ("b", True)]
+    assert Splitter(2).split("  ab") == [("  ab", False)]
 
 
 def test_splitter_with_a_token_length_function():

@@ -180,3 +180,19 @@ def test_alignment_of_identical_sequences_accepts_everything(n):
     words = list(itertools.islice(itertools.cycle(["x", "y"]), n * 3))
     match, status = unambiguous_matches(words, words)
     assert status == ["accepted"] * len(words) and match.tolist() == list(range(len(words)))
+
+
+def test_common_words_are_counted_per_panel_not_across_backends():
+    import pandas as pd
+
+    from simulplay.analysis.wordtiming import ACCEPTED, _mark_common
+
+    rows = []
+    for backend, conds in (("x", ["immediate", "timer:w=2", "timer:w=4"]), ("y", ["immediate", "timer:w=4"])):
+        for c in conds:
+            rows.append({"talk_id": "t", "system": "A", "condition": c, "backend": backend, "word_index": 0,
+                         "status": ACCEPTED, "added_delay_s": 1.0})
+    words = pd.DataFrame(rows)
+    keys = ["talk_id", "system", "condition", "backend"]
+    marked, labels = _mark_common(words, keys, ["immediate", "timer:w=2", "timer:w=4"], False, "t")
+    assert labels == [] and marked["common"].all() and len(marked) == 5

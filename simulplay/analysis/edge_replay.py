@@ -25,6 +25,7 @@ from simulplay.fields import Checker
 from simulplay.signature import merge
 from simulplay.sim.manifest import output_keys
 from simulplay.sim.replay import drop_incomplete, replay
+from simulplay.specs import format_value
 
 AUDIO_COLUMNS = ("audio_key", "sample_rate", "n_samples")
 EXTRA_COLUMNS = ("untrimmed_audio_s", "n_removed")
@@ -72,7 +73,7 @@ def check_guard(guard_ms: float, source: str = "--guard-ms") -> float:
 
 
 def trim_label(guard_ms: float) -> str:
-    return f"edges:guard={guard_ms:g}ms"
+    return f"edges:guard={format_value(float(guard_ms))}ms"
 
 
 def audio_columns(manifest: pd.DataFrame, source: str) -> pd.DataFrame:

@@ -97,6 +97,10 @@ def compute_eta(
     for key, panel in panels:
         key = key if isinstance(key, tuple) else (key,)
         pk = dict(zip(panel_keys, key))
+        where = " in panel " + format_signature(pk) if pk else ""
+        if reference not in set(panel["condition"]):
+            raise IncompleteError(f"{source}: no output under the reference condition '{reference}'{where}")
+        _check_same_settings(panel, upstream, where, source)
         panel, dropped = _complete_talks(panel, a, f, allow_incomplete, pk, source)
         excluded += dropped
         conds = [c for c in dict.fromkeys(panel["condition"]) if c != reference]
@@ -148,6 +152,30 @@ def compute_eta(
                                                 "delta_s", "eta_s", "duration_part_s", "idle_part_s"])
     contrast = pd.DataFrame(c_rows, columns=[*panel_keys, *CONTRAST_COLUMNS])
     return EtaResult(table, sigs, per_talk, talk_sigs, contrast, c_sigs, excluded)
+
+
+#: Signature keys that may differ between the rows of one panel (they are table columns).
+PER_ROW_KEYS = ("rule", "table", "excluded", "backend", "realization", "threshold")
+
+
+def _check_same_settings(panel: pd.DataFrame, upstream: list[dict[str, Any]], where: str, source: str) -> None:
+    """Refuse a panel whose outputs were replayed or synthesized under different settings
+    (release, service model, trimming, splitter, backend settings…): η would mix them.
+    Only structured (Parquet) signatures can be compared; CSV display strings are not parsed."""
+    first: tuple[str, dict[str, Any]] | None = None
+    for i, cond in zip(panel["_sig"], panel["condition"]):
+        sig = upstream[int(i)]
+        if set(sig) <= {"replay"}:
+            return
+        norm = {k: v for k, v in sig.items() if k not in PER_ROW_KEYS}
+        if first is None:
+            first = (cond, norm)
+            continue
+        for k in sorted(set(norm) | set(first[1])):
+            if norm.get(k) != first[1].get(k):
+                raise InputError.at(source, f"conditions '{first[0]}' and '{cond}'{where} differ in '{k}' "
+                                    f"({first[1].get(k)} vs {norm.get(k)})", field=k,
+                                    accepted="one replay of one manifest per panel (η must not mix settings)")
 
 
 def _check_names(summary, a, f, reference, contrasts, source):

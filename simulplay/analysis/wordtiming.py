@@ -217,8 +217,12 @@ def _parts(g, r, label, source):
 def _mark_common(words, keys, conds, allow_incomplete, source):
     """``common``: accepted in every condition of its panel, system and talk."""
     group = [k for k in keys if k != "condition"]
+    panel = [k for k in PANEL_KEYS if k in group]
     n_cond = words.groupby(group, sort=False)["condition"].transform("nunique")
-    full = n_cond == len(conds)
+    # the conditions of each panel (a backend may have been run under fewer rules than another)
+    panel_conds = (words.groupby(panel, sort=False)["condition"].transform("nunique") if panel
+                   else pd.Series(len(conds), index=words.index))
+    full = n_cond == panel_conds
     missing = words.loc[~full, group].drop_duplicates()
     labels = ["(" + ", ".join(f"{k}={v}" for k, v in row.items()) + "): not every condition is complete"
               for row in missing.to_dict("records")]
@@ -228,7 +232,7 @@ def _mark_common(words, keys, conds, allow_incomplete, source):
     words = words[full].reset_index(drop=True)
     accepted = (words["status"] == ACCEPTED) & words["added_delay_s"].notna()
     n_acc = accepted.groupby([words[k] for k in group + ["word_index"]], sort=False).transform("sum")
-    words["common"] = accepted & (n_acc == len(conds))
+    words["common"] = accepted & (n_acc == panel_conds[full].to_numpy())
     return words, labels
 
 

@@ -48,7 +48,7 @@ class Splitter:
                 pieces.append((rest[:k], glue))
                 rest, glue = rest[k:], True
         pieces.append((rest, glue))
-        return pieces
+        return _no_blank_pieces(pieces)
 
     def _space_cut(self, text: str) -> int | None:
         """The last space ``i > 0`` with ``length(text[:i]) ≤ limit`` (binary search)."""
@@ -66,3 +66,23 @@ class Splitter:
         """The longest prefix within the limit (at least one character)."""
         k = bisect_right(range(1, len(text) + 1), self.limit, key=lambda m: self.length(text[:m]))
         return max(1, k)
+
+
+def _no_blank_pieces(pieces: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """Merge whitespace-only pieces (from runs of spaces or trailing space) into a
+    neighbour: a request of spaces alone would cost a synthesis call for no text. The
+    joined string is unchanged; a merged piece may exceed the limit by that whitespace."""
+    out: list[tuple[str, bool]] = []
+    prefix = ""  # blank pieces before the first piece with text
+    for i, (text, glue) in enumerate(pieces):
+        sep = "" if glue or i == 0 else " "
+        if out and text.strip():
+            out.append((text, glue))
+        elif out:
+            prev, prev_glue = out[-1]
+            out[-1] = (prev + sep + text, prev_glue)
+        else:
+            prefix += sep + text
+            if text.strip():
+                out.append((prefix, False))
+    return out or [(prefix, False)]

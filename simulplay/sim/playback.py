@@ -21,6 +21,12 @@ import numpy as np
 
 from simulplay.sim.segments import seg_argmax_last, seg_cummax, seg_cumsum, seg_first, seg_last, seg_shift, seg_sum
 
+#: Times closer than this (seconds) are equal: floating-point sums of the same instants
+#: differ in the last bits, and a tie must not turn into a sliver of idle or a different
+#: limiting event.
+TIME_EPS = 1e-9
+
+
 
 @dataclass(frozen=True)
 class Clock:
@@ -58,7 +64,8 @@ def serial_playback(codes: np.ndarray, ready: np.ndarray, dur: np.ndarray) -> Pl
     slack = ready - e_prev
     end = e + np.maximum(0.0, seg_cummax(slack, codes))
     play = end - dur
-    idle = np.maximum(0.0, ready - seg_shift(end, codes, 0.0))
+    idle = ready - seg_shift(end, codes, 0.0)
+    idle = np.where(idle > TIME_EPS, idle, 0.0)
     return Playback(codes, ready, dur, play, end, idle, slack)
 
 
@@ -76,7 +83,8 @@ class OutputSummary:
 def summarize_playback(pb: Playback, n_outputs: int) -> OutputSummary:
     """D, I, first playback, ``C_m`` and the limiting event of each output.
 
-    The limiting event is the last ``k`` maximizing ``r_k + Σ_{j≥k} d_j``; when every
+    The limiting event is the last ``k`` maximizing ``r_k + Σ_{j≥k} d_j`` (ties within
+    1 ns); idle below 1 ns is floating-point noise and counts as zero. When every
     part was ready before time zero, playback starting at zero limits and the first
     part is reported. Outputs with nothing to play have NaN times.
     """
@@ -84,11 +92,11 @@ def summarize_playback(pb: Playback, n_outputs: int) -> OutputSummary:
     idle = seg_sum(pb.idle, pb.codes, n_outputs)
     end = seg_last(pb.end, pb.codes, n_outputs)
     first_play = seg_first(pb.play, pb.codes, n_outputs)
-    limiting = seg_argmax_last(pb.slack, pb.codes, n_outputs)
+    limiting = seg_argmax_last(pb.slack, pb.codes, n_outputs, tol=TIME_EPS)
     first_pos = seg_first(np.arange(len(pb.codes)), pb.codes, n_outputs, fill=-1)
     slack_at = pb.slack[limiting[limiting >= 0]]
     before_zero = np.zeros(n_outputs, bool)
-    before_zero[limiting >= 0] = slack_at < 0
+    before_zero[limiting >= 0] = slack_at < -TIME_EPS
     limiting = np.where(before_zero, first_pos, limiting)
     return OutputSummary(first_play, audio, idle, end, limiting.astype(np.int64))
 

@@ -23,6 +23,7 @@ from simulplay.sim import player as pl
 from simulplay.sim.manifest import output_keys
 from simulplay.sim.replay import ReplayResult, replay
 from simulplay.sim.service import ServiceModel
+from simulplay.specs import format_value
 
 PLAYER_COLUMNS = (
     "prebuffer_s", "n_parts", "n_arrivals", "audio_s", "first_ready_s", "first_playable_s",
@@ -59,14 +60,14 @@ class PlayerConfig:
     def signature(self, prebuffer_s: float, audible: bool) -> dict[str, Any]:
         """The player's part of a row's signature (milliseconds and seconds spelled out)."""
         sig = {"table": "player", "frame": _ms(self.frame_s), "min_stall": _ms(self.min_stall_s),
-               "startup_delay": _ms(self.startup_delay_s), "prebuffer": f"{prebuffer_s:g}s"}
+               "startup_delay": _ms(self.startup_delay_s), "prebuffer": f"{format_value(float(prebuffer_s))}s"}
         if audible:
-            sig["audible"] = f"{self.threshold_dbfs:g}dBFS/{_ms(self.window_s)}"
+            sig["audible"] = f"{format_value(float(self.threshold_dbfs))}dBFS/{_ms(self.window_s)}"
         return sig
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:g}ms"
+    return f"{format_value(round(seconds * 1000, 9))}ms"
 
 
 def player_config(*, frame_ms: float = 20.0, min_stall_ms: float = 10.0, startup_delay_ms: float = 0.0,

@@ -147,10 +147,49 @@ def _chunk_parts(manifest, keys, codes, start, service, chunks, source):
     if manifest["ready_s"].notna().any() and service.name == "measured" and manifest["service_s"].isna().any():
         raise InputError.at(source, "chunk release needs request start times", field="service_s",
                             accepted="dispatch_s and service_s on every request")
+    ch = _checked_chunks(manifest, keys, chunks, source)
     req = manifest[keys + ["seq"]].assign(_code=codes, _start=start, _row=np.arange(len(manifest)))
-    ch = chunks.merge(req, on=keys + ["seq"], how="inner", validate="many_to_one")
+    ch = ch.merge(req, on=keys + ["seq"], how="inner", validate="many_to_one")
     ch = ch.sort_values(["_row", "chunk"], kind="stable").reset_index(drop=True)
     offsets = service.apply(ch["ready_offset_s"].to_numpy(float))
     ready = ch["_start"].to_numpy() + offsets
     parts = ch[keys + ["seq", "chunk"]].copy()
     return parts, ch["_code"].to_numpy(), ready, ch["audio_s"].to_numpy(float)
+
+
+def _checked_chunks(manifest: pd.DataFrame, keys: list[str], chunks: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The chunks of exactly the manifest's requests: same output keys, each (request,
+    chunk) once, every request with audio covered, and each request's chunk durations
+    summing to its ``audio_s`` (within one sample at 8 kHz). Chunks of outputs the manifest
+    no longer holds (excluded as incomplete) are left out."""
+    where = f"{source} (chunk table)"
+    chunk_keys = [k for k in ("talk_id", "system", "condition", "backend", "realization") if k in chunks]
+    if chunk_keys != keys:
+        raise InputError.at(where, f"identifies outputs by {', '.join(chunk_keys)}, the manifest by "
+                            f"{', '.join(keys)}", field="--chunks",
+                            accepted="the chunk table written with this manifest")
+    outputs = manifest[keys].drop_duplicates()
+    chunks = chunks.merge(outputs, on=keys, how="inner")  # outputs excluded as incomplete drop out
+    ident = keys + ["seq", "chunk"]
+    dup = chunks.duplicated(ident).to_numpy()
+    if dup.any():
+        i = int(dup.argmax())
+        raise InputError.at(where, f"chunk {chunks['chunk'].iloc[i]} of request seq {chunks['seq'].iloc[i]} repeats",
+                            row=i + 1, field="chunk", accepted="one row per (output, seq, chunk)")
+    totals = chunks.groupby(keys + ["seq"], sort=False)["audio_s"].sum().rename("_chunk_audio").reset_index()
+    both = manifest[keys + ["seq", "audio_s"]].merge(totals, on=keys + ["seq"], how="outer", indicator=True)
+    orphan = both[both["_merge"] == "right_only"]
+    if len(orphan):
+        r = orphan.iloc[0]
+        raise InputError.at(where, f"has chunks for request seq {r['seq']} of output "
+                            f"({', '.join(str(r[k]) for k in keys)}), which the manifest lacks", field="seq",
+                            accepted="chunks of the manifest's requests only")
+    both = both[both["_merge"] != "right_only"]
+    covered = both["_chunk_audio"].fillna(0.0).to_numpy()
+    bad = np.abs(covered - both["audio_s"].to_numpy(float)) > 1.25e-4
+    if bad.any():
+        r = both[bad].iloc[0]
+        raise InputError.at(where, f"chunks of request seq {r['seq']} of output ({', '.join(str(r[k]) for k in keys)}) "
+                            f"hold {covered[bad][0]:.6f} s of audio, the manifest {r['audio_s']:.6f} s",
+                            field="audio_s", accepted="chunks that together make up each request's audio")
+    return chunks

@@ -54,12 +54,13 @@ def seg_last(values: np.ndarray, codes: np.ndarray, n: int, fill=np.nan) -> np.n
     return out
 
 
-def seg_argmax_last(values: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
-    """Position (into the flat array) of the last maximum of each segment; -1 if empty."""
+def seg_argmax_last(values: np.ndarray, codes: np.ndarray, n: int, tol: float = 0.0) -> np.ndarray:
+    """Position (into the flat array) of the last maximum of each segment (values within
+    ``tol`` of the maximum count as ties); -1 if empty."""
     out = np.full(n, -1, dtype=np.int64)
     if len(codes) == 0:
         return out
     seg_max = pd.Series(values).groupby(codes, sort=False).transform("max").to_numpy()
-    hits = np.flatnonzero(values == seg_max)
+    hits = np.flatnonzero(values >= seg_max - tol)
     out[codes[hits]] = hits  # later positions overwrite earlier ones: the last maximum
     return out

@@ -14,6 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from simulplay.errors import InputError, RegistryError
+from simulplay.specs import format_value
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Zero(ServiceModel):
 @dataclass(frozen=True)
 class Scale(ServiceModel):
     def label(self) -> str:
-        return f"scale={self.factor:g}"
+        return f"scale={format_value(self.factor)}"
 
 
 def parse_service(text: str, *, source: str = "--service") -> ServiceModel:
