@@ -83,13 +83,14 @@ def group(
     the request came from), text, glue (continues the previous request without a
     space), group, source_s.
     """
-    from simulplay.grouping import Splitter, parse_rule, requests_frame
+    from simulplay.grouping import Splitter, parse_rule, requests_frame, unique_rules
     from simulplay.signature import base_signature
-    from simulplay.tables import check_writable, write_table
+    from simulplay.tables import check_distinct, check_writable, write_table
     from simulplay.traces import read_trace, streams_from_frame
 
     check_writable(out)
-    rules = [parse_rule(r) for r in rule]
+    check_distinct({"--out": out}, [trace])
+    rules = unique_rules([parse_rule(r) for r in rule])
     splitter = Splitter(max_chars)
     df = requests_frame(streams_from_frame(read_trace(trace)), rules, splitter)
     sigs = [base_signature(table="requests", rule=c, splitter=splitter.describe()) for c in df["condition"]]
@@ -123,11 +124,12 @@ def replay(
     from simulplay.sim import read_chunks, read_manifest
     from simulplay.sim import replay as run_replay
     from simulplay.sim.service import parse_service
-    from simulplay.tables import check_writable, write_table
+    from simulplay.tables import check_distinct, check_writable, write_table
 
     check_writable(out)
     if parts:
         check_writable(parts)
+    check_distinct({"--out": out, "--parts": parts}, [manifest])
     model = parse_service(service)
     df, meta = read_manifest(manifest)
     chunk_df = read_chunks(manifest, chunks) if release == "chunk" else None
@@ -188,12 +190,13 @@ def synth(
     from simulplay.backends.executors import parse_executor
     from simulplay.backends.run import synthesize_to_manifest
     from simulplay.backends.store import AudioStore
-    from simulplay.grouping import parse_rule
-    from simulplay.tables import check_writable
+    from simulplay.grouping import parse_rule, unique_rules
+    from simulplay.tables import check_distinct, check_writable
     from simulplay.traces import read_traces, streams_from_frame
 
     check_writable(out, (".parquet", ".csv"))
-    rules = [parse_rule(r) for r in rule]
+    check_distinct({"--out": out}, trace)
+    rules = unique_rules([parse_rule(r) for r in rule])
     config = parse_backend(backend if reuse is None else f"{backend}{',' if ':' in backend else ':'}reuse={reuse}")
     spec = parse_executor(executor, worker_cpus=worker_cpus, worker_gpus=worker_gpus, retries=retries,
                           workers=workers)
@@ -241,7 +244,7 @@ def eta(
     reference: str = typer.Option(..., "--reference", help="Reference condition (e.g. immediate)."),
     out: Path = typer.Option(..., "--out", help="η table, one row per other condition. " + OUT_HELP),
     draws: int = typer.Option(10_000, "--draws", min=1, help="Paired talk-bootstrap draws."),
-    seed: int = typer.Option(1032026, "--seed", help="Bootstrap seed (0 is a seed)."),
+    seed: int = typer.Option(1032026, "--seed", min=0, help="Bootstrap seed (0 is a seed)."),
     quantile_method: str = typer.Option("linear", "--quantile-method",
                                         help="NumPy quantile method for the interval ends."),
     confidence: float = typer.Option(0.95, "--confidence", help="Interval coverage, in (0, 1)."),
@@ -263,18 +266,19 @@ def eta(
     """
     from simulplay.analysis import Bootstrap, compute_eta, read_summary
     from simulplay.console import print_table
-    from simulplay.tables import check_writable, write_table
+    from simulplay.tables import check_distinct, check_writable, write_table
 
     check_writable(out)
     for p in (per_talk, contrast_out):
         if p:
             check_writable(p)
+    check_distinct({"--out": out, "--per-talk": per_talk, "--contrast-out": contrast_out}, [summary])
     pairs = [_pair(c) for c in contrast]
     try:
         boot = Bootstrap(draws=draws, seed=seed, method=quantile_method, confidence=confidence)
     except ValueError as e:
-        raise InputError.at("--quantile-method/--confidence", str(e),
-                            accepted="a NumPy quantile method and 0 < confidence < 1") from e
+        raise InputError.at("--seed/--draws/--quantile-method/--confidence", str(e),
+                            accepted="seed ≥ 0, draws ≥ 1, a NumPy quantile method and 0 < confidence < 1") from e
     df, upstream = read_summary(summary)
     res = compute_eta(df, a=a, f=f, reference=reference, boot=boot, contrasts=pairs,
                       allow_incomplete=allow_incomplete, upstream=upstream, source=str(summary))
@@ -290,13 +294,30 @@ def eta(
         typer.echo(f"excluded {len(res.excluded)} missing output(s); their talks are not in the means")
 
 
-def _pair(text: str) -> tuple[str, str]:
-    parts = [p.strip() for p in text.split(",")] if text.count(",") == 1 else []
-    if len(parts) != 2 or not all(parts):
-        raise InputError.at(f"--contrast '{text}'", "is not two conditions",
-                            accepted="P1,P2 (use --contrast once per pair; rule parameters are not allowed here, "
-                            "give canonical names as in the summary)")
-    return parts[0], parts[1]
+def _pair(text: str, flag: str = "--contrast") -> tuple[str, str]:
+    """Two conditions separated by a comma; rule strings may hold commas themselves
+    (``punct:cap=2,min_words=3,timer:w=2``), so the split that gives two rule strings wins."""
+    cuts = [i for i, ch in enumerate(text) if ch == ","]
+    candidates = [(text[:i].strip(), text[i + 1:].strip()) for i in cuts]
+    candidates = [(p, q) for p, q in candidates if p and q]
+    for p, q in candidates:
+        if _is_rule(p) and _is_rule(q):
+            return p, q
+    if len(candidates) == 1:
+        return candidates[0]
+    raise InputError.at(f"{flag} '{text}'", "is not two conditions",
+                        accepted="P1,P2 with rule strings (e.g. punct,timer:w=2 or punct:cap=2,min_words=3,timer:w=2) "
+                        "or two condition names without commas")
+
+
+def _is_rule(text: str) -> bool:
+    from simulplay.grouping import parse_rule
+
+    try:
+        parse_rule(text)
+    except InputError:
+        return False
+    return True
 
 
 @app.command("import-simuleval")
@@ -484,7 +505,7 @@ def edges(
     vad_model: str = typer.Option("onnx", "--vad-model", help="Bundled Silero VAD file: onnx (silero_vad.onnx), "
                                   "sequence (its block-wise export, same probabilities, faster) or jit."),
     draws: int = typer.Option(10_000, "--draws", min=1, help="Paired talk-bootstrap draws."),
-    seed: int = typer.Option(1032026, "--seed", help="Bootstrap seed (0 is a seed)."),
+    seed: int = typer.Option(1032026, "--seed", min=0, help="Bootstrap seed (0 is a seed)."),
     quantile_method: str = typer.Option("linear", "--quantile-method", help="NumPy quantile method."),
     confidence: float = typer.Option(0.95, "--confidence", help="Interval coverage, in (0, 1)."),
     allow_incomplete: bool = typer.Option(False, "--allow-incomplete",
@@ -528,7 +549,7 @@ def edges(
     if eta_out and not (a and f and reference):
         raise InputError.at("--eta-out", "needs --a, --f and --reference", accepted="the translators and the "
                             "reference condition, as for `simulplay eta`")
-    pairs = [_pair(p) for p in pair]
+    pairs = [_pair(p, "--pair") for p in pair]
     for flag, given, needs in (("--a", a, eta_out), ("--f", f, eta_out), ("--pair", pairs, share_out)):
         if given and not needs:
             raise InputError.at(flag, f"is used only with {'--eta-out' if flag != '--pair' else '--share-out'}",
@@ -538,8 +559,8 @@ def edges(
     try:
         boot = Bootstrap(draws=draws, seed=seed, method=quantile_method, confidence=confidence)
     except ValueError as e:
-        raise InputError.at("--quantile-method/--confidence", str(e),
-                            accepted="a NumPy quantile method and 0 < confidence < 1") from e
+        raise InputError.at("--seed/--draws/--quantile-method/--confidence", str(e),
+                            accepted="seed ≥ 0, draws ≥ 1, a NumPy quantile method and 0 < confidence < 1") from e
     df, meta = read_manifest(manifest)
     audio_store = AudioStore(store, create=False)
     res = run_edges(df, audio_store, levels, guard_ms=guard_ms, vad=vad, a=a if eta_out else None, f=f,
@@ -649,7 +670,7 @@ def blocks(
     reference: str = typer.Option("immediate", "--reference", help="Reference feed condition."),
     min_words: int = typer.Option(64, "--min-words", min=1, help="Fewest whitespace words in a block."),
     max_words: int = typer.Option(151, "--max-words", min=1, help="Most whitespace words in a block."),
-    seed: int = typer.Option(20261007, "--seed", help="Block selection seed (0 is a seed)."),
+    seed: int = typer.Option(20261007, "--seed", min=0, help="Block selection seed (0 is a seed)."),
     store: Path | None = typer.Option(None, "--store", help="Also keep each session's audio (FLAC) here."),
     parts: Path | None = typer.Option(None, "--parts", help="Per-chunk arrival table. " + OUT_HELP),
     feeds: Path | None = typer.Option(None, "--feeds", help="Per-feed table (when each text entered). " + OUT_HELP),
@@ -658,7 +679,7 @@ def blocks(
     max_audio_s: float = typer.Option(240.0, "--max-audio-s", help="Stop a session after this much audio "
                                       "(seconds; recorded as a failure)."),
     draws: int = typer.Option(10_000, "--draws", min=1, help="Paired source-bootstrap draws."),
-    boot_seed: int = typer.Option(1032026, "--boot-seed", help="Bootstrap seed (0 is a seed)."),
+    boot_seed: int = typer.Option(1032026, "--boot-seed", min=0, help="Bootstrap seed (0 is a seed)."),
     quantile_method: str = typer.Option("linear", "--quantile-method", help="NumPy quantile method."),
     confidence: float = typer.Option(0.95, "--confidence", help="Interval coverage, in (0, 1)."),
     allow_incomplete: bool = typer.Option(False, "--allow-incomplete",
@@ -694,8 +715,8 @@ def blocks(
     try:
         boot = Bootstrap(draws=draws, seed=boot_seed, method=quantile_method, confidence=confidence)
     except ValueError as e:
-        raise InputError.at("--quantile-method/--confidence", str(e),
-                            accepted="a NumPy quantile method and 0 < confidence < 1") from e
+        raise InputError.at("--seed/--draws/--quantile-method/--confidence", str(e),
+                            accepted="seed ≥ 0, draws ≥ 1, a NumPy quantile method and 0 < confidence < 1") from e
     rules = [parse_rule(r) for r in rule]
     config = parse_backend(backend)
     streams = streams_from_frame(read_traces(trace))
@@ -829,7 +850,7 @@ def wordtiming(
                                       + OUT_HELP),
     per_talk: Path | None = typer.Option(None, "--per-talk", help="Also write per-talk quantiles. " + OUT_HELP),
     draws: int = typer.Option(10_000, "--draws", min=1, help="Paired talk-bootstrap draws."),
-    seed: int = typer.Option(1032026, "--seed", help="Bootstrap seed (0 is a seed)."),
+    seed: int = typer.Option(1032026, "--seed", min=0, help="Bootstrap seed (0 is a seed)."),
     quantile_method: str = typer.Option("linear", "--quantile-method",
                                         help="NumPy quantile method (within-talk quantiles and interval ends)."),
     confidence: float = typer.Option(0.95, "--confidence", help="Interval coverage, in (0, 1)."),
@@ -862,8 +883,8 @@ def wordtiming(
     try:
         boot = Bootstrap(draws=draws, seed=seed, method=quantile_method, confidence=confidence)
     except ValueError as e:
-        raise InputError.at("--quantile-method/--confidence", str(e),
-                            accepted="a NumPy quantile method and 0 < confidence < 1") from e
+        raise InputError.at("--seed/--draws/--quantile-method/--confidence", str(e),
+                            accepted="seed ≥ 0, draws ≥ 1, a NumPy quantile method and 0 < confidence < 1") from e
     res = timing_from_files(transcripts, manifest, trace, reference=reference, boot=boot,
                             allow_incomplete=allow_incomplete)
     write_timing(res, out, words=words, per_talk=per_talk)

@@ -33,7 +33,7 @@ class Problem:
             where.append(f"{self.row_label} {self.row}")
         if self.field is not None:
             where.append(f"{self.field_label} '{self.field}'")
-        text = f"{', '.join(where)}: {self.message}"
+        text = f"{', '.join(where)}: {' '.join(self.message.split())}"
         if self.accepted:
             text += f" (expected {self.accepted})"
         return text

@@ -109,6 +109,10 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     from simulplay.grouping import parse_rule
 
     canon = [parse_rule(r, source=f"{src}: key 'rules'").canonical() for r in rules]
+    if len(set(canon)) != len(canon):
+        twice = next(c for c in canon if canon.count(c) > 1)
+        raise _err(src, f"'{twice}' is listed twice", field="rules",
+                   accepted="each grouping rule once (rules compare by canonical form)")
     from simulplay.grouping import canonical_condition
 
     if canonical_condition(data["reference"]) not in canon:

@@ -105,6 +105,10 @@ class Checker:
 
     def strings(self, col: str, *, allow_empty: bool = False, accepted: str = "non-empty text") -> list[str]:
         raw = self.df[col].astype(object)
+        nested = raw.map(lambda v: isinstance(v, (dict, list, tuple))).to_numpy(bool)
+        for i in np.flatnonzero(nested):
+            self.add_at(int(i), f"is a {type(raw.iloc[i]).__name__}, not text", col, accepted)
+        raw = raw.where(~nested, "")
         missing = raw.isna().to_numpy()
         is_bytes = raw.map(lambda v: isinstance(v, bytes)).to_numpy(bool)
         values = raw.where(~missing, "")

@@ -186,3 +186,19 @@ def stored_signatures(meta: Mapping[str, Any], n_rows: int) -> list[dict[str, An
     if not sigs or index is None or len(index) != n_rows:
         return None
     return [sigs[i] for i in index]
+
+
+def check_distinct(outputs: Mapping[str, str | Path | None], inputs: Sequence[str | Path] = ()) -> None:
+    """Refuse two outputs on one file, or an output on an input file (before any work)."""
+    seen: dict[Path, str] = {}
+    ins = {Path(i).resolve() for i in inputs}
+    for flag, path in outputs.items():
+        if not path:
+            continue
+        resolved = Path(path).resolve()
+        if resolved in ins:
+            raise InputError.at(path, f"{flag} would overwrite an input file", accepted="a new output path")
+        if resolved in seen:
+            raise InputError.at(path, f"is given to both {seen[resolved]} and {flag}",
+                                accepted="a separate file for each output")
+        seen[resolved] = flag

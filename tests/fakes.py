@@ -47,11 +47,8 @@ class FakeBackend(Backend):
 
     def stream(self, text: str):
         c = self.config
-        if c.die_on and c.die_on in text:
-            if not c.die_marker or not os.path.exists(c.die_marker):
-                if c.die_marker:
-                    open(c.die_marker, "w").close()
-                os.kill(os.getpid(), signal.SIGKILL)
+        if c.die_on and c.die_on in text and _first_to_die(c.die_marker):
+            os.kill(os.getpid(), signal.SIGKILL)
         if self.config.fail_on and self.config.fail_on in text:
             raise RuntimeError(f"refused '{self.config.fail_on}'")
         time.sleep(self.config.delay)
@@ -64,3 +61,15 @@ class FakeBackend(Backend):
     def identity(self) -> dict[str, Any]:
         return {"package": "fake@0", "voice": "sine", "settings": {"fail_on": self.config.fail_on}, "seed": 0,
                 "device": "cpu"}
+
+
+def _first_to_die(marker: str) -> bool:
+    """Without a marker every worker dies; with one, only the worker that creates it
+    (atomically, so two workers racing on the same word cannot both die)."""
+    if not marker:
+        return True
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True

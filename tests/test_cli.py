@@ -97,6 +97,13 @@ def test_validate_prints_stats(cli, tmp_path):
      ["missing column", "playback summary"]),
     (["eta", "{o}/x.csv", "--a", "A", "--f", "F", "--reference", "immediate", "--out", "{o}/e.csv",
       "--quantile-method", "weird"], ["unknown quantile method 'weird'"]),
+    (["group", "{t}", "--rule", "timer:w=inf", "--out", "{o}/s.csv"], ["w must be a finite number of seconds"]),
+    (["group", "{t}", "--rule", "punct", "--rule", "punct:cap=2", "--out", "{o}/s.csv"],
+     ["--rule 'punct:cap=2,min_words=3'", "is given twice"]),
+    (["eta", "{m}", "--a", "A", "--f", "F", "--reference", "immediate", "--out", "{o}/e.csv", "--seed", "-1"],
+     ["--seed"]),
+    (["replay", "{m}", "--out", "{o}/s.csv", "--parts", "{o}/s.csv"], ["is given to both --out and --parts"]),
+    (["group", "{t}", "--rule", "immediate", "--out", "{t}"], ["--out would overwrite an input file"]),
 ])
 def test_bad_flags_and_inputs_get_one_line_and_write_nothing(cli, tmp_path, man_csv, args, fragments):
     (tmp_path / "t.csv").write_text(trace_frame(1, 3).to_csv(index=False))
@@ -146,6 +153,26 @@ def test_failed_requests_fail_closed_unless_allowed(cli, tmp_path):
         "--out", tmp_path / "e.csv", "--allow-incomplete", check=True)
     e = pd.read_csv(tmp_path / "e.csv")
     assert e["n_talks"][0] == 3 and "excluded:1" in e["signature"][0]
+
+
+def test_contrast_of_rules_whose_canonical_names_hold_commas(cli, tmp_path, man_csv):
+    df = toy_manifest(np.random.default_rng(3))
+    extra = df[df["condition"] == "timer:w=4"].assign(condition="punct:cap=2,min_words=3")
+    pd.concat([df, extra]).to_csv(tmp_path / "m.csv", index=False)
+    cli("replay", tmp_path / "m.csv", "--out", tmp_path / "s.parquet", check=True)
+    cli("eta", tmp_path / "s.parquet", "--a", "A", "--f", "F", "--reference", "immediate", "--draws", "50",
+        "--contrast", "punct:cap=2,min_words=3,timer:w=4", "--out", tmp_path / "e.csv", check=True)
+    c = pd.read_csv(tmp_path / "e.contrasts.csv")
+    assert (c["p1"][0], c["p2"][0]) == ("punct:cap=2,min_words=3", "timer:w=4")
+
+
+def test_text_that_is_not_a_string_or_only_whitespace_is_refused(cli, tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps({"talk_id": "t", "system": "A", "source_s": 3,
+                             "updates": [{"time_s": 0, "text": {"a": [1, 2]}}, {"time_s": 1, "text": "   "}]}))
+    proc = cli("validate", p)
+    assert proc.returncode == 2
+    assert "field 'text': is a dict, not text" in proc.stderr and "field 'text': is only whitespace" in proc.stderr
 
 
 def test_help_explains_units(cli):

@@ -105,7 +105,8 @@ def test_rule_strings_are_canonical():
     ("nope", "unknown grouping rule 'nope'"),
     ("timer:x=3", "unknown parameter 'x=3'"),
     ("timer:w=abc", "'w=abc' is not a float"),
-    ("timer:w=-1", "w must be ≥ 0"),
+    ("timer:w=-1", "w must be a finite number of seconds ≥ 0"),
+    ("timer:w=inf", "w must be a finite number of seconds ≥ 0"),
     ("words:n=0", "n must be ≥ 1"),
 ])
 def test_bad_rule_strings_name_what_is_accepted(bad, fragment):

@@ -81,7 +81,8 @@ def test_player_chunk_release_reads_the_chunk_table(cli, tmp_path):
 
 
 @pytest.mark.parametrize(("flags", "fragments"), [
-    (["--frame-ms", "0"], ["--frame-ms 0", "milliseconds > 0"]),
+    (["--frame-ms", "0"], ["--frame-ms 0", "milliseconds ≥ 0.000001 (1 ns)"]),
+    (["--frame-ms", "1e-9"], ["--frame-ms 1e-09", "is out of range"]),
     (["--min-stall-ms", "-1"], ["--min-stall-ms -1", "milliseconds ≥ 0"]),
     (["--startup-delay-ms", "inf"], ["--startup-delay-ms inf"]),
     (["--prebuffer-s", "0,fast"], ["--prebuffer-s '0,fast'", "'fast' is not a number"]),

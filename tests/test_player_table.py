@@ -76,7 +76,7 @@ def test_player_config_parses_and_reports_every_bad_setting():
         player_config(frame_ms=0, min_stall_ms=-1, startup_delay_ms=float("nan"), prebuffer_s="0,x")
     lines = str(e.value).splitlines()
     assert len(lines) == 4
-    assert "--frame-ms 0" in lines[0] and "> 0" in lines[0]
+    assert "--frame-ms 0" in lines[0] and "≥ 0.000001 (1 ns)" in lines[0]
     assert "--min-stall-ms -1" in lines[1] and "--startup-delay-ms nan" in lines[2]
     assert "'x' is not a number" in lines[3]
     for bad, msg in (("0,0", "repeats"), ("-1", "not ≥ 0"), ("inf", "not ≥ 0"), ("", "not a number")):

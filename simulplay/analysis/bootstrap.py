@@ -31,6 +31,8 @@ class Bootstrap:
     def __post_init__(self):
         if self.draws < 1:
             raise ValueError(f"draws must be ≥ 1, got {self.draws}")
+        if self.seed < 0:
+            raise ValueError(f"the bootstrap seed must be ≥ 0 (NumPy seeds are non-negative), got {self.seed}")
         if self.method not in QUANTILE_METHODS:
             raise ValueError(f"unknown quantile method '{self.method}'")
         if not 0 < self.confidence < 1:

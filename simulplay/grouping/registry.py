@@ -89,3 +89,15 @@ def canonical_condition(text: str) -> str:
         return parse_rule(text).canonical()
     except InputError:
         return text
+
+
+def unique_rules(rules: list[Rule]) -> list[Rule]:
+    """Rules in order with repeats (same canonical string) refused: a repeated rule would
+    make two outputs with the same condition."""
+    seen: set[str] = set()
+    for r in rules:
+        if r.canonical() in seen:
+            raise InputError.at(f"--rule '{r.canonical()}'", "is given twice",
+                                accepted="each grouping rule once (rules compare by canonical form)")
+        seen.add(r.canonical())
+    return rules

@@ -10,6 +10,7 @@ the label is chosen in that order. Instants are compared in whole nanoseconds.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,8 +26,8 @@ def instant_keys(times: np.ndarray) -> np.ndarray:
 
 
 def _positive(name: str, value: float) -> None:
-    if not value >= 0:
-        raise ValueError(f"{name} must be ≥ 0 seconds, got {value}")
+    if not (value >= 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number of seconds ≥ 0, got {value}")
 
 
 @register_rule("immediate")

@@ -72,6 +72,13 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
         for i in np.flatnonzero(g["seq"].duplicated().to_numpy()):
             check.add(f"seq {g['seq'].iloc[i]} repeats in output ({label})", row=g["_row"].iloc[i],
                       field="seq", accepted="unique seq per output")
+        if "audio_key" in g and not dupes_found(g):  # synthesized: every planned request is a row
+            seqs = np.sort(g["seq"].to_numpy())
+            if seqs[0] != 0 or seqs[-1] != len(seqs) - 1:
+                missing = sorted(set(range(int(seqs[-1]) + 1)) - set(seqs.tolist()))[:3]
+                check.add(f"output ({label}) lacks request seq {', '.join(map(str, missing)) or seqs[0] - 1} "
+                          "(a synthesized manifest holds every request from seq 0)", row=g["_row"].iloc[0],
+                          field="seq", accepted="the manifest written by `simulplay synth`, rows not removed")
         src = g["source_s"].to_numpy()
         for i in np.flatnonzero(src != src[0])[:1]:
             check.add(f"source_s {src[i]:g} differs from {src[0]:g} in output ({label})",
@@ -85,3 +92,7 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
     order = out.groupby(keys, sort=False).ngroup()
     out = out.assign(_output=order).sort_values(["_output", "seq"], kind="stable")
     return out.drop(columns=["_row", "_output"]).reset_index(drop=True)
+
+
+def dupes_found(g: pd.DataFrame) -> bool:
+    return bool(g["seq"].duplicated().any())

@@ -76,8 +76,8 @@ def player_config(*, frame_ms: float = 20.0, min_stall_ms: float = 10.0, startup
     problems: list[InputError] = []
     for flag, value, positive in (("--frame-ms", frame_ms, True), ("--min-stall-ms", min_stall_ms, False),
                                   ("--startup-delay-ms", startup_delay_ms, False)):
-        if not math.isfinite(value) or value < 0 or (positive and value == 0):
-            accepted = "milliseconds > 0" if positive else "milliseconds ≥ 0"
+        if not math.isfinite(value) or value < 0 or (positive and round(value * 1e6) < 1):
+            accepted = "milliseconds ≥ 0.000001 (1 ns)" if positive else "milliseconds ≥ 0"
             problems.append(InputError.at(f"{flag} {value:g}", "is out of range", accepted=accepted))
     try:
         prebuffers = parse_prebuffers(prebuffer_s)

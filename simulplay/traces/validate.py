@@ -29,6 +29,10 @@ def validate_trace_frame(
     seq = check.integers("seq", accepted="a whole number, unique within a stream")
     time_s = check.numbers("time_s", nonneg=True, accepted="seconds from source start, ≥ 0")
     text = check.strings("text", accepted="the update's new text (non-empty)")
+    for i, t in enumerate(text):
+        if t and not t.strip():
+            check.add_at(i, "is only whitespace", "text", "the update's new text (a space before a word is "
+                         "the join's job; mark continuations with glue)")
     source_s = check.numbers("source_s", positive=True, accepted="the source duration in seconds, > 0")
     glue = check.booleans("glue") if "glue" in df.columns else np.zeros(len(df), bool)
     check.raise_if_any()

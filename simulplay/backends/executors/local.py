@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import queue as queue_mod
 import socket
+from multiprocessing.connection import Connection, wait
 
 from simulplay.backends.base import BackendConfig
 from simulplay.backends.executors.jobs import Driver, Job, WorkerState
@@ -27,80 +27,100 @@ def run_serial(config: BackendConfig, units: list[list[Job]], driver: Driver, st
     return state
 
 
-def _worker_main(config: BackendConfig, name: str, tasks, results, parent: int) -> None:
+def _worker_main(config: BackendConfig, name: str, tasks: Connection, results: Connection, parent: int) -> None:
+    """A worker process: its own pipes to the driver, so a worker killed in the middle of
+    sending can only damage its own channel, never another worker's answers."""
     try:
         state = WorkerState(config, name)
     except Exception as e:  # noqa: BLE001 - reported to the driver, which stops the run
-        results.put(("fatal", name, f"{type(e).__name__}: {e}"))
+        results.send(("fatal", f"{type(e).__name__}: {e}"))
         return
-    results.put(("ready", name, None))
+    results.send(("ready", None))
     while True:
-        try:
-            unit = tasks.get(timeout=1.0)
-        except queue_mod.Empty:
+        if not tasks.poll(1.0):
             if os.getppid() != parent:  # the driver died: stop
                 return
             continue
+        try:
+            unit = tasks.recv()
+        except EOFError:  # the driver closed the pipe
+            return
         if unit is None:
             state.close()
             return
         for job in unit:
-            results.put(("outcome", name, state.run(job)))
+            results.send(("outcome", state.run(job)))
 
 
 class ProcessPool(Pool):
     def __init__(self, config: BackendConfig):
         self.config = config
         self.ctx = mp.get_context("spawn")
-        self.results = self.ctx.Queue()
-        self.workers: dict[str, tuple] = {}
+        self.workers: dict[str, tuple] = {}  # name → (process, task sender, result receiver)
 
     def start(self, name: str) -> None:
-        tasks = self.ctx.Queue()
-        proc = self.ctx.Process(target=_worker_main, args=(self.config, name, tasks, self.results, os.getpid()),
+        task_recv, task_send = self.ctx.Pipe(duplex=False)
+        result_recv, result_send = self.ctx.Pipe(duplex=False)
+        proc = self.ctx.Process(target=_worker_main, args=(self.config, name, task_recv, result_send, os.getpid()),
                                 name=name, daemon=True)
         proc.start()
-        self.workers[name] = (proc, tasks)
+        task_recv.close()  # the child holds its own copies
+        result_send.close()
+        self.workers[name] = (proc, task_send, result_recv)
         while True:  # wait until it has loaded and warmed up
-            try:
-                kind, who, payload = self.results.get(timeout=5.0)
-            except queue_mod.Empty:
+            if not result_recv.poll(5.0):
                 if not proc.is_alive():
-                    raise SimulplayError(f"worker {name} exited while loading its backend") from None
+                    raise SimulplayError(f"worker {name} exited while loading its backend")
                 continue
+            try:
+                kind, payload = result_recv.recv()
+            except (EOFError, OSError):
+                raise SimulplayError(f"worker {name} exited while loading its backend") from None
             if kind == "fatal":
-                raise SimulplayError(f"worker {who} could not load its backend: {payload}")
-            if kind == "ready" and who == name:
-                return
+                raise SimulplayError(f"worker {name} could not load its backend: {payload}")
+            return
 
     def submit(self, name: str, unit: list[Job]) -> None:
-        self.workers[name][1].put(unit)
+        self.workers[name][1].send(unit)
 
     def poll(self, timeout: float):
+        receivers = {w[2]: name for name, w in self.workers.items()}
         events = []
-        try:
-            events.append(self.results.get(timeout=timeout))
-            while True:
-                events.append(self.results.get_nowait())
-        except queue_mod.Empty:
-            pass
-        events = [e for e in events if e[0] == "outcome"]
-        if not events:
-            for name, (proc, _) in list(self.workers.items()):
-                if not proc.is_alive():
-                    proc.join()
-                    del self.workers[name]
-                    events.append(("dead", name, None))
+        for conn in wait(list(receivers), timeout=timeout):
+            name = receivers[conn]
+            try:
+                kind, payload = conn.recv()
+            except (EOFError, OSError):  # closed or cut mid-message: the worker died
+                self._forget(name)
+                events.append(("dead", name, None))
+                continue
+            if kind == "outcome":
+                events.append(("outcome", name, payload))
+        for name, (proc, _, conn) in list(self.workers.items()):
+            if not proc.is_alive() and not conn.poll(0):
+                self._forget(name)
+                events.append(("dead", name, None))
         return events
 
+    def _forget(self, name: str) -> None:
+        proc, send, recv = self.workers.pop(name)
+        proc.join(timeout=5)
+        send.close()
+        recv.close()
+
     def stop(self) -> None:
-        for proc, tasks in self.workers.values():
+        for proc, send, _ in self.workers.values():
             if proc.is_alive():
-                tasks.put(None)
-        for proc, _ in self.workers.values():
+                try:
+                    send.send(None)
+                except OSError:
+                    pass
+        for proc, send, recv in self.workers.values():
             proc.join(timeout=10)
             if proc.is_alive():
                 proc.kill()
+            send.close()
+            recv.close()
         self.workers.clear()
 
 
