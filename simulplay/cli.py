@@ -71,7 +71,8 @@ def validate(
 def group(
     trace: Path = typer.Argument(..., help="Trace file (.parquet, .csv or .jsonl)."),
     rule: list[str] = typer.Option(..., "--rule", help="Grouping rule, repeatable: immediate, "
-                                   "timer:w=SECONDS, punct[:cap=S,min_words=N], words[:n=N,cap=S]."),
+                                   "timer[:w=SECONDS] (default w=4), punct[:cap=S,min_words=N] (defaults 2, 3), "
+                                   "words[:n=N,cap=S] (defaults 8, 2). Seconds."),
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                             help="Input-limit splitter: at most N characters per request."),
     out: Path = typer.Option(..., "--out", help="Requests table. " + OUT_HELP),

@@ -65,6 +65,8 @@ class Registry(Generic[T]):
             if not eq or key not in fields:
                 raise InputError.at(where, f"unknown parameter '{item}' for {self.what} '{name}'",
                                     accepted=accepted)
+            if key in kwargs:
+                raise InputError.at(where, f"parameter '{key}' is given twice", accepted=accepted)
             kwargs[key] = convert(value, fields[key], where)
         return build(cls, kwargs, where, accepted)
 

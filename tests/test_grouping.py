@@ -108,6 +108,7 @@ def test_rule_strings_are_canonical():
     ("timer:w=-1", "w must be a finite number of seconds ≥ 0"),
     ("timer:w=inf", "w must be a finite number of seconds ≥ 0"),
     ("words:n=0", "n must be ≥ 1"),
+    ("words:n=2,n=3", "parameter 'n' is given twice"),
 ])
 def test_bad_rule_strings_name_what_is_accepted(bad, fragment):
     with pytest.raises(InputError) as e:
