@@ -56,15 +56,18 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
                                    executor=_executor_spec(exp))
     t1 = time.perf_counter()
     boot = Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
-    base, base_eta = _replay_and_eta(exp, synth, boot, "", allow_incomplete, release="request", service="measured")
+    manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
+    base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release="request",
+                                     service="measured")
     variants = {}
     for v in exp.variants:
         key, _, value = v.partition("=")
         kwargs = {"release": value, "service": "measured"} if key == "release" else \
             {"release": "request", "service": value}
-        variants[v] = _replay_and_eta(exp, synth, boot, "." + v.replace("=", "-"), allow_incomplete, **kwargs)
-    edges = _edges(exp, synth, store, boot, allow_incomplete, progress) if exp.edges else None
-    content = _content(exp, synth, store, base, streams, boot, allow_incomplete, progress) \
+        variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + v.replace("=", "-"), allow_incomplete,
+                                      **kwargs)
+    edges = _edges(exp, synth, manifest, store, boot, allow_incomplete, progress) if exp.edges else None
+    content = _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete, progress) \
         if exp.content is not None else None
     t2 = time.perf_counter()
     res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
@@ -75,9 +78,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     return res
 
 
-def _replay_and_eta(exp, synth, boot, suffix, allow_incomplete, *, release, service):
+def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service):
     chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if release == "chunk" else None
-    manifest = validate_manifest(synth.manifest, str(synth.path))
     rep = replay(manifest, service=parse_service(service), release=release, chunks=chunks,
                  allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path))
     write_table(rep.summary, exp.out / f"summary{suffix}.parquet", rep.signatures, kind="playback-summary")
@@ -95,12 +97,11 @@ def _replay_and_eta(exp, synth, boot, suffix, allow_incomplete, *, release, serv
     return rep, eta
 
 
-def _edges(exp, synth, store, boot, allow_incomplete, progress):
+def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
     """Edge-silence replay at the experiment's thresholds: edges_summary.parquet/.csv,
     eta_edges.csv (η per threshold) and edges_nonspeech.csv (reference vs each condition)."""
     from simulplay.analysis.edge_replay import run_edges
 
-    manifest = validate_manifest(synth.manifest, str(synth.path))
     run = run_edges(manifest, store, exp.edges, a=exp.a, f=exp.f, reference=exp.reference, boot=boot, pairs=[],
                     allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path),
                     progress=progress)
@@ -115,12 +116,11 @@ def _edges(exp, synth, store, boot, allow_incomplete, progress):
     return run
 
 
-def _content(exp, synth, store, base, streams, boot, allow_incomplete, progress):
+def _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete, progress):
     """Content diagnostics: transcripts.parquet, content.csv (+ .pairs, .per_output) and,
     with ``timing``, word_timing.csv (+ .per_talk.csv, .words.parquet)."""
     from simulplay.analysis.diagnostics import run_diagnostics
 
-    manifest = validate_manifest(synth.manifest, str(synth.path))
     return run_diagnostics(exp.content, manifest, synth.signature, store, base.parts, streams, exp.out,
                            reference=exp.reference, boot=boot, allow_incomplete=allow_incomplete,
                            source=exp.source, progress=progress)

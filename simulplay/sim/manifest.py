@@ -69,10 +69,11 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
     keys = output_keys(out)
     for key, g in out.groupby(keys, sort=False):
         label = ", ".join(map(str, key))
-        for i in np.flatnonzero(g["seq"].duplicated().to_numpy()):
+        dup = g["seq"].duplicated().to_numpy()
+        for i in np.flatnonzero(dup):
             check.add(f"seq {g['seq'].iloc[i]} repeats in output ({label})", row=g["_row"].iloc[i],
                       field="seq", accepted="unique seq per output")
-        if "audio_key" in g and not dupes_found(g):  # synthesized: every planned request is a row
+        if "audio_key" in g and not dup.any():  # synthesized: every planned request is a row
             seqs = np.sort(g["seq"].to_numpy())
             if seqs[0] != 0 or seqs[-1] != len(seqs) - 1:
                 missing = sorted(set(range(int(seqs[-1]) + 1)) - set(seqs.tolist()))[:3]
@@ -92,7 +93,3 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
     order = out.groupby(keys, sort=False).ngroup()
     out = out.assign(_output=order).sort_values(["_output", "seq"], kind="stable")
     return out.drop(columns=["_row", "_output"]).reset_index(drop=True)
-
-
-def dupes_found(g: pd.DataFrame) -> bool:
-    return bool(g["seq"].duplicated().any())
