@@ -49,8 +49,9 @@ def validate(
     """Check trace files and print per-stream update statistics.
 
     Columns: updates, whitespace words, median and 90th-percentile words per update,
-    % of updates with ≤ 2 words, % ending in terminal punctuation (. ? ! with optional
-    closing quote/bracket), and updates available after the source end (valid, counted).
+    % of updates with ≤ 2 words, % ending in terminal punctuation (the `punct` rule's
+    sentence end: . ? ! … 。 ？ ！ ؟ । then any closing quotes/brackets and spaces), and
+    updates available after the source end (valid, counted).
     """
     from simulplay.console import print_table
     from simulplay.signature import base_signature
@@ -72,7 +73,8 @@ def group(
     trace: Path = typer.Argument(..., help="Trace file (.parquet, .csv or .jsonl)."),
     rule: list[str] = typer.Option(..., "--rule", help="Grouping rule, repeatable: immediate, "
                                    "timer[:w=SECONDS] (default w=4), punct[:cap=S,min_words=N] (defaults 2, 3), "
-                                   "words[:n=N,cap=S] (defaults 8, 2). Seconds."),
+                                   "words[:n=N,cap=S] (defaults 8, 2). Seconds. unit=char on punct/words counts "
+                                   "letters and digits instead of whitespace words (Chinese, Japanese, Thai)."),
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                             help="Input-limit splitter: at most N characters per request."),
     out: Path = typer.Option(..., "--out", help="Requests table. " + OUT_HELP),

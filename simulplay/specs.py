@@ -4,6 +4,10 @@ Grouping rules, backends and recognizers are frozen dataclasses registered under
 their fields are their parameters. A spec string ``name`` or ``name:key=value,key=value``
 builds one; :func:`canonical_spec` writes every parameter back in field order, so a
 saved spec recreates the exact object.
+
+Field metadata refines a parameter: ``choices`` (a tuple of strings) limits its values
+and names them in errors; ``omit_default=True`` leaves it out of the canonical string
+while it holds its default, so adding such a parameter keeps existing strings stable.
 """
 
 from __future__ import annotations
@@ -90,12 +94,21 @@ def _split_items(rest: str) -> list[str]:
 
 
 def _kind(field: dataclasses.Field) -> str:
+    if field.metadata.get("choices"):
+        return "|".join(field.metadata["choices"])
     t = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", str(field.type))
     return t.replace(" | None", "").replace("None | ", "")
 
 
 def convert(value: str, field: dataclasses.Field, where: str) -> Any:
-    """Convert a spec value to the field's declared type (int, float, bool or str)."""
+    """Convert a spec value to the field's declared type (int, float, bool or str), or
+    check it against the field's ``choices``."""
+    choices = field.metadata.get("choices")
+    if choices:
+        if value not in choices:
+            raise InputError.at(where, f"'{field.name}={value}' is not one of {', '.join(choices)}",
+                                accepted=" or ".join(f"{field.name}={c}" for c in choices))
+        return value
     kind = _kind(field)
     try:
         if kind == "int":
@@ -121,7 +134,11 @@ def params(obj) -> dict[str, Any]:
 
 
 def canonical_spec(obj) -> str:
-    p = params(obj)
+    """``name:key=value,…`` with every parameter in field order, except one marked
+    ``omit_default`` that holds its default."""
+    omitted = {f.name for f in dataclasses.fields(obj)
+               if f.metadata.get("omit_default") and getattr(obj, f.name) == f.default}
+    p = {k: v for k, v in params(obj).items() if k not in omitted}
     if not p:
         return obj.name
     return obj.name + ":" + ",".join(f"{k}={format_value(v)}" for k, v in p.items())

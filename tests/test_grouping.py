@@ -150,7 +150,8 @@ def streams(draw):
 
 
 rules = st.sampled_from(["immediate", "timer:w=0", "timer:w=1", "timer:w=2", "timer:w=4",
-                         "punct", "punct:cap=1,min_words=1", "words", "words:n=2,cap=3"])
+                         "punct", "punct:cap=1,min_words=1", "words", "words:n=2,cap=3",
+                         "punct:unit=char", "words:n=3,unit=char"])
 
 
 @settings(max_examples=300, deadline=None)

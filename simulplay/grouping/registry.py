@@ -4,7 +4,10 @@ A rule is a frozen dataclass registered under a name with :func:`register_rule`;
 fields are its parameters (with defaults) and ``group(stream)`` returns its groups. A
 RULE string is ``name`` or ``name:key=value,key=value``. The canonical string lists
 every parameter in field order (``punct`` → ``punct:cap=2,min_words=3``), so saved
-conditions recreate the exact rule::
+conditions recreate the exact rule; a parameter whose field is marked ``omit_default``
+is left out while it holds its default (``unit=word`` of ``punct`` and ``words``:
+``words:n=20,unit=char`` → ``words:n=20,cap=2,unit=char``), and ``to_dict()`` always
+lists every parameter::
 
     @register_rule("every_other")
     @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class Rule:
         return canonical_spec(self)
 
     def to_dict(self) -> dict[str, Any]:
+        """The registered name and every parameter (defaults included)."""
         return {"rule": self.name, **self.params()}
 
     def __str__(self) -> str:
@@ -76,7 +80,8 @@ def known_rules() -> list[str]:
 
 
 def parse_rule(text: str, *, source: str = "--rule") -> Rule:
-    """Parse a RULE string (``immediate``, ``timer:w=4``, ``punct``, ``words:n=6,cap=3``)."""
+    """Parse a RULE string (``immediate``, ``timer:w=4``, ``punct``, ``words:n=6,cap=3``,
+    ``punct:unit=char``)."""
     return RULES.parse(text, source=source)
 
 

@@ -6,18 +6,23 @@ fires at its own instant and updates available exactly at it join (inclusive). T
 stream's last update releases any pending text at once (trigger ``eos``). Where a
 content trigger (``punct``, ``words``), the deadline and the end of translation coincide,
 the label is chosen in that order. Instants are compared in whole nanoseconds.
+
+``punct`` and ``words`` count whitespace words by default (``unit=word``); ``unit=char``
+counts letters and digits instead (Unicode categories L* and N*), for scripts written
+without spaces (Chinese, Japanese, Thai): ``min_words`` and ``n`` are then characters.
+The canonical string names ``unit`` only when it is ``char``; ``to_dict()`` always does.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from simulplay.grouping.registry import Group, Rule, register_rule
-from simulplay.traces.model import Stream, ends_terminal, join_texts, word_count
+from simulplay.traces.model import UNITS, Stream, ends_terminal, join_texts, unit_count
 
 
 def instant_keys(times: np.ndarray) -> np.ndarray:
@@ -28,6 +33,16 @@ def instant_keys(times: np.ndarray) -> np.ndarray:
 def _positive(name: str, value: float) -> None:
     if not (value >= 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be a finite number of seconds ≥ 0, got {value}")
+
+
+def _unit_field():
+    """The ``unit`` parameter: ``word`` (default, left out of canonical strings) or ``char``."""
+    return field(default="word", metadata={"choices": UNITS, "omit_default": True})
+
+
+def _check_unit(unit: str) -> None:
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
 
 
 @register_rule("immediate")
@@ -104,21 +119,30 @@ class Timer(Rule):
 @register_rule("punct")
 @dataclass(frozen=True)
 class Punct(Rule):
-    """Release once the pending text has ≥ ``min_words`` whitespace words and ends in
-    ``.``, ``?`` or ``!`` (optionally followed by a closing quote or bracket), or at the
-    cap deadline ``a_first + cap`` seconds, whichever comes first."""
+    """Release once the pending text has ≥ ``min_words`` units (whitespace words, or
+    letters and digits with ``unit=char``) and ends a sentence, or at the cap deadline
+    ``a_first + cap`` seconds, whichever comes first.
+
+    A sentence ends in a terminator (``. ? ! …``, ``。 ？ ！``, ``؟``, ``।``) followed by
+    any run of closing marks and whitespace: straight quotes and Unicode categories Pe,
+    Pf, Pi (``„Nein.“``, ``»Ja.«``, ``« Oui. »``, ``¿Qué?``, ``「はい。」``); see
+    :func:`simulplay.traces.model.ends_terminal`. Only the end of the pending text counts:
+    ``3.5`` does not end a sentence, a pending text ending in an abbreviation (``z.B.``)
+    does."""
 
     cap: float = 2.0
     min_words: int = 3
+    unit: str = _unit_field()
 
     def __post_init__(self):
         _positive("cap", self.cap)
         if self.min_words < 0:
             raise ValueError(f"min_words must be ≥ 0, got {self.min_words}")
+        _check_unit(self.unit)
 
     def group(self, stream: Stream) -> list[Group]:
         def done(text: str) -> bool:
-            return word_count(text) >= self.min_words and ends_terminal(text)
+            return ends_terminal(text) and unit_count(text, self.unit) >= self.min_words
 
         return buffered_groups(stream, self.cap, done, "punct")
 
@@ -126,15 +150,18 @@ class Punct(Rule):
 @register_rule("words")
 @dataclass(frozen=True)
 class Words(Rule):
-    """Release once ``n`` whitespace words have accumulated, or at the cap deadline."""
+    """Release once ``n`` units (whitespace words, or letters and digits with
+    ``unit=char``) have accumulated, or at the cap deadline ``a_first + cap`` seconds."""
 
     n: int = 8
     cap: float = 2.0
+    unit: str = _unit_field()
 
     def __post_init__(self):
         _positive("cap", self.cap)
         if self.n < 1:
             raise ValueError(f"n must be ≥ 1, got {self.n}")
+        _check_unit(self.unit)
 
     def group(self, stream: Stream) -> list[Group]:
-        return buffered_groups(stream, self.cap, lambda text: word_count(text) >= self.n, "words")
+        return buffered_groups(stream, self.cap, lambda text: unit_count(text, self.unit) >= self.n, "words")

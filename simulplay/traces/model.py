@@ -9,7 +9,7 @@ punctuation). The joined text of a stream is the translator's output exactly.
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -86,15 +86,57 @@ def iter_streams(df: pd.DataFrame) -> Iterator[Stream]:
     yield from streams_from_frame(df)
 
 
-#: Terminal punctuation: ``.``, ``?`` or ``!``, optionally followed by closing quotes or
-#: brackets (and trailing whitespace).
-TERMINAL_RE = re.compile(r"[.?!][\"'”’»)\]}]*\s*$")
+#: Sentence terminators (SPEC §2): ``. ? ! …``, full-width ``。 ？ ！``, Arabic ``؟``,
+#: Devanagari danda ``।``.
+TERMINATORS = frozenset(".?!…。？！؟।")
+#: Straight quotes close a sentence as well as every character of the categories below.
+STRAIGHT_QUOTES = frozenset("'\"")
+#: Unicode general categories of closing marks: close (Pe: ``) ] } 」 』``), final quote
+#: (Pf: ``” ’ »``) and initial quote (Pi: German closes with ``“ ‘``, French and German
+#: ``»…«`` close with ``«``).
+CLOSING_CATEGORIES = frozenset({"Pe", "Pf", "Pi"})
+#: Counting units of the ``words`` and ``punct`` rules: whitespace words, or letters and
+#: digits (Unicode categories L* and N*; for Chinese, Japanese, Thai).
+UNITS = ("word", "char")
+
+
+def is_closing_mark(ch: str) -> bool:
+    """A straight quote or a character of category Pe, Pf or Pi (one character)."""
+    return ch in STRAIGHT_QUOTES or unicodedata.category(ch) in CLOSING_CATEGORIES
 
 
 def ends_terminal(text: str) -> bool:
-    return TERMINAL_RE.search(text) is not None
+    """Does the text end a sentence: a terminator, then any run of closing marks and
+    whitespace (``str.isspace``: also U+00A0 and U+202F), then the end?
+
+    ``„Nein.“``, ``« Oui. »``, ``¿Qué?``, ``好。」`` and ``so.») `` end; ``3.5`` and ``.-``
+    do not. Only the end of the text is looked at, so an abbreviation at the end
+    (``z.B.``) ends it too, and an English opening ``“`` (also Pi) after a terminator
+    counts as closing (the sentence before it has ended anyway). The punctuation rule and
+    ``validate``'s share of updates ending in terminal punctuation both use this function.
+    """
+    i = len(text)
+    while i and (text[i - 1].isspace() or is_closing_mark(text[i - 1])):
+        i -= 1
+    return i > 0 and text[i - 1] in TERMINATORS
 
 
 def word_count(text: str) -> int:
     """Whitespace words (punctuation-only tokens count, as in the paper)."""
     return len(text.split())
+
+
+def char_count(text: str) -> int:
+    """Letters and digits: characters of Unicode categories L* and N* (combining marks,
+    punctuation, symbols and spaces do not count)."""
+    return sum(1 for ch in text if unicodedata.category(ch)[0] in "LN")
+
+
+def unit_count(text: str, unit: str = "word") -> int:
+    """The length of ``text`` in ``unit`` (``word``: whitespace words; ``char``: letters
+    and digits)."""
+    if unit == "word":
+        return word_count(text)
+    if unit == "char":
+        return char_count(text)
+    raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")

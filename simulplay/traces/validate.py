@@ -72,7 +72,9 @@ def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
     """Per-stream update statistics (the paper's Table 11 shape), one row per stream.
 
     ``words`` counts whitespace words of the assembled text (glue honoured); the per-update
-    figures count the words of each update's own text."""
+    figures count the words of each update's own text. ``pct_terminal_punct`` is the share
+    of updates whose own text ends a sentence by :func:`ends_terminal`, the definition the
+    ``punct`` rule uses (in %)."""
     rows = []
     for (talk, system), g in df.groupby(["talk_id", "system"], sort=False):
         words = np.array([word_count(t) for t in g["text"]])
