@@ -191,7 +191,7 @@ def trace_table(run: RunData) -> ReportTable | None:
     return ReportTable.signed(
         "table11_traces", "Text updates: lengths and punctuation",
         "Pooled over the talks of each system. Words are whitespace words (punctuation-only tokens count); an "
-        "update can become several requests; terminal punctuation (. ? ! with optional closing quote or bracket) "
+        "update can become several requests; terminal punctuation (a sentence end as the punct rule sees it) "
         "does not label a prosodic boundary.", table, [sig] * len(table),
         digits={"median_words": 1, "p90_words": 1, "pct_le2_words": 2, "pct_terminal_punct": 2}, number="Table 11")
 
