@@ -112,3 +112,5 @@ def test_splitting_a_grouped_table_equals_grouping_with_the_splitter():
     assert cut["glue"].tolist() == [False, False, True, False]
     assert cut["seq"].tolist() == [0, 1, 2, 3] and cut["group"].tolist() == [0, 0, 0, 1]
     assert cut["dispatch_s"].tolist() == [2.0, 2.0, 2.0, 3.0]
+    # immediate: one request per update; the second continues the first's word
+    assert requests_frame(s, rules[1:], Splitter(12))["glue"].tolist() == [False, True, False, False]
