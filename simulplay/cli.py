@@ -70,7 +70,8 @@ def validate(
 
 @app.command()
 def group(
-    trace: Path = typer.Argument(..., help="Trace file (.parquet, .csv or .jsonl)."),
+    trace: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl); a (talk_id, system) "
+                                       "stream may appear in only one of them."),
     rule: list[str] = typer.Option(..., "--rule", help="Grouping rule, repeatable: immediate, "
                                    "timer[:w=SECONDS] (default w=4), punct[:cap=S,min_words=N] (defaults 2, 3), "
                                    "words[:n=N,cap=S] (defaults 8, 2). Seconds. unit=char on punct/words counts "
@@ -79,23 +80,24 @@ def group(
                                             help="Input-limit splitter: at most N characters per request."),
     out: Path = typer.Option(..., "--out", help="Requests table. " + OUT_HELP),
 ):
-    """Group a trace's updates into synthesis requests (one row per request).
+    """Group traces' updates into synthesis requests (one row per request): the plan
+    that `simulplay synth --requests` synthesizes, to inspect or edit before synthesis.
 
     Columns: talk_id, system, condition (canonical rule), seq (from 0 per output),
-    dispatch_s, trigger (immediate/timer/punct/words/eos), n_updates (size of the group
-    the request came from), text, glue (continues the previous request without a
-    space), group, source_s.
+    dispatch_s (seconds from source start), trigger (immediate/timer/punct/words/eos),
+    n_updates (size of the group the request came from), text, glue (continues the
+    previous request without a space), group, source_s (seconds).
     """
     from simulplay.grouping import Splitter, parse_rule, requests_frame, unique_rules
     from simulplay.signature import base_signature
     from simulplay.tables import check_distinct, check_writable, write_table
-    from simulplay.traces import read_trace, streams_from_frame
+    from simulplay.traces import read_traces, streams_from_frame
 
     check_writable(out)
-    check_distinct({"--out": out}, [trace])
+    check_distinct({"--out": out}, trace)
     rules = unique_rules([parse_rule(r) for r in rule])
     splitter = Splitter(max_chars)
-    df = requests_frame(streams_from_frame(read_trace(trace)), rules, splitter)
+    df = requests_frame(streams_from_frame(read_traces(trace)), rules, splitter)
     sigs = [base_signature(table="requests", rule=c, splitter=splitter.describe()) for c in df["condition"]]
     write_table(df, out, sigs, kind="requests")
     typer.echo(f"wrote {len(df)} requests for {len(rules)} rule(s) to {out}")
@@ -155,8 +157,14 @@ def _part_sigs(res):
 
 @app.command()
 def synth(
-    trace: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl)."),
-    rule: list[str] = typer.Option(..., "--rule", help="Grouping rule, repeatable (see `simulplay group`)."),
+    trace: list[Path] = typer.Argument(None, help="Trace files (.parquet, .csv or .jsonl); with --rule. "
+                                       "Not with --requests."),
+    rule: list[str] = typer.Option([], "--rule", help="Grouping rule, repeatable (see `simulplay group`)."),
+    requests: Path | None = typer.Option(None, "--requests", help="Synthesize exactly the requests of this "
+                                         "table (.parquet or .csv: a `simulplay group` output, possibly edited, "
+                                         "or one from another tool) instead of TRACE… --rule. Validated in full "
+                                         "before any synthesis; requests beyond the input limit are split as "
+                                         "for traces."),
     backend: str = typer.Option("piper", "--backend", help="TTS backend spec: piper, "
                                 "piper:voice=PATH,intra_op_threads=N,… (every setting is a parameter)."),
     store: Path = typer.Option(..., "--store", help="Audio store folder (created; reused and resumed)."),
@@ -181,32 +189,42 @@ def synth(
     worker_stats: bool = typer.Option(False, "--worker-stats", help="Print per-worker throughput at the end."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ):
-    """Synthesize every request of the traces under each rule with a real TTS backend.
+    """Synthesize every request of the traces under each rule (or of a requests table,
+    --requests) with a real TTS backend.
 
     One request at a time on a loaded, warmed-up backend; service time (seconds) covers
     text preparation, inference and transfer of samples, never loading, warm-up, logging
     or storage. Audio is stored once as FLAC, content-addressed; killing the command and
     running it again resumes. Exit code 1 when some requests failed: they are recorded
-    in the manifest's error column and comparisons refuse their outputs.
+    in the manifest's error column and comparisons refuse their outputs. With
+    --requests the manifest equals the one `synth TRACE… --rule …` writes for the same
+    plan; its signature names the requests file and its SHA-256.
     """
     from simulplay.backends import parse_backend
     from simulplay.backends.executors import parse_executor
-    from simulplay.backends.run import synthesize_to_manifest
+    from simulplay.backends.run import synthesize_requests, synthesize_to_manifest
     from simulplay.backends.store import AudioStore
     from simulplay.grouping import parse_rule, unique_rules
+    from simulplay.grouping.requests_file import read_requests
     from simulplay.tables import check_distinct, check_writable
     from simulplay.traces import read_traces, streams_from_frame
 
+    trace = trace or []
+    _check_plan_source(trace, rule, requests)
     check_writable(out, (".parquet", ".csv"))
-    check_distinct({"--out": out}, trace)
+    check_distinct({"--out": out}, [*trace, *([requests] if requests else [])])
     rules = unique_rules([parse_rule(r) for r in rule])
     config = parse_backend(backend if reuse is None else f"{backend}{',' if ':' in backend else ':'}reuse={reuse}")
     spec = parse_executor(executor, worker_cpus=worker_cpus, worker_gpus=worker_gpus, retries=retries,
                           workers=workers)
-    streams = streams_from_frame(read_traces(trace))
-    res = synthesize_to_manifest(streams, rules, config, AudioStore(store), out, realizations=realizations,
-                                 max_chars=max_chars, progress=not quiet, executor=spec,
-                                 contention_sample=contention_sample)
+    opts = {"realizations": realizations, "max_chars": max_chars, "progress": not quiet, "executor": spec,
+            "contention_sample": contention_sample}
+    if requests:
+        plan = read_requests(requests)
+        res = synthesize_requests(plan, config, AudioStore(store), out, **opts)
+    else:
+        streams = streams_from_frame(read_traces(trace))
+        res = synthesize_to_manifest(streams, rules, config, AudioStore(store), out, **opts)
     st = res.stats
     typer.echo(f"{len(res.manifest)} requests → {out}: synthesized {st.synthesized}, already in store "
                f"{st.skipped}, failed {st.failed}; reused rows {int(res.manifest['reused'].sum())}")
@@ -216,6 +234,18 @@ def synth(
         print(f"simulplay: {n} request(s) failed; see the manifest's error column "
               f"(first: {res.manifest.loc[res.manifest['error'] != '', 'error'].iloc[0]})", file=sys.stderr)
         raise typer.Exit(1)
+
+
+def _check_plan_source(trace: list[Path], rule: list[str], requests: Path | None) -> None:
+    """`synth` plans from TRACE… --rule or from --requests, never both, never neither."""
+    if requests and (trace or rule):
+        given = " and ".join(x for x, on in (("TRACE", trace), ("--rule", rule)) if on)
+        raise InputError.at("--requests", f"is given with {given}",
+                            accepted="either --requests REQUESTS or TRACE… --rule RULE…, not both")
+    if not requests and not (trace and rule):
+        missing = " and ".join(x for x, on in (("TRACE", trace), ("--rule", rule)) if not on)
+        raise InputError.at("synth", f"no plan: {missing} missing",
+                            accepted="TRACE… with --rule RULE…, or --requests REQUESTS")
 
 
 def _print_parallel_summary(st, executor: str, per_worker: bool) -> None:

@@ -1,18 +1,27 @@
-"""Synthesize traces under grouping rules into a store and write the manifest."""
+"""Synthesize traces under grouping rules, or a requests file, into a store and write the manifest."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from simulplay.backends.base import BackendConfig
+from simulplay.backends.base import Backend, BackendConfig
 from simulplay.backends.executors import ExecutorSpec
 from simulplay.backends.store import AudioStore
-from simulplay.backends.synth import SynthStats, build_manifest, manifest_signature, plan_requests, run_synthesis
+from simulplay.backends.synth import (
+    SynthStats,
+    build_manifest,
+    manifest_signature,
+    plan_from_requests,
+    plan_requests,
+    run_synthesis,
+)
 from simulplay.console import SynthProgress
 from simulplay.grouping import Rule, Splitter
+from simulplay.grouping.requests_file import RequestsFile
 from simulplay.sim.chunks import chunk_path
 from simulplay.tables import write_table
 from simulplay.traces.model import Stream
@@ -39,14 +48,48 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     backend = config.create()
     splitter = Splitter(max_chars) if max_chars else None
     plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse)
+    return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
+                       contention_sample=contention_sample)
+
+
+def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: AudioStore, out: Path, *,
+                        realizations: int = 1, max_chars: int | None = None, reuse: str | None = None,
+                        progress: bool = True, executor: ExecutorSpec | None = None,
+                        contention_sample: int = 8) -> SynthResult:
+    """Synthesize exactly the requests of a validated requests file (a ``group`` output,
+    possibly edited); requests beyond the input limit are split as for traces.
+
+    The signatures name the file and its SHA-256 (``requests``, ``requests_sha256``), and
+    each row carries the fields of its request's own signature in the file (when the file
+    is a Parquet table written by simulplay) prefixed ``requests_``: e.g. ``requests_rule``.
+    """
+    backend = config.create()
+    splitter = Splitter(max_chars) if max_chars else None
+    plan = plan_from_requests(requests.frame, backend, realizations=realizations, splitter=splitter, reuse=reuse)
+    sigs = requests.signatures
+    origin = None if sigs is None else [_prefixed(sigs[row - 1]) for row in plan["_row"]]
+    return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
+                       contention_sample=contention_sample, provenance=requests.provenance(), row_extra=origin,
+                       meta={"requests": {"file": str(requests.path), "sha256": requests.sha256}})
+
+
+def _prefixed(sig: dict[str, Any]) -> dict[str, Any]:
+    return {f"requests_{k}": v for k, v in sig.items() if k not in ("table", "version")}
+
+
+def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, store: AudioStore, out: Path, *,
+                progress: bool, executor: ExecutorSpec | None, contention_sample: int,
+                provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
+                meta: dict[str, Any] | None = None) -> SynthResult:
     todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
     with SynthProgress(todo, f"{backend.label()}", enabled=progress and todo > 0) as bar:
         stats = run_synthesis(plan, config, store, executor=executor, progress=bar.advance,
                               contention_sample=contention_sample)
     manifest, chunks = build_manifest(plan, store)
-    common = manifest_signature(backend, plan)
-    sigs = [{**common, "rule": c} for c in manifest["condition"]]
+    common = {**manifest_signature(backend, plan), **(provenance or {})}
+    extra = row_extra or [{}] * len(manifest)
+    sigs = [{**common, "rule": c, **x} for c, x in zip(manifest["condition"], extra)]
     write_table(manifest, out, sigs, kind="manifest",
-                extra_meta={"signature": common, "identity": backend.identity()})
+                extra_meta={"signature": common, "identity": backend.identity(), **(meta or {})})
     write_table(chunks, chunk_path(out), common, kind="chunks")
     return SynthResult(manifest, chunks, stats, common, Path(out))

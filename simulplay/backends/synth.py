@@ -1,6 +1,7 @@
 """Planning and running synthesis into the audio store, and the manifest it yields.
 
-``plan_requests`` turns streams × rules × realizations into requests, each with a
+``plan_requests`` turns streams × rules × realizations into requests (through
+``plan_from_requests``, which a requests file read with ``--requests`` also takes), each with a
 *request key*: the hash of the backend identity, the text and the reuse scope
 (``never``: the request itself; ``same-realization``: the realization; ``always``: none).
 Requests that share a key share audio and measured service time (reuse, recorded).
@@ -23,7 +24,7 @@ import pandas as pd
 from simulplay.backends.base import Backend, BackendConfig, backend_summary, identity_key
 from simulplay.backends.executors.jobs import SynthStats
 from simulplay.backends.store import AudioStore
-from simulplay.grouping import Rule, Splitter, requests_frame
+from simulplay.grouping import Rule, Splitter, requests_frame, split_requests
 from simulplay.signature import base_signature
 from simulplay.traces.model import Stream
 
@@ -34,7 +35,7 @@ MANIFEST_ORDER = ("talk_id", "system", "condition", "backend", "realization", "s
 if TYPE_CHECKING:
     from simulplay.backends.executors import ExecutorSpec
 
-__all__ = ["SynthStats", "build_manifest", "plan_requests", "run_synthesis", "synthesize_request"]
+__all__ = ["SynthStats", "build_manifest", "plan_from_requests", "plan_requests", "run_synthesis", "synthesize_request"]
 
 CHUNK_ORDER = ("talk_id", "system", "condition", "backend", "realization", "seq", "chunk",
                "ready_offset_s", "audio_s", "n_samples")
@@ -53,19 +54,27 @@ def request_key(ident_hash: str, text: str, reuse: str, origin: dict[str, Any]) 
 
 def plan_requests(streams: list[Stream], rules: Iterable[Rule], backend: Backend, *,
                   realizations: int = 1, splitter: Splitter | None = None, reuse: str | None = None) -> pd.DataFrame:
-    """Every request of every output, in a counterbalanced synthesis order.
+    """Every request of every output of ``streams`` grouped by ``rules`` (see
+    :func:`plan_from_requests`, which it calls on the unsplit groups)."""
+    return plan_from_requests(requests_frame(streams, rules), backend, realizations=realizations,
+                              splitter=splitter, reuse=reuse)
 
-    Order: realization by realization; within it talk by talk, with the condition order
-    rotated by one position per talk (and per realization) so that no condition is
-    always synthesized first.
+
+def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations: int = 1,
+                       splitter: Splitter | None = None, reuse: str | None = None) -> pd.DataFrame:
+    """Every request of a requests table (rows of an output in ``seq`` order), split by
+    the input limit (``splitter``, default the backend's), in a counterbalanced synthesis order.
+
+    Order: realization by realization; within it talk by talk (in order of first
+    appearance), with the condition order (first appearance) rotated by one position per
+    talk (and per realization) so that no condition is always synthesized first.
     """
     splitter = splitter or backend.splitter()
-    rules = list(rules)
     reuse = reuse or backend.config.reuse_policy()
     ident = identity_key(backend.identity())
-    base = requests_frame(streams, rules, splitter)
-    conds = [r.canonical() for r in rules]
-    talks = list(dict.fromkeys(s.talk_id for s in streams))
+    base = split_requests(requests, splitter)
+    conds = list(dict.fromkeys(base["condition"]))
+    talks = list(dict.fromkeys(base["talk_id"]))
     frames = []
     for r in range(realizations):
         df = base.assign(realization=r)
@@ -138,6 +147,8 @@ def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame,
                                   | {"chunk": c, "ready_offset_s": offset, "audio_s": n / rate, "n_samples": n})
         rows.append(out)
     manifest = pd.DataFrame(rows, columns=list(MANIFEST_ORDER))
+    if manifest["n_updates"].isna().any():  # a requests file without n_updates: unknown, not 0
+        manifest["n_updates"] = manifest["n_updates"].astype("Int64")
     chunks = pd.DataFrame(chunk_rows, columns=list(CHUNK_ORDER))
     return manifest, chunks
 

@@ -1,4 +1,9 @@
-"""From streams to synthesis requests: group with a rule, then split each group."""
+"""From streams to synthesis requests: group with a rule, then split each group.
+
+Grouping and splitting are two steps so that a requests table read from a file (a
+``group`` output, possibly edited) is split by a backend's input limit exactly as a
+freshly grouped stream is: :func:`split_requests` is the one splitting path.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,56 @@ from simulplay.traces.model import Stream, join_texts
 
 REQUEST_COLUMNS = ("talk_id", "system", "condition", "seq", "dispatch_s", "trigger",
                    "n_updates", "text", "glue", "group", "source_s")
+OUTPUT_KEYS = ("talk_id", "system", "condition")
+
+
+def group_requests(stream: Stream, rule: Rule) -> list[dict]:
+    """One request per group of one stream (no input limit); ``seq`` = group index.
+
+    ``glue`` marks a group whose first update is glued to the previous update, so the
+    requests' joined text equals the stream's.
+    """
+    condition = rule.canonical()
+    rows = []
+    for g_index, g in enumerate(rule.group(stream)):
+        members = slice(g.first, g.last + 1)
+        rows.append({
+            "talk_id": stream.talk_id,
+            "system": stream.system,
+            "condition": condition,
+            "seq": g_index,
+            "dispatch_s": g.dispatch_s,
+            "trigger": g.trigger,
+            "n_updates": g.n_updates,
+            "text": join_texts(stream.texts[members], stream.glue[members]),
+            "glue": bool(stream.glue[g.first]) if g.first > 0 else False,
+            "group": g_index,
+            "source_s": stream.source_s,
+        })
+    return rows
+
+
+def split_rows(rows: Iterable[dict], splitter: Splitter | None = None) -> list[dict]:
+    """Cut each request's text with ``splitter``; ``seq`` is renumbered from 0 per output.
+
+    The first piece keeps the request's ``glue``; later pieces take the splitter's (a
+    word cut inside is glued). Every other field is copied to each piece.
+    """
+    splitter = splitter or Splitter()
+    out: list[dict] = []
+    next_seq: dict[tuple, int] = {}
+    for row in rows:
+        key = tuple(row[k] for k in OUTPUT_KEYS)
+        for k, (piece, glued) in enumerate(splitter.split(row["text"])):
+            seq = next_seq.get(key, 0)
+            next_seq[key] = seq + 1
+            out.append({**row, "seq": seq, "text": piece, "glue": bool(row["glue"]) if k == 0 else glued})
+    return out
+
+
+def split_requests(requests: pd.DataFrame, splitter: Splitter | None = None) -> pd.DataFrame:
+    """:func:`split_rows` on a requests table (rows of an output in ``seq`` order)."""
+    return pd.DataFrame(split_rows(requests.to_dict("records"), splitter), columns=list(requests.columns))
 
 
 def stream_requests(stream: Stream, rule: Rule, splitter: Splitter | None = None) -> list[dict]:
@@ -21,34 +76,16 @@ def stream_requests(stream: Stream, rule: Rule, splitter: Splitter | None = None
     that continues the previous one without a space (a cut word, or a group whose first
     update is glued), so the requests' joined text equals the stream's.
     """
-    splitter = splitter or Splitter()
-    condition = rule.canonical()
-    rows = []
-    for g_index, g in enumerate(rule.group(stream)):
-        members = slice(g.first, g.last + 1)
-        text = join_texts(stream.texts[members], stream.glue[members])
-        for k, (piece, glued) in enumerate(splitter.split(text)):
-            rows.append({
-                "talk_id": stream.talk_id,
-                "system": stream.system,
-                "condition": condition,
-                "seq": len(rows),
-                "dispatch_s": g.dispatch_s,
-                "trigger": g.trigger,
-                "n_updates": g.n_updates,
-                "text": piece,
-                "glue": bool(stream.glue[g.first]) if k == 0 and g.first > 0 else glued,
-                "group": g_index,
-                "source_s": stream.source_s,
-            })
-    return rows
+    return split_rows(group_requests(stream, rule), splitter)
 
 
 def requests_frame(streams: Iterable[Stream], rules: Iterable[Rule],
                    splitter: Splitter | None = None) -> pd.DataFrame:
-    """All requests of all streams under all rules, as one table."""
-    rows = [r for rule in rules for s in streams for r in stream_requests(s, rule, splitter)]
-    return pd.DataFrame(rows, columns=list(REQUEST_COLUMNS))
+    """All requests of all streams under all rules, as one table (rule by rule, then
+    stream by stream in the given order)."""
+    streams = list(streams)
+    rows = [r for rule in rules for s in streams for r in group_requests(s, rule)]
+    return pd.DataFrame(split_rows(rows, splitter), columns=list(REQUEST_COLUMNS))
 
 
 def trigger_shares(requests: pd.DataFrame) -> pd.DataFrame:

@@ -30,15 +30,21 @@ def read_trace(path: str | Path) -> pd.DataFrame:
 
 
 def read_traces(paths) -> pd.DataFrame:
-    """Several trace files as one table; a stream may appear in only one file."""
+    """Several trace files as one table; a (talk_id, system) stream may appear in only one file."""
+    paths = list(paths)
+    resolved = [Path(p).resolve() for p in paths]
+    for i, r in enumerate(resolved):
+        if r in resolved[:i]:
+            raise InputError.at(paths[i], "is given twice", accepted="each trace file once")
     frames = [read_trace(p) for p in paths]
-    df = pd.concat(frames, ignore_index=True)
-    keys = df[["talk_id", "system"]].drop_duplicates()
-    per_file = sum(len(f[["talk_id", "system"]].drop_duplicates()) for f in frames)
-    if len(keys) != per_file:
-        raise InputError.at(", ".join(map(str, paths)),
-                            "the same (talk_id, system) stream appears in more than one file")
-    return df
+    seen: dict[tuple[str, str], str] = {}
+    for p, f in zip(paths, frames):
+        for talk, system in f[["talk_id", "system"]].drop_duplicates().itertuples(index=False):
+            other = seen.setdefault((talk, system), str(p))
+            if other != str(p):
+                raise InputError.at(p, f"stream (talk_id={talk}, system={system}) is also in {other}",
+                                    accepted="each (talk_id, system) stream in one trace file only")
+    return pd.concat(frames, ignore_index=True)
 
 
 def _read_jsonl(p: Path) -> tuple[pd.DataFrame, list[str]]:
