@@ -23,6 +23,7 @@ from simuleval.data.segments import TextSegment
 from simuleval.evaluator.evaluator import SentenceLevelEvaluator
 from simuleval.evaluator.instance import SpeechToTextInstance
 
+from simulplay.errors import InputError
 from simulplay.traces import join_texts, read_trace
 from simulplay.traces.importers import import_simuleval_segmented
 
@@ -300,3 +301,18 @@ def test_bad_segmentations_give_one_line_errors_and_write_nothing(cli, tmp_path,
     for f in fragments:
         assert f in err[0], err[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["instances.log", "segments.yaml"]
+
+
+def test_a_segment_past_the_end_of_its_wav_is_refused(tmp_path):
+    log, yaml_path = write(tmp_path, TWO, ONE)  # segment 1 ends at 4.0 s
+    wavs = tmp_path / "wavs"
+    wavs.mkdir()
+    soundfile.write(wavs / "ted_1.wav", np.zeros(3 * 8000 + 79, np.int16), 8000)  # 3.009875 s
+    with pytest.raises(InputError) as e:
+        import_simuleval_segmented(log, yaml_path, system="A", wavs=wavs)
+    assert str(e.value) == (f"{yaml_path}, line 2, field 'wav': segment 1 of ted_1.wav (entry 2) ends at 4.000000 s, "
+                            f"after the 3.009875 s of {wavs / 'ted_1.wav'} (expected segments inside the talk's wav "
+                            "(within 10 ms))")
+    soundfile.write(wavs / "ted_1.wav", np.zeros(4 * 8000 - 80, np.int16), 8000)  # 3.990 s: 10 ms short, accepted
+    res = import_simuleval_segmented(log, yaml_path, system="A", wavs=wavs)
+    assert res.frame["source_s"].tolist() == [3.99, 3.99]

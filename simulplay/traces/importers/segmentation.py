@@ -49,8 +49,11 @@ class Segment:
     def end_s(self) -> float:
         return self.offset_s + self.duration_s
 
-    def describe(self, source: str) -> str:
-        """``segment 3 of ted_1096.wav (segments.yaml entry 12, line 12)``."""
+    def describe(self, source: str | None = None) -> str:
+        """``segment 3 of ted_1096.wav (segments.yaml entry 12, line 12)``; without ``source``
+        (a message already located in the YAML) ``segment 3 of ted_1096.wav (entry 12)``."""
+        if source is None:
+            return f"segment {self.index} of {self.wav} (entry {self.entry})"
         return f"segment {self.index} of {self.wav} ({source} entry {self.entry}, line {self.line})"
 
 

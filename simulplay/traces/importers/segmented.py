@@ -149,7 +149,7 @@ def _by_name(pieces: list[_Piece], seg: Segmentation, check: Checker) -> None:
     if missing:
         s = missing[0]
         check.problems.append(Problem(
-            str(seg.path), f"{s.describe(str(seg.path))} has no instance in {check.source}: the log has "
+            str(seg.path), f"{s.describe()} has no instance in {check.source}: the log has "
             f"{len(pieces)} instances for {len(seg.segments)} segments ({len(missing)} without one)",
             row=s.line, row_label="line", accepted="a log with one instance per segment of the YAML"))
 
@@ -162,7 +162,7 @@ def _by_position(pieces: list[_Piece], seg: Segmentation, check: Checker) -> Non
     elif n < m:
         s = seg.segments[n]
         check.problems.append(Problem(
-            str(seg.path), f"{s.describe(str(seg.path))} has no instance: the log {check.source} has {n} "
+            str(seg.path), f"{s.describe()} has no instance: the log {check.source} has {n} "
             f"instances for {m} segments", row=s.line, row_label="line",
             accepted="one instance per segment, in the YAML's order"))
     else:
@@ -197,7 +197,7 @@ def _source_s(segs: tuple[Segment, ...], seg: Segmentation, wavs, check: Checker
     if late:
         s = late[0]
         check.problems.append(Problem(
-            message=f"{s.describe(str(seg.path))} ends at {s.end_s:.6f} s, after the {duration:.6f} s of {wav}",
+            message=f"{s.describe()} ends at {s.end_s:.6f} s, after the {duration:.6f} s of {wav}",
             row=s.line, accepted="segments inside the talk's wav (within 10 ms)", **where))
     return duration
 
