@@ -369,6 +369,17 @@ def import_simuleval_command(
                                      help="Speech-to-speech log (durations present) → request manifest for "
                                      "`replay`: ready_s = the segment's time, audio_s = its duration, dispatch_s "
                                      "= its delay, service_s empty, condition `logged`."),
+    segmentation: Path | None = typer.Option(
+        None, "--segmentation", help="Short-form log → long-form streams: the MuST-C/IWSLT segmentation YAML "
+        "(a list of {duration, offset, speaker_id, wav}, seconds, in talk order). Each instance becomes its "
+        "segment's part of the talk, its times offset + delays/1000 (or + elapsed/1000)."),
+    wavs: Path | None = typer.Option(None, "--wavs", help="With --segmentation: folder of the talks' wavs (the "
+                                     "YAML's wav names); source_s = the wav's duration. Default: the end of the "
+                                     "talk's last segment."),
+    match: str | None = typer.Option(None, "--match", help="With --segmentation: name (instance wav "
+                                     "<talk>_<N>.wav is segment N of <talk>.wav, 0-based, in the YAML's order), "
+                                     "position (n-th instance = n-th YAML entry) or auto (default: name when "
+                                     "every wav stem ends in _<N>, position when none does)."),
 ):
     """Import a SimulEval instances.log: speech-to-text as a trace,
     speech-to-speech as a request manifest.
@@ -380,13 +391,31 @@ def import_simuleval_command(
     source_s = source_length / 1000. Prints per stream: updates, whitespace
     words, retractions (none in SimulEval logs), characters of the assembled
     text, which must equal the log's prediction without `</s>`.
+
+    With --segmentation a short-form log (one instance per segment) becomes
+    one long-form stream per talk: segments joined in order with a space
+    between them; an update that would precede the previous one waits for
+    it (counted as held); every segment needs one instance whose
+    source_length equals its duration within 10 ms, and a talk's segments
+    may not overlap. Prints per talk: segments, empty segments, updates,
+    words, first and last time (s), held updates, source_s.
     """
     from simulplay.tables import check_writable
-    from simulplay.traces.importers import import_simuleval
+    from simulplay.traces.importers import import_simuleval, import_simuleval_segmented
     from simulplay.traces.readers import TRACE_SUFFIXES
 
+    for flag, value in (("--wavs", wavs), ("--match", match)):
+        if value is not None and segmentation is None:
+            raise InputError.at(flag, "is used only with --segmentation", accepted="--segmentation SEGMENTS.yaml")
+    if segmentation is not None and as_manifest:
+        raise InputError.at("--as-manifest", "cannot be combined with --segmentation",
+                            accepted="a speech-to-text short-form log (segmented speech output is not supported)")
     check_writable(out, (".parquet", ".csv") if as_manifest else TRACE_SUFFIXES)
-    res = import_simuleval(log, system=system, clock=clock, unit=unit, as_manifest=as_manifest)
+    if segmentation is not None:
+        res = import_simuleval_segmented(log, segmentation, system=system, clock=clock, unit=unit, wavs=wavs,
+                                         match=match or "auto")
+    else:
+        res = import_simuleval(log, system=system, clock=clock, unit=unit, as_manifest=as_manifest)
     _write_import(res, log, out)
 
 

@@ -79,14 +79,14 @@ def import_simuleval(path: str | Path, *, system: str, clock: str = "source", un
     check_choice("--unit", unit, ("auto", *UNITS))
     p = Path(path)
     check = Checker(str(p), pd.DataFrame(), row_label="line")
-    lines = read_json_lines(p, check)
-    parse = _manifest_instance if as_manifest else _text_instance
-    parsed = [x for x in (parse(Fields(check, n, obj), clock, unit) for n, obj in lines) if x is not None]
+    if as_manifest:
+        lines = read_json_lines(p, check)
+        parsed = [x for x in (_manifest_instance(Fields(check, n, obj), clock, unit) for n, obj in lines)
+                  if x is not None]
+    else:
+        instances, resolved = parse_text_log(p, check, clock, unit)
+        parsed = [(head, resolved, stream) for head, stream in instances]
     check_unique_talks([(x[0].talk_id, x[0].line) for x in parsed], check)
-    units = {x[1] for x in parsed if x[1]}
-    if not as_manifest and len(units) > 1:
-        check.add(f"instances look like different units ({', '.join(sorted(units))})",
-                  accepted="one unit per log; pass --unit word, char or spm")
     check.raise_if_any()
     sig = base_signature(table="manifest" if as_manifest else "trace", importer="simuleval",
                          log=p.name, log_sha256=log_fingerprint(p), clock=clock,
@@ -94,8 +94,24 @@ def import_simuleval(path: str | Path, *, system: str, clock: str = "source", un
                          source_s_from="source_length", system=system)
     if as_manifest:
         return _manifest_result([x[0] for x in parsed], [x[2] for x in parsed], system, sig)
-    sig["unit"] = next(iter(units), "word") if unit == "auto" else unit  # all-ambiguous logs read alike
+    sig["unit"] = resolved
     return finish([x[2] for x in parsed], system=system, source=str(p), signature=sig)
+
+
+def parse_text_log(p: Path, check: Checker, clock: str, unit: str) -> tuple[list[tuple[_Head, ParsedStream]], str]:
+    """Each speech-to-text instance of the log with its stream (seconds from the instance's
+    start), and the log's unit (``unit``, or the one detected under ``auto``).
+
+    Problems are recorded in ``check`` (a line that fails is left out); the caller raises.
+    """
+    lines = read_json_lines(p, check)
+    parsed = [x for x in (_text_instance(Fields(check, n, obj), clock, unit) for n, obj in lines) if x is not None]
+    units = {x[1] for x in parsed if x[1]}
+    if len(units) > 1:
+        check.add(f"instances look like different units ({', '.join(sorted(units))})",
+                  accepted="one unit per log; pass --unit word, char or spm")
+    resolved = next(iter(units), "word") if unit == "auto" else unit  # all-ambiguous logs read alike
+    return [(head, stream) for head, _, stream in parsed], resolved
 
 
 def _head(f: Fields, clock: str, times_key: str) -> _Head | None:
