@@ -127,8 +127,9 @@ def talk_packets(pieces: list[list[str]], seconds: float, rng: random.Random, *,
     n_packets = math.ceil(seconds)
     times = [float(k + 1) for k in range(n_packets - 1)] + [round(seconds, 6)]
     flat = [(w, j) for w, ps in enumerate(pieces) for j in range(len(ps))]
-    # pieces spread over the packets that speak (the first packet is silent: the translator lags)
-    speaking = [k for k in range(1, n_packets) if rng.random() >= empty] or [n_packets - 1]
+    # pieces spread over the packets that speak: the first is silent (the translator lags), the
+    # last flushes what is left (so, computation-aware, a talk's last update comes after its end)
+    speaking = [k for k in range(1, n_packets - 1) if rng.random() >= empty] + [n_packets - 1]
     per = len(flat) / len(speaking)
     bounds = sorted(min(len(flat), max(0, round(per * (i + 1) + rng.uniform(-per / 2, per / 2))))
                     for i in range(len(speaking)))
