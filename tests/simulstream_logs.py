@@ -197,3 +197,22 @@ def excerpt(log: Path, out: Path, until_s: float) -> Path:
             if obj.get("total_audio_processed", 0) <= until_s:
                 g.write(line)
     return out
+
+
+def main() -> None:
+    """Write the README's example logs: DIR/A.jsonl (eager) and DIR/F.jsonl (batched, same talks)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("dir", type=Path)
+    parser.add_argument("--talks", default="1207.851375,421.5", help="talk durations in seconds, comma-separated")
+    args = parser.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    seconds = [float(x) for x in args.talks.split(",")]
+    for name, hold in (("A", 1), ("F", 3)):
+        log = seamless_log(args.dir / f"{name}.jsonl", seconds, hold=hold)
+        print(f"wrote {log.path}: {len(log.talks)} talks, {log.packets} packets")
+
+
+if __name__ == "__main__":
+    main()
