@@ -10,6 +10,8 @@ update below was worked out by hand from the pieces.
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simulplay.errors import InputError
 from simulplay.traces import join_texts
@@ -72,6 +74,34 @@ def test_simulstream_whitespace_is_one_word_boundary(tmp_path, clock, unit, name
     assert updates(res) == [(CLOCKS[clock][k], text, glue) for k, text, glue in expected]
     joined = join_texts(res.frame["text"].tolist(), res.frame["glue"].tolist())
     assert res.stats["chars"].tolist() == [len(joined)]
+
+
+PIECES = ["▁", "▁▁", " ", "\t", "", "▁wir", "▁Geb", "ä", "ude", ",", ".", "“", "▁„", "▁a b", "x▁", "\u00a0"]
+JOINERS = {"spm": lambda toks: "".join(toks).replace("▁", " "), "word": " ".join, "char": "".join}
+
+
+@settings(max_examples=150, deadline=None)
+@given(packets=st.lists(st.lists(st.sampled_from(PIECES), max_size=5), min_size=1, max_size=4),
+       unit=st.sampled_from(list(JOINERS)), clock=st.sampled_from(list(CLOCKS)))
+def test_any_whitespace_imports_as_single_boundaries(tmp_path_factory, packets, unit, clock):
+    """Oracle: the log's whole output joined by the unit's rule, whitespace squeezed; one
+    update per packet whose text is not only whitespace."""
+    expected = " ".join(JOINERS[unit]([t for p in packets for t in p]).split())
+    speaking = [k for k, p in enumerate(packets) if JOINERS[unit](p).strip()]
+    log = simulstream_log(tmp_path_factory.mktemp("h"), packets)
+    if unit == "spm" and not any("▁" in t for p in packets for t in p) and sum(map(len, packets)) > 1:
+        with pytest.raises(InputError, match="are not SentencePiece pieces"):
+            import_simulstream(log, system="B", clock=clock, unit=unit)
+        return
+    if not expected:
+        with pytest.raises(InputError, match="has no output text"):
+            import_simulstream(log, system="B", clock=clock, unit=unit)
+        return
+    res = import_simulstream(log, system="B", clock=clock, unit=unit)
+    texts = res.frame["text"].tolist()
+    assert all(t and t == " ".join(t.split()) for t in texts)
+    assert join_texts(texts, res.frame["glue"].tolist()) == expected
+    assert res.frame["time_s"].tolist() == [CLOCKS[clock][k] for k in speaking]
 
 
 def test_seamless_lone_space_through_the_cli(cli, tmp_path):
