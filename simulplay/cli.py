@@ -444,10 +444,13 @@ def import_simulstream_command(
 
     Times are seconds from source start, as in the log. SentencePiece pieces
     are detokenized; an update whose first piece continues the previous word
-    or is attaching punctuation gets glue (no space before it). talk_id = the
-    stem of the wav name. Prints per stream: updates, whitespace words,
-    retractions (packets with deleted tokens), retracted tokens, characters
-    of the assembled text, which must equal the log's full detokenized output.
+    or is attaching punctuation gets glue (no space before it). Whitespace is
+    one word boundary however it is written (a lone '▁' piece, '▁▁', spaces):
+    a packet of only whitespace makes no update. talk_id = the stem of the wav
+    name. Prints per stream: updates, whitespace words, retractions (packets
+    with deleted tokens), retracted tokens, characters of the assembled text,
+    which must equal the log's full detokenized output with whitespace runs
+    counted as one space (else the error names the packet's line).
     """
     from simulplay.tables import check_writable
     from simulplay.traces.importers import import_simulstream

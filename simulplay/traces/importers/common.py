@@ -5,8 +5,16 @@ Detokenization follows the three conventions of SimulEval's ``TextOutputInstance
 (also simulstream's ``simuleval`` detokenizer): ``word`` units are joined with one
 space, ``char`` units with nothing, ``spm`` (SentencePiece) pieces are concatenated and
 ``▁`` becomes a space, so a piece without ``▁`` (a word continuation, attaching
-punctuation) attaches to what precedes it. The full detokenized output of a stream is
-stripped of leading and trailing whitespace; a trace holds none either.
+punctuation) attaches to what precedes it.
+
+Whitespace is a word boundary, however much of it there is: a lone ``▁`` piece, a piece
+holding several ``▁`` or ordinary spaces, an empty word, a run of spaces, tabs or other
+Unicode whitespace (``str.split``'s definition) all separate words once. Inside an update a
+run becomes one space; at an update's edge it only clears ``glue``; a packet holding nothing
+but whitespace makes no update. The assembled-text check compares the updates' joined text
+with the log's detokenized output in the same normal form (runs squeezed to one space,
+edges stripped), so a log whose own output holds double spaces imports, and any other
+difference of characters is refused.
 """
 
 from __future__ import annotations
@@ -60,6 +68,45 @@ class ParsedStream:
     retractions: int = 0
     retracted_tokens: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    origins: Origins | None = None  # where each piece of ``reference`` came from; None: all at ``line``
+
+    def line_at(self, i: int) -> int:
+        """The log line that wrote character ``i`` of the squeezed reference."""
+        return self.origins.line_at(i) if self.origins is not None else self.line
+
+
+@dataclass
+class Origins:
+    """The tokens of a stream's output with the 1-based log line of each, for messages.
+
+    Only consulted when the assembled-text check fails, so imports keep no per-character map.
+    """
+
+    tokens: Sequence[str]
+    lines: Sequence[int]
+    unit: str
+
+    def line_at(self, i: int) -> int:
+        """The line of the token holding character ``i`` of the squeezed output (the last
+        token's line past its end); a whitespace run belongs to the token that starts it."""
+        n = -1
+        lead = True  # leading whitespace is stripped
+        prev_space = False
+        for k, tok in enumerate(self.tokens):
+            text = tok.replace(SPM_SPACE, " ") if self.unit == "spm" else tok
+            if self.unit == "word" and k:
+                text = " " + text
+            for ch in text:
+                if ch.isspace():
+                    if lead or prev_space:
+                        continue
+                    prev_space = True
+                else:
+                    lead = prev_space = False
+                n += 1
+                if n == i:
+                    return self.lines[k]
+        return self.lines[-1] if self.lines else 0
 
 
 def check_choice(option: str, value: str, choices: Sequence[str]) -> str:
@@ -181,8 +228,14 @@ def talk_id_from_path(path: str) -> str:
     return PurePosixPath(path.replace("\\", "/")).stem
 
 
+def squeeze(text: str) -> str:
+    """``text`` with each run of whitespace made one space and the edges stripped."""
+    return " ".join(text.split())
+
+
 def detokenize(tokens: Sequence[str], unit: str) -> str:
-    """The full output text of ``tokens`` (stripped of edge whitespace)."""
+    """The full output text of ``tokens`` (stripped of edge whitespace, inner runs kept as
+    the log's own detokenizer writes them; compare through :func:`squeeze`)."""
     if unit == "word":
         return " ".join(tokens).strip()
     if unit == "char":
@@ -206,15 +259,16 @@ def segments(groups: Sequence[Sequence[str]], unit: str) -> list[str]:
 
 
 def assemble(times: Sequence[float], segs: Sequence[str]) -> tuple[list[float], list[str], list[bool]]:
-    """Updates from timed segments: text without edge whitespace, ``glue`` where no
-    whitespace separates it from the previous text. A segment that is empty or only
-    whitespace makes no update (its whitespace still separates its neighbours)."""
+    """Updates from timed segments: text squeezed (no edge whitespace, inner runs one
+    space), ``glue`` where no whitespace separates it from the previous text. A segment that
+    is empty or only whitespace makes no update (its whitespace still separates its
+    neighbours)."""
     t_out: list[float] = []
     x_out: list[str] = []
     g_out: list[bool] = []
     space = False
     for t, seg in zip(times, segs):
-        core = seg.strip()
+        core = squeeze(seg)
         if not core:
             space = space or seg != ""
             continue
@@ -243,29 +297,39 @@ def first_difference(a: str, b: str) -> int:
     return next((i for i in range(n) if a[i] != b[i]), n)
 
 
+def _quote(text: str, i: int) -> str:
+    """``text`` around character ``i``, as a Python literal (… marks a cut)."""
+    lo, hi = max(0, i - 12), i + 12
+    return ("…" if lo else "") + repr(text[lo:hi]) + ("…" if hi < len(text) else "")
+
+
 def finish(streams: list[ParsedStream], *, system: str, source: str, signature: dict[str, Any]) -> ImportResult:
-    """Check each stream's assembled text against the log's output; build table and stats."""
+    """Check each stream's assembled text against the log's output (both squeezed: runs of
+    whitespace count as one space); build table and stats."""
     check = Checker(source, pd.DataFrame(), row_label="line")
+    references = []
     for s in streams:
+        reference = squeeze(s.reference)
+        references.append(reference)
         if not s.texts:
             check.add(f"talk {s.talk_id} has no output text", row=s.line,
                       accepted="at least one emitted unit per talk (a trace needs one update)")
             continue
-        joined = join_texts(s.texts, s.glue)
-        if joined != s.reference:
-            i = first_difference(joined, s.reference)
-            check.add(f"talk {s.talk_id}: the updates join to {joined[i:i + 12]!r} at character {i} where the "
-                      f"log's detokenized output has {s.reference[i:i + 12]!r}", row=s.line,
-                      accepted="single spaces between emissions")
+        joined = squeeze(join_texts(s.texts, s.glue))
+        if joined != reference:
+            i = first_difference(joined, reference)
+            check.add(f"talk {s.talk_id}: the updates join to {_quote(joined, i)} at character {i} where the "
+                      f"log's detokenized output has {_quote(reference, i)}", row=s.line_at(i),
+                      accepted="updates that join to the log's output, whitespace runs counting as one space")
     check.raise_if_any()
     model = [Stream(s.talk_id, system, s.source_s, np.asarray(s.times, dtype=np.float64), tuple(s.texts),
                     np.asarray(s.glue, dtype=bool)) for s in streams]
     frame = frame_from_streams(model)
     stats = pd.DataFrame([{
         "talk_id": s.talk_id, "system": system, "updates": len(s.texts),
-        "words": word_count(s.reference), "retractions": s.retractions,
-        "retracted_tokens": s.retracted_tokens, "chars": len(s.reference), "source_s": s.source_s,
-    } for s in streams])
+        "words": word_count(ref), "retractions": s.retractions,
+        "retracted_tokens": s.retracted_tokens, "chars": len(ref), "source_s": s.source_s,
+    } for s, ref in zip(streams, references)])
     return ImportResult("trace", frame, stats, signature)
 
 

@@ -48,6 +48,7 @@ from simulplay.traces.importers.common import (
     log_fingerprint,
     read_json_lines,
     segments,
+    squeeze,
     talk_id_from_path,
 )
 
@@ -181,7 +182,7 @@ def _units(f: Fields, pred: str, n: int, unit: str) -> tuple[list[str] | None, s
         if len(pieces) != n:
             f.problem(f"has {len(pieces)} pieces but there are {n} delays", "prediction_spm", "one piece per delay")
             return None, "spm"
-        if detokenize(pieces, "spm") != pred.strip():
+        if squeeze(detokenize(pieces, "spm")) != squeeze(pred):  # whitespace runs are one boundary
             f.problem("does not detokenize to prediction ('▁' → space)", "prediction_spm",
                       "the pieces SimulEval joined into prediction")
             return None, "spm"

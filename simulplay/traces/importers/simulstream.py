@@ -9,6 +9,11 @@ reused by a later talk (its new metadata line starts the new talk, as in simulst
 Each packet that generated text becomes one update; its tokens are detokenized (``spm``:
 ``▁`` starts a word, a piece without it attaches; ``word``/``char``: SimulEval's
 conventions) and ``glue`` is set when its first piece continues the previous text.
+Whitespace is one word boundary however it is written (a lone ``▁`` piece, as
+SeamlessStreamAtt emits, ``▁▁``, spaces inside a piece): a packet of nothing but
+whitespace makes no update and only keeps its neighbours apart. The joined updates must
+equal simulstream's own detokenized output with whitespace runs squeezed to one space;
+otherwise the error names the packet's line where the two part.
 
 * Source clock: a packet's text is available at ``total_audio_processed``.
 * Computation-aware clock: packet k starts at the later of its arrival
@@ -39,6 +44,7 @@ from simulplay.traces.importers.common import (
     UNITS,
     Fields,
     ImportResult,
+    Origins,
     ParsedStream,
     assemble,
     check_choice,
@@ -171,10 +177,12 @@ def _stream(talk: _Talk, clock: str, retractions: str, unit: str, wavs, check: C
             n_retractions += 1
             n_retracted += n
         stack.extend((tok, k) for tok in pk.generated)
-    keys, runs = group_runs([k for _, k in stack], [tok for tok, _ in stack])
+    tokens = [tok for tok, _ in stack]
+    keys, runs = group_runs([k for _, k in stack], tokens)
     t, x, g = assemble([times[k] for k in keys], segments(runs, unit))
-    reference = detokenize([tok for tok, _ in stack], unit)
-    return ParsedStream(talk.talk_id, talk.line, source_s, t, x, g, reference, n_retractions, n_retracted)
+    origins = Origins(tokens, [talk.packets[k].line for _, k in stack], unit)
+    return ParsedStream(talk.talk_id, talk.line, source_s, t, x, g, detokenize(tokens, unit), n_retractions,
+                        n_retracted, origins=origins)
 
 
 def _clock(talk: _Talk, clock: str, check: Checker) -> list[float] | None:
