@@ -142,15 +142,15 @@ def _check_range(manifest: pd.DataFrame, codes: np.ndarray, service: ServiceMode
     summed service and audio must stay below 2⁶² ns (about 146 years), so that every sum
     and difference of the clock and the playback (at most twice that) fits."""
     n = int(codes.max()) + 1
-    factor = service.apply(np.ones(1))[0]
-    per_output = {"service_s": manifest["service_s"].to_numpy(float) * factor,
+    per_output = {"service_s": service.apply(np.nan_to_num(manifest["service_s"].to_numpy(float))),
                   "audio_s": manifest["audio_s"].to_numpy(float)}
     reach = {col: float(np.nanmax(np.abs(manifest[col].to_numpy(float)), initial=0.0))
              for col in ("dispatch_s", "ready_s")}
-    reach |= {col: float(np.bincount(codes, np.nan_to_num(np.abs(v), nan=0.0), minlength=n).max())
+    reach |= {col: float(np.bincount(codes, np.nan_to_num(np.abs(v), nan=0.0, posinf=np.inf), minlength=n).max())
               for col, v in per_output.items()}
     if chunks is not None and len(chunks):
-        reach["ready_offset_s"] = float(np.nanmax(np.abs(chunks["ready_offset_s"].to_numpy(float)))) * factor
+        offsets = service.apply(np.abs(chunks["ready_offset_s"].to_numpy(float)))
+        reach["ready_offset_s"] = float(np.nanmax(offsets, initial=0.0))
     total = sum(reach.values())
     if not total < MAX_S / 2:
         field = max(reach, key=reach.get)

@@ -18,6 +18,12 @@ Conventions
   playback recurrence) is then within 0.5 ns of exact, however many parts; one part's
   duration within 1 ns. Exact sums of samples exist only within one rate, so an output
   mixing sample rates rounds each part (≤ 0.5 ns per part).
+* **Float seconds that are summed** (a hand-written manifest's ``audio_s``, every
+  ``service_s``) are values given per part, so each is taken to its nearest ns like any
+  other time and the integer sums are exact sums of those: they differ from sums of the
+  unrounded floats by at most ``m/2`` ns over ``m`` parts (hand-written values with at
+  most nine decimals are whole nanoseconds and do not move at all; measured service
+  times are noisy by microseconds).
 * **Range.** int64 holds ±2⁶³ ns, about ±292.3 years; :func:`to_ns` and :func:`dur_ns`
   refuse anything beyond with :class:`TimeRangeError` (a ``ValueError``), which callers
   turn into an :class:`~simulplay.errors.InputError` naming the file and field.
