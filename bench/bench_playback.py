@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from simulplay.analysis import Bootstrap, compute_eta  # noqa: E402
 from simulplay.sim import replay, validate_manifest  # noqa: E402
 from simulplay.sim.playback import serial_playback, summarize_playback  # noqa: E402
+from simulplay.sim.timebase import to_ns  # noqa: E402
 
 
 def panel(rng, talks=30, systems=("A", "F"), conditions=6, requests=500):
@@ -56,7 +57,7 @@ def simuleval_parts_per_second(ready_ms, dur_ms, reps, tmp, sample_rate):
 
 def ours_parts_per_second(ready, dur, outputs):
     codes = np.repeat(np.arange(outputs), len(ready))
-    r, d = np.tile(ready, outputs), np.tile(dur, outputs)
+    r, d = to_ns(np.tile(ready, outputs)), to_ns(np.tile(dur, outputs))  # the engine runs on int64 ns
     best = np.inf
     for _ in range(5):  # best of five: the first call also pays for imports and caches
         start = time.perf_counter()

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from simulplay.sim import replay, validate_manifest
 from simulplay.sim.playback import ready_queue, serial_clock, serial_playback, summarize_playback
 from simulplay.sim.service import parse_service
+from simulplay.sim.timebase import from_ns, to_ns
 from tests.factories import manifest, reference_clock, reference_playback
 
 times = st.floats(0, 100, allow_nan=False)
@@ -25,50 +26,51 @@ def timelines(draw, min_size=1):
 
 
 def play_one(r, d):
-    codes = np.zeros(int((d > 0).sum()), dtype=np.int64)
-    pb = serial_playback(codes, r[d > 0], d[d > 0])
-    return pb, summarize_playback(pb, 1)
+    """The engine (int64 ns) on seconds taken to the nearest ns; also those ns as Python ints,
+    on which the reference loops run exactly."""
+    rn, dn = to_ns(r), to_ns(d)
+    pb = serial_playback(np.zeros(int((dn > 0).sum()), dtype=np.int64), rn[dn > 0], dn[dn > 0])
+    return pb, summarize_playback(pb, 1), rn.tolist(), dn.tolist()
 
 
 @settings(max_examples=400, deadline=None)
 @given(timelines(), st.floats(1, 200))
 def test_offset_is_duration_plus_idle_minus_source(tl, S):
     r, d = tl
-    pb, s = play_one(r, d)
-    if (d > 0).any():  # idle below 1 ns counts as zero, so allow 1 ns per part
-        assert s.end[0] - S == pytest.approx(s.audio[0] + s.idle[0] - S, abs=1e-9 * (len(r) + 1))
+    pb, s, _, _ = play_one(r, d)
+    if s.played[0]:  # exact in whole nanoseconds: no sliver of idle to allow for
+        assert s.end[0] - to_ns(S) == s.audio[0] + s.idle[0] - to_ns(S)
 
 
 @settings(max_examples=400, deadline=None)
 @given(timelines())
 def test_closed_form_equals_the_recurrence(tl):
     r, d = tl
-    pb, s = play_one(r, d)
-    ref = reference_playback(r, d)
+    pb, s, rn, dn = play_one(r, d)
+    ref = reference_playback(rn, dn)  # the recurrence, exact on whole nanoseconds
     if ref["first"] is None:
-        assert np.isnan(s.end[0])
+        assert not s.played[0]
         return
-    assert s.end[0] == pytest.approx(ref["end"], abs=1e-9)
-    assert s.idle[0] == pytest.approx(ref["idle"], abs=1e-9 * (len(r) + 1))  # slivers < 1 ns count as zero
-    assert s.first_play[0] == pytest.approx(ref["first"], abs=1e-9)
+    assert (s.end[0], s.idle[0], s.first_play[0]) == (ref["end"], ref["idle"], ref["first"])
     # max-plus closed form with the C_0 = 0 term: C_m = max(Σd, max_k (r_k + Σ_{j≥k} d_j))
-    rp, dp = r[d > 0], d[d > 0]
+    rp, dp = np.array(rn)[np.array(dn) > 0], np.array(dn)[np.array(dn) > 0]
     tails = np.cumsum(dp[::-1])[::-1]
-    assert s.end[0] == pytest.approx(max(dp.sum(), (rp + tails).max()), abs=1e-9)
+    assert s.end[0] == max(dp.sum(), (rp + tails).max())
     k = s.limiting[0]
     if rp.min() >= 0:
-        assert rp[k] + tails[k] == pytest.approx(s.end[0], abs=2e-9)  # ties within 1 ns
+        assert rp[k] + tails[k] == s.end[0]  # exact ties: the last maximizer
+        assert (rp[k + 1:] + tails[k + 1:] < s.end[0]).all()
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.floats(-5, 50), st.floats(0, 3)), min_size=1, max_size=30))
 def test_serial_clock_matches_the_loop(reqs):
-    dispatch = np.array(sorted(x for x, _ in reqs))
-    service = np.array([s for _, s in reqs])
+    dispatch = to_ns(sorted(x for x, _ in reqs))
+    service = to_ns([s for _, s in reqs])
     clock = serial_clock(np.zeros(len(reqs), np.int64), dispatch, service)
-    assert np.allclose(clock.ready, reference_clock(dispatch, service), atol=1e-9)
-    assert np.allclose(clock.ready - clock.start, service, atol=1e-9)
-    assert np.all(clock.start >= dispatch - 1e-12)
+    assert (clock.ready == reference_clock(dispatch.tolist(), service.tolist())).all()
+    assert (clock.ready - clock.start == service).all()
+    assert np.all(clock.start >= dispatch)
 
 
 def test_many_outputs_at_once_equal_each_alone():
@@ -115,14 +117,14 @@ def test_ready_s_is_honoured_and_service_may_be_empty():
 def test_limiting_event_is_the_last_maximizer():
     # part 2's late readiness limits: audio saved before it turns into idle
     r, d = np.array([0.0, 1.0, 10.0]), np.array([1.0, 1.0, 1.0])
-    _, s = play_one(r, d)
-    assert s.limiting[0] == 2 and s.end[0] == 11
+    _, s, _, _ = play_one(r, d)
+    assert s.limiting[0] == 2 and s.end[0] == 11 * 10**9
 
 
 def test_ready_queue_counts_ready_unplayed_audio():
-    ready, play, end = np.array([0.0, 1.0]), np.array([0.0, 2.0]), np.array([2.0, 5.0])
-    q = ready_queue(ready, play, end, np.array([0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 6.0]))
-    assert q.tolist() == [2.0, 1.5, 4.0, 3.0, 2.0, 0.0, 0.0]
+    ready, play, end = to_ns([0.0, 1.0]), to_ns([0.0, 2.0]), to_ns([2.0, 5.0])
+    q = ready_queue(ready, play, end, to_ns([0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 6.0]))
+    assert from_ns(q).tolist() == [2.0, 1.5, 4.0, 3.0, 2.0, 0.0, 0.0]
 
 
 def chunked_manifest():
@@ -156,6 +158,6 @@ def test_chunk_tables_that_do_not_cover_the_requests_exactly_are_refused(damage,
 
 @pytest.mark.parametrize("r1,d1,r2", [(0.1, 0.2, 0.3), (1.1, 2.2, 3.3), (0.7, 0.1, 0.8)])
 def test_a_part_ready_exactly_when_the_previous_ends_is_a_tie_without_idle(r1, d1, r2):
-    _, s = play_one(np.array([r1, r2]), np.array([d1, 1.0]))
-    assert s.limiting[0] == 1  # the last maximizer, whatever the rounding of r1 + d1
-    assert s.idle[0] == r1  # only the initial wait
+    _, s, _, _ = play_one(np.array([r1, r2]), np.array([d1, 1.0]))
+    assert s.limiting[0] == 1  # the last maximizer: r1 + d1 is r2 to the nanosecond
+    assert from_ns(s.idle[0]) == r1  # only the initial wait

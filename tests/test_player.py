@@ -281,15 +281,15 @@ def test_fluidity_is_one_when_every_part_arrives_before_it_is_needed(durs_ms, t0
 @settings(max_examples=300, deadline=None)
 @given(ns_parts())
 def test_stall_total_is_the_idle_after_first_playback_in_the_core_model(parts):
-    r, d = parts[0] / 1e9, parts[1] / 1e9  # readiness ≥ 0, so the core's C_0 = 0 does not bind
+    r, d = parts  # ns; readiness ≥ 0, so the core's C_0 = 0 does not bind
     played = d > 0
     pb = serial_playback(np.zeros(played.sum(), np.int64), r[played], d[played])
     core = summarize_playback(pb, 1)
-    s = pl.stalls(pl.timeline(r, d), 0, 0)
+    s = pl.stalls(pl.timeline(r / 1e9, d / 1e9), 0, 0)  # the player takes seconds
     first_ready = r[played][0]
-    assert core.first_play[0] == pytest.approx(first_ready)
-    assert s.total / 1e9 == pytest.approx(core.idle[0] - first_ready, abs=1e-6)
-    assert s.end / 1e9 == pytest.approx(core.end[0], abs=1e-6)
+    assert core.first_play[0] == first_ready  # both models in whole nanoseconds: exact
+    assert s.total == core.idle[0] - first_ready
+    assert s.end == core.end[0]
 
 
 @settings(max_examples=200, deadline=None)

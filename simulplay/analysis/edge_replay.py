@@ -129,7 +129,9 @@ def edge_replay(manifest: pd.DataFrame, store, thresholds: Sequence[float], *, g
     for t in thresholds:
         tr = trims[trims["threshold"] == t].set_index("row")
         m = kept_manifest.copy()
-        m.loc[tr.index, "audio_s"] = ((tr["keep_end"] - tr["keep_start"]) / tr["sample_rate"].clip(lower=1)).to_numpy()
+        kept = (tr["keep_end"] - tr["keep_start"]).to_numpy(np.int64)
+        m.loc[tr.index, "audio_s"] = kept / tr["sample_rate"].clip(lower=1).to_numpy()
+        m.loc[tr.index, "n_samples"] = kept  # replay takes durations from the sample counts
         rep = replay(m, allow_incomplete=allow_incomplete, upstream=upstream, source=source)
         summary = rep.summary.copy()
         summary.insert(0, "threshold", t)

@@ -42,6 +42,7 @@ from simulplay.analysis.content import PANEL_KEYS, complete_outputs, normalize_t
 from simulplay.errors import IncompleteError, InputError
 from simulplay.grouping import canonical_condition
 from simulplay.signature import base_signature, merge
+from simulplay.sim.timebase import part_dur_ns, to_ns
 from simulplay.traces.model import Stream
 
 WORD_COLUMNS = ("word_index", "word", "unit", "available_s", "status", "recognized_index", "compact_end_s",
@@ -207,7 +208,10 @@ def _parts(g, r, label, source):
         raise InputError.at(source, f"output {label}: its requests differ from the manifest's", field="--manifest",
                             accepted="the manifest the transcripts were made from")
     d = n[played] / rate if played.any() else np.zeros(0)
-    if not np.allclose(g.loc[seqs[played], "audio_s"].to_numpy(float), d, rtol=0, atol=1e-9):
+    # replay's durations in whole ns, from the same running sample totals: equal exactly
+    replayed = to_ns(g.loc[seqs[played], "audio_s"].to_numpy(float))
+    if not np.array_equal(replayed, part_dur_ns(np.zeros(int(played.sum()), np.int64), n[played],
+                                                np.full(int(played.sum()), max(rate, 1)))):
         raise InputError.at(source, f"output {label}: request durations differ from the manifest's",
                             field="--manifest", accepted="the manifest the transcripts were made from")
     q = np.concatenate([[0], np.cumsum(n[played])[:-1]]) / rate if played.any() else np.zeros(0)

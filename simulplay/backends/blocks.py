@@ -32,6 +32,7 @@ from simulplay.errors import InputError
 from simulplay.grouping import Rule
 from simulplay.grouping.requests import stream_requests
 from simulplay.sim.playback import serial_playback, summarize_playback
+from simulplay.sim.timebase import from_ns, part_dur_ns, to_ns
 from simulplay.traces.model import Stream, word_count
 
 
@@ -100,16 +101,18 @@ class SessionResult:
         return "".join(f["text"] for f in self.feeds)
 
     def playback(self) -> dict[str, float]:
-        """First playback, D, I, C_last and B of the chunks played serially from time zero."""
+        """First playback, D, I, C_last and B (seconds) of the chunks played serially from
+        time zero, computed in whole nanoseconds (durations from the sample counts)."""
         ready = np.array([r for r, n in self.chunks if n > 0], dtype=np.float64)
-        dur = np.array([n for _, n in self.chunks if n > 0], dtype=np.float64) / max(self.sample_rate, 1)
+        n = np.array([n for _, n in self.chunks if n > 0], dtype=np.int64)
         if self.error or not len(ready):
             return {"first_play_s": np.nan, "audio_s": np.nan, "idle_s": np.nan, "end_s": np.nan, "b_s": np.nan}
-        pb = serial_playback(np.zeros(len(ready), np.int64), ready, dur)
-        out = summarize_playback(pb, 1)
-        end = float(out.end[0])
-        return {"first_play_s": float(out.first_play[0]), "audio_s": float(out.audio[0]),
-                "idle_s": float(out.idle[0]), "end_s": end, "b_s": end - self.block.a_last_rel}
+        codes = np.zeros(len(n), np.int64)
+        dur = part_dur_ns(codes, n, np.full(len(n), max(self.sample_rate, 1)))
+        out = summarize_playback(serial_playback(codes, to_ns(ready), dur), 1)
+        end = from_ns(out.end[0])
+        return {"first_play_s": from_ns(out.first_play[0]), "audio_s": from_ns(out.audio[0]),
+                "idle_s": from_ns(out.idle[0]), "end_s": end, "b_s": end - self.block.a_last_rel}
 
 
 def feed_schedule(block: Block, rule: Rule) -> list[tuple[float, str]]:

@@ -1,18 +1,21 @@
 """Chunk tables: per-request audio pieces with their time since the request started.
 
 Columns: ``talk_id, system, condition[, backend][, realization], seq, chunk,
-ready_offset_s, audio_s``. ``simulplay synth`` writes it next to the manifest as
-``<manifest stem>.chunks.parquet``.
+ready_offset_s, audio_s[, n_samples]``. ``simulplay synth`` writes it next to the
+manifest as ``<manifest stem>.chunks.parquet``, with ``n_samples`` (at the request's
+``sample_rate``): replay then takes chunk durations from the sample counts.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.sim.manifest import check_time_range
 from simulplay.tables import read_table
 
 CHUNK_REQUIRED = ("talk_id", "system", "condition", "seq", "chunk", "ready_offset_s", "audio_s")
@@ -43,5 +46,11 @@ def validate_chunks(df: pd.DataFrame, source: str) -> pd.DataFrame:
     out["chunk"] = check.integers("chunk")
     out["ready_offset_s"] = check.numbers("ready_offset_s", nonneg=True)
     out["audio_s"] = check.numbers("audio_s", nonneg=True)
+    if "n_samples" in df:
+        n = check.integers("n_samples", accepted="the chunk's sample count, a whole number ≥ 0")
+        for i in np.flatnonzero(n < 0):
+            check.add_at(int(i), f"{n[i]} is negative", "n_samples", "the chunk's sample count, a whole number ≥ 0")
+        out["n_samples"] = n
+    check_time_range(check, out, ("ready_offset_s", "audio_s"))
     check.raise_if_any()
     return out

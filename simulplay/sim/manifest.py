@@ -5,6 +5,11 @@ optional ``ready_s`` (the readiness; ``service_s`` may then be empty), ``text``,
 ``backend``, ``realization``, ``error`` (non-empty: the request failed) and the
 synthesis columns. Rows of one output are its requests in ``seq`` order. An output is
 one (talk_id, system, condition[, backend][, realization]).
+
+Durations: a synthesized manifest carries ``n_samples`` and ``sample_rate`` (Hz), and a
+request then lasts exactly ``n_samples / sample_rate`` (``audio_s`` must describe the same
+number of samples); a hand-written one has only ``audio_s`` in float seconds. Every time
+must lie within ±292 years, the range of int64 nanoseconds (:mod:`simulplay.sim.timebase`).
 """
 
 from __future__ import annotations
@@ -17,16 +22,44 @@ import pandas as pd
 
 from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.sim.timebase import MAX_S, MAX_SAMPLE_RATE, part_dur_ns, to_ns
 from simulplay.tables import read_table
 
 MANIFEST_COLUMNS = ("talk_id", "system", "condition", "seq", "dispatch_s", "service_s",
                     "audio_s", "source_s")
 OPTIONAL_KEYS = ("backend", "realization")
+SAMPLE_COLUMNS = ("n_samples", "sample_rate")
+TIME_COLUMNS = ("ready_s", "dispatch_s", "service_s", "audio_s", "source_s")
 
 
 def output_keys(df: pd.DataFrame) -> list[str]:
     """The columns identifying an output in this table."""
     return ["talk_id", "system", "condition"] + [k for k in OPTIONAL_KEYS if k in df.columns]
+
+
+def has_samples(df: pd.DataFrame) -> bool:
+    """Whether the table gives durations as sample counts (``n_samples`` and ``sample_rate``)."""
+    return all(c in df.columns for c in SAMPLE_COLUMNS)
+
+
+def request_dur_ns(manifest: pd.DataFrame, codes: np.ndarray) -> np.ndarray:
+    """Each request's duration in int64 ns (rows sorted by output, ``codes`` their output
+    numbers): from sample counts when the manifest has them (running totals per output,
+    :func:`~simulplay.sim.timebase.part_dur_ns`), else ``audio_s`` to the nearest ns."""
+    if has_samples(manifest):
+        return part_dur_ns(codes, manifest["n_samples"].to_numpy(np.int64), manifest["sample_rate"].to_numpy(np.int64))
+    return to_ns(manifest["audio_s"].to_numpy(float))
+
+
+def samples_disagree(audio_s: np.ndarray, n_samples: np.ndarray, sample_rate: np.ndarray) -> np.ndarray:
+    """Rows whose ``audio_s`` (seconds) names another number of samples than ``n_samples``
+    at ``sample_rate`` Hz: ``round(audio_s · sample_rate) ≠ n_samples``, or a silent row
+    (``n_samples = 0``) with audio. Half a sample either way is the columns' common grain."""
+    audio_s, n = np.asarray(audio_s, float), np.asarray(n_samples, np.int64)
+    rate = np.asarray(sample_rate, np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        named = np.rint(audio_s * rate)
+    return np.where(n > 0, named != n, audio_s != 0)
 
 
 def read_manifest(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -57,6 +90,9 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
     out["audio_s"] = check.numbers("audio_s", allow_empty=True, nonneg=True,
                                    accepted="the part's audio duration in seconds, ≥ 0")
     out["source_s"] = check.numbers("source_s", positive=True, accepted="the source duration in seconds, > 0")
+    check_time_range(check, out, [c for c in TIME_COLUMNS if c in out])
+    if has_samples(df):
+        _check_samples(check, out, failed)
     check.raise_if_any()
     ok = ~failed
     no_ready = ok & np.isnan(ready)
@@ -93,3 +129,40 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
     order = out.groupby(keys, sort=False).ngroup()
     out = out.assign(_output=order).sort_values(["_output", "seq"], kind="stable")
     return out.drop(columns=["_row", "_output"]).reset_index(drop=True)
+
+
+def check_time_range(check: Checker, table: pd.DataFrame, columns) -> None:
+    """Times (seconds) beyond ±292 years do not fit int64 nanoseconds: each is a problem."""
+    for col in columns:
+        values = table[col].to_numpy(float)
+        for i in np.flatnonzero(np.abs(np.nan_to_num(values)) >= MAX_S):
+            check.add_at(int(i), f"{values[i]:g} s is beyond ±292 years", col,
+                         "a time within ±292 years (the range of int64 nanoseconds)")
+
+
+def _check_samples(check: Checker, out: pd.DataFrame, failed: np.ndarray) -> None:
+    """Sample counts and rates of the requests without error: whole numbers, a rate of
+    1..10⁹ Hz for audio, and ``audio_s`` naming the same number of samples. They come
+    back as int64 columns (0 on failed requests)."""
+    what_n = "the sample count, a whole number ≥ 0"
+    what_sr = f"the sample rate in Hz, a whole number 1..{MAX_SAMPLE_RATE} (for audio)"
+    ok = ~failed
+    n = check.numbers("n_samples", allow_empty=True, accepted=what_n)
+    rate = check.numbers("sample_rate", allow_empty=True, accepted=what_sr)
+    good_n = np.isfinite(n) & (n >= 0) & (n == np.round(n))
+    good_sr = np.isfinite(rate) & (rate >= 1) & (rate <= MAX_SAMPLE_RATE) & (rate == np.round(rate))
+    for i in np.flatnonzero(ok & ~good_n):
+        message = "is empty" if np.isnan(n[i]) else f"{n[i]:g} is not a whole number ≥ 0"
+        check.add_at(int(i), message, "n_samples", what_n)
+    sounding = ok & good_n & (n > 0)
+    for i in np.flatnonzero(sounding & ~good_sr):
+        message = "is empty" if np.isnan(rate[i]) else f"{rate[i]:g} is not a sample rate"
+        check.add_at(int(i), message, "sample_rate", what_sr)
+    usable = ok & good_n & (good_sr | ~sounding)
+    n_int = np.where(usable, n, 0).astype(np.int64)
+    rate_int = np.where(usable & good_sr, rate, 0).astype(np.int64)
+    audio = out["audio_s"].to_numpy(float)
+    for i in np.flatnonzero(usable & np.isfinite(audio) & samples_disagree(audio, n_int, rate_int)):
+        check.add_at(int(i), f"{audio[i]:g} s is not n_samples / sample_rate = {n_int[i]} / {rate_int[i]} Hz",
+                     "audio_s", "the duration that n_samples and sample_rate give")
+    out["n_samples"], out["sample_rate"] = n_int, rate_int

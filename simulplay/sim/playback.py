@@ -3,6 +3,13 @@
 All outputs are computed at once: parts of every output sit in flat arrays sorted by
 output (``codes``) and order. Nothing here reads or writes files.
 
+Every time and duration here is an int64 count of nanoseconds (see
+:mod:`simulplay.sim.timebase`: callers convert seconds once with ``to_ns`` or derive
+durations from sample counts with ``part_dur_ns``, and convert results back with
+``from_ns``). Sums, maxima and comparisons are therefore exact: a part ready exactly when
+the previous one ends is a tie (no idle, the later part is the limiting event), with no
+tolerance. Float arrays are refused, so a caller still passing seconds fails loudly.
+
 Synthesizer: ``start_j = max(dispatch_j, ready_{j-1})``, ``ready_j = start_j + service_j``.
 With ``S_j = Σ_{i≤j} service_i`` this is ``ready_j = S_j + max_{k≤j}(dispatch_k − S_{k−1})``.
 
@@ -21,24 +28,29 @@ import numpy as np
 
 from simulplay.sim.segments import seg_argmax_last, seg_cummax, seg_cumsum, seg_first, seg_last, seg_shift, seg_sum
 
-#: Times closer than this (seconds) are equal: floating-point sums of the same instants
-#: differ in the last bits, and a tie must not turn into a sliver of idle or a different
-#: limiting event.
-TIME_EPS = 1e-9
 
+def _ns(name: str, values) -> np.ndarray:
+    a = np.asarray(values)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be integer nanoseconds (simulplay.sim.timebase.to_ns), got {a.dtype}")
+    return a.astype(np.int64, copy=False)
 
 
 @dataclass(frozen=True)
 class Clock:
-    """Synthesizer start and readiness per request, seconds from source start."""
+    """Synthesizer start and readiness per request, int64 ns from source start."""
 
     start: np.ndarray
     ready: np.ndarray
 
 
 def serial_clock(codes: np.ndarray, dispatch: np.ndarray, service: np.ndarray) -> Clock:
-    """One serial synthesizer per output, requests in order (closed form, vectorized)."""
-    s = seg_cumsum(service.astype(np.float64), codes)
+    """One serial synthesizer per output, requests in order (closed form, vectorized).
+
+    ``dispatch`` (ns from source start) and ``service`` (ns, ≥ 0) per request.
+    """
+    dispatch, service = _ns("dispatch", dispatch), _ns("service", service)
+    s = seg_cumsum(service, codes)
     s_prev = s - service
     m = seg_cummax(dispatch - s_prev, codes)
     return Clock(start=m + s_prev, ready=m + s)
@@ -46,7 +58,7 @@ def serial_clock(codes: np.ndarray, dispatch: np.ndarray, service: np.ndarray) -
 
 @dataclass(frozen=True)
 class Playback:
-    """Per-part playback of the played (positive-duration) parts."""
+    """Per-part playback of the played (positive-duration) parts, int64 ns."""
 
     codes: np.ndarray
     ready: np.ndarray
@@ -58,21 +70,30 @@ class Playback:
 
 
 def serial_playback(codes: np.ndarray, ready: np.ndarray, dur: np.ndarray) -> Playback:
-    """Serial playback of parts with ``dur > 0`` (callers drop silent parts first)."""
-    e = seg_cumsum(dur.astype(np.float64), codes)
+    """Serial playback of parts with ``dur > 0`` (callers drop silent parts first).
+
+    ``ready`` in ns from source start, ``dur`` in ns. Idle before a part is
+    ``max(0, r_j − C_{j−1})`` exactly (the initial wait counts, ``C_0 = 0``).
+    """
+    ready, dur = _ns("ready", ready), _ns("dur", dur)
+    e = seg_cumsum(dur, codes)
     e_prev = e - dur
     slack = ready - e_prev
-    end = e + np.maximum(0.0, seg_cummax(slack, codes))
+    end = e + np.maximum(0, seg_cummax(slack, codes))
     play = end - dur
-    idle = ready - seg_shift(end, codes, 0.0)
-    idle = np.where(idle > TIME_EPS, idle, 0.0)
+    idle = np.maximum(0, ready - seg_shift(end, codes, 0))
     return Playback(codes, ready, dur, play, end, idle, slack)
 
 
 @dataclass(frozen=True)
 class OutputSummary:
-    """Per-output results (arrays of length n_outputs). Times in seconds."""
+    """Per-output results (arrays of length n_outputs), int64 ns.
 
+    ``played`` says which outputs have audio; the times of the others are 0 and mean
+    nothing (callers write them as missing).
+    """
+
+    played: np.ndarray
     first_play: np.ndarray
     audio: np.ndarray
     idle: np.ndarray
@@ -83,27 +104,29 @@ class OutputSummary:
 def summarize_playback(pb: Playback, n_outputs: int) -> OutputSummary:
     """D, I, first playback, ``C_m`` and the limiting event of each output.
 
-    The limiting event is the last ``k`` maximizing ``r_k + Σ_{j≥k} d_j`` (ties within
-    1 ns); idle below 1 ns is floating-point noise and counts as zero. When every
-    part was ready before time zero, playback starting at zero limits and the first
-    part is reported. Outputs with nothing to play have NaN times.
+    The limiting event is the last ``k`` maximizing ``r_k + Σ_{j≥k} d_j`` (exact ties:
+    the later part). When that maximum is below ``Σ d`` (every part was ready before
+    playback starting at time zero could reach it), playback starting at zero limits and
+    the first part is reported.
     """
-    audio = seg_sum(pb.dur, pb.codes, n_outputs)
-    idle = seg_sum(pb.idle, pb.codes, n_outputs)
-    end = seg_last(pb.end, pb.codes, n_outputs)
-    first_play = seg_first(pb.play, pb.codes, n_outputs)
-    limiting = seg_argmax_last(pb.slack, pb.codes, n_outputs, tol=TIME_EPS)
-    first_pos = seg_first(np.arange(len(pb.codes)), pb.codes, n_outputs, fill=-1)
-    slack_at = pb.slack[limiting[limiting >= 0]]
+    codes = pb.codes
+    played = np.bincount(codes, minlength=n_outputs) > 0 if len(codes) else np.zeros(n_outputs, bool)
+    audio = seg_sum(pb.dur, codes, n_outputs)
+    idle = seg_sum(pb.idle, codes, n_outputs)
+    end = seg_last(pb.end, codes, n_outputs, fill=0)
+    first_play = seg_first(pb.play, codes, n_outputs, fill=0)
+    limiting = seg_argmax_last(pb.slack, codes, n_outputs)
+    first_pos = seg_first(np.arange(len(codes)), codes, n_outputs, fill=-1)
     before_zero = np.zeros(n_outputs, bool)
-    before_zero[limiting >= 0] = slack_at < -TIME_EPS
+    before_zero[limiting >= 0] = pb.slack[limiting[limiting >= 0]] < 0
     limiting = np.where(before_zero, first_pos, limiting)
-    return OutputSummary(first_play, audio, idle, end, limiting.astype(np.int64))
+    return OutputSummary(played, first_play, audio, idle, end, limiting.astype(np.int64))
 
 
 def ready_queue(ready: np.ndarray, play: np.ndarray, end: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Ready-but-unplayed audio ``Q(t) = Σ_{r_j ≤ t} max(0, C_j − max(p_j, t))`` (seconds)
-    of one output's played parts, at each time in ``t``."""
-    t = np.asarray(t, dtype=np.float64)[:, None]
-    remaining = np.maximum(0.0, end[None, :] - np.maximum(play[None, :], t))
-    return np.where(ready[None, :] <= t, remaining, 0.0).sum(axis=1)
+    """Ready-but-unplayed audio ``Q(t) = Σ_{r_j ≤ t} max(0, C_j − max(p_j, t))`` (ns) of one
+    output's played parts, at each time in ``t``; all arguments in ns."""
+    ready, play, end = _ns("ready", ready), _ns("play", play), _ns("end", end)
+    t = _ns("t", t)[:, None]
+    remaining = np.maximum(0, end[None, :] - np.maximum(play[None, :], t))
+    return np.where(ready[None, :] <= t, remaining, 0).sum(axis=1, dtype=np.int64)

@@ -6,9 +6,11 @@ value for value on the timelines in ``tests/test_player_veeksha.py``.
 
 Conventions
 -----------
-* Times and durations enter in seconds and are rounded once to whole nanoseconds, so
-  every sum and comparison below is exact: a part that arrives exactly when the player
-  needs it is on time, and a part of exactly one frame completes that frame.
+* Times and durations enter in seconds and are taken once to the nearest nanosecond
+  (:func:`simulplay.sim.timebase.to_ns`), so every sum and comparison below is exact: a
+  part that arrives exactly when the player needs it is on time, and a part of exactly
+  one frame completes that frame. Replay's part tables hold whole nanoseconds, so the
+  player sees replay's timeline to the nanosecond.
 * Parts play in their order (request ``seq``, then chunk). A part with no audio is
   skipped, as in replay. A part can be played only once it and every earlier part are
   ready (in-order delivery), so its *arrival* is the running maximum of the readiness;
@@ -33,17 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-NS_PER_S = 1_000_000_000
-
-
-def to_ns(seconds) -> np.ndarray:
-    """Seconds (scalar or array) as whole nanoseconds (int64), rounded to nearest."""
-    return np.rint(np.asarray(seconds, dtype=np.float64) * NS_PER_S).astype(np.int64)
-
-
-def to_s(ns) -> float:
-    """Whole nanoseconds as seconds."""
-    return float(ns) / NS_PER_S
+from simulplay.sim.timebase import from_ns, to_ns
 
 
 @dataclass(frozen=True)
@@ -91,7 +83,7 @@ def part_arrivals(ready_s, audio_s) -> np.ndarray:
     keep = audio > 0
     out = np.full(len(ready), np.nan)
     if keep.any():
-        out[keep] = np.maximum.accumulate(ready[keep]) / NS_PER_S
+        out[keep] = from_ns(np.maximum.accumulate(ready[keep]))
     return out
 
 

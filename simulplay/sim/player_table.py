@@ -23,6 +23,7 @@ from simulplay.sim import player as pl
 from simulplay.sim.manifest import output_keys
 from simulplay.sim.replay import ReplayResult, replay
 from simulplay.sim.service import ServiceModel
+from simulplay.sim.timebase import MAX_S, from_ns, to_ns
 from simulplay.specs import format_value
 
 PLAYER_COLUMNS = (
@@ -76,8 +77,8 @@ def player_config(*, frame_ms: float = 20.0, min_stall_ms: float = 10.0, startup
     problems: list[InputError] = []
     for flag, value, positive in (("--frame-ms", frame_ms, True), ("--min-stall-ms", min_stall_ms, False),
                                   ("--startup-delay-ms", startup_delay_ms, False)):
-        if not math.isfinite(value) or value < 0 or (positive and round(value * 1e6) < 1):
-            accepted = "milliseconds ≥ 0.000001 (1 ns)" if positive else "milliseconds ≥ 0"
+        if not math.isfinite(value) or value < 0 or (positive and round(value * 1e6) < 1) or value / 1000 >= MAX_S:
+            accepted = ("milliseconds ≥ 0.000001 (1 ns)" if positive else "milliseconds ≥ 0") + ", within 292 years"
             problems.append(InputError.at(f"{flag} {value:g}", "is out of range", accepted=accepted))
     try:
         prebuffers = parse_prebuffers(prebuffer_s)
@@ -102,6 +103,8 @@ def parse_prebuffers(text: str) -> tuple[float, ...]:
             raise InputError.at(source, f"'{item}' is not a number", accepted=accepted) from e
         if not math.isfinite(v) or v < 0:
             raise InputError.at(source, f"{item} is not ≥ 0", accepted=accepted)
+        if v >= MAX_S:
+            raise InputError.at(source, f"{item} is beyond 292 years", accepted=accepted)
         values.append(v)
     if len(set(values)) != len(values):
         raise InputError.at(source, "repeats a value", accepted=accepted)
@@ -132,13 +135,10 @@ def player_metrics(
     ``load_audio`` maps an ``audio_key`` to its samples and rate; when given, the manifest needs
     ``audio_key, sample_rate, n_samples`` and ``first_audible_s`` is computed.
     """
-    if load_audio is not None:
-        _check_audio_columns(manifest, source)
+    audio = _checked_audio(manifest, source) if load_audio is not None else None
     res = replay(manifest, service=service, release=release, chunks=chunks,
                  allow_incomplete=allow_incomplete, upstream=upstream, source=source)
-    waveforms = None
-    if load_audio is not None:
-        waveforms = _waveform_source(res, manifest, load_audio, release, source)
+    waveforms = None if audio is None else _waveform_source(res, audio, load_audio, release, source)
     return player_table(res, config, waveforms)
 
 
@@ -170,19 +170,19 @@ def player_table(res: ReplayResult, config: PlayerConfig, waveforms: WaveformSou
 
 def output_metrics(tl: pl.Timeline, config: PlayerConfig) -> dict[str, Any]:
     """Per-output player metrics of one timeline, in seconds (missing without audio)."""
-    out: dict[str, Any] = {"n_arrivals": len(tl), "audio_s": pl.to_s(tl.total)}
+    out: dict[str, Any] = {"n_arrivals": len(tl), "audio_s": from_ns(tl.total)}
     if len(tl) == 0:
         return out  # no audio: every other metric is missing
-    frame, min_stall = int(pl.to_ns(config.frame_s)), int(pl.to_ns(config.min_stall_s))
+    frame, min_stall = int(to_ns(config.frame_s)), int(to_ns(config.min_stall_s))
     zero = pl.stalls(tl, 0, min_stall)
     first = pl.first_playable(tl, frame)
-    flu = pl.fluidity(tl, frame, int(pl.to_ns(config.startup_delay_s)))
+    flu = pl.fluidity(tl, frame, int(to_ns(config.startup_delay_s)))
     out.update(
-        first_ready_s=pl.to_s(tl.time[0]),
-        first_playable_s=math.nan if first is None else pl.to_s(first),
-        stall_count=zero.count, stall_total_s=pl.to_s(zero.total), stall_longest_s=pl.to_s(zero.longest),
-        required_startup_delay_s=pl.to_s(pl.required_startup_delay(tl)),
-        stall_free_prebuffer_s=pl.to_s(pl.stall_free_prebuffer(tl, min_stall)),
+        first_ready_s=from_ns(tl.time[0]),
+        first_playable_s=math.nan if first is None else from_ns(first),
+        stall_count=zero.count, stall_total_s=from_ns(zero.total), stall_longest_s=from_ns(zero.longest),
+        required_startup_delay_s=from_ns(pl.required_startup_delay(tl)),
+        stall_free_prebuffer_s=from_ns(pl.stall_free_prebuffer(tl, min_stall)),
         n_frames=0 if flu is None else flu.frames,
         fluidity_deadlines=0 if flu is None else flu.deadlines,
         fluidity_missed=0 if flu is None else flu.missed,
@@ -195,10 +195,10 @@ def prebuffer_metrics(tl: pl.Timeline, prebuffer_s: float, config: PlayerConfig)
     """Playback ``prebuffer_s`` after the first arrival: first sound, stalls, end (seconds)."""
     if len(tl) == 0:
         return {}
-    s = pl.stalls(tl, int(pl.to_ns(prebuffer_s)), int(pl.to_ns(config.min_stall_s)))
-    return {"prebuffer_first_sound_s": pl.to_s(s.start), "prebuffer_stall_count": s.count,
-            "prebuffer_stall_total_s": pl.to_s(s.total), "prebuffer_stall_longest_s": pl.to_s(s.longest),
-            "prebuffer_end_s": pl.to_s(s.end)}
+    s = pl.stalls(tl, int(to_ns(prebuffer_s)), int(to_ns(config.min_stall_s)))
+    return {"prebuffer_first_sound_s": from_ns(s.start), "prebuffer_stall_count": s.count,
+            "prebuffer_stall_total_s": from_ns(s.total), "prebuffer_stall_longest_s": from_ns(s.longest),
+            "prebuffer_end_s": from_ns(s.end)}
 
 
 def _first_audible(ready_s, audio_s, source: tuple[Sequence[np.ndarray], int], config: PlayerConfig) -> float:
@@ -207,17 +207,12 @@ def _first_audible(ready_s, audio_s, source: tuple[Sequence[np.ndarray], int], c
     return math.nan if j < 0 else float(pl.part_arrivals(ready_s, audio_s)[j])
 
 
-def _check_audio_columns(manifest: pd.DataFrame, source: str) -> None:
-    check = Checker(source, manifest)
-    check.require_columns(("talk_id", "system", "condition", "seq") + AUDIO_COLUMNS,
-                          "synthesized manifest (for first_audible_s)")
-
-
-def _waveform_source(res: ReplayResult, manifest: pd.DataFrame, load_audio: LoadAudio,
-                     release: str, source: str) -> WaveformSource:
-    """Per output, load each request's samples (checked against ``n_samples``) and, for
-    chunk release, cut them at the chunks' cumulative durations rounded to samples."""
-    keys = output_keys(res.summary)
+def _checked_audio(manifest: pd.DataFrame, source: str) -> pd.DataFrame:
+    """``audio_key, sample_rate, n_samples`` of the requests without error, checked (before
+    any replay, so that a bad column is reported as such)."""
+    Checker(source, manifest).require_columns(("talk_id", "system", "condition", "seq") + AUDIO_COLUMNS,
+                                              "synthesized manifest (for first_audible_s)")
+    keys = output_keys(manifest)
     ok = manifest[manifest["error"] == ""].reset_index(drop=True)
     labels = ["/".join(map(str, k)) + f" seq {s}" for k, s in zip(ok[keys].itertuples(index=False), ok["seq"])]
     check = Checker(source, ok, row_label="request", rows=labels)
@@ -231,6 +226,14 @@ def _waveform_source(res: ReplayResult, manifest: pd.DataFrame, load_audio: Load
     for i in np.flatnonzero(audio["n_samples"].to_numpy() < 0):
         check.add_at(int(i), "is negative", "n_samples", "the sample count, ≥ 0")
     check.raise_if_any()
+    return audio
+
+
+def _waveform_source(res: ReplayResult, audio: pd.DataFrame, load_audio: LoadAudio,
+                     release: str, source: str) -> WaveformSource:
+    """Per output, load each request's samples (checked against ``n_samples``) and, for
+    chunk release, cut them at the chunks' cumulative durations rounded to samples."""
+    keys = output_keys(res.summary)
     by_output = {tuple(k): g for k, g in audio.groupby(keys, sort=False)}
 
     def waveforms(parts: pd.DataFrame) -> tuple[list[np.ndarray], int]:

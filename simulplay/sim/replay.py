@@ -3,6 +3,13 @@
 ``release="request"`` (primary): a request's audio is ready when the whole request is
 done. ``release="chunk"`` (sentence-release replay): each chunk is ready at its request's
 start plus its recorded offset (offsets follow the service model).
+
+Time is exact (:mod:`simulplay.sim.timebase`): dispatch, service, readiness and offsets
+are taken from float seconds to the nearest nanosecond once, durations come from
+``n_samples / sample_rate`` when the manifest has those columns (running totals per
+output, :func:`~simulplay.sim.timebase.part_dur_ns`; a hand-written manifest's
+``audio_s`` otherwise), and the clock and playback run on int64 nanoseconds. Tables get
+float seconds back (``from_ns``) only when they are built.
 """
 
 from __future__ import annotations
@@ -16,9 +23,10 @@ import pandas as pd
 
 from simulplay.errors import IncompleteError, InputError
 from simulplay.signature import base_signature, merge
-from simulplay.sim.manifest import output_keys
+from simulplay.sim.manifest import has_samples, output_keys, request_dur_ns, samples_disagree
 from simulplay.sim.playback import serial_clock, serial_playback, summarize_playback
 from simulplay.sim.service import Measured, ServiceModel
+from simulplay.sim.timebase import MAX_S, from_ns, part_dur_ns, to_ns
 
 SUMMARY_COLUMNS = ("n_parts", "first_play_s", "audio_s", "idle_s", "end_s", "offset_s",
                    "source_s", "limiting_seq")
@@ -73,7 +81,12 @@ def replay(
     upstream: Mapping[str, Any] | None = None,
     source: str = "manifest",
 ) -> ReplayResult:
-    """Replay every output of a validated manifest (see :mod:`simulplay.sim.manifest`)."""
+    """Replay every output of a validated manifest (see :mod:`simulplay.sim.manifest`).
+
+    Tables come back in float seconds from source start; every value is a whole number of
+    nanoseconds computed exactly (module docstring). A caller that changes a request's
+    duration after validation changes ``n_samples`` too when the manifest has it.
+    """
     service = service or Measured()
     if release not in ("request", "chunk"):
         raise InputError.at(f"--release '{release}'", "unknown release", accepted="request or chunk")
@@ -83,10 +96,11 @@ def replay(
         raise IncompleteError(f"{source}: no complete output to replay ({len(excluded)} excluded)")
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
     outputs = manifest.drop_duplicates(keys)[keys + ["source_s"]].reset_index(drop=True)
+    _check_range(manifest, codes, service, chunks if release == "chunk" else None, source)
     start, ready = _request_clock(manifest, codes, service, source)
 
     if release == "request":
-        part_codes, part_ready, part_dur = codes, ready, manifest["audio_s"].to_numpy(float)
+        part_codes, part_ready, part_dur = codes, ready, request_dur_ns(manifest, codes)
         parts = manifest[keys + ["seq"]].copy()
     else:
         parts, part_codes, part_ready, part_dur = _chunk_parts(manifest, keys, codes, start, service, chunks, source)
@@ -98,18 +112,19 @@ def replay(
     play = np.full(len(part_dur), np.nan)
     end = np.full(len(part_dur), np.nan)
     idle = np.zeros(len(part_dur))
-    play[played], end[played], idle[played] = pb.play, pb.end, pb.idle
-    parts = parts.assign(ready_s=part_ready, play_s=play, end_s=end, audio_s=part_dur, idle_s=idle)
+    play[played], end[played], idle[played] = from_ns(pb.play), from_ns(pb.end), from_ns(pb.idle)
+    parts = parts.assign(ready_s=from_ns(part_ready), play_s=play, end_s=end, audio_s=from_ns(part_dur), idle_s=idle)
 
     seq_played = parts["seq"].to_numpy()[played]
     limiting = pd.array([int(seq_played[k]) if k >= 0 else pd.NA for k in res.limiting], dtype="Int64")
     summary = outputs[keys].copy()
     summary["n_parts"] = np.bincount(part_codes, minlength=len(outputs))
-    summary["first_play_s"] = res.first_play
-    summary["audio_s"] = res.audio
-    summary["idle_s"] = res.idle
-    summary["end_s"] = res.end
-    summary["offset_s"] = res.end - outputs["source_s"].to_numpy()
+    source_ns = to_ns(outputs["source_s"].to_numpy(float))
+    summary["first_play_s"] = np.where(res.played, from_ns(res.first_play), np.nan)
+    summary["audio_s"] = from_ns(res.audio)
+    summary["idle_s"] = from_ns(res.idle)
+    summary["end_s"] = np.where(res.played, from_ns(res.end), np.nan)
+    summary["offset_s"] = np.where(res.played, from_ns(res.end - source_ns), np.nan)
     summary["source_s"] = outputs["source_s"].to_numpy()
     summary["limiting_seq"] = limiting
 
@@ -119,6 +134,29 @@ def replay(
     sigs = [merge(common, {"rule": row["condition"], "backend": row.get("backend")})
             for row in summary.to_dict("records")]
     return ReplayResult(summary, parts, sigs, excluded)
+
+
+def _check_range(manifest: pd.DataFrame, codes: np.ndarray, service: ServiceModel,
+                 chunks: pd.DataFrame | None, source: str) -> None:
+    """Refuse times whose exact sums could leave int64: the largest time plus an output's
+    summed service and audio must stay below 2⁶² ns (about 146 years), so that every sum
+    and difference of the clock and the playback (at most twice that) fits."""
+    n = int(codes.max()) + 1
+    per_output = {"service_s": service.apply(np.nan_to_num(manifest["service_s"].to_numpy(float))),
+                  "audio_s": manifest["audio_s"].to_numpy(float)}
+    reach = {col: float(np.nanmax(np.abs(manifest[col].to_numpy(float)), initial=0.0))
+             for col in ("dispatch_s", "ready_s")}
+    reach |= {col: float(np.bincount(codes, np.nan_to_num(np.abs(v), nan=0.0, posinf=np.inf), minlength=n).max())
+              for col, v in per_output.items()}
+    if chunks is not None and len(chunks):
+        offsets = service.apply(np.abs(chunks["ready_offset_s"].to_numpy(float)))
+        reach["ready_offset_s"] = float(np.nanmax(offsets, initial=0.0))
+    total = sum(reach.values())
+    if not total < MAX_S / 2:
+        field = max(reach, key=reach.get)
+        raise InputError.at(source, f"times reach {total:.4g} s ({service.label()} service), beyond the "
+                            "±146 years that exact nanosecond sums hold", field=field,
+                            accepted="times, summed service and summed audio within ±146 years")
 
 
 def _request_clock(manifest: pd.DataFrame, codes: np.ndarray, service: ServiceModel, source: str):
@@ -135,8 +173,8 @@ def _request_clock(manifest: pd.DataFrame, codes: np.ndarray, service: ServiceMo
                             f"{row['condition']})", field="service_s" if np.isnan(svc[i]) else "dispatch_s",
                             accepted="dispatch_s and service_s on every request "
                             "(or --service measured with ready_s)")
-    clock = serial_clock(codes, np.nan_to_num(dispatch), service.apply(np.nan_to_num(svc)))
-    ready = np.where(need_clock, clock.ready, manifest["ready_s"].to_numpy(float))
+    clock = serial_clock(codes, to_ns(np.nan_to_num(dispatch)), to_ns(service.apply(np.nan_to_num(svc))))
+    ready = np.where(need_clock, clock.ready, to_ns(manifest["ready_s"].fillna(0.0).to_numpy(float)))
     return clock.start, ready
 
 
@@ -148,20 +186,31 @@ def _chunk_parts(manifest, keys, codes, start, service, chunks, source):
         raise InputError.at(source, "chunk release needs request start times", field="service_s",
                             accepted="dispatch_s and service_s on every request")
     ch = _checked_chunks(manifest, keys, chunks, source)
-    req = manifest[keys + ["seq"]].assign(_code=codes, _start=start, _row=np.arange(len(manifest)))
-    ch = ch.merge(req, on=keys + ["seq"], how="inner", validate="many_to_one")
+    samples = "n_samples" in ch and has_samples(manifest)
+    req = manifest[keys + ["seq"] + (["sample_rate"] if samples else [])].assign(
+        _code=codes, _start=start, _row=np.arange(len(manifest)))
+    ch = ch.drop(columns=["sample_rate"], errors="ignore").merge(req, on=keys + ["seq"], how="inner",
+                                                                 validate="many_to_one")
     ch = ch.sort_values(["_row", "chunk"], kind="stable").reset_index(drop=True)
-    offsets = service.apply(ch["ready_offset_s"].to_numpy(float))
+    offsets = to_ns(service.apply(ch["ready_offset_s"].to_numpy(float)))
     ready = ch["_start"].to_numpy() + offsets
     parts = ch[keys + ["seq", "chunk"]].copy()
-    return parts, ch["_code"].to_numpy(), ready, ch["audio_s"].to_numpy(float)
+    codes = ch["_code"].to_numpy()
+    if not samples:
+        return parts, codes, ready, to_ns(ch["audio_s"].to_numpy(float))
+    n, rate = ch["n_samples"].to_numpy(np.int64), ch["sample_rate"].to_numpy(np.int64)
+    _same_samples(ch, ch["audio_s"].to_numpy(float), n, rate, f"{source} (chunk table)", "chunk")
+    return parts, codes, ready, part_dur_ns(codes, n, rate)
 
 
 def _checked_chunks(manifest: pd.DataFrame, keys: list[str], chunks: pd.DataFrame, source: str) -> pd.DataFrame:
     """The chunks of exactly the manifest's requests: same output keys, each (request,
-    chunk) once, every request with audio covered, and each request's chunk durations
-    summing to its ``audio_s`` (within one sample at 8 kHz). Chunks of outputs the manifest
-    no longer holds (excluded as incomplete) are left out."""
+    chunk) once, every request with audio covered, and each request's chunks making up its
+    audio: with sample counts on both sides, chunk ``n_samples`` sum exactly to the
+    request's. A table with float seconds only is read at the nanosecond: each value taken
+    to the nearest ns is within 0.5 ns of the duration it stands for, so ``k`` chunks and
+    their request may differ by ``(k + 1) // 2`` ns and no more. Chunks of outputs the
+    manifest no longer holds (excluded as incomplete) are left out."""
     where = f"{source} (chunk table)"
     chunk_keys = [k for k in ("talk_id", "system", "condition", "backend", "realization") if k in chunks]
     if chunk_keys != keys:
@@ -176,20 +225,44 @@ def _checked_chunks(manifest: pd.DataFrame, keys: list[str], chunks: pd.DataFram
         i = int(dup.argmax())
         raise InputError.at(where, f"chunk {chunks['chunk'].iloc[i]} of request seq {chunks['seq'].iloc[i]} repeats",
                             row=i + 1, field="chunk", accepted="one row per (output, seq, chunk)")
-    totals = chunks.groupby(keys + ["seq"], sort=False)["audio_s"].sum().rename("_chunk_audio").reset_index()
-    both = manifest[keys + ["seq", "audio_s"]].merge(totals, on=keys + ["seq"], how="outer", indicator=True)
+    exact = "n_samples" in chunks and has_samples(manifest)
+    col = "n_samples" if exact else "_ns"
+    totals = (chunks.assign(_ns=to_ns(chunks["audio_s"].to_numpy(float))).groupby(keys + ["seq"], sort=False)
+              .agg(_total=(col, "sum"), _k=(col, "size")).reset_index())
+    req = manifest[keys + ["seq", "audio_s"] + (["n_samples"] if exact else [])]
+    both = req.merge(totals, on=keys + ["seq"], how="outer", indicator=True)
     orphan = both[both["_merge"] == "right_only"]
     if len(orphan):
         r = orphan.iloc[0]
         raise InputError.at(where, f"has chunks for request seq {r['seq']} of output "
                             f"({', '.join(str(r[k]) for k in keys)}), which the manifest lacks", field="seq",
                             accepted="chunks of the manifest's requests only")
-    both = both[both["_merge"] != "right_only"]
-    covered = both["_chunk_audio"].fillna(0.0).to_numpy()
-    bad = np.abs(covered - both["audio_s"].to_numpy(float)) > 1.25e-4
+    both = both[both["_merge"] != "right_only"].reset_index(drop=True)
+    total = both["_total"].fillna(0).to_numpy(np.int64)
+    if exact:
+        want = both["n_samples"].to_numpy(np.int64)
+        bad = total != want
+    else:
+        want = to_ns(both["audio_s"].to_numpy(float))
+        bad = np.abs(total - want) > (both["_k"].fillna(0).to_numpy(np.int64) + 1) // 2
     if bad.any():
-        r = both[bad].iloc[0]
+        i = int(np.flatnonzero(bad)[0])
+        r = both.iloc[i]
+        held = (f"{total[i]} samples, the manifest {want[i]}" if exact else
+                f"{from_ns(total[i]):.6f} s of audio, the manifest {r['audio_s']:.6f} s "
+                f"({abs(int(total[i] - want[i]))} ns apart)")
         raise InputError.at(where, f"chunks of request seq {r['seq']} of output ({', '.join(str(r[k]) for k in keys)}) "
-                            f"hold {covered[bad][0]:.6f} s of audio, the manifest {r['audio_s']:.6f} s",
-                            field="audio_s", accepted="chunks that together make up each request's audio")
+                            f"hold {held}", field="n_samples" if exact else "audio_s",
+                            accepted="chunks that together make up each request's audio")
     return chunks
+
+
+def _same_samples(ch: pd.DataFrame, audio_s: np.ndarray, n: np.ndarray, rate: np.ndarray, where: str,
+                  what: str) -> None:
+    """``audio_s`` and ``n_samples`` of each row must describe the same audio (to the sample)."""
+    bad = samples_disagree(audio_s, n, rate)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError.at(where, f"{what} {ch[what].iloc[i]} of request seq {ch['seq'].iloc[i]}: audio_s "
+                            f"{audio_s[i]:g} s is not n_samples / sample_rate = {n[i]} / {rate[i]} Hz",
+                            field="audio_s", accepted="audio_s = n_samples / sample_rate")

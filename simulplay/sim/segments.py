@@ -3,7 +3,8 @@
 Parts of many outputs live in one flat array sorted by output; ``codes`` gives each
 part's output number (0..n-1, contiguous). The loops run in pandas' compiled groupby
 kernels, which accumulate sequentially within each segment, so results do not depend on
-what precedes the segment (no global cumulative sum to subtract).
+what precedes the segment (no global cumulative sum to subtract). Integer input stays
+integer (int64 nanoseconds in playback), so sums and maxima are exact.
 """
 
 from __future__ import annotations
@@ -36,7 +37,16 @@ def segment_starts(codes: np.ndarray) -> np.ndarray:
 
 
 def seg_sum(values: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
-    return np.bincount(codes, weights=values, minlength=n) if len(codes) else np.zeros(n)
+    """Sum per segment (length ``n``; 0 for a segment without elements). Integers are
+    summed exactly in int64, floats in float64."""
+    values = np.asarray(values)
+    if values.dtype.kind not in "iu":
+        return np.bincount(codes, weights=values, minlength=n) if len(codes) else np.zeros(n)
+    out = np.zeros(n, np.int64)
+    if len(codes):
+        starts = segment_starts(codes)
+        out[codes[starts]] = np.add.reduceat(values.astype(np.int64), starts)
+    return out
 
 
 def seg_first(values: np.ndarray, codes: np.ndarray, n: int, fill=np.nan) -> np.ndarray:
@@ -54,13 +64,13 @@ def seg_last(values: np.ndarray, codes: np.ndarray, n: int, fill=np.nan) -> np.n
     return out
 
 
-def seg_argmax_last(values: np.ndarray, codes: np.ndarray, n: int, tol: float = 0.0) -> np.ndarray:
-    """Position (into the flat array) of the last maximum of each segment (values within
-    ``tol`` of the maximum count as ties); -1 if empty."""
+def seg_argmax_last(values: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
+    """Position (into the flat array) of the last maximum of each segment (equal values
+    tie; the last wins); -1 if empty."""
     out = np.full(n, -1, dtype=np.int64)
     if len(codes) == 0:
         return out
     seg_max = pd.Series(values).groupby(codes, sort=False).transform("max").to_numpy()
-    hits = np.flatnonzero(values >= seg_max - tol)
+    hits = np.flatnonzero(values == seg_max)
     out[codes[hits]] = hits  # later positions overwrite earlier ones: the last maximum
     return out

@@ -23,6 +23,8 @@ class ServiceModel:
     factor: float = 1.0
 
     def apply(self, service: np.ndarray) -> np.ndarray:
+        """The variant's service times (or chunk offsets), seconds in and out; replay takes
+        the result to whole nanoseconds (:func:`simulplay.sim.timebase.to_ns`)."""
         return service * self.factor
 
     def label(self) -> str:

@@ -17,6 +17,7 @@ import pandas as pd
 from simulplay.errors import InputError
 from simulplay.sim import output_keys, replay
 from simulplay.sim.playback import ready_queue
+from simulplay.sim.timebase import MAX_S, from_ns, to_ns
 
 GRID_POINTS = 101
 BAND = (25.0, 75.0)
@@ -31,7 +32,7 @@ def replay_parts(manifest: pd.DataFrame, summary: pd.DataFrame, *, allow_incompl
     both = res.summary[keys + ["offset_s"]].merge(summary[keys + ["offset_s"]], on=keys, how="outer",
                                                   suffixes=("_replay", "_run"), indicator=True)
     off_r, off_s = both["offset_s_replay"].to_numpy(float), both["offset_s_run"].to_numpy(float)
-    same = (np.isnan(off_r) & np.isnan(off_s)) | (np.abs(off_r - off_s) <= 1e-9)
+    same = (np.isnan(off_r) & np.isnan(off_s)) | _same_ns(off_r, off_s)
     bad = both[(both["_merge"] != "both") | ~same]
     if len(bad):
         row = bad.iloc[0]
@@ -42,11 +43,19 @@ def replay_parts(manifest: pd.DataFrame, summary: pd.DataFrame, *, allow_incompl
     return res.parts
 
 
+def _same_ns(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Seconds that name the same whole nanosecond (replay writes whole nanoseconds, so a
+    summary of the same run matches exactly)."""
+    ok = (np.abs(a) < MAX_S) & (np.abs(b) < MAX_S)  # False for NaN
+    return ok & (to_ns(np.where(ok, a, 0.0)) == to_ns(np.where(ok, b, 0.0)))
+
+
 def queue_at(parts: pd.DataFrame, t: np.ndarray) -> np.ndarray:
-    """Q(t) of one output's parts (silent parts, which never play, are left out)."""
+    """Q(t) in seconds of one output's parts at times ``t`` (seconds), computed in whole
+    nanoseconds (silent parts, which never play, are left out)."""
     played = parts[parts["play_s"].notna()]
-    return ready_queue(played["ready_s"].to_numpy(float), played["play_s"].to_numpy(float),
-                       played["end_s"].to_numpy(float), t)
+    return from_ns(ready_queue(to_ns(played["ready_s"].to_numpy(float)), to_ns(played["play_s"].to_numpy(float)),
+                               to_ns(played["end_s"].to_numpy(float)), to_ns(t)))
 
 
 def queue_delta(parts: pd.DataFrame, source_s: pd.Series, *, condition: str, reference: str,
