@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,11 +32,14 @@ class SynthResult:
 def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: BackendConfig, store: AudioStore,
                            out: Path, *, realizations: int = 1, max_chars: int | None = None,
                            reuse: str | None = None, progress: bool = True,
-                           executor: ExecutorSpec | None = None, contention_sample: int = 8) -> SynthResult:
+                           executor: ExecutorSpec | None = None, contention_sample: int = 8,
+                           traces: Sequence[Path] = ()) -> SynthResult:
     """Plan, synthesize what the store lacks, and write ``out`` plus its chunk table.
 
     The manifest is written even when requests failed (their ``error`` is filled);
-    comparisons then refuse the incomplete outputs.
+    comparisons then refuse the incomplete outputs. ``traces``, the files ``streams``
+    came from, are recorded in the manifest's metadata (absolute path and SHA-256 each),
+    so that ``simulplay report`` finds them for its trace statistics.
     """
     backend = config.create()
     splitter = Splitter(max_chars) if max_chars else None
@@ -46,7 +51,9 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     manifest, chunks = build_manifest(plan, store)
     common = manifest_signature(backend, plan)
     sigs = [{**common, "rule": c} for c in manifest["condition"]]
+    recorded = [{"path": str(Path(p).resolve()), "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()}
+                for p in traces]
     write_table(manifest, out, sigs, kind="manifest",
-                extra_meta={"signature": common, "identity": backend.identity()})
+                extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded})
     write_table(chunks, chunk_path(out), common, kind="chunks")
     return SynthResult(manifest, chunks, stats, common, Path(out))
