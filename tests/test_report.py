@@ -219,7 +219,7 @@ def test_cli_report_and_its_errors(cli, tmp_path):
     (run / "run.json").rename(run / "moved.json")  # without run.json the folder holds step-by-step tables
     cli("report", run, "--out", tmp_path / "steps", check=True)
     md = (tmp_path / "steps" / "report.md").read_text()
-    assert f"Step-by-step tables from {run}" in md and "### Inputs" in md and "run.json" not in md
+    assert f"Step-by-step tables from {run}" in md and "### Inputs" in md and "moved.json" not in md
 
 
 def test_a_summary_from_another_run_is_refused(cli, tmp_path):

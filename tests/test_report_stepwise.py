@@ -276,3 +276,24 @@ def test_step_by_step_synthesis_with_piper(tmp_path):
     assert uses[str(d / "tts.chunks.parquet")] == "not used: chunk table"
     assert uses[str(d / "tts.parquet")].startswith("request manifest")
     assert "backend:piper" in " ".join(t["table02_eta"]["signature"])
+
+
+def test_a_run_folder_report_lists_its_inputs_and_takes_a_trace_option(tmp_path):
+    from simulplay.analysis.report import build_report
+    from tests.report_runs import make_run
+
+    run = make_run(tmp_path / "run", 3, draws=100)
+    rep = build_report(run)
+    rows = rep.table("inputs").frame.set_index("path")
+    names = ["run.json", "manifest.parquet", "summary.parquet", "eta.parquet", "eta_per_talk.csv", "contrasts.csv",
+             "eta.service-zero.parquet", "trace.jsonl"]
+    assert list(rows.index) == [str(run / n) for n in names]
+    for n in names[1:4]:
+        assert rows.loc[str(run / n), "rows"] == len(pd.read_parquet(run / n)), n
+    assert rows.loc[str(run / "trace.jsonl"), "use"] == "Table 11 (named in run.json)"
+    other = tmp_path / "other.jsonl"
+    trace_for(pd.read_parquet(run / "manifest.parquet"), other)
+    rep = build_report(run, traces=[other])
+    rows = rep.table("inputs").frame.set_index("path")
+    assert rows.loc[str(other), "use"] == "Table 11 (given with --trace)" and str(run / "trace.jsonl") not in rows.index
+    assert rep.table("table11_traces").frame["streams"].tolist() == [3, 3]

@@ -32,32 +32,42 @@ traces lacking a stream of the manifest.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import permutations
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from simulplay.analysis.bootstrap import Bootstrap
-from simulplay.analysis.eta import EtaResult, compute_eta
-from simulplay.analysis.report.inputs import TableFile, file_hash, read_inputs, same_content, signature_fingerprint
+from simulplay.analysis.report.inputs import (
+    TableFile,
+    file_hash,
+    match_structured,
+    read_inputs,
+    same_content,
+    signature_fingerprint,
+)
 from simulplay.analysis.report.load import InputRow, RunData, Signed, keys_as_text, read_run_traces
 from simulplay.analysis.report.queue import summary_mismatch
-from simulplay.errors import IncompleteError, InputError
+from simulplay.analysis.report.rebuild import (
+    CONTRAST_POINTS,
+    ETA_POINTS,
+    PANEL,
+    TALK_POINTS,
+    Rebuild,
+    canonical,
+    infer_names,
+    names_of,
+    points_mismatch,
+    primary_replay,
+    replay_label,
+)
+from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
 from simulplay.signature import base_signature
 from simulplay.sim import replay, validate_manifest
 
 MINIMUM = ("a request manifest, the playback summary of its replay (`simulplay replay`) and an η table computed "
            "from that summary (`simulplay eta`)")
-TOL = 1e-9
-PANEL = ("backend", "realization")
-ETA_POINTS = ("n_talks", "delta_ref_s", "delta_s", "eta_s", "n_negative", "n_positive", "duration_part_s",
-              "idle_part_s")
-TALK_POINTS = ("delta_ref_s", "delta_s", "eta_s", "duration_part_s", "idle_part_s")
-CONTRAST_POINTS = ("n_talks", "delta_p1_s", "delta_p2_s", "diff_s", "n_negative", "n_positive", "duration_part_s",
-                   "idle_part_s")
 #: RunData.optional key → kind, and what the report makes of it.
 OPTIONAL = {"eta_edges": ("eta-edges", "Table 10"), "edges_nonspeech": ("edges-nonspeech", "Table 16"),
             "content": ("content", "content diagnostics"), "content_pairs": ("content-pairs", "Table 13"),
@@ -80,7 +90,7 @@ def load_tables(paths: Sequence[Path], traces: Sequence[Path] = ()) -> RunData:
     manifest_t = _choose(by.get("manifest", []), "request manifest", where)
     manifest = _manifest(manifest_t)
     summary_t, res = _primary_summary(by.get("playback-summary", []), manifest, where)
-    summary = Signed(_canonical(keys_as_text(summary_t.frame)), summary_t.signatures, summary_t.path)
+    summary = Signed(canonical(keys_as_text(summary_t.frame)), summary_t.signatures, summary_t.path)
     rebuild = Rebuild(summary.frame)
     eta_t, names = _primary_eta(by.get("eta", []), rebuild, where, summary_t.path.name)
     a, f, ref = names
@@ -111,8 +121,6 @@ def _what(by: dict[str, list[TableFile]], kind: str) -> str:
 def _complete_signatures(t: TableFile, known: list[dict[str, Any]]) -> None:
     """CSV display strings matched back to structured signatures; a table without any
     signature (written by hand) is signed by its file's name and hash."""
-    from simulplay.analysis.report.inputs import match_structured
-
     if t.fmt == "csv":
         match_structured(t, known)
     if not t.signatures and t.kind != "trace":
@@ -123,8 +131,6 @@ def _match_contrasts(tables: list[TableFile]) -> None:
     """A contrast row's signature is its η row's (condition P1) with ``table:contrast``
     and ``reference:P2``: derived from every structured η table, so that a CSV contrast
     table finds the replay it belongs to."""
-    from simulplay.analysis.report.inputs import match_structured
-
     csv = [t for t in tables if t.kind == "contrast" and not t.structured]
     pairs = {(canonical_condition(p), canonical_condition(q)) for t in csv
              for p, q in zip(t.frame["p1"], t.frame["p2"])}
@@ -132,10 +138,6 @@ def _match_contrasts(tables: list[TableFile]) -> None:
                for sig in t.signatures if isinstance(sig, dict) for p, q in pairs if sig.get("rule") == p]
     for t in csv:
         match_structured(t, derived)
-
-
-def _canonical(df: pd.DataFrame) -> pd.DataFrame:
-    return df.assign(condition=df["condition"].map(canonical_condition)) if "condition" in df else df
 
 
 def _choose(cands: list[TableFile], what: str, where: str, *, required: bool = True) -> TableFile | None:
@@ -162,28 +164,7 @@ def _manifest(t: TableFile) -> Signed:
     if not any("rule" in s for s in sigs if isinstance(s, dict)):  # a hand-written manifest
         sigs = [{**s, "rule": c} if isinstance(s, dict) else s for s, c in zip(sigs, valid["condition"])]
     t.use = "request manifest: Tables 1, 12; Figures 2–4"
-    return Signed(_canonical(valid.drop(columns="_sig")), sigs, t.path)
-
-
-def _primary_replay(sig: Any) -> bool | None:
-    """Whether a structured signature is the primary replay's (``None``: not structured)."""
-    if not isinstance(sig, dict):
-        return None
-    return (sig.get("release", "request") == "request" and sig.get("service", "measured") == "measured"
-            and sig.get("trim", "none") == "none" and "threshold" not in sig)
-
-
-def _replay_label(sig: dict[str, Any]) -> str:
-    """``release-chunk``, ``service-zero``, ``service-scale-2``: the label a sensitivity
-    replay's η column gets (as `simulplay run` names its files)."""
-    parts = []
-    if sig.get("release", "request") != "request":
-        parts.append(f"release={sig['release']}")
-    if sig.get("service", "measured") != "measured":
-        parts.append(f"service={sig['service']}")
-    if sig.get("trim", "none") != "none":
-        parts.append(f"trim={sig['trim']}")
-    return "+".join(parts).replace("=", "-")
+    return Signed(canonical(valid.drop(columns="_sig")), sigs, t.path)
 
 
 def _primary_summary(cands: list[TableFile], manifest: Signed, where: str):
@@ -192,20 +173,20 @@ def _primary_summary(cands: list[TableFile], manifest: Signed, where: str):
     res = replay(manifest.frame, allow_incomplete=True, source=str(manifest.path))
     primary, first_miss = [], None
     for t in cands:
-        miss = summary_mismatch(res.summary, _canonical(keys_as_text(t.frame)))
+        miss = summary_mismatch(res.summary, canonical(keys_as_text(t.frame)))
         if miss is None:
             primary.append(t)
             continue
-        kind = _primary_replay(t.signatures[0])
+        kind = primary_replay(t.signatures[0])
         if kind is False:
-            t.use = f"not used: summary of the {_replay_label(t.signatures[0])} replay (Table 8 shows its η)"
+            t.use = f"not used: summary of the {replay_label(t.signatures[0])} replay (Table 8 shows its η)"
         elif kind is None:
             t.use = f"not used: not the manifest's primary replay, and {NOT_PARSED}"
             first_miss = first_miss or (t, miss)
         else:
             first_miss = (t, miss)
             break
-    if first_miss and (not primary or _primary_replay(first_miss[0].signatures[0])):
+    if first_miss and (not primary or primary_replay(first_miss[0].signatures[0])):
         t, miss = first_miss
         raise InputError.at(manifest.path, f"replaying it does not reproduce {t.path} for {miss}",
                             accepted="the manifest and the playback summary of its replay")
@@ -217,81 +198,15 @@ def _primary_summary(cands: list[TableFile], manifest: Signed, where: str):
     return chosen, res
 
 
-class Rebuild:
-    """η point values recomputed from the primary summary, per (A, F, reference, contrasts)."""
-
-    def __init__(self, summary: pd.DataFrame):
-        self.summary = summary
-        self._cache: dict[tuple, EtaResult | None] = {}
-
-    def __call__(self, names: tuple[str, str, str], pairs: tuple = ()) -> EtaResult | None:
-        key = (*names, pairs)
-        if key not in self._cache:
-            a, f, ref = names
-            try:
-                self._cache[key] = compute_eta(self.summary, a=a, f=f, reference=ref, boot=Bootstrap(draws=1, seed=0),
-                                               contrasts=list(pairs), allow_incomplete=True)
-            except (InputError, IncompleteError):
-                self._cache[key] = None
-        return self._cache[key]
-
-
-def _points_mismatch(given: pd.DataFrame, rebuilt: pd.DataFrame, keys: Sequence[str], cols: Sequence[str], *,
-                     subset: bool = False) -> str | None:
-    """The first row where ``given`` differs from ``rebuilt`` (``None`` when they agree)."""
-    keys = [k for k in keys if k in rebuilt.columns]
-    if set(keys + list(cols)) - set(given.columns):
-        return "its columns differ"
-    g = _canonical(keys_as_text(given)) if "condition" in given else keys_as_text(given)
-    both = g[keys + list(cols)].merge(keys_as_text(rebuilt)[keys + list(cols)], on=keys, how="left" if subset else
-                                      "outer", suffixes=("", "_rebuilt"), indicator=True)
-    bad = np.array(both["_merge"] != "both")
-    for c in cols:
-        x, y = both[c].to_numpy(float), both[f"{c}_rebuilt"].to_numpy(float)
-        bad |= ~((np.isnan(x) & np.isnan(y)) | (np.abs(x - y) <= TOL))
-    if not bad.any():
-        return None
-    row = both[bad].iloc[0]
-    label = ", ".join(f"{k}={row[k]}" for k in keys)
-    if row["_merge"] != "both":
-        return (f"row ({label}) is not in what the summary gives" if row["_merge"] == "left_only"
-                else f"row ({label}) of what the summary gives is missing")
-    c = next(c for c in cols if not abs(float(row[c]) - float(row[f"{c}_rebuilt"])) <= TOL)
-    return f"row ({label}): {c} {row[c]} vs {row[f'{c}_rebuilt']} from the summary"
-
-
-def _names(t: TableFile) -> set[tuple[str, str, str]] | None:
-    """(A, F, reference) from structured signatures; ``None`` when some row has none."""
-    if not all(isinstance(s, dict) and {"a", "f", "reference"} <= s.keys() for s in t.signatures):
-        return None
-    return {(s["a"], s["f"], canonical_condition(s["reference"])) for s in t.signatures}
-
-
-def _infer_names(t: TableFile, rebuild: Rebuild) -> list[tuple[str, str, str]]:
-    """For an η table without structured names: the reference is the one summary condition
-    it lacks; A, F every ordered pair of systems whose gaps reproduce it."""
-    s = rebuild.summary
-    refs = set(s["condition"]) - set(_canonical(t.frame)["condition"])
-    if len(refs) != 1:
-        return []
-    ref = refs.pop()
-    found = []
-    for a, f in permutations(dict.fromkeys(s["system"]), 2):
-        res = rebuild((a, f, ref))
-        if res is not None and _points_mismatch(t.frame, res.table, PANEL + ("condition",), ETA_POINTS) is None:
-            found.append((a, f, ref))
-    return found
-
-
 def _primary_eta(cands: list[TableFile], rebuild: Rebuild, where: str, summary_name: str):
     if not cands:
         raise InputError.at(where, "holds no η table", accepted=MINIMUM)
-    claimed = {n for t in cands if _names(t) and _primary_replay(t.signatures[0]) for n in _names(t)}
+    claimed = {n for t in cands if names_of(t) and primary_replay(t.signatures[0]) for n in names_of(t)}
     if not claimed:
-        claimed = {n for t in cands if _names(t) for n in _names(t)}  # from sensitivity replays' η tables
+        claimed = {n for t in cands if names_of(t) for n in names_of(t)}  # from sensitivity replays' η tables
     if not claimed:
         for t in cands:
-            found = _infer_names(t, rebuild)
+            found = infer_names(t, rebuild)
             if len(found) > 1:
                 raise InputError.at(t.path, f"matches the summary both as {found[0][0]} vs {found[0][1]} and as "
                                     f"{found[1][0]} vs {found[1][1]}; {NOT_PARSED}", accepted="the η table as "
@@ -321,14 +236,14 @@ def _matching(cands: list[TableFile], rebuilt: pd.DataFrame | None, keys, cols, 
     replay's, or unknown) or refused (a primary signature the summary contradicts)."""
     out = []
     for t in cands:
-        if _primary_replay(t.signatures[0]) is False:
-            t.use = f"not used: {what} of the {_replay_label(t.signatures[0])} replay"
+        if primary_replay(t.signatures[0]) is False:
+            t.use = f"not used: {what} of the {replay_label(t.signatures[0])} replay"
             continue
         miss = "no such comparison in the summary" if rebuilt is None else \
-            _points_mismatch(t.frame, rebuilt, keys, cols, subset=subset)
+            points_mismatch(t.frame, rebuilt, keys, cols, subset=subset)
         if miss is None:
             out.append(t)
-        elif _primary_replay(t.signatures[0]) is None or _names(t) is None:
+        elif primary_replay(t.signatures[0]) is None or names_of(t) is None:
             t.use = f"not used: not computed from {summary_name}, and {NOT_PARSED}"
         else:
             raise InputError.at(t.path, f"does not come from {summary_name}: {miss}",
@@ -374,13 +289,13 @@ def _variants(cands: list[TableFile], names, where: str) -> dict[str, Signed]:
     """η tables whose structured signature names a sensitivity replay, by its label."""
     by_label: dict[str, list[TableFile]] = {}
     for t in cands:
-        if _primary_replay(t.signatures[0]) is False and _names(t):
-            if _names(t) != {names}:
-                n = sorted(_names(t))[0]
+        if primary_replay(t.signatures[0]) is False and names_of(t):
+            if names_of(t) != {names}:
+                n = sorted(names_of(t))[0]
                 raise InputError.at(t.path, f"compares {n[0]} vs {n[1]} against {n[2]}, the primary η table "
                                     f"{names[0]} vs {names[1]} against {names[2]}",
                                     accepted="the η tables of one comparison")
-            by_label.setdefault(_replay_label(t.signatures[0]), []).append(t)
+            by_label.setdefault(replay_label(t.signatures[0]), []).append(t)
     out = {}
     for label, ts in by_label.items():
         t = _choose(ts, f"η table of the {label} replay", where)
@@ -394,6 +309,8 @@ def _traces(run: RunData, given: list[TableFile], manifest: TableFile, option: l
     recorded = [Path(r["path"]) for r in manifest.meta.get("traces", []) if isinstance(r, dict) and "path" in r]
     if option:
         paths, origin = option, "given with --trace"
+        for t in given:
+            t.use = "not used: --trace given"
     elif given:
         paths, origin = [t.path for t in given], "among the inputs"
     elif recorded:
