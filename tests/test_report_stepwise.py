@@ -195,13 +195,13 @@ def test_identical_copies_are_one_table(steps, tmp_path):
 
 
 @pytest.mark.parametrize("pick, extra, fragment", [
-    (["my requests.csv", "summary.parquet"], [], "holds no η table (expected a request manifest, the playback "
-                                                 "summary of its replay"),
-    (["my requests.csv", "eta.parquet"], [], "holds no playback summary"),
-    (["summary.parquet", "eta.parquet"], [], "holds no request manifest"),
+    (["my requests.csv", "summary.parquet"], [], "no η table among the inputs (expected a request manifest, the "
+                                                 "playback summary of its replay"),
+    (["my requests.csv", "eta.parquet"], [], "no playback summary among the inputs"),
+    (["summary.parquet", "eta.parquet"], [], "no request manifest among the inputs"),
     (["my requests.csv", "summary.parquet", "eta.parquet"], ["eta100.parquet"], "eta100.parquet: conflicts with"),
     (["my requests.csv", "summary.parquet", "eta.parquet"], ["eta_fa.parquet"],
-     "holds η tables comparing different translators or references: A vs F against immediate, and F vs A"),
+     "the η tables among the inputs compare different translators or references: A vs F against immediate, and F vs A"),
     (["my requests.csv", "eta.parquet"], ["other summary.parquet"], "replaying it does not reproduce"),
     (["my requests.csv", "summary.parquet", "eta.parquet"], ["other requests.csv"], "conflicts with"),
     (["my requests.csv", "summary.parquet", "eta.parquet"], ["notes.csv"], "notes.csv: is not a table the report"),
@@ -227,8 +227,9 @@ def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
     exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=("immediate", "timer:w=3"),
                      reference="immediate", backend="fake-test", out=tmp_path / "run", store=tmp_path / "store",
-                     draws=100, variants=("service=zero",))
+                     draws=100, variants=("service=zero", "release=chunk"), contrasts=(("timer:w=3", "immediate"),))
     run_experiment(exp, progress=False)
+    with_record = report_tables(tmp_path / "run" / "report")
     meta = json.loads(__import__("pyarrow.parquet", fromlist=["x"]).read_schema(
         tmp_path / "run" / "manifest.parquet").metadata[b"simulplay"])
     assert meta["traces"][0]["path"] == str((tmp_path / "trace.jsonl").resolve())
@@ -236,6 +237,9 @@ def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path
     (tmp_path / "run" / "run.json").unlink()
     ok("report", tmp_path / "run", "--out", tmp_path / "rep")
     t = report_tables(tmp_path / "rep")
+    assert set(t) == set(with_record)
+    for key in set(t) - {"table00_run", "inputs"}:  # the same tables as the report made with run.json
+        pd.testing.assert_frame_equal(t[key], with_record[key], check_exact=True, check_like=True, obj=key)
     assert list(t["table11_traces"]["updates"]) == [12, 12]  # 2 talks × 6 updates per system
     uses = t["inputs"].set_index("path")["use"]
     assert uses[str((tmp_path / "trace.jsonl").resolve())] == "Table 11 (recorded in the manifest)"

@@ -218,10 +218,13 @@ def read_inputs(paths: Sequence[Path]) -> tuple[list[TableFile], list[tuple[Path
 
     A file named on the command line must be a table simulplay knows; a file found in a
     folder that is not is returned in the second list with the reason, and left out."""
-    tables, skipped = [], []
+    tables, skipped, seen = [], [], set()
     for p in paths:
         if p.is_dir():
             for f in folder_files(p):
+                if f.resolve() in seen:
+                    continue
+                seen.add(f.resolve())
                 try:
                     t = recognise(f)
                 except InputError as e:
@@ -232,6 +235,9 @@ def read_inputs(paths: Sequence[Path]) -> tuple[list[TableFile], list[tuple[Path
                 else:
                     tables.append(t)
             continue
+        if p.resolve() in seen:  # named twice, or also found in a folder given
+            continue
+        seen.add(p.resolve())
         t = recognise(p)
         if t is None:
             raise InputError.at(p, "is not a table the report knows (no simulplay kind in its metadata, and its "

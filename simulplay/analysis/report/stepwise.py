@@ -154,7 +154,7 @@ def _choose(cands: list[TableFile], what: str, where: str, *, required: bool = T
                                 "signatures differ", accepted=f"one {what} (identical copies, such as a Parquet "
                                 "table and its CSV, are fine)")
     if chosen is None and required:
-        raise InputError.at(where, f"holds no {what}", accepted=MINIMUM)
+        raise InputError.at(where, f"no {what} among the inputs", accepted=MINIMUM)
     return chosen
 
 
@@ -169,7 +169,7 @@ def _manifest(t: TableFile) -> Signed:
 
 def _primary_summary(cands: list[TableFile], manifest: Signed, where: str):
     if not cands:
-        raise InputError.at(where, "holds no playback summary", accepted=MINIMUM)
+        raise InputError.at(where, "no playback summary among the inputs", accepted=MINIMUM)
     res = replay(manifest.frame, allow_incomplete=True, source=str(manifest.path))
     primary, first_miss = [], None
     for t in cands:
@@ -191,7 +191,7 @@ def _primary_summary(cands: list[TableFile], manifest: Signed, where: str):
         raise InputError.at(manifest.path, f"replaying it does not reproduce {t.path} for {miss}",
                             accepted="the manifest and the playback summary of its replay")
     if not primary:
-        raise InputError.at(where, "holds no playback summary of the manifest's primary replay (request release, "
+        raise InputError.at(where, "no playback summary of the manifest's primary replay (request release, "
                             "measured service)", accepted=MINIMUM)
     chosen = _choose(primary, "playback summary of the primary replay", where)
     chosen.use = "primary replay (request release, measured service): Tables 1, 2, 4–5, 8; Figures 1–3"
@@ -200,7 +200,7 @@ def _primary_summary(cands: list[TableFile], manifest: Signed, where: str):
 
 def _primary_eta(cands: list[TableFile], rebuild: Rebuild, where: str, summary_name: str):
     if not cands:
-        raise InputError.at(where, "holds no η table", accepted=MINIMUM)
+        raise InputError.at(where, "no η table among the inputs", accepted=MINIMUM)
     claimed = {n for t in cands if names_of(t) and primary_replay(t.signatures[0]) for n in names_of(t)}
     if not claimed:
         claimed = {n for t in cands if names_of(t) for n in names_of(t)}  # from sensitivity replays' η tables
@@ -214,7 +214,7 @@ def _primary_eta(cands: list[TableFile], rebuild: Rebuild, where: str, summary_n
             claimed |= set(found)
     if len(claimed) > 1:
         shown = sorted(claimed)[:2]
-        raise InputError.at(where, f"holds η tables comparing different translators or references: "
+        raise InputError.at(where, f"the η tables among the inputs compare different translators or references: "
                             f"{shown[0][0]} vs {shown[0][1]} against {shown[0][2]}, and {shown[1][0]} vs "
                             f"{shown[1][1]} against {shown[1][2]}", accepted="the η tables of one comparison")
     if not claimed:
@@ -246,8 +246,9 @@ def _matching(cands: list[TableFile], rebuilt: pd.DataFrame | None, keys, cols, 
         elif primary_replay(t.signatures[0]) is None or names_of(t) is None:
             t.use = f"not used: not computed from {summary_name}, and {NOT_PARSED}"
         else:
+            article = "an" if what.startswith("η") else "a"
             raise InputError.at(t.path, f"does not come from {summary_name}: {miss}",
-                                accepted=f"a {what} computed by `simulplay eta` from {summary_name}")
+                                accepted=f"{article} {what} computed by `simulplay eta` from {summary_name}")
     return out
 
 
@@ -297,7 +298,7 @@ def _variants(cands: list[TableFile], names, where: str) -> dict[str, Signed]:
                                     accepted="the η tables of one comparison")
             by_label.setdefault(replay_label(t.signatures[0]), []).append(t)
     out = {}
-    for label, ts in by_label.items():
+    for label, ts in sorted(by_label.items()):  # file names say nothing: in label order
         t = _choose(ts, f"η table of the {label} replay", where)
         t.use = f"sensitivity replay {label}: Table 8"
         out[label] = Signed(keys_as_text(t.frame), t.signatures, t.path)
