@@ -291,9 +291,9 @@ def test_a_run_folder_report_lists_its_inputs_and_takes_a_trace_option(tmp_path)
     rows = rep.table("inputs").frame.set_index("path")
     names = ["run.json", "manifest.parquet", "summary.parquet", "eta.parquet", "eta_per_talk.csv", "contrasts.csv",
              "eta.service-zero.parquet", "trace.jsonl"]
-    assert list(rows.index) == [str(run / n) for n in names]
+    assert list(rows.index) == names[:-1] + [str(run / "trace.jsonl")]  # as run.json names it
     for n in names[1:4]:
-        assert rows.loc[str(run / n), "rows"] == len(pd.read_parquet(run / n)), n
+        assert rows.loc[n, "rows"] == len(pd.read_parquet(run / n)), n
     assert rows.loc[str(run / "trace.jsonl"), "use"] == "Table 11 (named in run.json)"
     other = tmp_path / "other.jsonl"
     trace_for(pd.read_parquet(run / "manifest.parquet"), other)
@@ -301,3 +301,35 @@ def test_a_run_folder_report_lists_its_inputs_and_takes_a_trace_option(tmp_path)
     rows = rep.table("inputs").frame.set_index("path")
     assert rows.loc[str(other), "use"] == "Table 11 (given with --trace)" and str(run / "trace.jsonl") not in rows.index
     assert rep.table("table11_traces").frame["streams"].tolist() == [3, 3]
+
+
+def test_edge_and_content_tables_are_recognised_under_any_name(steps, tmp_path):
+    """Kinds from Parquet metadata (η per threshold) or from CSV columns (share, content pairs)."""
+    from simulplay.tables import write_table
+
+    d, _ = steps
+    eta = pd.read_parquet(d / "eta.parquet").drop(columns="signature")
+    edges = pd.concat([eta.assign(threshold=t) for t in (0.3, 0.5)], ignore_index=True)
+    sig = base_signature(table="eta-edges", trim="edges:guard=100ms")
+    write_table(edges, tmp_path / "vad sweep.parquet", [{**sig, "threshold": t} for t in edges["threshold"]],
+                kind="eta-edges")
+    share = pd.DataFrame({"system": "A", "reference": "immediate", "condition": "timer:w=4", "threshold": [0.3, 0.5],
+                          "n_talks": 4, "reduction_s": 2.0, "nonspeech_s": [0.8, 0.9], "speech_s": [1.2, 1.1],
+                          "share_pct": [40.0, 45.0], "edge_s": 0.5})
+    share.to_csv(tmp_path / "share.csv", index=False)  # by hand: recognised by its columns, signed by its hash
+    pairs = pd.DataFrame({"system": ["A", "F"], "normalization": "punct", "from_condition": "immediate",
+                          "to_condition": "timer:w=4", "n_talks": 4, "deletion_mismatches_from": [10, 4],
+                          "deletion_mismatches_to": [14, 3]})
+    write_table(pairs, tmp_path / "asr pairs.csv", base_signature(table="content-pairs"), kind="content-pairs",
+                signature_column=True)
+    ok("report", d, tmp_path / "vad sweep.parquet", tmp_path / "share.csv", tmp_path / "asr pairs.csv",
+       "--out", tmp_path / "rep")
+    t = report_tables(tmp_path / "rep")
+    assert_same_numbers(t["table10_edges"], edges, ["threshold", "condition"], ETA)
+    assert t["table16_nonspeech"]["share_pct"].tolist() == [40.0, 45.0]
+    assert t["table16_nonspeech"]["signature"].str.startswith("input:share.csv@").all()
+    assert t["table13_content_change"]["deletion_mismatches_to"].tolist() == [14, 3]
+    kinds = t["inputs"].set_index("path")["kind"]
+    assert kinds[str(tmp_path / "vad sweep.parquet")] == "edge-silence η table"
+    assert kinds[str(tmp_path / "share.csv")] == "non-speech share table"
+    assert kinds[str(tmp_path / "asr pairs.csv")] == "content pair table"

@@ -144,8 +144,7 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
                                                       "duration_part_s", "idle_part_s"), "per-talk η table", known)
     run = RunData(root, record, exp["a"], exp["f"], exp["reference"], list(exp["rules"]), manifest, summary, eta,
                   per_talk)
-    run.inputs = [InputRow(str(root / "run.json"), "run record", "settings and counts (Table 0)",
-                           sha256=file_hash(root / "run.json"))]
+    run.inputs = [InputRow("run.json", "run record", "settings and counts", sha256=file_hash(root / "run.json"))]
     _note(run, manifest, "request manifest", "Tables 1, 12; Figures 2–4")
     _note(run, summary, "playback summary", "primary replay (request release, measured service)")
     _note(run, eta, "η table", "primary")
@@ -167,7 +166,8 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
 
 
 def _note(run: RunData, table: Signed, kind: str, use: str) -> None:
-    run.inputs.append(InputRow(str(table.path), kind, use, len(table.frame), signature_fingerprint(table.signatures),
+    """One Inputs row for a file of the run folder (named relative to the folder)."""
+    run.inputs.append(InputRow(table.path.name, kind, use, len(table.frame), signature_fingerprint(table.signatures),
                                file_hash(table.path)))
 
 
