@@ -224,7 +224,7 @@ def synth(
         res = synthesize_requests(plan, config, AudioStore(store), out, **opts)
     else:
         streams = streams_from_frame(read_traces(trace))
-        res = synthesize_to_manifest(streams, rules, config, AudioStore(store), out, **opts)
+        res = synthesize_to_manifest(streams, rules, config, AudioStore(store), out, **opts, traces=trace)
     st = res.stats
     typer.echo(f"{len(res.manifest)} requests → {out}: synthesized {st.synthesized}, already in store "
                f"{st.skipped}, failed {st.failed}; reused rows {int(res.manifest['reused'].sum())}")
@@ -650,27 +650,43 @@ def edges(
 
 @app.command()
 def report(
-    run_dir: Path = typer.Argument(..., help="Run folder written by `simulplay run` or `simulplay demo`."),
+    inputs: list[Path] = typer.Argument(..., help="A run folder (`simulplay run`/`demo`), or the tables of "
+                                        "step-by-step work: files (.parquet, .csv; traces also .jsonl) and folders "
+                                        "holding them, in any order, under any names."),
     out: Path = typer.Option(..., "--out", help="Report folder (created; its report files are replaced)."),
     condition: str | None = typer.Option(None, "--condition", help="Grouped condition of Figures 2-3 (ΔQ and the "
                                          "timeline), compared with the reference; default: the timer with the "
                                          "longest wait, else the first other rule."),
     talk: str | None = typer.Option(None, "--talk", help="Talk of the timeline (Figure 3); default: the talk with "
                                     "the largest |η| under --condition."),
+    trace: list[Path] = typer.Option([], "--trace", help="Trace file(s) for the trace statistics (Table 11), "
+                                     "instead of those run.json, the inputs or the manifest name; repeatable."),
 ):
-    """Tables and figures of a run folder, every one with its signature.
+    """Tables and figures of a run folder or of step-by-step tables, each with its signature.
 
     Writes report.md; report.html, self-contained (figures embedded, no
     network requests, readable on a phone); tables/ as CSV (full precision,
     one signature per row) and LaTeX (booktabs); figures/ as PNG and SVG.
+
+    Step-by-step work (tables given by path, or a folder without run.json):
+    each table is recognised by the kind in its Parquet metadata, or by its
+    columns (CSV); file names do not matter. Required: a request manifest,
+    the playback summary of its replay (`simulplay replay`: request release,
+    measured service) and an η table from that summary (`simulplay eta`);
+    A, F and the reference come from the η table's signature. Used when
+    present: per-talk η (else rebuilt from the summary), contrasts, η tables
+    of sensitivity replays, edge-silence, content, word-timing and player
+    tables, traces. Two tables of one role that differ are refused (exit 2);
+    identical copies (a Parquet table and its CSV) are fine. The report's
+    Inputs table lists every file: kind, use, rows, signature fingerprint.
 
     Tables (times in seconds, the paper's shapes): playback per system and
     condition (equal-talk means of first playback, audio D, idle I, offset
     L; requests per talk); η with intervals and direction counts; per-talk
     δ and η with duration and idle parts; every rule side by side with the
     sensitivity replays; buffered-policy contrasts; trace statistics;
-    requests and trigger shares per condition; edge-silence η per threshold
-    and content diagnostics when the run folder has them.
+    requests and trigger shares per condition; edge-silence η per threshold,
+    content diagnostics and player metrics when the inputs have them.
 
     Figures: per-talk η with mean and interval; the ready-audio queue change
     ΔQ(u) on 101 points of source progress u = t / S (mean and 25th-75th
@@ -679,7 +695,7 @@ def report(
     """
     from simulplay.analysis.report import build_report, write_report
 
-    rep = build_report(run_dir, condition=condition, talk=talk)
+    rep = build_report(inputs, condition=condition, talk=talk, traces=trace)
     files = write_report(rep, out)
     typer.echo(f"wrote {len(rep.tables)} tables and {len(rep.figures)} figures ({len(files)} files) to {out}; "
                f"open {out / 'report.html'}")

@@ -53,7 +53,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     store = AudioStore(exp.store)
     synth = synthesize_to_manifest(streams, rules, config, store, exp.out / "manifest.parquet",
                                    realizations=exp.realizations, max_chars=exp.max_chars, progress=progress,
-                                   executor=_executor_spec(exp))
+                                   executor=_executor_spec(exp), traces=exp.traces)
     t1 = time.perf_counter()
     boot = Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
     manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,17 +41,20 @@ class SynthResult:
 def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: BackendConfig, store: AudioStore,
                            out: Path, *, realizations: int = 1, max_chars: int | None = None,
                            reuse: str | None = None, progress: bool = True,
-                           executor: ExecutorSpec | None = None, contention_sample: int = 8) -> SynthResult:
+                           executor: ExecutorSpec | None = None, contention_sample: int = 8,
+                           traces: Sequence[Path] = ()) -> SynthResult:
     """Plan, synthesize what the store lacks, and write ``out`` plus its chunk table.
 
     The manifest is written even when requests failed (their ``error`` is filled);
-    comparisons then refuse the incomplete outputs.
+    comparisons then refuse the incomplete outputs. ``traces``, the files ``streams``
+    came from, are recorded in the manifest's metadata (absolute path and SHA-256 each),
+    so that ``simulplay report`` finds them for its trace statistics.
     """
     backend = config.create()
     splitter = Splitter(max_chars) if max_chars else None
     plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse)
     return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
-                       contention_sample=contention_sample)
+                       contention_sample=contention_sample, traces=traces)
 
 
 def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: AudioStore, out: Path, *,
@@ -80,7 +85,7 @@ def _prefixed(sig: dict[str, Any]) -> dict[str, Any]:
 def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, store: AudioStore, out: Path, *,
                 progress: bool, executor: ExecutorSpec | None, contention_sample: int,
                 provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
-                meta: dict[str, Any] | None = None) -> SynthResult:
+                meta: dict[str, Any] | None = None, traces: Sequence[Path] = ()) -> SynthResult:
     todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
     with SynthProgress(todo, f"{backend.label()}", enabled=progress and todo > 0) as bar:
         stats = run_synthesis(plan, config, store, executor=executor, progress=bar.advance,
@@ -89,7 +94,9 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     common = {**manifest_signature(backend, plan), **(provenance or {})}
     extra = row_extra or [{}] * len(manifest)
     sigs = [{**common, "rule": c, **x} for c, x in zip(manifest["condition"], extra)]
+    recorded = [{"path": str(Path(p).resolve()), "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()}
+                for p in traces]
     write_table(manifest, out, sigs, kind="manifest",
-                extra_meta={"signature": common, "identity": backend.identity(), **(meta or {})})
+                extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded, **(meta or {})})
     write_table(chunks, chunk_path(out), common, kind="chunks")
     return SynthResult(manifest, chunks, stats, common, Path(out))

@@ -1,5 +1,5 @@
-"""``simulplay report``: a run folder → report.md, report.html, tables/ (CSV + LaTeX) and
-figures/ (PNG + SVG). Everything is computed in memory first; the files are then
+"""``simulplay report``: a run folder, or the tables of step-by-step work → report.md,
+report.html, tables/ (CSV + LaTeX) and figures/ (PNG + SVG). Everything is computed in memory first; the files are then
 written into a temporary folder beside the target and moved into place, so a failed
 report leaves nothing half-written."""
 
@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from simulplay import __version__
 from simulplay.analysis.report import html, render
 from simulplay.analysis.report.figures import all_figures, default_condition, default_talk
-from simulplay.analysis.report.load import RunData, load_run
+from simulplay.analysis.report.load import RunData, load_inputs
 from simulplay.analysis.report.model import ReportFigure, ReportTable
 from simulplay.analysis.report.queue import replay_parts
 from simulplay.analysis.report.tables import all_tables, condition_order
@@ -22,7 +23,7 @@ from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
 
 #: Report order by key prefix; tables and figures not listed follow in their own order.
-ORDER = ("table00", "table01", "table02", "figure01", "table04", "table08", "table09", "table10", "figure02",
+ORDER = ("table00", "inputs", "table01", "table02", "figure01", "table04", "table08", "table09", "table10", "figure02",
          "figure03", "table11", "table12", "figure04", "table16", "table13", "table17")
 OUTPUTS = ("report.md", "report.html", "tables", "figures")
 
@@ -44,20 +45,25 @@ class Report:
         return next(t for t in self.tables if t.key == key)
 
 
-def build_report(run_dir: str | Path, *, condition: str | None = None, talk: str | None = None) -> Report:
-    """Read a run folder and compute every table and figure (nothing is written)."""
-    run = load_run(run_dir)
+def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | None = None,
+                 talk: str | None = None, traces: Sequence[str | Path] = ()) -> Report:
+    """Read a run folder, or tables and folders of tables (step-by-step work), and compute
+    every table and figure (nothing is written). ``traces`` replace the trace files the
+    inputs name (Table 11)."""
+    run = load_inputs(inputs, traces)
     ref = canonical_condition(run.reference)
     others = [c for c in condition_order(run) if c != ref]
     if not others:
-        raise InputError.at(run.folder / "run.json", "has no condition besides the reference",
-                            field="experiment.rules", field_label="key", accepted="at least two rules")
+        source = run.eta.path if run.stepwise else run.folder / "run.json"
+        raise InputError.at(source, "has no condition besides the reference", field="experiment.rules",
+                            field_label="key", accepted="at least two rules")
     cond = canonical_condition(condition) if condition else default_condition(run)
     if cond not in others:
         raise InputError.at(f"--condition '{condition}'", "is not a grouped condition of the run",
                             accepted=", ".join(others))
-    parts = replay_parts(run.manifest.frame, run.summary.frame,
-                         allow_incomplete=bool(run.record.get("excluded_outputs")), source=str(run.manifest.path))
+    parts = run.parts if run.parts is not None else replay_parts(
+        run.manifest.frame, run.summary.frame, allow_incomplete=bool(run.record.get("excluded_outputs")),
+        source=str(run.manifest.path), summary_name=run.summary.path.name)
     talks = sorted(run.summary.frame["talk_id"].unique())
     chosen = talk or default_talk(run, cond)
     if chosen not in talks:
@@ -67,7 +73,9 @@ def build_report(run_dir: str | Path, *, condition: str | None = None, talk: str
 
 def _intro(report: Report) -> str:
     run = report.run
-    return (f"Run folder {run.folder.name}: translators A = {run.a} and F = {run.f}, reference condition "
+    where = (f"Step-by-step tables from {run.folder} (listed under Inputs)" if run.stepwise
+             else f"Run folder {run.folder.name}")
+    return (f"{where}: translators A = {run.a} and F = {run.f}, reference condition "
             f"{canonical_condition(run.reference)}, {run.summary.frame['talk_id'].nunique()} talk(s). Times are "
             f"seconds from source start; δ = L(A) − L(F) is negative when A finishes earlier and η(w) = δ(w) − δ(0). "
             f"Figures 2–3 show condition {report.condition}; Figure 3 shows talk {report.talk}. Every table and "
@@ -76,7 +84,7 @@ def _intro(report: Report) -> str:
 
 
 def markdown_report(report: Report) -> str:
-    title = f"simulplay report: {report.run.record['experiment'].get('name', report.run.folder.name)}"
+    title = f"simulplay report: {report.run.name}"
     out = [f"# {title}", "", _intro(report), ""]
     if report.run.notes:
         out += ["## Notes", ""] + [f"* {n}" for n in report.run.notes] + [""]
@@ -91,7 +99,7 @@ def markdown_report(report: Report) -> str:
 
 
 def html_report(report: Report) -> str:
-    title = f"simulplay report: {report.run.record['experiment'].get('name', report.run.folder.name)}"
+    title = f"simulplay report: {report.run.name}"
     return html.page(title, _intro(report), report.items(), report.run.notes)
 
 

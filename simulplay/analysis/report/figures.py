@@ -22,7 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from simulplay.analysis.report.load import RunData
-from simulplay.analysis.report.model import ReportFigure, ReportTable, signature_lines
+from simulplay.analysis.report.model import ReportFigure, ReportTable, extend, signature_lines
 from simulplay.analysis.report.queue import BAND, GRID_POINTS, queue_delta
 from simulplay.analysis.report.tables import condition_order, panels, system_order
 from simulplay.signature import merge
@@ -202,7 +202,7 @@ def timeline_figure(run: RunData, parts: pd.DataFrame, condition: str, talk: str
     mask = (s["talk_id"] == talk) & s["condition"].isin([ref, condition])
     for k, v in pk.items():
         mask &= s[k] == v
-    sigs = [merge(run.summary.signatures[i], {"table": "timeline"}) for i in np.flatnonzero(mask.to_numpy())]
+    sigs = [extend(run.summary.signatures[i], {"table": "timeline"}) for i in np.flatnonzero(mask.to_numpy())]
     with matplotlib.rc_context(RC):
         fig, axes = _figure(1, row_height=0.55 * len(rows) + 0.6)
         ax = axes[0, 0]

@@ -1,10 +1,13 @@
-"""Reading a run folder (``simulplay run``/``demo``) for the report.
+"""Reading what a report is made from: a run folder, or the tables of step-by-step work.
 
-Required: ``run.json``, ``manifest.parquet``, ``summary.parquet``, ``eta.parquet`` (or
-``eta.csv``) and ``eta_per_talk.csv``. Optional, included when present: ``contrasts.csv``,
-the sensitivity variants' ``eta.<variant>.parquet``/``.csv``, the edge-silence tables
-``eta_edges.csv`` and ``edges_nonspeech.csv``, the content tables ``content.csv`` and
-``word_timing.csv``, and the trace files named in ``run.json``.
+A run folder (``simulplay run``/``demo``) has ``run.json``, ``manifest.parquet``,
+``summary.parquet``, ``eta.parquet`` (or ``eta.csv``) and ``eta_per_talk.csv``.
+Optional, included when present: ``contrasts.csv``, the sensitivity variants'
+``eta.<variant>.parquet``/``.csv``, the edge-silence tables ``eta_edges.csv`` and
+``edges_nonspeech.csv``, the content tables ``content.csv``, ``content.pairs.csv`` and
+``word_timing.csv``, and the trace files named in ``run.json`` (or given with ``--trace``).
+Anything else (tables given by path, a folder without ``run.json``) is read by
+:mod:`simulplay.analysis.report.stepwise`.
 
 Every table keeps one signature per row: a structured dict where the file stores one
 (Parquet metadata), else the display string of its CSV ``signature`` column, matched
@@ -14,7 +17,6 @@ identically (strings are never parsed).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,16 +27,13 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
+from simulplay.analysis.report.inputs import KEY_COLUMNS, Signature, file_hash, signature_fingerprint, typed_frame
 from simulplay.errors import InputError
 from simulplay.fields import Checker
 from simulplay.signature import format_signature
 from simulplay.sim.manifest import validate_manifest
 from simulplay.tables import read_table, stored_signatures
 
-Signature = dict[str, Any] | str
-#: Columns kept as text when a CSV is read (identifiers, never numbers).
-KEY_COLUMNS = ("talk_id", "system", "condition", "backend", "realization", "p1", "p2", "rule", "recognizer",
-               "language", "signature", "trigger", "pair")
 PANEL_KEYS = ("backend", "realization")
 OPTIONAL_TABLES = {
     "eta_edges": "eta_edges.csv",
@@ -55,11 +54,23 @@ class Signed:
 
 
 @dataclass
-class RunData:
-    """Everything the report reads from one run folder."""
+class InputRow:
+    """One input of the report as the Inputs table lists it."""
 
-    folder: Path
-    record: dict[str, Any]
+    path: str
+    kind: str
+    use: str
+    rows: int | None = None
+    signature: str = ""  # fingerprint of the table's distinct display signatures
+    sha256: str = ""  # first 12 hex digits of the file's SHA-256
+
+
+@dataclass
+class RunData:
+    """Everything the report reads: a run folder, or the tables of step-by-step work."""
+
+    folder: Path  # the run folder, the folder of tables, or the folder of the first table given
+    record: dict[str, Any]  # run.json; {} for step-by-step tables
     a: str
     f: str
     reference: str
@@ -74,10 +85,48 @@ class RunData:
     traces: pd.DataFrame | None = None
     trace_signature: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    inputs: list[InputRow] = field(default_factory=list)
+    parts: pd.DataFrame | None = None  # per-part primary replay, when the loader already made it
+
+    @property
+    def stepwise(self) -> bool:
+        return not self.record
+
+    @property
+    def name(self) -> str:
+        return (self.record.get("experiment") or {}).get("name") or self.folder.name
+
+    @property
+    def confidence(self) -> float | None:
+        """Interval coverage from run.json, else from the η table's structured signature."""
+        if self.record:
+            return float(self.record["experiment"].get("confidence", 0.95))
+        sig = next((s for s in self.eta.signatures if isinstance(s, dict)), {})
+        return float(sig["confidence"]) if "confidence" in sig else None
 
 
-def load_run(folder: str | Path) -> RunData:
-    """Read and check a run folder; an InputError names the first missing file or column."""
+def load_inputs(inputs: str | Path | Sequence[str | Path], traces: Sequence[str | Path] = ()) -> RunData:
+    """A run folder (it has ``run.json``) or step-by-step tables: files and folders of files."""
+    paths = [Path(inputs)] if isinstance(inputs, (str, Path)) else [Path(p) for p in inputs]
+    if not paths:
+        raise InputError.at("report", "no input given", accepted="a run folder, or tables and folders of tables")
+    for p in paths:
+        if not p.exists():
+            raise InputError.at(p, "no such file or folder", accepted="a run folder, a folder of tables or a table")
+    runs = [p for p in paths if p.is_dir() and (p / "run.json").exists()]
+    if runs and len(paths) > 1:
+        raise InputError.at(runs[0], "is a run folder (it has run.json); a run folder is reported on its own",
+                            accepted="one run folder, or tables and folders of tables without run.json")
+    if runs:
+        return load_run(runs[0], traces=[Path(t) for t in traces])
+    from simulplay.analysis.report.stepwise import load_tables
+
+    return load_tables(paths, [Path(t) for t in traces])
+
+
+def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
+    """Read and check a run folder; an InputError names the first missing file or column.
+    ``traces`` replace the trace files named in ``run.json`` (Table 11)."""
     root = Path(folder)
     if not root.is_dir():
         raise InputError.at(root, "is not a folder" if root.exists() else "no such folder",
@@ -95,16 +144,31 @@ def load_run(folder: str | Path) -> RunData:
                                                       "duration_part_s", "idle_part_s"), "per-talk η table", known)
     run = RunData(root, record, exp["a"], exp["f"], exp["reference"], list(exp["rules"]), manifest, summary, eta,
                   per_talk)
+    run.inputs = [InputRow("run.json", "run record", "settings and counts", sha256=file_hash(root / "run.json"))]
+    _note(run, manifest, "request manifest", "Tables 1, 12; Figures 2–4")
+    _note(run, summary, "playback summary", "primary replay (request release, measured service)")
+    _note(run, eta, "η table", "primary")
+    _note(run, per_talk, "per-talk η table", "primary")
     if (root / "contrasts.csv").exists():
         run.contrasts = _read_csv(root / "contrasts.csv", CONTRAST_COLUMNS, "contrast table", known)
+        _note(run, run.contrasts, "contrast table", "primary")
     for v in exp.get("variants", []):
         label = v.replace("=", "-")
         run.variants[label] = _read_either(root, f"eta.{label}", ETA_COLUMNS, f"η table of variant {v}", known)
+        _note(run, run.variants[label], "η table", f"sensitivity replay {v} (Table 8)")
     for key, name in OPTIONAL_TABLES.items():
         if (root / name).exists():
             run.optional[key] = _read_csv(root / name, (), name, known)
-    _read_traces(run, [Path(p) for p in exp.get("traces", [])])
+            _note(run, run.optional[key], name.removesuffix(".csv").replace("_", " ") + " table", "shown as it is")
+    read_run_traces(run, list(traces) or [Path(p) for p in exp.get("traces", [])],
+                    "given with --trace" if traces else "named in run.json")
     return run
+
+
+def _note(run: RunData, table: Signed, kind: str, use: str) -> None:
+    """One Inputs row for a file of the run folder (named relative to the folder)."""
+    run.inputs.append(InputRow(table.path.name, kind, use, len(table.frame), signature_fingerprint(table.signatures),
+                               file_hash(table.path)))
 
 
 def _read_record(path: Path) -> dict[str, Any]:
@@ -135,7 +199,7 @@ def _rows(meta: Mapping[str, Any], n: int, df: pd.DataFrame, path: Path) -> list
 def _read_parquet(path: Path, required: Sequence[str], what: str) -> Signed:
     df, meta = read_table(path)
     Checker(str(path), df).require_columns(required, what)
-    return Signed(_keys_as_text(df), _rows(meta, len(df), df, path), path)
+    return Signed(keys_as_text(df), _rows(meta, len(df), df, path), path)
 
 
 def _read_manifest(path: Path) -> Signed:
@@ -149,25 +213,10 @@ def _read_manifest(path: Path) -> Signed:
 
 def _read_csv(path: Path, required: Sequence[str], what: str, known: list[dict[str, Any]]) -> Signed:
     df, _ = read_table(path)
-    check = Checker(str(path), df)
-    check.require_columns(tuple(required) + ("signature",), what)
-    out = pd.DataFrame(index=df.index)
-    for col in df.columns:
-        if col in KEY_COLUMNS:
-            out[col] = df[col].astype(str)
-            continue
-        text = df[col].astype(str).str.strip()
-        numbers = pd.to_numeric(text.where(text != ""), errors="coerce")
-        if (numbers.isna() & (text != "")).any():
-            out[col] = df[col]  # a text column (a label such as a pair of conditions)
-        elif col.startswith("n_") and numbers.notna().all() and (numbers == numbers.round()).all():
-            out[col] = numbers.astype(np.int64)
-        else:
-            out[col] = numbers.astype(np.float64)
-    check.raise_if_any()
+    Checker(str(path), df).require_columns(tuple(required) + ("signature",), what)
     lookup = {format_signature(s): s for s in known}
     sigs = [lookup.get(s, s) for s in df["signature"]]
-    return Signed(out, sigs, path)
+    return Signed(typed_frame(df), sigs, path)
 
 
 def _read_either(root: Path, stem: str, required: Sequence[str], what: str, known: list[dict]) -> Signed:
@@ -179,7 +228,8 @@ def _read_either(root: Path, stem: str, required: Sequence[str], what: str, know
     raise InputError.at(pq, "no such file", accepted=f"the {what} written by `simulplay run` ({pq.name} or {csv.name})")
 
 
-def _keys_as_text(df: pd.DataFrame) -> pd.DataFrame:
+def keys_as_text(df: pd.DataFrame) -> pd.DataFrame:
+    """Identifier columns as text (a Parquet table may store a realization as a number)."""
     out = df.copy()
     for col in KEY_COLUMNS:
         if col in out and col != "signature":
@@ -191,15 +241,24 @@ def _structured(*tables: Signed) -> list[dict[str, Any]]:
     return [s for t in tables for s in t.signatures if isinstance(s, dict)]
 
 
-def _read_traces(run: RunData, paths: list[Path]) -> None:
-    """The run's traces for Table 11; a missing file is noted in the report, not an error."""
-    from simulplay.traces import read_traces
+def read_run_traces(run: RunData, paths: list[Path], origin: str) -> None:
+    """The traces for Table 11 (``origin`` says where their paths came from); a missing
+    file is noted in the report, not an error."""
+    from simulplay.traces import read_trace
 
     missing = [str(p) for p in paths if not p.is_file()]
     if not paths or missing:
         run.notes.append("Trace statistics (Table 11) are left out: trace file(s) not found: "
-                         + (", ".join(missing) or "none recorded in run.json"))
+                         + (", ".join(missing) or f"none {origin}"))
         return
-    run.traces = read_traces(paths)
-    run.trace_signature = {"table": "trace-stats",
-                           "trace": [f"{p.name}@{hashlib.sha256(p.read_bytes()).hexdigest()[:12]}" for p in paths]}
+    frames = [read_trace(p) for p in paths]
+    traces = pd.concat(frames, ignore_index=True)
+    streams = traces[["talk_id", "system"]].drop_duplicates()
+    if len(streams) != sum(len(f[["talk_id", "system"]].drop_duplicates()) for f in frames):
+        raise InputError.at(", ".join(map(str, paths)), "the same (talk_id, system) stream appears in more than "
+                            "one trace file", accepted="each stream in one file")
+    run.traces = traces
+    hashes = [file_hash(p) for p in paths]
+    run.trace_signature = {"table": "trace-stats", "trace": [f"{p.name}@{h}" for p, h in zip(paths, hashes)]}
+    run.inputs += [InputRow(str(p), "trace", f"Table 11 ({origin})", len(f), "", h)
+                   for p, f, h in zip(paths, frames, hashes)]

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from simulplay.console import compact_signatures
-from simulplay.signature import format_signature
+from simulplay.signature import format_signature, merge
 
 #: Column labels shown in Markdown, HTML and LaTeX (CSV keeps the column names).
 LABELS = {
@@ -67,6 +67,12 @@ def _mask(shown: str, row: Mapping[str, Any], varying: set[str]) -> str:
             token = format_signature({key: row[col]})
             shown = re.sub(rf"(^|\|){re.escape(token)}(?=\||$)", lambda m, k=key: f"{m.group(1)}{k}:(per row)", shown)
     return shown
+
+
+def extend(sig: Mapping[str, Any] | str, extra: Mapping[str, Any]) -> dict[str, Any] | str:
+    """A structured signature with ``extra`` merged in; a display string (a CSV input's
+    signature, never parsed) is kept as it is."""
+    return sig if isinstance(sig, str) else merge(sig, extra)
 
 
 def row_strings(sigs: Sequence[Mapping[str, Any] | str]) -> list[str]:

@@ -24,23 +24,41 @@ BAND = (25.0, 75.0)
 
 
 def replay_parts(manifest: pd.DataFrame, summary: pd.DataFrame, *, allow_incomplete: bool,
-                 source: str) -> pd.DataFrame:
+                 source: str, summary_name: str = "summary.parquet") -> pd.DataFrame:
     """Per-part ready/play/end times of the primary replay (request release, measured
     service), checked against the run's summary: both must give every output's offset."""
     res = replay(manifest, allow_incomplete=allow_incomplete, source=source)
-    keys = output_keys(res.summary)
-    both = res.summary[keys + ["offset_s"]].merge(summary[keys + ["offset_s"]], on=keys, how="outer",
-                                                  suffixes=("_replay", "_run"), indicator=True)
-    off_r, off_s = both["offset_s_replay"].to_numpy(float), both["offset_s_run"].to_numpy(float)
-    same = (np.isnan(off_r) & np.isnan(off_s)) | _same_ns(off_r, off_s)
-    bad = both[(both["_merge"] != "both") | ~same]
-    if len(bad):
-        row = bad.iloc[0]
-        label = ", ".join(f"{k}={row[k]}" for k in keys)
-        raise InputError.at(source, f"replaying it does not reproduce summary.parquet for output ({label}): "
-                            f"offset {row['offset_s_replay']} s vs {row['offset_s_run']} s",
-                            accepted="manifest.parquet and summary.parquet of the same run")
+    miss = summary_mismatch(res.summary, summary, ("offset_s",))
+    if miss:
+        raise InputError.at(source, f"replaying it does not reproduce {summary_name} for {miss}",
+                            accepted=f"the manifest and the playback summary of its replay ({summary_name})")
     return res.parts
+
+
+def summary_mismatch(replayed: pd.DataFrame, summary: pd.DataFrame,
+                     columns: Sequence[str] = ("offset_s", "audio_s", "idle_s")) -> str | None:
+    """The first output where ``summary`` differs from a replay's summary by more than
+    a whole nanosecond in one of ``columns`` (or is missing, or extra), described; ``None`` when none."""
+    keys = output_keys(replayed)
+    if set(keys) - set(summary.columns) or set(output_keys(summary)) - set(keys):
+        return (f"its outputs: the replay's are keyed by {', '.join(keys)}, the summary's by "
+                f"{', '.join(output_keys(summary))}")
+    both = replayed[keys + list(columns)].merge(summary[keys + list(columns)], on=keys, how="outer",
+                                                suffixes=("_replay", "_run"), indicator=True)
+    bad = both["_merge"] != "both"
+    for col in columns:
+        r, s = both[f"{col}_replay"].to_numpy(float), both[f"{col}_run"].to_numpy(float)
+        bad |= ~((np.isnan(r) & np.isnan(s)) | _same_ns(r, s))
+    if not bad.any():
+        return None
+    row = both[bad.to_numpy()].iloc[0]
+    label = ", ".join(f"{k}={row[k]}" for k in keys)
+    if row["_merge"] != "both":
+        return f"output ({label}): {'only in the replay' if row['_merge'] == 'left_only' else 'not in the replay'}"
+    col = next(c for c in columns
+               if not _same_ns(np.array([float(row[f"{c}_replay"])]), np.array([float(row[f"{c}_run"])]))[0])
+    name = {"offset_s": "offset", "audio_s": "audio", "idle_s": "idle"}.get(col, col)
+    return f"output ({label}): {name} {row[f'{col}_replay']} s vs {row[f'{col}_run']} s"
 
 
 def _same_ns(a: np.ndarray, b: np.ndarray) -> np.ndarray:

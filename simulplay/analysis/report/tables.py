@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.report.load import PANEL_KEYS, RunData, Signed
-from simulplay.analysis.report.model import ReportTable, row_strings, signature_lines
+from simulplay.analysis.report.model import ReportTable, extend, row_strings, signature_lines
 from simulplay.grouping import canonical_condition
 from simulplay.signature import base_signature, merge
 from simulplay.traces.model import ends_terminal, join_texts, word_count
@@ -64,7 +64,7 @@ def _mean_over_talks(run: RunData) -> tuple[pd.DataFrame, list]:
                   first_play_s=("first_play_s", "mean"), audio_s=("audio_s", "mean"), idle_s=("idle_s", "mean"),
                   offset_s=("offset_s", "mean"), source_s=("source_s", "mean"), _sig=("_sig", "first")).reset_index()
     table = _sort(table, run, ["system", "condition"])
-    sigs = [merge(run.summary.signatures[i], {"table": "playback-means"}) for i in table["_sig"]]
+    sigs = [extend(run.summary.signatures[i], {"table": "playback-means"}) for i in table["_sig"]]
     return table.drop(columns="_sig"), sigs
 
 
@@ -86,7 +86,7 @@ def eta_table(run: RunData) -> ReportTable:
         "table02_eta", "Grouping changes the between-translator completion gap",
         f"δ = L({run.a}) − L({run.f}) in seconds, negative when {run.a} finishes earlier; "
         f"η(w) = δ(w) − δ(0) against {run.reference}; duration part + idle part = η. Means weight talks "
-        f"equally; {conf} intervals from the paired talk bootstrap within each panel; η<0 / η>0 count talks.",
+        f"equally; {conf}intervals from the paired talk bootstrap within each panel; η<0 / η>0 count talks.",
         eta.drop(columns=["_i", "signature"], errors="ignore"), sigs, number="Table 2")
 
 
@@ -139,7 +139,7 @@ def contrast_table(run: RunData) -> ReportTable | None:
     conf = _confidence(run)
     return ReportTable.signed(
         "table09_contrasts", "Buffered-policy contrasts δ(P1) − δ(P2)",
-        f"Seconds. Compared directly, with the same paired talk bootstrap ({conf} intervals); the counts are "
+        f"Seconds. Compared directly, with the same paired talk bootstrap ({conf}intervals); the counts are "
         "talks with a negative / positive difference.", c.frame.drop(columns="signature"), c.signatures,
         labels={"n_negative": "diff<0", "n_positive": "diff>0"}, number="Table 9")
 
@@ -166,7 +166,7 @@ def optional_table(run: RunData, key: str) -> ReportTable | None:
     t: Signed | None = run.optional.get(key)
     if t is None:
         return None
-    frame = t.frame.drop(columns="signature")
+    frame = t.frame.drop(columns="signature", errors="ignore")
     digits = {c: 2 for c in frame.columns if "pct" in c or "share" in c or "rate" in c}
     return ReportTable.signed(spec[0], spec[1], spec[3], frame, t.signatures, digits=digits, number=spec[2])
 
@@ -216,7 +216,7 @@ def requests_table(run: RunData) -> ReportTable:
             if trig in shares:
                 table[f"pct_{trig}"] = shares[trig].reindex(pd.MultiIndex.from_frame(table[keys])).to_numpy()
     table = _sort(table, run, ["system", "condition"])
-    sigs = [merge(run.manifest.signatures[i], {"table": "requests"}) for i in table["_sig"]]
+    sigs = [extend(run.manifest.signatures[i], {"table": "requests"}) for i in table["_sig"]]
     digits = {c: 2 for c in table.columns if c.startswith("pct_")}
     labels = {f"pct_{t}": f"{t} (%)" for t in TRIGGERS}
     labels["median_request_audio_s"] = "median request audio (s)"
@@ -229,6 +229,10 @@ def requests_table(run: RunData) -> ReportTable:
 
 
 def overview_table(run: RunData) -> ReportTable:
+    if run.stepwise:
+        from simulplay.analysis.report.stepwise_tables import stepwise_overview
+
+        return stepwise_overview(run)
     r, exp = run.record, run.record["experiment"]
     s = run.summary.frame
     items = [
@@ -252,14 +256,17 @@ def overview_table(run: RunData) -> ReportTable:
 
 
 def _confidence(run: RunData) -> str:
-    conf = run.record["experiment"].get("confidence", 0.95)
-    return f"{100 * float(conf):g} %"
+    """``95 % `` (with its space), or nothing when no structured signature says."""
+    conf = run.confidence
+    return "" if conf is None else f"{100 * conf:g} % "
 
 
 def all_tables(run: RunData) -> list[ReportTable]:
     """Every table the run supports, in report order (absent inputs leave theirs out)."""
-    tables = [overview_table(run), playback_table(run), eta_table(run), per_talk_table(run), rules_table(run),
-              contrast_table(run), optional_table(run, "eta_edges"), trace_table(run), requests_table(run),
-              optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
-              optional_table(run, "content_pairs"), optional_table(run, "word_timing")]
+    from simulplay.analysis.report.stepwise_tables import inputs_table, player_table
+
+    tables = [overview_table(run), inputs_table(run), playback_table(run), eta_table(run), per_talk_table(run),
+              rules_table(run), contrast_table(run), optional_table(run, "eta_edges"), trace_table(run),
+              requests_table(run), optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
+              optional_table(run, "content_pairs"), optional_table(run, "word_timing"), player_table(run)]
     return [t for t in tables if t is not None]
