@@ -125,6 +125,7 @@ def replay(
     start), audio_s (D), idle_s (I, including the initial wait), end_s (C_m),
     offset_s (L = C_m − S), source_s (S), limiting_seq (the part k maximizing
     r_k + Σ_{j≥k} d_j). Parts with no audio occupy the synthesizer but are not played.
+    Columns ending in _s are seconds; first_play_s and end_s count from source start.
     """
     from simulplay.sim import read_chunks, read_manifest
     from simulplay.sim import replay as run_replay
@@ -295,7 +296,8 @@ def eta(
     Columns: condition, n_talks, delta_ref_s (mean δ(0)), delta_s (mean δ(w)), eta_s,
     ci_low_s, ci_high_s, n_negative / n_positive (talks with η < 0 / > 0),
     duration_part_s, idle_part_s (they sum to eta_s), signature. Means weight talks
-    equally; each backend and realization is a separate panel.
+    equally; each backend and realization is a separate panel. Columns ending in _s are
+    seconds.
     """
     from simulplay.analysis import Bootstrap, compute_eta, read_summary
     from simulplay.console import print_table
