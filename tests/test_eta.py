@@ -96,13 +96,27 @@ def test_one_index_matrix_is_shared_by_all_conditions():
     assert t.iloc[0]["ci_low_s"] == t.iloc[1]["ci_low_s"]
 
 
+def talk_indices(draws, n_talks, seed=1032026):
+    """The documented bootstrap convention, drawn here with NumPy alone: one
+    ``default_rng(seed)``, one ``integers(0, n_talks, (draws, n_talks))`` matrix over the
+    talks in sorted order (1032026 is the default seed)."""
+    return np.random.default_rng(seed).integers(0, n_talks, size=(draws, n_talks))
+
+
+def eta_by_hand(df, condition, reference="immediate"):
+    """η per talk (sorted talk order): δ = L_A − L_F, η = δ(condition) − δ(reference)."""
+    offset = df.set_index(["talk_id", "system", "condition"])["offset_s"]
+    delta = {c: offset.xs("A", level="system").xs(c, level="condition")
+             - offset.xs("F", level="system").xs(c, level="condition") for c in (condition, reference)}
+    return (delta[condition] - delta[reference]).sort_index().to_numpy()
+
+
 @pytest.mark.parametrize("method", ["linear", "inverted_cdf", "nearest", "median_unbiased"])
 def test_quantile_method_is_used_and_recorded(method):
     df = random_summary(np.random.default_rng(3), 6)
     res = compute_eta(df, a="A", f="F", reference="immediate", boot=Bootstrap(draws=101, method=method))
-    idx = Bootstrap(draws=101).indices(6)
-    eta = res.per_talk.loc[res.per_talk["condition"] == "timer:w=4", "eta_s"].to_numpy()
-    want = np.quantile(eta[idx].mean(axis=1), [0.025, 0.975], method=method)
+    eta = eta_by_hand(df, "timer:w=4")
+    want = np.quantile(eta[talk_indices(101, 6)].mean(axis=1), [0.025, 0.975], method=method)
     row = res.table.set_index("condition").loc["timer:w=4"]
     assert [row["ci_low_s"], row["ci_high_s"]] == pytest.approx(list(want), rel=1e-12)
     assert res.table_signatures[0]["quantile"] == method
