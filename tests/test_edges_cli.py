@@ -11,8 +11,7 @@ from simulplay.backends.store import AudioStore
 from simulplay.grouping import parse_rule
 from simulplay.tables import read_table
 from tests.factories import manifest as hand_manifest
-from tests.factories import stream
-from tests.test_crash_resume import small_trace
+from tests.factories import small_trace, stream
 
 PIPER = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"
 

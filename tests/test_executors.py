@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -18,8 +17,8 @@ from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
 from tests import fakes  # noqa: F401  (registers fake-test)
-from tests.factories import stream
-from tests.test_crash_resume import small_trace
+from tests.checks import kill_group, wait_until
+from tests.factories import small_trace, stream
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = [parse_rule("immediate"), parse_rule("timer:w=2")]
@@ -105,14 +104,14 @@ def test_driver_sigkill_then_resume_with_ray(tmp_path):
            "--backend", "piper:intra_op_threads=1", "--store", str(store), "--out", str(tmp_path / "m.parquet"),
            "--executor", "ray", "--quiet", "--contention-sample", "0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 240
-    while time.time() < deadline and len(list((store / "records").glob("*.json"))) < 6:
-        time.sleep(0.2)
+    wait_until(lambda: len(list((store / "records").glob("*.json"))) >= 6 or proc.poll() is not None,
+               "6 request records in the store", timeout=240)
+    assert proc.poll() is None, "the driver ended before it was killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     done_before = AudioStore(store).completed_keys()
     assert len(done_before) >= 6
-    _kill_group(proc.pid)  # the killed driver's local Ray daemons
+    kill_group(proc.pid)  # the killed driver's local Ray daemons: gone before the next run starts
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=600, start_new_session=True)
     assert again.returncode == 0, again.stderr
     assert f"already in store {len(done_before)}" in again.stdout
@@ -121,10 +120,3 @@ def test_driver_sigkill_then_resume_with_ray(tmp_path):
     m = pd.read_parquet(tmp_path / "m.parquet")
     assert (m["error"] == "").all()
 
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    time.sleep(1)

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from tests.test_crash_resume import small_trace
+from tests.factories import small_trace
 
 GOOD = """
 name = "tiny"

@@ -255,7 +255,7 @@ def test_run_writes_its_report_into_the_run_folder(tmp_path):
     import tests.fakes  # noqa: F401  (registers the fake-test backend)
     from simulplay.experiment import Experiment
     from simulplay.pipeline import run_experiment
-    from tests.test_crash_resume import small_trace
+    from tests.factories import small_trace
 
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
     exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=("immediate", "timer:w=3"),

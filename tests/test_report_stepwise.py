@@ -222,7 +222,7 @@ def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path
     import tests.fakes  # noqa: F401  (registers the fake-test backend)
     from simulplay.experiment import Experiment
     from simulplay.pipeline import run_experiment
-    from tests.test_crash_resume import small_trace
+    from tests.factories import small_trace
 
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
     exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=("immediate", "timer:w=3"),
@@ -255,7 +255,7 @@ def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path
 
 def test_step_by_step_synthesis_with_piper(tmp_path):
     """The synth path: real Piper on a small trace, then replay and η, reported from the folder."""
-    from tests.test_crash_resume import small_trace
+    from tests.factories import small_trace
 
     d = tmp_path / "work"
     d.mkdir()
