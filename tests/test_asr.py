@@ -24,18 +24,8 @@ from simulplay.grouping import parse_rule
 from simulplay.sim import read_manifest, replay
 from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
+from tests.factories import ASR_TALKS as TALKS
 
-TALKS = [
-    {"talk_id": "t1", "system": "A", "source_s": 8.0, "updates": [
-        {"time_s": 0.0, "text": "Good morning everyone."}, {"time_s": 1.0, "text": "Today we will talk about rivers"},
-        {"time_s": 2.5, "text": "and mountains in the north."},
-        {"time_s": 4.0, "text": "Please listen carefully because"},
-        {"time_s": 5.0, "text": "the weather changes quickly."}]},
-    {"talk_id": "t2", "system": "A", "source_s": 8.0, "updates": [
-        {"time_s": 0.0, "text": "My sister bought fresh bread"}, {"time_s": 1.5, "text": "at the market yesterday."},
-        {"time_s": 3.0, "text": "Then she walked home slowly"},
-        {"time_s": 4.5, "text": "along the green river path."}]},
-]
 RULES = ["immediate", "timer:w=3"]
 
 

@@ -7,6 +7,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from tests.checks import assert_one_line_error
 from tests.factories import manifest, reference_clock, reference_playback, trace_frame
 
 
@@ -26,15 +27,6 @@ def man_csv(tmp_path):
     p = tmp_path / "manifest.csv"
     toy_manifest(np.random.default_rng(0)).to_csv(p, index=False)
     return p
-
-
-def assert_one_line_error(proc, *fragments):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
 
 
 def test_replay_then_eta_writes_signed_tables_in_every_format(cli, tmp_path, man_csv):

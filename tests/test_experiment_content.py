@@ -8,7 +8,7 @@ import pytest
 
 from simulplay.errors import InputError
 from simulplay.experiment import load_experiment
-from tests.test_asr import TALKS
+from tests.factories import ASR_TALKS as TALKS
 
 EXPERIMENT = """
 name = "content"
