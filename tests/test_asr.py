@@ -28,6 +28,9 @@ from tests.factories import ASR_TALKS as TALKS
 
 RULES = ["immediate", "timer:w=3"]
 
+# every test shares a Piper synthesis and Whisper transcripts (about 2 min on 2 cores)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="session")
 def run(tmp_path_factory):

@@ -57,18 +57,26 @@ def one_block(times=TIMES, texts=TEXTS):
 def spy_on_feeds(backend, monkeypatch):
     """Wrap each new session's ``feed``: before feeding piece k > 0 it waits (an event, with a
     generous deadline) until the model has received piece k − 1, then records the
-    ``perf_counter()`` at which the piece entered the session."""
-    fed_at, real_open = [], backend.open_session
+    ``perf_counter()`` at which the piece entered the session. A wait that reaches its
+    deadline is recorded in ``late`` and the piece is fed anyway (the feeder thread must go
+    on for the session to end); the test asserts on it."""
+    fed_at, late, real_open = [], [], backend.open_session
 
     def open_session():
-        session, real_feed, log_size = real_open(), None, len(fake_log())
+        session, log_size = real_open(), len(fake_log())
         real_feed = session.feed
+
+        def received(k):
+            return len(fake_log()) > log_size and len(fake_log()[log_size]["pieces"]) >= k
 
         def feed(text):
             k = len(fed_at)
             if k:
-                wait_until(lambda: len(fake_log()) > log_size and len(fake_log()[log_size]["pieces"]) >= k,
-                           f"the model to receive piece {k - 1} before piece {k} is fed")
+                try:
+                    wait_until(lambda: received(k), f"the model to receive piece {k - 1} before piece {k} is fed",
+                               timeout=60)
+                except AssertionError as e:
+                    late.append(str(e))
             fed_at.append(time.perf_counter())
             real_feed(text)
 
@@ -76,14 +84,14 @@ def spy_on_feeds(backend, monkeypatch):
         return session
 
     monkeypatch.setattr(backend, "open_session", open_session)
-    return fed_at
+    return fed_at, late
 
 
 def test_feeds_enter_the_session_at_their_dispatch_times(cosy, monkeypatch):
     block = one_block()
     grouped = parse_rule("timer:w=0.5")
     assert feed_schedule(block, grouped) == [(0.5, "Guten Morgen liebe Freunde."), (0.9, " Wie geht es euch?")]
-    fed_at = spy_on_feeds(cosy, monkeypatch)
+    fed_at, late = spy_on_feeds(cosy, monkeypatch)
     before = len(fake_log())
     res = run_session(cosy, block, grouped)
     session = fake_log()[before]
@@ -92,6 +100,7 @@ def test_feeds_enter_the_session_at_their_dispatch_times(cosy, monkeypatch):
     # the model pulls each piece from the session as it is fed (the generator is backed by the
     # queue): piece 0 reached it before piece 1 was fed (the spy waited for that), and no piece
     # reached it before it was fed
+    assert late == []
     assert len(fed_at) == 2 and all(got >= fed for got, fed in zip(session["times"], fed_at))
     assert "".join(session["pieces"]) == block.stream.joined and session["text_frontend"] is False
     # each chunk arrives at least DELAY (0.05 s) after its feed, in order

@@ -21,9 +21,6 @@ from simulplay.backends.store import AudioStore
 from tests.checks import wait_until
 from tests.factories import small_trace
 
-pytestmark = pytest.mark.slow
-
-
 ROOT = Path(__file__).resolve().parents[1]
 # `python -m simulplay` with the fake-test backend registered first
 WITH_FAKES = [sys.executable, "-c", "import runpy, tests.fakes; runpy.run_module('simulplay', run_name='__main__', "
@@ -61,6 +58,7 @@ def synthesized(store_dir) -> int:
     return sum(e["event"] == "synthesized" for e in AudioStore(store_dir).events())
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume(tmp_path):
     trace = tmp_path / "trace.jsonl"
     small_trace(trace)

@@ -26,6 +26,7 @@ def synthesized(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_edges_writes_summary_eta_and_share_and_a_second_sweep_is_cached(cli, synthesized, tmp_path):
     root = synthesized
     n_keys = pd.read_parquet(root / "m.parquet")["audio_key"].nunique()

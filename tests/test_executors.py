@@ -78,6 +78,7 @@ def test_a_killed_worker_is_replaced_and_its_request_retried(tmp_path, executor,
     assert len(done) == len(set(done)) == m["text"].nunique()
 
 
+@pytest.mark.slow
 def test_a_request_that_keeps_killing_workers_fails_closed(tmp_path):
     res = run(tmp_path, "store", "process:2", backend="fake-test:die_on=seven", retries=1)
     m = res.manifest

@@ -34,6 +34,7 @@ def folder(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder):
     (folder / "exp.toml").write_text(GOOD.replace('out = "run"', 'out = "run"\nexecutor = "process:2"'))
     first = cli("run", folder / "exp.toml", "--quiet", check=True)

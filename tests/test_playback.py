@@ -33,7 +33,7 @@ def play_one(r, d):
     return pb, summarize_playback(pb, 1), rn.tolist(), dn.tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)  # each example is a whole replay()
 @given(timelines(), st.floats(1, 200))
 def test_offset_is_duration_plus_idle_minus_source(tl, S):
     """L = C_m − S = D + I − S (SPEC §4), through ``replay`` with the source duration S in the

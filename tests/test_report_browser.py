@@ -16,6 +16,9 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 
+# a headless Chromium per test (about 20 s in all)
+pytestmark = pytest.mark.slow
+
 
 def open_page(path, tmp_path, width=390, height=844):
     """Load ``path`` in Chromium; returns what a reader's browser saw."""

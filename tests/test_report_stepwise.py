@@ -21,6 +21,9 @@ ETA = [c for c in ETA_COLUMNS if c != "condition"]
 TALK = ["delta_ref_s", "delta_s", "eta_s", "duration_part_s", "idle_part_s"]
 AFR = ("--a", "A", "--f", "F", "--reference", "immediate", "--draws", "300")
 
+# every test runs `simulplay` subprocesses on a fixture of a dozen more (about 4 min in all)
+pytestmark = pytest.mark.slow
+
 
 def ok(*args):
     return run_cli(*args, check=True)

@@ -39,6 +39,7 @@ def xtts(tiny_xtts_dir):
     backend.close()
 
 
+@pytest.mark.slow
 def test_seed_reset_before_each_request_reproduces_the_samples(xtts):
     first = collect(xtts, "Guten Tag, wie geht es?")
     c = xtts.config
@@ -53,6 +54,7 @@ def test_seed_reset_before_each_request_reproduces_the_samples(xtts):
     assert not np.array_equal(first, float_to_int16(np.asarray(unseeded["wav"])))
 
 
+@pytest.mark.slow
 def test_splitter_counts_tokens_as_the_model_receives_them(xtts, tiny_xtts_dir, monkeypatch):
     planner = parse_backend(f"xtts:model_dir={tiny_xtts_dir}").create()  # unloaded, as at planning time
     received = []
@@ -67,6 +69,7 @@ def test_splitter_counts_tokens_as_the_model_receives_them(xtts, tiny_xtts_dir, 
     assert model_counts[2] > len(texts[2])  # numbers are spelled out before counting
 
 
+@pytest.mark.slow
 def test_splitter_keeps_character_and_token_limits_and_the_joined_text(xtts):
     splitter = xtts.splitter()
     assert splitter.describe() == "max-chars=253,max-xtts-tokens=401"
@@ -78,6 +81,7 @@ def test_splitter_keeps_character_and_token_limits_and_the_joined_text(xtts):
         assert all(len(p) <= 253 and xtts.count_tokens(p) <= 401 for p, _ in pieces)
 
 
+@pytest.mark.slow
 def test_token_guard_refuses_402_tokens_before_inference(xtts, monkeypatch):
     calls = []
     monkeypatch.setattr(xtts.model, "inference", lambda *a, **k: calls.append(1))
@@ -86,6 +90,7 @@ def test_token_guard_refuses_402_tokens_before_inference(xtts, monkeypatch):
     assert calls == []
 
 
+@pytest.mark.slow
 def test_manifest_durations_from_samples_reuse_always_and_a_recorded_token_failure(tmp_path, xtts, tiny_xtts_dir):
     config = parse_backend(f"xtts:model_dir={tiny_xtts_dir}")
     assert config.reuse_policy() == "always"
@@ -109,6 +114,7 @@ def test_manifest_durations_from_samples_reuse_always_and_a_recorded_token_failu
     assert set(m["backend"]) == {"xtts:Ana Florence"}
 
 
+@pytest.mark.slow
 def test_cloned_voice_from_a_reference_recording(tmp_path, tiny_xtts_dir):
     wav = tmp_path / "ref.wav"
     t = np.arange(16_000 * 2) / 16_000
@@ -121,12 +127,14 @@ def test_cloned_voice_from_a_reference_recording(tmp_path, tiny_xtts_dir):
     assert ident["voice_sha256"] == file_sha256(wav) and ident["clone_settings"]["gpt_cond_len"] > 0
 
 
+@pytest.mark.slow
 def test_unknown_speaker_names_the_stock_speakers(tiny_xtts_dir):
     backend = parse_backend(f"xtts:model_dir={tiny_xtts_dir},speaker=Nobody").create()
     with pytest.raises(InputError, match="speakers_xtts.pth, field 'speaker': has no speaker 'Nobody'.*Ana Florence"):
         backend.load()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("missing", MODEL_FILES)
 def test_incomplete_model_folder_names_the_missing_file(tmp_path, tiny_xtts_dir, missing):
     folder = tmp_path / "xtts"
@@ -162,6 +170,7 @@ def test_synth_command_with_xtts(cli, tmp_path, tiny_xtts_dir):
     assert meta["signature"]["splitter"] == "max-chars=253,max-xtts-tokens=401"
 
 
+@pytest.mark.slow
 def test_experiment_file_selects_xtts_and_checks_its_folder(tmp_path, tiny_xtts_dir):
     from simulplay.experiment import load_experiment
 
