@@ -22,7 +22,6 @@ def tl_of(parts):
 # ---- hand-computed timelines ------------------------------------------------------------
 
 
-
 def test_a_stall_in_the_middle():
     # plays 1–3, 3–4, waits 4→6 (2 s), 6–7, 7–9
     tl = tl_of(MIDDLE_STALL)

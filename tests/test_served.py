@@ -120,7 +120,9 @@ class Faulty(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     calls: dict[str, int] = {}
-    release = threading.Event()  # /hang and /stall hold their response until the module ends
+    # /hang and /stall hold their response until the module ends (or 60 s, if a client that
+    # should have given up after its 2-s timeout is still waiting: then the test fails)
+    release = threading.Event()
 
     def log_message(self, *args):
         pass
@@ -135,7 +137,7 @@ class Faulty(BaseHTTPRequestHandler):
         if mode == "down" or (mode == "flaky" and n == 1) or (mode == "flaky-after-warmup" and n == 2):
             return self._reply(503 if mode == "down" else 500, b'{"error": {"message": "overloaded"}}')
         if mode == "hang":
-            Faulty.release.wait()
+            Faulty.release.wait(60)
         if mode in ("cut", "stall"):
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
@@ -143,7 +145,7 @@ class Faulty(BaseHTTPRequestHandler):
             self.wfile.write(f"{len(PCM):X}\r\n".encode() + PCM + b"\r\n")
             self.wfile.flush()
             if mode == "stall":
-                Faulty.release.wait()
+                Faulty.release.wait(60)
             self.close_connection = True
             return
         if mode == "short":  # announces more than it sends
