@@ -10,7 +10,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from simulplay.signature import format_signature
+from simulplay.signature import compact_signatures, format_signature
 
 console = Console(highlight=False)
 if not console.is_terminal:  # files and pipes get whole columns, never truncated cells
@@ -38,19 +38,6 @@ def print_table(df: pd.DataFrame, signatures: Sequence[Mapping[str, Any]] | Mapp
     sigs = [signatures] if isinstance(signatures, Mapping) else list(signatures)
     for s in dict.fromkeys(format_signature(x) for x in compact_signatures(sigs)):
         console.print(f"[dim]signature: {s}[/dim]", soft_wrap=True)
-
-
-def compact_signatures(sigs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Rows that differ only in keys shown as table columns (rule, reference, backend,
-    realization, threshold) share one displayed signature with those keys marked ``(per row)``."""
-    per_row = {"rule", "reference", "backend", "realization", "threshold"}
-    if len(sigs) < 2:
-        return list(sigs)
-    keys = set().union(*sigs)
-    varying = {k for k in keys if len({str(s.get(k)) for s in sigs}) > 1}
-    if not varying or not varying <= per_row:
-        return list(sigs)
-    return [{k: ("(per row)" if k in varying else v) for k, v in sigs[0].items()}]
 
 
 class SynthProgress:

@@ -199,8 +199,7 @@ def _path(base: Path, value: str, key: str, src: str, must_exist: bool = True) -
 
 def _backend_spec(table: dict[str, Any], src: str, base: Path) -> str:
     """The backend spec string; relative path settings resolve against the experiment's folder."""
-    from simulplay.backends import _load_builtin  # noqa: F401
-    from simulplay.backends.base import BACKENDS
+    from simulplay.backends import BACKENDS
 
     if "name" not in table or not isinstance(table["name"], str):
         raise _err(src, "is missing", field="backend.name", accepted=", ".join(BACKENDS.names()))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from simulplay.backends import parse_backend
-from simulplay.backends.base import BackendError, file_sha256
+from simulplay.backends.base import BackendError
 from simulplay.backends.piper import default_voice
 from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.served import PcmDecoder
@@ -22,6 +22,7 @@ from simulplay.backends.store import AudioStore
 from simulplay.backends.synth import synthesize_request
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.provenance import file_sha256
 from simulplay.sim import read_chunks, read_manifest
 from tests.factories import stream
 

@@ -97,7 +97,9 @@ def forced_aligner(path: str | Path | None, source: str = "--aligner") -> Forced
     if not path:
         return None
     try:
-        return ForcedAligner(str(path))
+        aligner = ForcedAligner(str(path))
+        aligner.check()
+        return aligner
     except ValueError as e:
         raise InputError.at(f"{source} {path}", str(e), accepted="a local Qwen3-ForcedAligner folder") from e
 

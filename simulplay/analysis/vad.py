@@ -21,8 +21,6 @@ version, file, its sha256, resampler). Another threshold or guard reuses the fil
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import importlib.util
 import json
 import time
@@ -36,6 +34,7 @@ import numpy as np
 
 from simulplay.analysis.edges import FRAME, VAD_RATE, frame_count, resampled_length
 from simulplay.errors import InputError
+from simulplay.provenance import package_version, sha256_of_file
 from simulplay.signature import settings_hash
 from simulplay.tables import atomic_path
 
@@ -64,7 +63,7 @@ class SileroVad:
             raise InputError.at("simulplay edges", "the silero-vad package is not installed", accepted=NEEDS_EXTRA)
         path = Path(list(spec.submodule_search_locations)[0]) / "data" / VARIANTS[self.variant]
         if not path.is_file():
-            raise InputError.at(path, f"silero-vad {_version('silero-vad')} has no bundled file for variant "
+            raise InputError.at(path, f"silero-vad {package_version('silero-vad')} has no bundled file for variant "
                                 f"'{self.variant}'", field="--vad-model",
                                 accepted="silero-vad 6.2.3 (which has it), or another variant: " + ", ".join(VARIANTS))
         return path
@@ -72,11 +71,11 @@ class SileroVad:
     @cached_property
     def identity(self) -> dict[str, Any]:
         """Everything that shapes the probabilities; its hash names the cache folder."""
-        digest = hashlib.sha256(self.path.read_bytes()).hexdigest()
-        return {"package": f"silero-vad@{_version('silero-vad')}", "variant": self.variant,
+        digest = sha256_of_file(self.path)
+        return {"package": f"silero-vad@{package_version('silero-vad')}", "variant": self.variant,
                 "file": self.path.name, "sha256": digest, "rate_hz": VAD_RATE, "frame": FRAME,
                 "last_frame": "zero-padded", "state": "reset per waveform", "input": "int16/32768",
-                "resampler": f"soxr@{_version('soxr')}:{RESAMPLE_QUALITY}"}
+                "resampler": f"soxr@{package_version('soxr')}:{RESAMPLE_QUALITY}"}
 
     @property
     def model_id(self) -> str:
@@ -229,10 +228,3 @@ def speech_probabilities(audio: Iterable[tuple[str, int, int]], store, model: Si
             stats.inference_s += spent
             bar.advance(n / rate, spent)
     return out, stats
-
-
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "?"

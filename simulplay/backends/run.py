@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from simulplay.backends.synth import (
 from simulplay.console import SynthProgress
 from simulplay.grouping import Rule, Splitter
 from simulplay.grouping.requests_file import RequestsFile
+from simulplay.provenance import sha256_of_file
 from simulplay.sim.chunks import chunk_path
 from simulplay.tables import write_table
 from simulplay.traces.model import Stream
@@ -94,7 +94,7 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     common = {**manifest_signature(backend, plan), **(provenance or {})}
     extra = row_extra or [{}] * len(manifest)
     sigs = [{**common, "rule": c, **x} for c, x in zip(manifest["condition"], extra)]
-    recorded = [{"path": str(Path(p).resolve()), "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()}
+    recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)}
                 for p in traces]
     write_table(manifest, out, sigs, kind="manifest",
                 extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded, **(meta or {})})

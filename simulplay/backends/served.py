@@ -33,8 +33,9 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from simulplay.backends.base import Backend, BackendConfig, BackendError, package_version, register_backend
+from simulplay.backends.base import Backend, BackendConfig, BackendError, register_backend
 from simulplay.errors import InputError
+from simulplay.provenance import package_version
 
 FORMATS = ("pcm", "wav")
 RETRY_STATUS = (429, 500, 502, 503, 504)

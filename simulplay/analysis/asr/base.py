@@ -13,15 +13,12 @@ compute type, beam size, …), which goes into every signature.
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from simulplay.backends.base import file_sha256
 from simulplay.errors import SimulplayError
 from simulplay.signature import settings_hash
 from simulplay.specs import Registry, canonical_spec, params
@@ -132,15 +129,6 @@ class Recognizer(ABC):
 
     def close(self) -> None:
         """Release resources."""
-
-
-def folder_sha256(folder: str | Path) -> str:
-    """sha256 over a model folder: every file's relative path and content hash, sorted."""
-    root = Path(folder)
-    h = hashlib.sha256()
-    for p in sorted(q for q in root.rglob("*") if q.is_file()):
-        h.update(f"{p.relative_to(root).as_posix()}:{file_sha256(p)}\n".encode())
-    return h.hexdigest()
 
 
 def recognizer_summary(identity: dict[str, Any]) -> str:

@@ -25,11 +25,10 @@ from simulplay.analysis.asr.base import (
     RecognizerConfig,
     RecognizerUnavailable,
     Word,
-    folder_sha256,
     language_name,
     register_recognizer,
 )
-from simulplay.backends.base import cpu_model, package_version
+from simulplay.provenance import cpu_model, folder_sha256, package_version
 
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -52,6 +51,10 @@ def _torch_dtype(name: str):
 
 def _load_asr(config: QwenSettings) -> Any:
     """The Qwen3ASRModel, with a counter of generated tokens per decode (``_simulplay_tokens``)."""
+    try:
+        config.check()
+    except ValueError as e:
+        raise RecognizerUnavailable(str(e)) from e
     try:
         from qwen_asr import Qwen3ASRModel
     except ImportError as e:
@@ -84,11 +87,14 @@ class QwenSettings(RecognizerConfig):
     max_new_tokens: int = 512
 
     def __post_init__(self):
-        _check_folder(self.model, "qwen3-asr")
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got '{self.dtype}'")
         if self.max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be ≥ 1, got {self.max_new_tokens}")
+
+    def check(self) -> None:
+        """The model folder exists and holds a Hugging Face model."""
+        _check_folder(self.model, "qwen3-asr")
 
     def create(self) -> QwenRecognizer:
         return QwenRecognizer(self)
@@ -141,11 +147,18 @@ class ForcedAligner:
     dtype: str = "float32"
 
     def __post_init__(self):
-        _check_folder(self.model, "Qwen3-ForcedAligner")
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got '{self.dtype}'")
 
+    def check(self) -> None:
+        """The model folder exists and holds a Hugging Face model."""
+        _check_folder(self.model, "Qwen3-ForcedAligner")
+
     def load(self) -> Any:
+        try:
+            self.check()
+        except ValueError as e:
+            raise RecognizerUnavailable(str(e)) from e
         try:
             from qwen_asr import Qwen3ForcedAligner
         except ImportError as e:

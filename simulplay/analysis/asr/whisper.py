@@ -32,10 +32,9 @@ from simulplay.analysis.asr.base import (
     RecognizerConfig,
     RecognizerUnavailable,
     Word,
-    folder_sha256,
     register_recognizer,
 )
-from simulplay.backends.base import cpu_model, package_version
+from simulplay.provenance import cpu_model, folder_sha256, package_version
 
 MODEL_FILES = ("model.bin", "config.json", "tokenizer.json")
 DEVICES = ("cpu", "cuda", "auto")
@@ -74,6 +73,9 @@ class WhisperSettings(RecognizerConfig):
             raise ValueError(f"beam_size must be ≥ 1, got {self.beam_size}")
         if self.cpu_threads < 0 or self.max_new_tokens < 0:
             raise ValueError("cpu_threads and max_new_tokens must be ≥ 0 (0: default)")
+
+    def check(self) -> None:
+        """A given model folder exists and holds a CTranslate2 Whisper model."""
         if self.model:
             folder = Path(self.model)
             if not folder.is_dir():
@@ -108,6 +110,10 @@ class WhisperRecognizer(Recognizer):
             raise RecognizerUnavailable("the whisper recognizer needs faster-whisper "
                                         "(pip install 'simulplay[asr]')") from e
         cfg = self.config
+        try:
+            cfg.check()
+        except ValueError as e:
+            raise RecognizerUnavailable(str(e)) from e
         path = cfg.model_path()
         self._model = _counting_model(WhisperModel)(
             str(path), device=cfg.device, compute_type=cfg.compute_type, cpu_threads=cfg.threads(),

@@ -19,7 +19,6 @@ difference of characters is refused.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ import pandas as pd
 
 from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.provenance import file_fingerprint
 from simulplay.tables import check_readable
 from simulplay.traces.model import Stream, frame_from_streams, join_texts, word_count
 
@@ -123,7 +123,7 @@ def check_system(system: str) -> str:
 
 def log_fingerprint(path: Path) -> str:
     """First 12 hex digits of the log's SHA-256, for the signature."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    return file_fingerprint(path)
 
 
 def read_json_lines(path: str | Path, check: Checker) -> list[tuple[int, dict]]:
