@@ -14,6 +14,7 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from simulplay import __version__
+from simulplay.console import progress_bar
 from simulplay.errors import InputError, SimulplayError
 
 app = typer.Typer(
@@ -217,7 +218,7 @@ def synth(
     config = parse_backend(backend if reuse is None else f"{backend}{',' if ':' in backend else ':'}reuse={reuse}")
     spec = parse_executor(executor, worker_cpus=worker_cpus, worker_gpus=worker_gpus, retries=retries,
                           workers=workers)
-    opts = {"realizations": realizations, "max_chars": max_chars, "progress": not quiet, "executor": spec,
+    opts = {"realizations": realizations, "max_chars": max_chars, "progress": progress_bar(quiet), "executor": spec,
             "contention_sample": contention_sample}
     if requests:
         plan = read_requests(requests)
@@ -598,12 +599,12 @@ def edges(
     over talks), edge_s (the part the edge replay removes).
     """
     from simulplay.analysis import Bootstrap
-    from simulplay.analysis.edge_replay import check_guard, parse_thresholds, run_edges
-    from simulplay.analysis.vad import SileroVad
     from simulplay.backends.store import AudioStore
     from simulplay.console import print_table
     from simulplay.sim import read_manifest
     from simulplay.tables import check_writable, write_table
+    from simulplay.vad import SileroVad
+    from simulplay.workflows.edges import check_guard, parse_thresholds, run_edges
 
     for p in (out, eta_out, share_out):
         if p:
@@ -631,7 +632,7 @@ def edges(
     res = run_edges(df, audio_store, levels, guard_ms=guard_ms, vad=vad, a=a if eta_out else None, f=f,
                     reference=reference, boot=boot, pairs=pairs if share_out else None,
                     allow_incomplete=allow_incomplete, upstream=meta.get("signature"), source=str(manifest),
-                    progress=not quiet)
+                    progress=progress_bar(quiet))
     er = res.result
     write_table(er.summary, out, er.signatures, kind="edges-summary", extra_meta={"vad": er.vad})
     st = er.stats
@@ -848,9 +849,9 @@ def asr(
     version, model folder hash, compute type, beam size), the language and the window
     rule are in every signature. Exit code 1 when a window failed.
     """
-    from simulplay.analysis.asr import parse_recognizer
     from simulplay.analysis.diagnostics import forced_aligner, recognize, window_rule, write_transcripts
     from simulplay.backends.store import AudioStore
+    from simulplay.recognizers import parse_recognizer
     from simulplay.sim import read_manifest
     from simulplay.tables import check_writable
 
@@ -861,7 +862,7 @@ def asr(
     audio_store = AudioStore(store, create=False)
     df, meta = read_manifest(manifest)
     res = recognize(df, meta.get("signature"), audio_store, config, language=language, rule=rule, aligner=align,
-                    source=str(manifest), progress=not quiet)
+                    source=str(manifest), progress=progress_bar(quiet))
     write_transcripts(res, out)
     table = res.table
     typer.echo(f"transcribed {len(table)} output(s), {int(table['n_windows'].sum())} window(s) "
@@ -997,7 +998,7 @@ def run(
     from simulplay.pipeline import run_experiment
 
     exp = load_experiment(experiment)
-    _finish_run(run_experiment(exp, allow_incomplete=allow_incomplete, progress=not quiet), exp)
+    _finish_run(run_experiment(exp, allow_incomplete=allow_incomplete, progress=progress_bar(quiet)), exp)
 
 
 def _finish_run(res, exp) -> None:
@@ -1045,7 +1046,7 @@ def demo(
     out = out_dir.resolve()
     exp = dataclasses.replace(exp, backend=f"piper:intra_op_threads={threads}", out=out, store=out / "store")
     typer.echo(f"demo folder: {out}")
-    _finish_run(run_experiment(exp, progress=not quiet), exp)
+    _finish_run(run_experiment(exp, progress=progress_bar(quiet)), exp)
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""Terminal output: tables with their signatures, and progress bars (rich)."""
+"""Terminal output: tables with their signatures, and the progress bar (rich) that the
+command line hands to the library as its :class:`~simulplay.progress.Progress`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.signature import compact_signatures, format_signature
 
 console = Console(highlight=False)
@@ -40,13 +42,18 @@ def print_table(df: pd.DataFrame, signatures: Sequence[Mapping[str, Any]] | Mapp
         console.print(f"[dim]signature: {s}[/dim]", soft_wrap=True)
 
 
-class SynthProgress:
-    """One progress bar for a synthesis run: requests done/total, audio seconds, RTF, ETA.
+class RichProgress:
+    """A :class:`~simulplay.progress.Progress` drawn as one rich bar on stderr: items
+    done/total, audio seconds, real-time factor (work seconds / audio seconds) and ETA.
+    Nothing is drawn for a loop with no items."""
 
-    Written to stderr; ``advance(audio_s, service_s)`` after each request.
-    """
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._task: Any = None
+        self.audio = 0.0
+        self.work = 0.0
 
-    def __init__(self, total: int, description: str = "synthesizing", enabled: bool = True):
+    def start(self, total: int, label: str) -> None:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -56,24 +63,32 @@ class SynthProgress:
             TimeRemainingColumn,
         )
 
-        self.audio = 0.0
-        self.service = 0.0
-        self.progress = Progress(
+        self.close()
+        self.audio = self.work = 0.0
+        if total <= 0:
+            return
+        self._bar = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("audio {task.fields[audio]:.1f} s"), TextColumn("RTF {task.fields[rtf]}"),
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            console=err_console, disable=not enabled, transient=False)
-        self.task = self.progress.add_task(description, total=total, audio=0.0, rtf="—")
+            console=err_console, transient=False)
+        self._task = self._bar.add_task(label, total=total, audio=0.0, rtf="—")
+        self._bar.start()
 
-    def __enter__(self):
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.progress.stop()
-
-    def advance(self, audio_s: float, service_s: float) -> None:
+    def advance(self, n: int = 1, *, audio_s: float = 0.0, work_s: float = 0.0) -> None:
+        if self._bar is None:
+            return
         self.audio += audio_s
-        self.service += service_s
-        rtf = f"{self.service / self.audio:.3f}" if self.audio > 0 else "—"
-        self.progress.update(self.task, advance=1, audio=self.audio, rtf=rtf)
+        self.work += work_s
+        rtf = f"{self.work / self.audio:.3f}" if self.audio > 0 else "—"
+        self._bar.update(self._task, advance=n, audio=self.audio, rtf=rtf)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+        self._bar = None
+
+
+def progress_bar(quiet: bool) -> Progress:
+    """A rich progress bar, or none with ``--quiet``."""
+    return NO_PROGRESS if quiet else RichProgress()

@@ -15,6 +15,7 @@ from simulplay.backends.run import SynthResult, synthesize_to_manifest
 from simulplay.backends.store import AudioStore
 from simulplay.experiment import Experiment, _executor_spec
 from simulplay.grouping import parse_rule
+from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.sim import replay, validate_manifest
 from simulplay.sim.chunks import chunk_path, validate_chunks
 from simulplay.sim.replay import ReplayResult
@@ -35,16 +36,16 @@ class RunResult:
     content: Any = None  # DiagnosticsResult of the [content] table (transcripts, content, word timing)
 
 
-def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: bool = True) -> RunResult:
+def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: Progress = NO_PROGRESS) -> RunResult:
     """Run an experiment; every table is written into ``exp.out`` with its signature."""
     t0 = time.perf_counter()
     config = parse_backend(exp.backend, source=f"{exp.source}: table 'backend'")
     rules = [parse_rule(r) for r in exp.rules]
     streams = streams_from_frame(read_traces(exp.traces))
     if exp.edges:
-        from simulplay.analysis.vad import SileroVad
+        from simulplay.vad import SileroVad
 
-        SileroVad().path  # noqa: B018 - the vad extra must be installed before synthesis starts
+        SileroVad(source=f"{exp.source}: key 'analysis.edges'").path  # noqa: B018 - the vad extra must be installed before synthesis starts
     if exp.content is not None:
         from simulplay.analysis.diagnostics import check_recognizer
 
@@ -100,7 +101,7 @@ def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, rel
 def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
     """Edge-silence replay at the experiment's thresholds: edges_summary.parquet/.csv,
     eta_edges.csv (η per threshold) and edges_nonspeech.csv (reference vs each condition)."""
-    from simulplay.analysis.edge_replay import run_edges
+    from simulplay.workflows.edges import run_edges
 
     run = run_edges(manifest, store, exp.edges, a=exp.a, f=exp.f, reference=exp.reference, boot=boot, pairs=[],
                     allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path),

@@ -47,7 +47,7 @@ def streams(n_talks=2):
 def run(tmp_path, name, executor, backend="fake-test:delay=0.01", **kw):
     spec = parse_executor(executor, **kw)
     return synthesize_to_manifest(streams(), RULES, parse_backend(backend), AudioStore(tmp_path / name),
-                                  tmp_path / f"{name}.parquet", progress=False, executor=spec, contention_sample=2)
+                                  tmp_path / f"{name}.parquet", executor=spec, contention_sample=2)
 
 
 def test_serial_process_and_ray_give_the_same_requests_and_samples(tmp_path, local_ray):

@@ -261,7 +261,7 @@ def test_run_writes_its_report_into_the_run_folder(tmp_path):
     exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=("immediate", "timer:w=3"),
                      reference="immediate", backend="fake-test", out=tmp_path / "run", store=tmp_path / "store",
                      draws=100, variants=("service=zero",))
-    run_experiment(exp, progress=False)
+    run_experiment(exp)
     report = tmp_path / "run" / "report"
     md = (report / "report.md").read_text()
     header, rows = md_table(md, "### Table 2.")

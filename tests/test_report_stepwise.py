@@ -228,7 +228,7 @@ def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path
     exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=("immediate", "timer:w=3"),
                      reference="immediate", backend="fake-test", out=tmp_path / "run", store=tmp_path / "store",
                      draws=100, variants=("service=zero", "release=chunk"), contrasts=(("timer:w=3", "immediate"),))
-    run_experiment(exp, progress=False)
+    run_experiment(exp)
     with_record = report_tables(tmp_path / "run" / "report")
     meta = json.loads(__import__("pyarrow.parquet", fromlist=["x"]).read_schema(
         tmp_path / "run" / "manifest.parquet").metadata[b"simulplay"])

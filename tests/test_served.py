@@ -59,7 +59,7 @@ def test_client_records_every_received_piece_against_served_piper(tmp_path, serv
     store = AudioStore(tmp_path / "store")
     out = tmp_path / "m.parquet"
     synthesize_to_manifest(s, [parse_rule("immediate"), parse_rule("timer:w=2")], parse_backend(spec(served)),
-                           store, out, progress=False)
+                           store, out)
     m, meta = read_manifest(out)
     assert (m["error"] == "").all() and set(m["backend"]) == {"http:" + MODEL}
     assert (m["sample_rate"] == 22_050).all() and (m["audio_s"] == m["n_samples"] / 22_050).all()
@@ -191,7 +191,7 @@ def test_retries_inside_the_backend_are_recorded_in_the_manifest(tmp_path, fault
         out = tmp_path / f"{mode}.parquet"
         synthesize_to_manifest([stream([0.0], ["Hello."], source_s=2.0)], [parse_rule("immediate")],
                                parse_backend(plain(faulty, mode, retries=retries)), AudioStore(tmp_path / mode),
-                               out, progress=False)
+                               out)
         rows[mode] = read_manifest(out)[0].iloc[0]
     ok, failed = rows["flaky-after-warmup"], rows["down"]
     assert (ok["error"], ok["request_attempts"], ok["attempts"]) == ("", 2, 1)
@@ -208,8 +208,7 @@ def test_retries_inside_the_backend_are_recorded_in_the_manifest(tmp_path, fault
 def test_server_failures_become_recorded_request_failures(tmp_path, faulty, mode, retries, message):
     out = tmp_path / "m.parquet"
     synthesize_to_manifest([stream([0.0], ["Hello."], source_s=2.0)], [parse_rule("immediate")],
-                           parse_backend(plain(faulty, mode, retries=retries)), AudioStore(tmp_path / "s"), out,
-                           progress=False)
+                           parse_backend(plain(faulty, mode, retries=retries)), AudioStore(tmp_path / "s"), out)
     m, _ = read_manifest(out)
     assert len(m) == 1 and message in m["error"].iloc[0] and m["error"].iloc[0].startswith("BackendError: ")
 

@@ -94,7 +94,7 @@ def test_manifest_durations_from_samples_reuse_always_and_a_recorded_token_failu
     rules = [parse_rule("immediate"), parse_rule("timer:w=0")]  # identical requests under both rules
     store = AudioStore(tmp_path / "store")
     res = synthesize_to_manifest(s, rules, config, store, tmp_path / "m.parquet", realizations=2,
-                                 max_chars=1000, progress=False)
+                                 max_chars=1000)
     m, meta = read_manifest(tmp_path / "m.parquet")
     ok = m[m["error"] == ""]
     assert res.stats.synthesized == 2 and len(ok) == 8 and ok["reused"].sum() == 6

@@ -10,17 +10,18 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.analysis.asr.base import RecognizerConfig, parse_recognizer
-from simulplay.analysis.asr.qwen import ForcedAligner, align_words
-from simulplay.analysis.asr.transcripts import TranscriptResult, read_transcripts, transcribe_manifest
-from simulplay.analysis.asr.windows import WindowRule
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.content import ContentResult, parse_pair, score_content
 from simulplay.analysis.wordtiming import TimingResult, word_timing
 from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
+from simulplay.progress import NO_PROGRESS, Progress, tracking
+from simulplay.recognizers import RecognizerConfig, parse_recognizer
+from simulplay.recognizers.qwen import ForcedAligner, align_words
+from simulplay.recognizers.windows import WindowRule
 from simulplay.tables import write_table
 from simulplay.traces.model import Stream
+from simulplay.workflows.transcripts import TranscriptResult, read_transcripts, transcribe_manifest
 
 CONTENT_KEYS = {"recognizer": str, "language": str, "window_s": float, "pairs": list, "timing": bool}
 
@@ -106,10 +107,8 @@ def forced_aligner(path: str | Path | None, source: str = "--aligner") -> Forced
 
 def recognize(manifest: pd.DataFrame, upstream: dict[str, Any] | None, store: AudioStore,
               config: RecognizerConfig, *, language: str, rule: WindowRule, aligner: ForcedAligner | None = None,
-              source: str = "manifest", progress: bool = True) -> TranscriptResult:
+              source: str = "manifest", progress: Progress = NO_PROGRESS) -> TranscriptResult:
     """Load the recognizer (and aligner), transcribe every output, release the models."""
-    from simulplay.console import SynthProgress
-
     recognizer = config.create()
     try:
         recognizer.load()
@@ -125,10 +124,10 @@ def recognize(manifest: pd.DataFrame, upstream: dict[str, Any] | None, store: Au
                 return align_words(_loaded, audio, text, language)
         n_outputs = len(manifest.drop_duplicates(["talk_id", "system", "condition"]
                                                  + [k for k in ("backend", "realization") if k in manifest]))
-        with SynthProgress(n_outputs, f"recognizing ({config.name})", enabled=progress) as bar:
+        with tracking(progress, n_outputs, f"recognizing ({config.name})") as bar:
             return transcribe_manifest(manifest, store, recognizer, language=language, rule=rule, aligner=align,
                                        aligner_identity=aligner.identity() if aligner else None, upstream=upstream,
-                                       source=source, progress=bar.advance)
+                                       source=source, progress=bar)
     finally:
         recognizer.close()
 
@@ -184,7 +183,7 @@ class DiagnosticsResult:
 
 def run_diagnostics(settings: Any, manifest: pd.DataFrame, upstream: dict[str, Any], store: AudioStore,
                     parts: pd.DataFrame, streams: Sequence[Stream], out: Path, *, reference: str, boot: Bootstrap,
-                    allow_incomplete: bool, source: str, progress: bool = True) -> DiagnosticsResult:
+                    allow_incomplete: bool, source: str, progress: Progress = NO_PROGRESS) -> DiagnosticsResult:
     """The experiment's ``[content]`` table: ``transcripts.parquet``, ``content.csv`` (+
     ``content.pairs.csv``, ``content.per_output.csv``), and with ``timing`` ``word_timing.csv``
     (+ ``word_timing.per_talk.csv``, ``word_timing.words.parquet``) in ``out``."""

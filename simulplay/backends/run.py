@@ -20,9 +20,9 @@ from simulplay.backends.synth import (
     plan_requests,
     run_synthesis,
 )
-from simulplay.console import SynthProgress
 from simulplay.grouping import Rule, Splitter
 from simulplay.grouping.requests_file import RequestsFile
+from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.provenance import sha256_of_file
 from simulplay.sim.chunks import chunk_path
 from simulplay.tables import write_table
@@ -40,7 +40,7 @@ class SynthResult:
 
 def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: BackendConfig, store: AudioStore,
                            out: Path, *, realizations: int = 1, max_chars: int | None = None,
-                           reuse: str | None = None, progress: bool = True,
+                           reuse: str | None = None, progress: Progress = NO_PROGRESS,
                            executor: ExecutorSpec | None = None, contention_sample: int = 8,
                            traces: Sequence[Path] = ()) -> SynthResult:
     """Plan, synthesize what the store lacks, and write ``out`` plus its chunk table.
@@ -59,7 +59,7 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
 
 def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: AudioStore, out: Path, *,
                         realizations: int = 1, max_chars: int | None = None, reuse: str | None = None,
-                        progress: bool = True, executor: ExecutorSpec | None = None,
+                        progress: Progress = NO_PROGRESS, executor: ExecutorSpec | None = None,
                         contention_sample: int = 8) -> SynthResult:
     """Synthesize exactly the requests of a validated requests file (a ``group`` output,
     possibly edited); requests beyond the input limit are split as for traces.
@@ -83,12 +83,12 @@ def _prefixed(sig: dict[str, Any]) -> dict[str, Any]:
 
 
 def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, store: AudioStore, out: Path, *,
-                progress: bool, executor: ExecutorSpec | None, contention_sample: int,
+                progress: Progress, executor: ExecutorSpec | None, contention_sample: int,
                 provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
                 meta: dict[str, Any] | None = None, traces: Sequence[Path] = ()) -> SynthResult:
     todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
-    with SynthProgress(todo, f"{backend.label()}", enabled=progress and todo > 0) as bar:
-        stats = run_synthesis(plan, config, store, executor=executor, progress=bar.advance,
+    with tracking(progress, todo, backend.label()) as bar:
+        stats = run_synthesis(plan, config, store, executor=executor, progress=bar,
                               contention_sample=contention_sample)
     manifest, chunks = build_manifest(plan, store)
     common = {**manifest_signature(backend, plan), **(provenance or {})}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from simulplay.backends.base import Backend, BackendConfig, backend_summary, ide
 from simulplay.backends.executors.jobs import SynthStats
 from simulplay.backends.store import AudioStore
 from simulplay.grouping import Rule, Splitter, requests_frame, split_requests
+from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.signature import base_signature
 from simulplay.traces.model import Stream
 
@@ -113,7 +114,7 @@ def synthesize_request(backend: Backend, text: str) -> tuple[np.ndarray, float, 
 
 
 def run_synthesis(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, *,
-                  executor: ExecutorSpec | None = None, progress: Callable[[float, float], None] | None = None,
+                  executor: ExecutorSpec | None = None, progress: Progress = NO_PROGRESS,
                   contention_sample: int = 8) -> SynthStats:
     """Synthesize every planned key that has no record yet (resumable, shareable store)."""
     from simulplay.backends.executors import ExecutorSpec, execute

@@ -8,7 +8,6 @@ shared CPU cores still slow each other down, which the run summary quantifies.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -17,6 +16,7 @@ from simulplay.backends.base import BackendConfig
 from simulplay.backends.executors.jobs import Driver, Job, SynthStats, WorkerState, split_units, todo_jobs
 from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
+from simulplay.progress import NO_PROGRESS, Progress
 
 __all__ = ["ExecutorSpec", "SynthStats", "parse_executor", "execute"]
 
@@ -58,7 +58,7 @@ def parse_executor(text: str, *, worker_cpus: float = 1.0, worker_gpus: float = 
 
 
 def execute(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, executor: ExecutorSpec, *,
-            progress: Callable[[float, float], None] | None = None, contention_sample: int = 8) -> SynthStats:
+            progress: Progress = NO_PROGRESS, contention_sample: int = 8) -> SynthStats:
     """Synthesize every planned key the store lacks; only this process writes the store."""
     from simulplay.backends.executors.local import run_processes, run_serial
 

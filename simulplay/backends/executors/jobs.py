@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +18,7 @@ import pandas as pd
 
 from simulplay.backends.base import BackendConfig
 from simulplay.backends.store import AudioStore
+from simulplay.progress import NO_PROGRESS, Progress
 
 
 @dataclass
@@ -108,7 +108,7 @@ class SynthStats:
 class Driver:
     """Claims keys, receives outcomes, writes audio and records, counts everything."""
 
-    def __init__(self, store: AudioStore, progress: Callable[[float, float], None] | None = None):
+    def __init__(self, store: AudioStore, progress: Progress = NO_PROGRESS):
         self.store = store
         self.progress = progress
         self.stats = SynthStats()
@@ -169,8 +169,7 @@ class Driver:
         fd = self.locks.pop(job.key, None)
         if fd is not None:
             self.store.unlock(fd)
-        if self.progress:
-            self.progress(audio_s, 0.0 if out.error else out.service_s)
+        self.progress.advance(audio_s=audio_s, work_s=0.0 if out.error else out.service_s)
 
 
 def todo_jobs(plan: pd.DataFrame, store: AudioStore) -> tuple[list[list[Job]], int]:

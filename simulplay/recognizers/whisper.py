@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from simulplay.analysis.asr.base import (
+from simulplay.provenance import cpu_model, folder_sha256, package_version
+from simulplay.recognizers.base import (
     Decoded,
     Recognizer,
     RecognizerConfig,
@@ -34,7 +35,6 @@ from simulplay.analysis.asr.base import (
     Word,
     register_recognizer,
 )
-from simulplay.provenance import cpu_model, folder_sha256, package_version
 
 MODEL_FILES = ("model.bin", "config.json", "tokenizer.json")
 DEVICES = ("cpu", "cuda", "auto")

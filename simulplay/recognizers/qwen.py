@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from simulplay.analysis.asr.base import (
+from simulplay.provenance import cpu_model, folder_sha256, package_version
+from simulplay.recognizers.base import (
     SAMPLE_RATE,
     Decoded,
     Recognizer,
@@ -28,7 +29,6 @@ from simulplay.analysis.asr.base import (
     language_name,
     register_recognizer,
 )
-from simulplay.provenance import cpu_model, folder_sha256, package_version
 
 DTYPES = ("float32", "bfloat16", "float16")
 

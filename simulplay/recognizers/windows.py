@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from simulplay.analysis.asr.base import SAMPLE_RATE, Recognizer, Word
+from simulplay.recognizers.base import SAMPLE_RATE, Recognizer, Word
 
 LEVEL_NAMES = ("window", "half", "quarter")
 

@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.analysis.asr.base import SAMPLE_RATE, Recognizer, recognizer_summary
-from simulplay.analysis.asr.windows import WindowRule, failed_windows, pieces_columns, transcribe_waveform
 from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.recognizers.base import Recognizer, recognizer_summary, to_16k
+from simulplay.recognizers.windows import WindowRule, failed_windows, pieces_columns, transcribe_waveform
 from simulplay.signature import merge, settings_hash
 from simulplay.sim.manifest import output_keys
 from simulplay.tables import read_table, stored_signatures
@@ -57,7 +58,7 @@ class TranscriptResult:
 def transcribe_manifest(manifest: pd.DataFrame, store: AudioStore, recognizer: Recognizer, *, language: str,
                         rule: WindowRule, aligner: Callable | None = None,
                         aligner_identity: dict[str, Any] | None = None, upstream: dict[str, Any] | None = None,
-                        source: str = "manifest", progress: Callable[[float, float], None] | None = None,
+                        source: str = "manifest", progress: Progress = NO_PROGRESS,
                         ) -> TranscriptResult:
     """Transcribe every output of a validated manifest (rows sorted by output and ``seq``)."""
     _check_columns(manifest, source)
@@ -82,8 +83,7 @@ def transcribe_manifest(manifest: pd.DataFrame, store: AudioStore, recognizer: R
         sigs.append(merge(common, {"rule": out["condition"]}))
         if not row["complete"]:
             failed.append("(" + ", ".join(f"{k}={v}" for k, v in out.items()) + f"): {row['error']}")
-        if progress:
-            progress(row["audio_s"], time.perf_counter() - t0)
+        progress.advance(audio_s=row["audio_s"], work_s=time.perf_counter() - t0)
     table = pd.DataFrame(rows, columns=[*keys, *SCALAR_COLUMNS, *LIST_COLUMNS])
     meta = {"signature": common, "identity": identity, "aligner": aligner_identity, "language": language,
             "window_rule": {"window_s": rule.window_s, "max_level": rule.max_level}}
@@ -144,16 +144,6 @@ def _truthy(value: Any) -> bool:
 def _whole(values: pd.Series) -> np.ndarray:
     """Counts from Parquet (ints) or CSV (text); empty cells (failed requests) are 0."""
     return pd.to_numeric(values, errors="coerce").fillna(0).astype(np.int64).to_numpy()
-
-
-def to_16k(samples: np.ndarray, rate: int) -> np.ndarray:
-    """int16 samples at ``rate`` Hz → float32 in [-1, 1] at 16 kHz (soxr, high quality)."""
-    x = np.asarray(samples, np.float32) / 32768.0
-    if len(x) == 0 or rate == SAMPLE_RATE:
-        return x
-    import soxr
-
-    return soxr.resample(x, rate, SAMPLE_RATE).astype(np.float32)
 
 
 def _load(store: AudioStore, key: str, n_samples: int, rate: int) -> np.ndarray:

@@ -94,13 +94,6 @@ def register_recognizer(name: str):
     return RECOGNIZERS.register(name)
 
 
-def parse_recognizer(text: str, *, source: str = "--recognizer") -> RecognizerConfig:
-    """``whisper``, ``whisper:model=PATH,beam_size=5``, ``qwen3-asr:model=PATH`` …"""
-    from simulplay.analysis.asr import _load_builtin  # noqa: F401  (registers the built-in recognizers)
-
-    return RECOGNIZERS.parse(text, source=source)
-
-
 class Recognizer(ABC):
     """A loaded recognizer. Subclasses decode one piece of 16 kHz audio at a time."""
 
@@ -145,3 +138,13 @@ def language_name(code: str) -> str:
     if code not in LANGUAGE_NAMES:
         raise ValueError(f"unknown language code '{code}' (known: {', '.join(sorted(LANGUAGE_NAMES))})")
     return LANGUAGE_NAMES[code]
+
+
+def to_16k(samples: np.ndarray, rate: int) -> np.ndarray:
+    """int16 samples at ``rate`` Hz → float32 in [-1, 1] at 16 kHz (soxr, high quality)."""
+    x = np.asarray(samples, np.float32) / 32768.0
+    if len(x) == 0 or rate == SAMPLE_RATE:
+        return x
+    import soxr
+
+    return soxr.resample(x, rate, SAMPLE_RATE).astype(np.float32)

@@ -1,4 +1,4 @@
-"""Silero VAD speech probabilities of stored waveforms, computed once and cached.
+"""Silero VAD: speech probabilities of a waveform from a model file bundled in a package.
 
 The model is the one bundled inside the ``silero-vad`` package (optional extra ``vad``);
 nothing is downloaded. The file is found from the installed package's folder without
@@ -14,17 +14,14 @@ of the same network: equal probabilities, one call per 512 frames; in silero-vad
 and ``jit`` (``silero_vad.jit``, TorchScript, one call per frame, what
 ``load_silero_vad()`` loads; probabilities differ from ONNX by about 1e-5).
 
-Cache: ``STORE/vad/<model id>/<audio key>.npy`` (float32, one probability per frame),
-written atomically; ``identity.json`` in the same folder describes the model id (package,
-version, file, its sha256, resampler). Another threshold or guard reuses the file.
+Errors name the ``source`` the caller gives (``--vad-model`` for ``simulplay edges``, the
+experiment file's key for ``simulplay run``). Probabilities are cached in the audio store
+(:mod:`simulplay.vad.cache`).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
-import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -32,11 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from simulplay.analysis.edges import FRAME, VAD_RATE, frame_count, resampled_length
 from simulplay.errors import InputError
 from simulplay.provenance import package_version, sha256_of_file
 from simulplay.signature import settings_hash
-from simulplay.tables import atomic_path
+from simulplay.vad.frames import FRAME, VAD_RATE, resampled_length
 
 VARIANTS = {"onnx": "silero_vad.onnx", "sequence": "silero_vad_16k_sequence.onnx", "jit": "silero_vad.jit"}
 RESAMPLE_QUALITY = "HQ"
@@ -49,10 +45,12 @@ class SileroVad:
     """One bundled Silero VAD model file; loaded on the first inference only."""
 
     variant: str = "onnx"
+    #: where the caller named the model (a flag, an experiment key): errors start with it
+    source: str = field(default="--vad-model", compare=False, repr=False)
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
-            raise InputError.at(f"--vad-model '{self.variant}'", "unknown Silero VAD variant",
+            raise InputError.at(f"{self.source} '{self.variant}'", "unknown Silero VAD variant",
                                 accepted=", ".join(VARIANTS))
 
     @cached_property
@@ -60,11 +58,11 @@ class SileroVad:
         """The bundled model file inside the installed ``silero_vad`` package."""
         spec = importlib.util.find_spec("silero_vad")
         if spec is None or not spec.submodule_search_locations:
-            raise InputError.at("simulplay edges", "the silero-vad package is not installed", accepted=NEEDS_EXTRA)
+            raise InputError.at(self.source, "the silero-vad package is not installed", accepted=NEEDS_EXTRA)
         path = Path(list(spec.submodule_search_locations)[0]) / "data" / VARIANTS[self.variant]
         if not path.is_file():
             raise InputError.at(path, f"silero-vad {package_version('silero-vad')} has no bundled file for variant "
-                                f"'{self.variant}'", field="--vad-model",
+                                f"'{self.variant}'", field=self.source,
                                 accepted="silero-vad 6.2.3 (which has it), or another variant: " + ", ".join(VARIANTS))
         return path
 
@@ -91,7 +89,7 @@ class SileroVad:
         try:
             import torch
         except ImportError as e:
-            raise InputError.at("simulplay edges", f"cannot import torch ({e})", accepted=NEEDS_EXTRA) from e
+            raise InputError.at(self.source, f"cannot import torch ({e})", accepted=NEEDS_EXTRA) from e
         threads = torch.get_num_threads()
         try:  # importing silero_vad sets torch's thread count to 1 for the whole process: undo it
             from silero_vad import load_silero_vad
@@ -100,7 +98,7 @@ class SileroVad:
                 return load_silero_vad(sequence=True)
             return load_silero_vad(onnx=self.variant == "onnx")
         except ImportError as e:
-            raise InputError.at("simulplay edges", f"cannot import silero_vad ({e})", accepted=NEEDS_EXTRA) from e
+            raise InputError.at(self.source, f"cannot import silero_vad ({e})", accepted=NEEDS_EXTRA) from e
         finally:
             torch.set_num_threads(threads)
 
@@ -140,91 +138,3 @@ def to_vad_input(samples: np.ndarray, rate: int) -> np.ndarray:
     if len(y) != want:  # the cache stores no lengths: they must follow from n_samples and rate
         raise RuntimeError(f"soxr made {len(y)} samples from {len(x)} at {rate} Hz; expected {want}")
     return y
-
-
-@dataclass
-class VadStats:
-    """What a sweep did: waveforms inferred (and their seconds) and read from the cache."""
-
-    inferred: int = 0
-    cached: int = 0
-    audio_s: float = 0.0
-    inference_s: float = 0.0
-    keys: list[str] = field(default_factory=list)
-
-
-class ProbabilityCache:
-    """``STORE/vad/<model id>/<audio key>.npy``: float32 probabilities, written atomically."""
-
-    def __init__(self, store_root: str | Path, model: SileroVad):
-        self.model = model
-        self.folder = Path(store_root) / "vad" / model.model_id
-
-    def path(self, key: str) -> Path:
-        return self.folder / f"{key}.npy"
-
-    def get(self, key: str, n_samples: int, rate: int) -> np.ndarray | None:
-        path = self.path(key)
-        if not path.exists():
-            return None
-        try:
-            probs = np.load(path, allow_pickle=False)
-        except (ValueError, OSError) as e:
-            raise InputError.at(path, f"unreadable cached probabilities ({e})",
-                                accepted="a file written by `simulplay edges` (delete it to recompute)") from e
-        want = frame_count(n_samples, rate)
-        if probs.ndim != 1 or len(probs) != want:
-            raise InputError.at(path, f"holds {probs.size} probabilities, {n_samples} samples at {rate} Hz "
-                                f"need {want}", accepted="the cache of this audio key (delete it to recompute)")
-        return probs
-
-    def put(self, key: str, probs: np.ndarray) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        ident = self.folder / "identity.json"
-        if not ident.exists():
-            with atomic_path(ident) as tmp:
-                tmp.write_text(json.dumps(self.model.identity, indent=1), encoding="utf-8")
-        with atomic_path(self.path(key)) as tmp, open(tmp, "wb") as fh:
-            np.save(fh, np.asarray(probs, dtype=np.float32), allow_pickle=False)
-
-
-def speech_probabilities(audio: Iterable[tuple[str, int, int]], store, model: SileroVad, *,
-                         progress: bool = True) -> tuple[dict[str, np.ndarray], VadStats]:
-    """Probabilities per audio key, from the cache or by inference (then cached).
-
-    ``audio``: ``(audio_key, n_samples, sample_rate)`` triples (repeats and the empty key
-    of a silent request are fine); ``store``: the :class:`~simulplay.backends.store.AudioStore`.
-    """
-    from simulplay.console import SynthProgress
-
-    wanted = {k: (int(n), int(r)) for k, n, r in audio if k}
-    cache = ProbabilityCache(store.root, model)
-    stats = VadStats()
-    out: dict[str, np.ndarray] = {}
-    todo = []
-    for key, (n, rate) in wanted.items():
-        probs = cache.get(key, n, rate)
-        if probs is None:
-            todo.append(key)
-        else:
-            out[key] = probs
-    stats.cached = len(out)
-    with SynthProgress(len(todo), f"silero-vad {model.variant}", enabled=progress and bool(todo)) as bar:
-        for key in todo:
-            n, rate = wanted[key]
-            samples, got_rate = store.load_audio(key)
-            if len(samples) != n or got_rate != rate:
-                raise InputError.at(store.audio_path(key), f"holds {len(samples)} samples at {got_rate} Hz; the "
-                                    f"manifest says {n} at {rate} Hz", field="audio_key",
-                                    accepted="the store the manifest was synthesized into")
-            t0 = time.perf_counter()
-            probs = model.probabilities(to_vad_input(samples, rate))
-            spent = time.perf_counter() - t0
-            cache.put(key, probs)
-            out[key] = probs
-            stats.inferred += 1
-            stats.keys.append(key)
-            stats.audio_s += n / rate
-            stats.inference_s += spent
-            bar.advance(n / rate, spent)
-    return out, stats
