@@ -202,11 +202,11 @@ def synth(
     plan; its signature names the requests file and its SHA-256.
     """
     from simulplay.backends import parse_backend
-    from simulplay.backends.executors import parse_executor
-    from simulplay.backends.run import synthesize_requests, synthesize_to_manifest
     from simulplay.backends.store import AudioStore
     from simulplay.grouping import parse_rule, unique_rules
     from simulplay.grouping.requests_file import read_requests
+    from simulplay.synthesis.executors import parse_executor
+    from simulplay.synthesis.run import synthesize_requests, synthesize_to_manifest
     from simulplay.tables import check_distinct, check_writable
     from simulplay.traces import read_traces, streams_from_frame
 

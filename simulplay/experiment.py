@@ -148,7 +148,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
 
 def _executor_spec(exp: Experiment):
     """The experiment's executor (validated: errors name the key)."""
-    from simulplay.backends.executors import parse_executor
+    from simulplay.synthesis.executors import parse_executor
 
     return parse_executor(exp.executor, worker_cpus=exp.worker_cpus, worker_gpus=exp.worker_gpus,
                           retries=exp.retries, workers=exp.workers, source=f"{exp.source}: key 'executor'")

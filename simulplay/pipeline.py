@@ -11,7 +11,6 @@ from typing import Any
 from simulplay.analysis import Bootstrap, EtaResult, compute_eta
 from simulplay.analysis.report import build_report, write_report
 from simulplay.backends import parse_backend
-from simulplay.backends.run import SynthResult, synthesize_to_manifest
 from simulplay.backends.store import AudioStore
 from simulplay.experiment import Experiment, _executor_spec
 from simulplay.grouping import parse_rule
@@ -20,6 +19,7 @@ from simulplay.sim import replay, validate_manifest
 from simulplay.sim.chunks import chunk_path, validate_chunks
 from simulplay.sim.replay import ReplayResult
 from simulplay.sim.service import parse_service
+from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
 from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
 

@@ -12,11 +12,11 @@ import pytest
 import ray
 
 from simulplay.backends import parse_backend
-from simulplay.backends.executors import parse_executor
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.synthesis.executors import parse_executor
+from simulplay.synthesis.run import synthesize_to_manifest
 from tests import fakes  # noqa: F401  (registers fake-test)
 from tests.factories import stream
 from tests.test_crash_resume import small_trace

@@ -15,15 +15,15 @@ import pytest
 from simulplay.backends import parse_backend
 from simulplay.backends.base import BackendError
 from simulplay.backends.piper import default_voice
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.served import PcmDecoder
 from simulplay.backends.server import streaming_wav_header
 from simulplay.backends.store import AudioStore
-from simulplay.backends.synth import synthesize_request
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
 from simulplay.provenance import file_sha256
 from simulplay.sim import read_chunks, read_manifest
+from simulplay.synthesis.request import synthesize_request
+from simulplay.synthesis.run import synthesize_to_manifest
 from tests.factories import stream
 
 KEY = "sk-test-4f1b2c9d"  # the server's and the client's API key (environment only)

@@ -8,12 +8,13 @@ import pytest
 import soundfile as sf
 
 from simulplay.backends import parse_backend
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.store import AudioStore
-from simulplay.backends.synth import plan_requests, synthesize_request
 from simulplay.errors import IncompleteError, InputError
 from simulplay.grouping import parse_rule
 from simulplay.sim import read_chunks, read_manifest, replay
+from simulplay.synthesis.plan import plan_requests
+from simulplay.synthesis.request import synthesize_request
+from simulplay.synthesis.run import synthesize_to_manifest
 from tests import fakes  # noqa: F401  (registers the fake backend)
 from tests.factories import stream
 

@@ -16,9 +16,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.backends.base import BackendConfig
+from simulplay.backends.base import Backend, BackendConfig
 from simulplay.backends.store import AudioStore
 from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.synthesis.plan import origin_of
+from simulplay.synthesis.request import synthesize_request
+from simulplay.synthesis.stats import SynthStats, WorkerStats
 
 
 @dataclass
@@ -49,19 +52,23 @@ class Outcome:
 
 
 class WorkerState:
-    """A loaded, warmed-up backend inside one worker."""
+    """A loaded, warmed-up backend inside one worker (made by :meth:`start`)."""
 
-    def __init__(self, config: BackendConfig, name: str):
+    def __init__(self, backend: Backend, name: str, host: str, device: str):
         self.name = name
-        self.backend = config.create()
-        self.backend.load()
-        self.backend.warmup()
-        self.host = socket.gethostname()
-        self.device = str(self.backend.identity().get("device", ""))
+        self.backend = backend
+        self.host = host
+        self.device = device
+
+    @classmethod
+    def start(cls, config: BackendConfig, name: str) -> WorkerState:
+        """Create the backend, load it and warm it up (outside every clock)."""
+        backend = config.create()
+        backend.load()
+        backend.warmup()
+        return cls(backend, name, socket.gethostname(), str(backend.identity().get("device", "")))
 
     def run(self, job: Job) -> Outcome:
-        from simulplay.backends.synth import synthesize_request
-
         self.backend.prepare(job.realization)
         try:
             audio, service, chunks = synthesize_request(self.backend, job.text)
@@ -81,28 +88,6 @@ class WorkerState:
 def died(job: Job, worker: str, retries: int) -> Outcome:
     return Outcome(job.key, None, 0, float("nan"), [], f"WorkerDied: worker {worker} died while synthesizing "
                    f"this request ({job.attempts} times; retry limit {retries})", worker, "", "", 0)
-
-
-@dataclass
-class WorkerStats:
-    requests: int = 0
-    audio_s: float = 0.0
-    service_s: float = 0.0
-
-
-@dataclass
-class SynthStats:
-    synthesized: int = 0
-    failed: int = 0
-    skipped: int = 0
-    retries: int = 0
-    worker_deaths: int = 0
-    audio_s: float = 0.0
-    service_s: float = 0.0
-    failures: list[str] = field(default_factory=list)
-    per_worker: dict[str, WorkerStats] = field(default_factory=dict)
-    contention_ratio: float | None = None
-    contention_sample: int = 0
 
 
 class Driver:
@@ -176,8 +161,6 @@ def todo_jobs(plan: pd.DataFrame, store: AudioStore) -> tuple[list[list[Job]], i
     """Units of work: the missing keys grouped by output, in plan order; each key once.
 
     Returns (units, keys already in the store)."""
-    from simulplay.backends.synth import origin_of
-
     done = store.completed_keys()
     first = plan.drop_duplicates("key")
     todo = first[~first["key"].isin(done)]

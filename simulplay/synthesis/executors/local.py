@@ -9,9 +9,9 @@ import socket
 from multiprocessing.connection import Connection, wait
 
 from simulplay.backends.base import BackendConfig
-from simulplay.backends.executors.jobs import Driver, Job, WorkerState
-from simulplay.backends.executors.schedule import Pool, schedule
 from simulplay.errors import SimulplayError
+from simulplay.synthesis.executors.jobs import Driver, Job, WorkerState
+from simulplay.synthesis.executors.schedule import Pool, schedule
 
 
 def run_serial(config: BackendConfig, units: list[list[Job]], driver: Driver, state: WorkerState | None = None,
@@ -22,7 +22,7 @@ def run_serial(config: BackendConfig, units: list[list[Job]], driver: Driver, st
         driver.deferred.extend(busy)
         for job in mine:
             if state is None:
-                state = WorkerState(config, f"serial@{socket.gethostname()}")
+                state = WorkerState.start(config, f"serial@{socket.gethostname()}")
             driver.outcome(job, state.run(job))
     return state
 
@@ -31,7 +31,7 @@ def _worker_main(config: BackendConfig, name: str, tasks: Connection, results: C
     """A worker process: its own pipes to the driver, so a worker killed in the middle of
     sending can only damage its own channel, never another worker's answers."""
     try:
-        state = WorkerState(config, name)
+        state = WorkerState.start(config, name)
     except Exception as e:  # noqa: BLE001 - reported to the driver, which stops the run
         results.send(("fatal", f"{type(e).__name__}: {e}"))
         return

@@ -11,16 +11,16 @@ from __future__ import annotations
 import socket
 
 from simulplay.backends.base import BackendConfig
-from simulplay.backends.executors.jobs import Driver, Job, Outcome, WorkerState
-from simulplay.backends.executors.schedule import Pool, schedule
 from simulplay.errors import SimulplayError
+from simulplay.synthesis.executors.jobs import Driver, Job, Outcome, WorkerState
+from simulplay.synthesis.executors.schedule import Pool, schedule
 
 
 class RayWorker:
     """Actor body (wrapped with ``ray.remote`` at run time)."""
 
     def __init__(self, config: BackendConfig, name: str):
-        self.state = WorkerState(config, f"{name}@{socket.gethostname()}")
+        self.state = WorkerState.start(config, f"{name}@{socket.gethostname()}")
 
     def ready(self) -> str:
         return self.state.name

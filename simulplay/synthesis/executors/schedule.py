@@ -15,8 +15,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import deque
 
-from simulplay.backends.executors.jobs import Driver, Job, Outcome, died
 from simulplay.errors import SimulplayError
+from simulplay.synthesis.executors.jobs import Driver, Job, Outcome, died
 
 
 class Pool(ABC):

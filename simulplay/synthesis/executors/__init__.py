@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from simulplay.backends.base import BackendConfig
-from simulplay.backends.executors.jobs import Driver, Job, SynthStats, WorkerState, split_units, todo_jobs
 from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.synthesis.executors.jobs import Driver, Job, WorkerState, split_units, todo_jobs
+from simulplay.synthesis.stats import SynthStats
 
 __all__ = ["ExecutorSpec", "SynthStats", "parse_executor", "execute"]
 
@@ -60,7 +61,7 @@ def parse_executor(text: str, *, worker_cpus: float = 1.0, worker_gpus: float = 
 def execute(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, executor: ExecutorSpec, *,
             progress: Progress = NO_PROGRESS, contention_sample: int = 8) -> SynthStats:
     """Synthesize every planned key the store lacks; only this process writes the store."""
-    from simulplay.backends.executors.local import run_processes, run_serial
+    from simulplay.synthesis.executors.local import run_processes, run_serial
 
     driver = Driver(store, progress)
     units, done = todo_jobs(plan, store)
@@ -76,7 +77,7 @@ def execute(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, execut
             if executor.kind == "process":
                 run_processes(config, units, driver, n, executor.retries)
             else:
-                from simulplay.backends.executors.ray_executor import run_ray
+                from simulplay.synthesis.executors.ray_executor import run_ray
 
                 run_ray(config, units, driver, executor.address, executor.workers, executor.worker_cpus,
                         executor.worker_gpus, executor.retries)
@@ -105,7 +106,7 @@ def _measure_contention(config, plan, store, stats, k, state) -> WorkerState:
         return state
     step = max(1, len(recs) // k)
     sample = recs[::step][:k]
-    state = state or WorkerState(config, "serial-check")
+    state = state or WorkerState.start(config, "serial-check")
     ratios = []
     for key, text, realization, rec in sample:
         out = state.run(Job(key, text, realization, {}))

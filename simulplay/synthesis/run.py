@@ -1,4 +1,10 @@
-"""Synthesize traces under grouping rules, or a requests file, into a store and write the manifest."""
+"""Synthesize traces under grouping rules, or a requests file, into a store and write the manifest.
+
+Plan (:mod:`.plan`), synthesize what the store lacks on the chosen executor
+(:mod:`.executors`), read the records back (:mod:`.manifest`) and write the manifest and
+its chunk table with their signatures. Resumable: a killed run, run again, synthesizes
+only the requests without a record.
+"""
 
 from __future__ import annotations
 
@@ -10,27 +16,32 @@ from typing import Any
 import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
-from simulplay.backends.executors import ExecutorSpec
 from simulplay.backends.store import AudioStore
-from simulplay.backends.synth import (
-    SynthStats,
-    build_manifest,
-    manifest_signature,
-    plan_from_requests,
-    plan_requests,
-    run_synthesis,
-)
 from simulplay.grouping import Rule, Splitter
 from simulplay.grouping.requests_file import RequestsFile
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.provenance import sha256_of_file
-from simulplay.sim.chunks import chunk_path
+from simulplay.synthesis.columns import chunk_path
+from simulplay.synthesis.executors import ExecutorSpec, execute
+from simulplay.synthesis.manifest import build_manifest, manifest_signature
+from simulplay.synthesis.plan import plan_from_requests, plan_requests
+from simulplay.synthesis.stats import SynthStats
 from simulplay.tables import write_table
 from simulplay.traces.model import Stream
 
 
+def run_synthesis(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, *,
+                  executor: ExecutorSpec | None = None, progress: Progress = NO_PROGRESS,
+                  contention_sample: int = 8) -> SynthStats:
+    """Synthesize every planned key that has no record yet (resumable, shareable store)."""
+    return execute(plan, config, store, executor or ExecutorSpec(), progress=progress,
+                   contention_sample=contention_sample)
+
+
 @dataclass
 class SynthResult:
+    """The manifest and chunk table written to ``path``, the run's counts and its signature."""
+
     manifest: pd.DataFrame
     chunks: pd.DataFrame
     stats: SynthStats
