@@ -222,10 +222,10 @@ def synth(
             "contention_sample": contention_sample}
     if requests:
         plan = read_requests(requests)
-        res = synthesize_requests(plan, config, AudioStore(store), out, **opts)
+        res = synthesize_requests(plan, config, AudioStore.open(store), out, **opts)
     else:
         streams = streams_from_frame(read_traces(trace))
-        res = synthesize_to_manifest(streams, rules, config, AudioStore(store), out, **opts, traces=trace)
+        res = synthesize_to_manifest(streams, rules, config, AudioStore.open(store), out, **opts, traces=trace)
     st = res.stats
     typer.echo(f"{len(res.manifest)} requests → {out}: synthesized {st.synthesized}, already in store "
                f"{st.skipped}, failed {st.failed}; reused rows {int(res.manifest['reused'].sum())}")
@@ -628,7 +628,7 @@ def edges(
         raise InputError.at("--seed/--draws/--quantile-method/--confidence", str(e),
                             accepted="seed ≥ 0, draws ≥ 1, a NumPy quantile method and 0 < confidence < 1") from e
     df, meta = read_manifest(manifest)
-    audio_store = AudioStore(store, create=False)
+    audio_store = AudioStore.open(store, create=False)
     res = run_edges(df, audio_store, levels, guard_ms=guard_ms, vad=vad, a=a if eta_out else None, f=f,
                     reference=reference, boot=boot, pairs=pairs if share_out else None,
                     allow_incomplete=allow_incomplete, upstream=meta.get("signature"), source=str(manifest),
@@ -803,7 +803,7 @@ def blocks(
     config = parse_backend(backend)
     streams = streams_from_frame(read_traces(trace))
     res = run_block_protocol(streams, config, rules, reference=reference, min_words=min_words, max_words=max_words,
-                             seed=seed, boot=boot, store=AudioStore(store) if store else None, max_wall_s=max_wall_s,
+                             seed=seed, boot=boot, store=AudioStore.open(store) if store else None, max_wall_s=max_wall_s,
                              max_audio_s=max_audio_s, allow_incomplete=allow_incomplete)
     write_table(res.summary, out, res.signature, kind="blocks", extra_meta={"identity": res.identity})
     write_table(res.comparison, compare, res.compare_signature, kind="blocks-compare", signature_column=True)
@@ -859,7 +859,7 @@ def asr(
     config = parse_recognizer(recognizer)
     rule = window_rule(window_s)
     align = forced_aligner(aligner)
-    audio_store = AudioStore(store, create=False)
+    audio_store = AudioStore.open(store, create=False)
     df, meta = read_manifest(manifest)
     res = recognize(df, meta.get("signature"), audio_store, config, language=language, rule=rule, aligner=align,
                     source=str(manifest), progress=progress_bar(quiet))

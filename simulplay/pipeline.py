@@ -51,7 +51,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
 
         check_recognizer(exp.content, exp.source)  # the recognizer loads and knows the language
     exp.out.mkdir(parents=True, exist_ok=True)
-    store = AudioStore(exp.store)
+    store = AudioStore.open(exp.store, field="store")
     synth = synthesize_to_manifest(streams, rules, config, store, exp.out / "manifest.parquet",
                                    realizations=exp.realizations, max_chars=exp.max_chars, progress=progress,
                                    executor=_executor_spec(exp), traces=exp.traces)

@@ -284,4 +284,4 @@ def store_loader(store_dir) -> Callable[[str], tuple[np.ndarray, int]]:
     except ImportError as e:
         raise InputError.at(f"--store {store_dir}", f"first_audible_s needs the audio store ({e})",
                             accepted="an installation with simulplay.backends.store and soundfile") from e
-    return AudioStore(store_dir, create=False).load_audio
+    return AudioStore.open(store_dir, create=False).load_audio
