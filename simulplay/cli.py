@@ -129,7 +129,7 @@ def replay(
     """
     from simulplay.sim import read_chunks, read_manifest
     from simulplay.sim import replay as run_replay
-    from simulplay.sim.service import parse_service
+    from simulplay.sim.variants import parse_service
     from simulplay.tables import check_distinct, check_writable, write_table
 
     check_writable(out)
@@ -143,17 +143,9 @@ def replay(
                      allow_incomplete=allow_incomplete, upstream=meta.get("signature"), source=str(manifest))
     write_table(res.summary, out, res.signatures, kind="playback-summary")
     if parts:
-        write_table(res.parts, parts, _part_sigs(res), kind="playback-parts")
+        write_table(res.parts, parts, res.part_signatures(), kind="playback-parts")
     note = f" ({len(res.excluded)} incomplete output(s) excluded)" if res.excluded else ""
     typer.echo(f"replayed {len(res.summary)} output(s) to {out}{note}")
-
-
-def _part_sigs(res):
-    by_output = {}
-    keys = [c for c in res.summary.columns if c in ("talk_id", "system", "condition", "backend", "realization")]
-    for row, sig in zip(res.summary[keys].itertuples(index=False), res.signatures):
-        by_output[tuple(row)] = sig
-    return [by_output[tuple(r)] for r in res.parts[keys].itertuples(index=False)]
 
 
 @app.command()
@@ -527,19 +519,18 @@ def player(
     """
     from simulplay.sim import read_chunks, read_manifest
     from simulplay.sim.player_table import player_config, player_metrics, store_loader
-    from simulplay.sim.service import parse_service
+    from simulplay.sim.variants import parse_release, parse_service
     from simulplay.tables import check_writable, write_table
 
     check_writable(out)
     config = player_config(frame_ms=frame_ms, min_stall_ms=min_stall_ms, startup_delay_ms=startup_delay_ms,
                            prebuffer_s=prebuffer_s)
-    if release not in ("request", "chunk"):
-        raise InputError.at(f"--release '{release}'", "unknown release", accepted="request or chunk")
+    rel = parse_release(release)
     model = parse_service(service)
     load_audio = store_loader(store) if store else None
     df, meta = read_manifest(manifest)
-    chunk_df = read_chunks(manifest, chunks) if release == "chunk" else None
-    res = player_metrics(df, config=config, release=release, service=model, chunks=chunk_df,
+    chunk_df = read_chunks(manifest, chunks) if rel.needs_chunks else None
+    res = player_metrics(df, config=config, release=rel, service=model, chunks=chunk_df,
                          allow_incomplete=allow_incomplete, upstream=meta.get("signature"), source=str(manifest),
                          load_audio=load_audio)
     write_table(res.table, out, res.signatures, kind="player")
@@ -803,8 +794,8 @@ def blocks(
     config = parse_backend(backend)
     streams = streams_from_frame(read_traces(trace))
     res = run_block_protocol(streams, config, rules, reference=reference, min_words=min_words, max_words=max_words,
-                             seed=seed, boot=boot, store=AudioStore.open(store) if store else None, max_wall_s=max_wall_s,
-                             max_audio_s=max_audio_s, allow_incomplete=allow_incomplete)
+                             seed=seed, boot=boot, store=AudioStore.open(store) if store else None,
+                             max_wall_s=max_wall_s, max_audio_s=max_audio_s, allow_incomplete=allow_incomplete)
     write_table(res.summary, out, res.signature, kind="blocks", extra_meta={"identity": res.identity})
     write_table(res.comparison, compare, res.compare_signature, kind="blocks-compare", signature_column=True)
     if parts:

@@ -224,16 +224,9 @@ def _backend_spec(table: dict[str, Any], src: str, base: Path) -> str:
 
 
 def _check_variant(v: str, src: str) -> None:
-    from simulplay.sim.service import parse_service
+    from simulplay.sim.variants import parse_variant
 
-    key, eq, value = v.partition("=")
-    if key == "release" and value in ("request", "chunk"):
-        return
-    if key == "service" and eq:
-        parse_service(value, source=f"{src}: key 'analysis.variants'")
-        return
-    raise _err(src, f"'{v}' is not a replay variant", field="analysis.variants",
-                        accepted="release=chunk, service=zero, service=scale=F")
+    parse_variant(v, source=src, key="analysis.variants")
 
 
 def _edge_thresholds(values: list, src: str) -> tuple[float, ...]:

@@ -18,7 +18,7 @@ from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.sim import replay, validate_manifest
 from simulplay.sim.chunks import chunk_path, validate_chunks
 from simulplay.sim.replay import ReplayResult
-from simulplay.sim.service import parse_service
+from simulplay.sim.variants import Measured, RequestRelease, parse_variant
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
 from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
@@ -58,15 +58,13 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     t1 = time.perf_counter()
     boot = Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
     manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
-    base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release="request",
-                                     service="measured")
+    base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release=RequestRelease(),
+                                     service=Measured())
     variants = {}
     for v in exp.variants:
-        key, _, value = v.partition("=")
-        kwargs = {"release": value, "service": "measured"} if key == "release" else \
-            {"release": "request", "service": value}
+        variant = parse_variant(v, source=exp.source, key="analysis.variants")
         variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + v.replace("=", "-"), allow_incomplete,
-                                      **kwargs)
+                                      release=variant.release, service=variant.service)
     edges = _edges(exp, synth, manifest, store, boot, allow_incomplete, progress) if exp.edges else None
     content = _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete, progress) \
         if exp.content is not None else None
@@ -80,8 +78,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
 
 
 def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service):
-    chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if release == "chunk" else None
-    rep = replay(manifest, service=parse_service(service), release=release, chunks=chunks,
+    chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if release.needs_chunks else None
+    rep = replay(manifest, service=service, release=release, chunks=chunks,
                  allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path))
     write_table(rep.summary, exp.out / f"summary{suffix}.parquet", rep.signatures, kind="playback-summary")
     write_table(rep.summary, exp.out / f"summary{suffix}.csv", rep.signatures, kind="playback-summary")
