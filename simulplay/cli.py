@@ -292,6 +292,7 @@ def eta(
     """
     from simulplay.analysis import Bootstrap, compute_eta, read_summary
     from simulplay.console import print_table
+    from simulplay.grouping import parse_pair
     from simulplay.tables import check_distinct, check_writable, write_table
 
     check_writable(out)
@@ -299,7 +300,7 @@ def eta(
         if p:
             check_writable(p)
     check_distinct({"--out": out, "--per-talk": per_talk, "--contrast-out": contrast_out}, [summary])
-    pairs = [_pair(c) for c in contrast]
+    pairs = [parse_pair(c, "--contrast") for c in contrast]
     try:
         boot = Bootstrap(draws=draws, seed=seed, method=quantile_method, confidence=confidence)
     except ValueError as e:
@@ -318,32 +319,6 @@ def eta(
         print_table(res.contrasts, res.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)")
     if res.excluded:
         typer.echo(f"excluded {len(res.excluded)} missing output(s); their talks are not in the means")
-
-
-def _pair(text: str, flag: str = "--contrast") -> tuple[str, str]:
-    """Two conditions separated by a comma; rule strings may hold commas themselves
-    (``punct:cap=2,min_words=3,timer:w=2``), so the split that gives two rule strings wins."""
-    cuts = [i for i, ch in enumerate(text) if ch == ","]
-    candidates = [(text[:i].strip(), text[i + 1:].strip()) for i in cuts]
-    candidates = [(p, q) for p, q in candidates if p and q]
-    for p, q in candidates:
-        if _is_rule(p) and _is_rule(q):
-            return p, q
-    if len(candidates) == 1:
-        return candidates[0]
-    raise InputError.at(f"{flag} '{text}'", "is not two conditions",
-                        accepted="P1,P2 with rule strings (e.g. punct,timer:w=2 or punct:cap=2,min_words=3,timer:w=2) "
-                        "or two condition names without commas")
-
-
-def _is_rule(text: str) -> bool:
-    from simulplay.grouping import parse_rule
-
-    try:
-        parse_rule(text)
-    except InputError:
-        return False
-    return True
 
 
 @app.command("import-simuleval")
@@ -592,6 +567,7 @@ def edges(
     from simulplay.analysis import Bootstrap
     from simulplay.backends.store import AudioStore
     from simulplay.console import print_table
+    from simulplay.grouping import parse_pair
     from simulplay.sim import read_manifest
     from simulplay.tables import check_writable, write_table
     from simulplay.vad import SileroVad
@@ -606,7 +582,7 @@ def edges(
     if eta_out and not (a and f and reference):
         raise InputError.at("--eta-out", "needs --a, --f and --reference", accepted="the translators and the "
                             "reference condition, as for `simulplay eta`")
-    pairs = [_pair(p, "--pair") for p in pair]
+    pairs = [parse_pair(p, "--pair") for p in pair]
     for flag, given, needs in (("--a", a, eta_out), ("--f", f, eta_out), ("--pair", pairs, share_out)):
         if given and not needs:
             raise InputError.at(flag, f"is used only with {'--eta-out' if flag != '--pair' else '--share-out'}",
@@ -888,9 +864,10 @@ def content(
     count and the mean rate before and after, the change, and the talks with more
     deletions or a higher rate. Not a translation-quality score.
     """
-    from simulplay.analysis.content import DELETION_NOTE, parse_pair
+    from simulplay.analysis.content import DELETION_NOTE
     from simulplay.analysis.diagnostics import content_from_file, write_content
     from simulplay.console import print_table
+    from simulplay.grouping import parse_pair
     from simulplay.tables import check_writable
 
     check_writable(out)
@@ -898,7 +875,7 @@ def content(
     for p in (target, per_talk):
         if p:
             check_writable(p)
-    parsed = [parse_pair(p) for p in pairs]
+    parsed = [parse_pair(p, "--pairs") for p in pairs]
     res = content_from_file(transcripts, pairs=parsed, allow_incomplete=allow_incomplete)
     write_content(res, out, pairs_out=target, per_talk=per_talk)
     shown = [c for c in res.table.columns if c not in ("recognized_words", "hits", "pooled_error_rate_pct")]

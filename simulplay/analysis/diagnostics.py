@@ -11,10 +11,11 @@ from typing import Any
 import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
-from simulplay.analysis.content import ContentResult, parse_pair, score_content
+from simulplay.analysis.content import ContentResult, score_content
 from simulplay.analysis.wordtiming import TimingResult, word_timing
 from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
+from simulplay.grouping import canonical_condition
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.recognizers import RecognizerConfig, parse_recognizer
 from simulplay.recognizers.qwen import ForcedAligner, align_words
@@ -64,7 +65,7 @@ def content_settings(table: dict[str, Any], src: str, rules: Sequence[str] = ())
     for item in table.get("pairs", []):
         if not (isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) and x for x in item)):
             raise err(f"{item!r} is not a pair of conditions", "pairs", hints["pairs"])
-        pair = parse_pair(",".join(item), source=f"{src}: key 'content.pairs'")
+        pair = (canonical_condition(item[0]), canonical_condition(item[1]))
         for c in pair:
             if rules and c not in rules:
                 raise err(f"'{c}' is not one of the rules", "pairs", ", ".join(rules))
