@@ -36,8 +36,8 @@ def demo_folder(arg: str | None, tmp: Path) -> Path:
         return ROOT / "simulplay-demo"
     from importlib.resources import files
 
-    from simulplay.experiment import load_experiment
-    from simulplay.pipeline import run_experiment
+    from simulplay.workflows.experiment import load_experiment
+    from simulplay.workflows.pipeline import run_experiment
 
     print("no simulplay-demo/ folder: synthesizing the demo first (a few minutes)")
     exp = load_experiment(Path(str(files("simulplay").joinpath("data/demo.toml"))))

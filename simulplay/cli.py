@@ -691,7 +691,7 @@ def serve(
     --backend http:base_url=http://HOST:PORT/v1,model=MODEL. Stop with Ctrl-C.
     """
     from simulplay.backends import parse_backend
-    from simulplay.backends.server import log_stderr, make_server
+    from simulplay.workflows.serve import log_stderr, make_server
 
     server = make_server(parse_backend(backend).create(), host, port, model=model, api_key_env=api_key_env,
                          log=None if quiet else log_stderr)
@@ -752,7 +752,7 @@ def blocks(
     from simulplay.analysis import Bootstrap
     from simulplay.backends import parse_backend
     from simulplay.backends.store import AudioStore
-    from simulplay.block_protocol import run_block_protocol
+    from simulplay.blocks import run_block_protocol
     from simulplay.console import print_table
     from simulplay.grouping import parse_rule
     from simulplay.tables import check_writable, write_table
@@ -816,11 +816,11 @@ def asr(
     version, model folder hash, compute type, beam size), the language and the window
     rule are in every signature. Exit code 1 when a window failed.
     """
-    from simulplay.analysis.diagnostics import forced_aligner, recognize, window_rule, write_transcripts
     from simulplay.backends.store import AudioStore
     from simulplay.recognizers import parse_recognizer
     from simulplay.sim import read_manifest
     from simulplay.tables import check_writable
+    from simulplay.workflows.diagnostics import forced_aligner, recognize, window_rule, write_transcripts
 
     check_writable(out, (".parquet",))
     config = parse_recognizer(recognizer)
@@ -865,10 +865,10 @@ def content(
     deletions or a higher rate. Not a translation-quality score.
     """
     from simulplay.analysis.content import DELETION_NOTE
-    from simulplay.analysis.diagnostics import content_from_file, write_content
     from simulplay.console import print_table
     from simulplay.grouping import parse_pair
     from simulplay.tables import check_writable
+    from simulplay.workflows.diagnostics import content_from_file, write_content
 
     check_writable(out)
     target = (pairs_out or out.with_name(out.stem + ".pairs" + out.suffix)) if pairs else None
@@ -923,9 +923,9 @@ def wordtiming(
     are not in the intervals.
     """
     from simulplay.analysis import Bootstrap
-    from simulplay.analysis.diagnostics import timing_from_files, write_timing
     from simulplay.console import print_table
     from simulplay.tables import check_writable
+    from simulplay.workflows.diagnostics import timing_from_files, write_timing
 
     for p in (out, words, per_talk):
         if p:
@@ -962,8 +962,8 @@ def run(
 ):
     """Run an experiment: synthesize (resumable) → replay → η, plus the sensitivity
     replays it lists, writing every table with its signature into its output folder."""
-    from simulplay.experiment import load_experiment
-    from simulplay.pipeline import run_experiment
+    from simulplay.workflows.experiment import load_experiment
+    from simulplay.workflows.pipeline import run_experiment
 
     exp = load_experiment(experiment)
     _finish_run(run_experiment(exp, allow_incomplete=allow_incomplete, progress=progress_bar(quiet)), exp)
@@ -1006,8 +1006,8 @@ def demo(
     import os
     from importlib.resources import files
 
-    from simulplay.experiment import load_experiment
-    from simulplay.pipeline import run_experiment
+    from simulplay.workflows.experiment import load_experiment
+    from simulplay.workflows.pipeline import run_experiment
 
     exp = load_experiment(Path(str(files("simulplay").joinpath("data/demo.toml"))))
     threads = min(4, os.cpu_count() or 1)

@@ -253,8 +253,8 @@ def test_a_second_report_replaces_the_first(tmp_path):
 
 def test_run_writes_its_report_into_the_run_folder(tmp_path):
     import tests.fakes  # noqa: F401  (registers the fake-test backend)
-    from simulplay.experiment import Experiment
-    from simulplay.pipeline import run_experiment
+    from simulplay.workflows.experiment import Experiment
+    from simulplay.workflows.pipeline import run_experiment
     from tests.test_crash_resume import small_trace
 
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)

@@ -220,8 +220,8 @@ def test_missing_and_conflicting_inputs_are_refused(steps, tmp_path, pick, extra
 
 def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path):
     import tests.fakes  # noqa: F401  (registers the fake-test backend)
-    from simulplay.experiment import Experiment
-    from simulplay.pipeline import run_experiment
+    from simulplay.workflows.experiment import Experiment
+    from simulplay.workflows.pipeline import run_experiment
     from tests.test_crash_resume import small_trace
 
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)

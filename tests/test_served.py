@@ -16,7 +16,6 @@ from simulplay.backends import parse_backend
 from simulplay.backends.base import BackendError
 from simulplay.backends.piper import default_voice
 from simulplay.backends.served import PcmDecoder
-from simulplay.backends.server import streaming_wav_header
 from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
@@ -24,6 +23,7 @@ from simulplay.provenance import file_sha256
 from simulplay.sim import read_chunks, read_manifest
 from simulplay.synthesis.request import synthesize_request
 from simulplay.synthesis.run import synthesize_to_manifest
+from simulplay.workflows.serve import streaming_wav_header
 from tests.factories import stream
 
 KEY = "sk-test-4f1b2c9d"  # the server's and the client's API key (environment only)

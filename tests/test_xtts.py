@@ -164,7 +164,7 @@ def test_synth_command_with_xtts(cli, tmp_path, tiny_xtts_dir):
 
 
 def test_experiment_file_selects_xtts_and_checks_its_folder(tmp_path, tiny_xtts_dir):
-    from simulplay.experiment import load_experiment
+    from simulplay.workflows.experiment import load_experiment
 
     text = ('name = "x"\ntraces = ["t.jsonl"]\na = "A"\nf = "F"\nrules = ["immediate"]\nreference = "immediate"\n'
             '[backend]\nname = "xtts"\nmodel_dir = "{}"\nspeaker = "Ana Florence"\n')

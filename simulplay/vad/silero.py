@@ -61,8 +61,8 @@ class SileroVad:
             raise InputError.at(self.source, "the silero-vad package is not installed", accepted=NEEDS_EXTRA)
         path = Path(list(spec.submodule_search_locations)[0]) / "data" / VARIANTS[self.variant]
         if not path.is_file():
-            raise InputError.at(path, f"silero-vad {package_version('silero-vad')} has no bundled file for variant "
-                                f"'{self.variant}'", field=self.source,
+            raise InputError.at(self.source, f"silero-vad {package_version('silero-vad')} has no bundled file "
+                                f"{path} for variant '{self.variant}'",
                                 accepted="silero-vad 6.2.3 (which has it), or another variant: " + ", ".join(VARIANTS))
         return path
 

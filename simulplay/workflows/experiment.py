@@ -37,8 +37,10 @@ Example (paths are relative to the TOML file)::
 from __future__ import annotations
 
 import dataclasses
+import os
 import tomllib
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +82,15 @@ class Experiment:
     edges: tuple[float, ...] = ()  # edge-silence thresholds; empty: no edge replay
     content: Any = None  # ContentSettings of the [content] table; None: no content diagnostics
     source: str = field(default="experiment", compare=False)
+
+
+def demo_experiment(out_dir: str | Path) -> Experiment:
+    """The embedded demo (``simulplay/data/demo.toml`` on the bundled sample traces) with
+    its store and outputs in ``out_dir`` and Piper on min(4, CPU cores) intra-op threads."""
+    exp = load_experiment(Path(str(files("simulplay").joinpath("data/demo.toml"))))
+    threads = min(4, os.cpu_count() or 1)
+    out = Path(out_dir).resolve()
+    return dataclasses.replace(exp, backend=f"piper:intra_op_threads={threads}", out=out, store=out / "store")
 
 
 def load_experiment(path: str | Path) -> Experiment:
@@ -142,11 +153,11 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
         **{k: analysis[k] for k in ("draws", "seed", "quantile_method", "confidence") if k in analysis},
         contrasts=tuple(contrasts), variants=variants, edges=edges)
     _check_analysis(exp, src)
-    _executor_spec(exp)
+    executor_spec(exp)
     return exp
 
 
-def _executor_spec(exp: Experiment):
+def executor_spec(exp: Experiment):
     """The experiment's executor (validated: errors name the key)."""
     from simulplay.synthesis.executors import parse_executor
 
@@ -240,7 +251,7 @@ def _edge_thresholds(values: list, src: str) -> tuple[float, ...]:
 
 
 def _content(table: dict[str, Any], src: str, rules: list[str]):
-    from simulplay.analysis.diagnostics import content_settings
+    from simulplay.workflows.diagnostics import content_settings
 
     return content_settings(table, src, rules)
 

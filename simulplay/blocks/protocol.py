@@ -8,11 +8,12 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.analysis.blocks import compare_blocks
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.backends.base import BackendConfig, SessionBackend, backend_summary
-from simulplay.backends.blocks import block_tables, run_blocks, select_blocks
 from simulplay.backends.store import AudioStore
+from simulplay.blocks.compare import compare_blocks
+from simulplay.blocks.selection import select_blocks
+from simulplay.blocks.sessions import block_tables, run_blocks
 from simulplay.errors import InputError
 from simulplay.grouping import Rule
 from simulplay.signature import base_signature

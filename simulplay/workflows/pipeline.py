@@ -1,4 +1,5 @@
-"""``simulplay run``: synthesis → replay → η (and sensitivity replays) into one folder."""
+"""``simulplay run``: synthesis → replay → η (and the sensitivity replays, the edge-silence
+sweep and the content diagnostics an experiment lists) into one folder, with its report."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from simulplay.analysis import Bootstrap, EtaResult, compute_eta
 from simulplay.analysis.report import build_report, write_report
 from simulplay.backends import parse_backend
 from simulplay.backends.store import AudioStore
-from simulplay.experiment import Experiment, _executor_spec
 from simulplay.grouping import parse_rule
 from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.sim import replay, validate_manifest
@@ -22,18 +22,25 @@ from simulplay.sim.variants import Measured, RequestRelease, parse_variant
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
 from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
+from simulplay.vad import SileroVad
+from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer, run_diagnostics
+from simulplay.workflows.edges import EdgesRun, run_edges
+from simulplay.workflows.experiment import Experiment, executor_spec
 
 
 @dataclass
 class RunResult:
+    """Everything a run wrote: synthesis, the primary replay and η, each sensitivity replay
+    with its η, timings (seconds), and the edge sweep and diagnostics when listed."""
+
     synth: SynthResult
     replay: ReplayResult
     eta: EtaResult
     variants: dict[str, tuple[ReplayResult, EtaResult]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     out: Path = Path(".")
-    edges: Any = None  # EdgesRun of the edge-silence replay, when the experiment lists thresholds
-    content: Any = None  # DiagnosticsResult of the [content] table (transcripts, content, word timing)
+    edges: EdgesRun | None = None  # the edge-silence replay, when the experiment lists thresholds
+    content: DiagnosticsResult | None = None  # the [content] table (transcripts, content, word timing)
 
 
 def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: Progress = NO_PROGRESS) -> RunResult:
@@ -42,19 +49,15 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     config = parse_backend(exp.backend, source=f"{exp.source}: table 'backend'")
     rules = [parse_rule(r) for r in exp.rules]
     streams = streams_from_frame(read_traces(exp.traces))
-    if exp.edges:
-        from simulplay.vad import SileroVad
-
-        SileroVad(source=f"{exp.source}: key 'analysis.edges'").path  # noqa: B018 - the vad extra must be installed before synthesis starts
+    if exp.edges:  # the vad extra must be installed before synthesis starts
+        SileroVad(source=f"{exp.source}: key 'analysis.edges'").path  # noqa: B018 - finds the model file
     if exp.content is not None:
-        from simulplay.analysis.diagnostics import check_recognizer
-
         check_recognizer(exp.content, exp.source)  # the recognizer loads and knows the language
     exp.out.mkdir(parents=True, exist_ok=True)
     store = AudioStore.open(exp.store, field="store")
     synth = synthesize_to_manifest(streams, rules, config, store, exp.out / "manifest.parquet",
                                    realizations=exp.realizations, max_chars=exp.max_chars, progress=progress,
-                                   executor=_executor_spec(exp), traces=exp.traces)
+                                   executor=executor_spec(exp), traces=exp.traces)
     t1 = time.perf_counter()
     boot = Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
     manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
@@ -99,8 +102,6 @@ def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, rel
 def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
     """Edge-silence replay at the experiment's thresholds: edges_summary.parquet/.csv,
     eta_edges.csv (η per threshold) and edges_nonspeech.csv (reference vs each condition)."""
-    from simulplay.workflows.edges import run_edges
-
     run = run_edges(manifest, store, exp.edges, a=exp.a, f=exp.f, reference=exp.reference, boot=boot, pairs=[],
                     allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path),
                     progress=progress)
@@ -118,8 +119,6 @@ def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
 def _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete, progress):
     """Content diagnostics: transcripts.parquet, content.csv (+ .pairs, .per_output) and,
     with ``timing``, word_timing.csv (+ .per_talk.csv, .words.parquet)."""
-    from simulplay.analysis.diagnostics import run_diagnostics
-
     return run_diagnostics(exp.content, manifest, synth.signature, store, base.parts, streams, exp.out,
                            reference=exp.reference, boot=boot, allow_incomplete=allow_incomplete,
                            source=exp.source, progress=progress)
