@@ -4,6 +4,7 @@ and compare completion after the last original update, B = C_last − a_last."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -17,6 +18,7 @@ from simulplay.blocks.sessions import block_tables, run_blocks
 from simulplay.errors import InputError
 from simulplay.grouping import Rule
 from simulplay.signature import base_signature
+from simulplay.tables import write_table
 from simulplay.traces.model import Stream
 
 
@@ -63,3 +65,15 @@ def run_block_protocol(streams: list[Stream], config: BackendConfig, rules: list
     comparison = compare_blocks(summary, reference=reference, boot=boot, allow_incomplete=allow_incomplete)
     compare_sig = {**sig, "table": "blocks-compare", "reference": reference, **boot.signature()}
     return BlockRun(summary, parts, feeds, comparison, sig, compare_sig, identity)
+
+
+def write_blocks(run: BlockRun, summary: Path, compare: Path, *, parts: Path | None = None,
+                 feeds: Path | None = None) -> None:
+    """The session summary (with the backend identity in its metadata), the comparison, and
+    the per-chunk and per-feed tables when asked for."""
+    write_table(run.summary, summary, run.signature, kind="blocks", extra_meta={"identity": run.identity})
+    write_table(run.comparison, compare, run.compare_signature, kind="blocks-compare", signature_column=True)
+    if parts:
+        write_table(run.parts, parts, run.signature, kind="blocks-parts")
+    if feeds:
+        write_table(run.feeds, feeds, run.signature, kind="blocks-feeds")

@@ -12,8 +12,8 @@ from simulplay.grouping.registry import (
     register_rule,
     unique_rules,
 )
-from simulplay.grouping.requests import requests_frame, split_requests, stream_requests
+from simulplay.grouping.requests import request_signatures, requests_frame, split_requests, stream_requests
 from simulplay.grouping.splitter import Splitter
 
 __all__ = ["Group", "Rule", "Splitter", "canonical_condition", "known_rules", "parse_pair", "parse_rule",
-           "register_rule", "requests_frame", "split_requests", "stream_requests", "unique_rules"]
+           "register_rule", "request_signatures", "requests_frame", "split_requests", "stream_requests", "unique_rules"]

@@ -18,7 +18,7 @@ import pandas as pd
 from simulplay.backends.base import Backend, BackendConfig
 from simulplay.backends.store import AudioStore
 from simulplay.grouping import Rule, Splitter
-from simulplay.grouping.requests_file import RequestsFile
+from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.provenance import sha256_of_file
 from simulplay.synthesis.columns import chunk_path
@@ -27,6 +27,7 @@ from simulplay.synthesis.manifest import build_manifest, manifest_signature
 from simulplay.synthesis.plan import plan_from_requests, plan_requests
 from simulplay.synthesis.stats import SynthStats
 from simulplay.tables import write_table
+from simulplay.traces import read_traces, streams_from_frame
 from simulplay.traces.model import Stream
 
 
@@ -87,6 +88,19 @@ def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: Au
     return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
                        contention_sample=contention_sample, provenance=requests.provenance(), row_extra=origin,
                        meta={"requests": {"file": str(requests.path), "sha256": requests.sha256}})
+
+
+def synthesize_files(config: BackendConfig, store: str | Path, out: Path, *, traces: Sequence[Path] = (),
+                     rules: Sequence[Rule] = (), requests: Path | None = None, **options: Any) -> SynthResult:
+    """Synthesize the requests of a requests file, or of the trace files under ``rules``,
+    into the store folder ``store`` (opened, and created, only once the inputs have been
+    read and validated in full); ``options`` go to :func:`synthesize_requests` or
+    :func:`synthesize_to_manifest` (realizations, max_chars, progress, executor, …)."""
+    if requests is not None:
+        plan = read_requests(requests)
+        return synthesize_requests(plan, config, AudioStore.open(store), out, **options)
+    streams = streams_from_frame(read_traces(traces))
+    return synthesize_to_manifest(streams, list(rules), config, AudioStore.open(store), out, traces=traces, **options)
 
 
 def _prefixed(sig: dict[str, Any]) -> dict[str, Any]:

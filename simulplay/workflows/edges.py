@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.sim.replay import drop_incomplete
+from simulplay.tables import write_table
 from simulplay.vad import ProbabilityCache, SileroVad, VadStats, to_vad_input
 
 
@@ -163,3 +165,14 @@ def _check_names(manifest: pd.DataFrame, a: str | None, f: str | None, condition
     for c in conditions:
         if c is not None and canonical_condition(c) not in known:
             raise InputError.at(source, f"no condition '{c}'", field="--reference/--pair", accepted=", ".join(known))
+
+
+def write_edges(run: EdgesRun, summary: Path, *, eta: Path | None = None, share: Path | None = None) -> None:
+    """The sweep's summary (with the VAD identity in its metadata), and its η and
+    non-speech share tables when asked for and computed."""
+    er = run.result
+    write_table(er.summary, summary, er.signatures, kind="edges-summary", extra_meta={"vad": er.vad})
+    if eta is not None and run.eta is not None:
+        write_table(run.eta.table, eta, run.eta.table_signatures, kind="eta-edges", signature_column=True)
+    if share is not None and run.share is not None:
+        write_table(run.share, share, run.share_signatures, kind="edges-nonspeech", signature_column=True)

@@ -24,7 +24,7 @@ from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.vad import SileroVad
 from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer, run_diagnostics
-from simulplay.workflows.edges import EdgesRun, run_edges
+from simulplay.workflows.edges import EdgesRun, run_edges, write_edges
 from simulplay.workflows.experiment import Experiment, executor_spec
 
 
@@ -105,14 +105,9 @@ def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
     run = run_edges(manifest, store, exp.edges, a=exp.a, f=exp.f, reference=exp.reference, boot=boot, pairs=[],
                     allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path),
                     progress=progress)
-    er = run.result
-    for ext in (".parquet", ".csv"):
-        write_table(er.summary, exp.out / f"edges_summary{ext}", er.signatures, kind="edges-summary",
-                    extra_meta={"vad": er.vad})
-    write_table(run.eta.table, exp.out / "eta_edges.csv", run.eta.table_signatures, kind="eta-edges",
-                signature_column=True)
-    write_table(run.share, exp.out / "edges_nonspeech.csv", run.share_signatures, kind="edges-nonspeech",
-                signature_column=True)
+    write_edges(run, exp.out / "edges_summary.parquet")
+    write_edges(run, exp.out / "edges_summary.csv", eta=exp.out / "eta_edges.csv",
+                share=exp.out / "edges_nonspeech.csv")
     return run
 
 

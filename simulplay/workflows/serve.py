@@ -226,3 +226,14 @@ def make_server(backend: Backend, host: str, port: int, *, model: str | None = N
 
 def log_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def serve_until_interrupted(server: SpeechServer) -> None:
+    """Serve until Ctrl-C; then close the socket and the backend."""
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        server.backend.close()

@@ -54,6 +54,19 @@ class ImportResult:
     signature: dict[str, Any]
 
 
+def write_import(res: ImportResult, out: str | Path) -> None:
+    """Write an imported trace (format by suffix) or request manifest (``kind="manifest"``,
+    whose metadata carries the import's signature for downstream tables)."""
+    from simulplay.tables import write_table
+    from simulplay.traces.writers import write_trace
+
+    if res.kind == "manifest":
+        upstream = {k: v for k, v in res.signature.items() if k != "table"}
+        write_table(res.frame, out, res.signature, kind="request-manifest", extra_meta={"signature": upstream})
+    else:
+        write_trace(res.frame, out, res.signature)
+
+
 @dataclass
 class ParsedStream:
     """One stream before it becomes trace rows; ``reference`` is the log's full output."""
