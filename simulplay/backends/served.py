@@ -104,7 +104,7 @@ class HttpBackend(Backend):
         if env:
             key = os.environ.get(env, "")
             if not key:
-                raise InputError.at("--backend http", f"the environment variable {env} is not set or empty",
+                raise InputError.at("backend http", f"the environment variable {env} is not set or empty",
                                     field="api_key_env", accepted="the name of a variable holding the API key")
             self._key = key
         self.loaded = True

@@ -187,7 +187,7 @@ class XttsBackend(Backend):
         if self.config.device == "auto":
             return "cuda" if torch.cuda.is_available() else "cpu"
         if self.config.device.startswith("cuda") and not torch.cuda.is_available():
-            raise InputError.at("--backend xtts", f"device '{self.config.device}' is not available (no CUDA)",
+            raise InputError.at("backend xtts", f"device '{self.config.device}' is not available (no CUDA)",
                                 field="device", accepted="auto or cpu on this machine")
         return self.config.device
 
