@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 
 from simulplay.analysis import Bootstrap
-from simulplay.analysis.blocks import compare_blocks
 from simulplay.backends import parse_backend
-from simulplay.backends.blocks import block_tables, feed_schedule, run_session, select_blocks
+from simulplay.blocks import block_tables, compare_blocks, feed_schedule, run_session, select_blocks
 from simulplay.errors import IncompleteError, InputError
 from simulplay.grouping import parse_rule
 from tests.checks import wait_until

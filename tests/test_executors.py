@@ -11,11 +11,11 @@ import pytest
 import ray
 
 from simulplay.backends import parse_backend
-from simulplay.backends.executors import parse_executor
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.synthesis.executors import parse_executor
+from simulplay.synthesis.run import synthesize_to_manifest
 from tests import fakes  # noqa: F401  (registers fake-test)
 from tests.checks import kill_group, wait_until
 from tests.factories import small_trace, stream
@@ -46,7 +46,7 @@ def streams(n_talks=2):
 def run(tmp_path, name, executor, backend="fake-test:delay=0.01", **kw):
     spec = parse_executor(executor, **kw)
     return synthesize_to_manifest(streams(), RULES, parse_backend(backend), AudioStore(tmp_path / name),
-                                  tmp_path / f"{name}.parquet", progress=False, executor=spec, contention_sample=2)
+                                  tmp_path / f"{name}.parquet", executor=spec, contention_sample=2)
 
 
 def test_serial_process_and_ray_give_the_same_requests_and_samples(tmp_path, local_ray):

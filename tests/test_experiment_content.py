@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from simulplay.errors import InputError
-from simulplay.experiment import load_experiment
+from simulplay.workflows.experiment import load_experiment
 from tests.factories import ASR_TALKS as TALKS
 
 EXPERIMENT = """

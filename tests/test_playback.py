@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from simulplay.sim import replay, validate_manifest
 from simulplay.sim.playback import ready_queue, serial_clock, serial_playback, summarize_playback
-from simulplay.sim.service import parse_service
 from simulplay.sim.timebase import from_ns, to_ns
+from simulplay.sim.variants import parse_service
 from tests.factories import manifest, reference_clock, reference_playback
 
 times = st.floats(0, 100, allow_nan=False)

@@ -257,15 +257,15 @@ def test_a_second_report_replaces_the_first(tmp_path):
 
 def test_run_writes_its_report_into_the_run_folder(tmp_path):
     import tests.fakes  # noqa: F401  (registers the fake-test backend)
-    from simulplay.experiment import Experiment
-    from simulplay.pipeline import run_experiment
+    from simulplay.workflows.experiment import Experiment
+    from simulplay.workflows.pipeline import run_experiment
     from tests.factories import small_trace
 
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
     exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=("immediate", "timer:w=3"),
                      reference="immediate", backend="fake-test", out=tmp_path / "run", store=tmp_path / "store",
                      draws=100, variants=("service=zero",))
-    run_experiment(exp, progress=False)
+    run_experiment(exp)
     report = tmp_path / "run" / "report"
     md = (report / "report.md").read_text()
     header, rows = md_table(md, "### Table 2.")

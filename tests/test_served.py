@@ -12,16 +12,17 @@ import numpy as np
 import pytest
 
 from simulplay.backends import parse_backend
-from simulplay.backends.base import BackendError, file_sha256
+from simulplay.backends.base import BackendError
 from simulplay.backends.piper import default_voice
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.served import PcmDecoder
-from simulplay.backends.server import make_server, streaming_wav_header
 from simulplay.backends.store import AudioStore
-from simulplay.backends.synth import synthesize_request
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.provenance import file_sha256
 from simulplay.sim import read_chunks, read_manifest
+from simulplay.synthesis.request import synthesize_request
+from simulplay.synthesis.run import synthesize_to_manifest
+from simulplay.workflows.serve import make_server, streaming_wav_header
 from tests.checks import wait_until
 from tests.factories import stream
 from tests.fakes import FakeBackend, FakeSettings
@@ -59,7 +60,7 @@ def test_client_records_every_received_piece_against_served_piper(tmp_path, serv
     store = AudioStore(tmp_path / "store")
     out = tmp_path / "m.parquet"
     synthesize_to_manifest(s, [parse_rule("immediate"), parse_rule("timer:w=2")], parse_backend(spec(served)),
-                           store, out, progress=False)
+                           store, out)
     m, meta = read_manifest(out)
     assert (m["error"] == "").all() and set(m["backend"]) == {"http:" + MODEL}
     assert (m["sample_rate"] == 22_050).all() and (m["audio_s"] == m["n_samples"] / 22_050).all()
@@ -198,7 +199,7 @@ def test_retries_inside_the_backend_are_recorded_in_the_manifest(tmp_path, fault
         out = tmp_path / f"{mode}.parquet"
         synthesize_to_manifest([stream([0.0], ["Hello."], source_s=2.0)], [parse_rule("immediate")],
                                parse_backend(plain(faulty, mode, retries=retries)), AudioStore(tmp_path / mode),
-                               out, progress=False)
+                               out)
         rows[mode] = read_manifest(out)[0].iloc[0]
     ok, failed = rows["flaky-after-warmup"], rows["down"]
     assert (ok["error"], ok["request_attempts"], ok["attempts"]) == ("", 2, 1)
@@ -217,7 +218,7 @@ def test_server_failures_become_recorded_request_failures(tmp_path, faulty, mode
     timeout = 2 if mode in ("hang", "stall") else 60  # a server that never answers: wait 2 s, not 60
     synthesize_to_manifest([stream([0.0], ["Hello."], source_s=2.0)], [parse_rule("immediate")],
                            parse_backend(plain(faulty, mode, retries=retries, timeout=timeout)),
-                           AudioStore(tmp_path / "s"), out, progress=False)
+                           AudioStore(tmp_path / "s"), out)
     m, _ = read_manifest(out)
     assert len(m) == 1 and message in m["error"].iloc[0] and m["error"].iloc[0].startswith("BackendError: ")
 

@@ -11,13 +11,14 @@ import pytest
 import soundfile as sf
 
 from simulplay.backends import parse_backend
-from simulplay.backends.base import BackendError, _sha256_cached, file_sha256
-from simulplay.backends.run import synthesize_to_manifest
+from simulplay.backends.base import BackendError
 from simulplay.backends.store import AudioStore
 from simulplay.backends.xtts import MODEL_FILES, float_to_int16
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.provenance import _sha256_cached, file_sha256
 from simulplay.sim import read_manifest
+from simulplay.synthesis.run import synthesize_to_manifest
 from tests.factories import stream
 
 NUMBERS = "Es waren 1234567 Leute da. " * 8  # 216 characters, over 1,500 tokens once numbers are spelled out
@@ -98,7 +99,7 @@ def test_manifest_durations_from_samples_reuse_always_and_a_recorded_token_failu
     rules = [parse_rule("immediate"), parse_rule("timer:w=0")]  # identical requests under both rules
     store = AudioStore(tmp_path / "store")
     res = synthesize_to_manifest(s, rules, config, store, tmp_path / "m.parquet", realizations=2,
-                                 max_chars=1000, progress=False)
+                                 max_chars=1000)
     m, meta = read_manifest(tmp_path / "m.parquet")
     ok = m[m["error"] == ""]
     assert res.stats.synthesized == 2 and len(ok) == 8 and ok["reused"].sum() == 6
@@ -172,7 +173,7 @@ def test_synth_command_with_xtts(cli, tmp_path, tiny_xtts_dir):
 
 @pytest.mark.slow
 def test_experiment_file_selects_xtts_and_checks_its_folder(tmp_path, tiny_xtts_dir):
-    from simulplay.experiment import load_experiment
+    from simulplay.workflows.experiment import load_experiment
 
     text = ('name = "x"\ntraces = ["t.jsonl"]\na = "A"\nf = "F"\nrules = ["immediate"]\nreference = "immediate"\n'
             '[backend]\nname = "xtts"\nmodel_dir = "{}"\nspeaker = "Ana Florence"\n')
