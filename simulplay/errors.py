@@ -2,13 +2,25 @@
 
 Every problem with user input becomes an :class:`InputError` that renders as one line
 naming the file, the row (1-based data row, or line for JSONL) and the field, and says
-what would be accepted. The CLI prints it and exits with code 2.
+what would be accepted. The CLI prints it and exits with code 2. An error with many
+problems shows the first :data:`MAX_SHOWN` and a last line "… and N more problems", so a
+message stays readable whatever the input (``problems`` keeps them all).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+#: Problems an :class:`InputError` shows; the rest are counted on one last line.
+MAX_SHOWN = 10
+
+
+def clip(text: object, limit: int = 40) -> str:
+    """``str(text)`` cut to ``limit`` characters (``…`` marks the cut), for quoting input in
+    messages: a 5,000-character cell must not become a 5,000-character error line."""
+    s = str(text)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 class SimulplayError(Exception):
@@ -44,7 +56,17 @@ class InputError(SimulplayError):
 
     def __init__(self, problems: list[Problem] | Problem):
         self.problems = [problems] if isinstance(problems, Problem) else list(problems)
-        super().__init__("\n".join(p.render() for p in self.problems))
+        super().__init__("\n".join(self.lines()))
+
+    def lines(self) -> list[str]:
+        """The first :data:`MAX_SHOWN` problems, one line each, and "… and N more problems"."""
+        shown = [p.render() for p in self.problems[:MAX_SHOWN]]
+        extra = len(self.problems) - MAX_SHOWN
+        if extra > 0:
+            sources = {p.source for p in self.problems}
+            where = f"{next(iter(sources))}: " if len(sources) == 1 else ""
+            shown.append(f"{where}… and {extra} more problem{'s' if extra > 1 else ''}")
+        return shown
 
     @classmethod
     def at(

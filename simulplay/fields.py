@@ -1,21 +1,25 @@
 """Field-level validation of tables read from user files.
 
 A :class:`Checker` converts columns while collecting located problems; ``raise_if_any``
-raises one :class:`InputError` listing each (up to a limit), so a user sees every bad
-row at once rather than one per run.
+raises one :class:`InputError` listing each (it shows the first ten and counts the rest),
+so a user sees every bad row at once rather than one per run.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError, Problem
+from simulplay.errors import InputError, Problem, clip
 
-MAX_REPORTED = 20
+#: Whole numbers beyond ±2⁵³ are not exact in float64; a count or ``seq`` beyond it is refused.
+MAX_EXACT_INT = 2**53
+_WHOLE = re.compile(r"[+-]?\d+")
+_INF_WORDS = ("inf", "+inf", "-inf", "infinity", "+infinity", "-infinity")
 
 
 class Checker:
@@ -40,11 +44,7 @@ class Checker:
 
     def raise_if_any(self) -> None:
         if self.problems:
-            shown = self.problems[:MAX_REPORTED]
-            if len(self.problems) > MAX_REPORTED:
-                extra = len(self.problems) - MAX_REPORTED
-                shown.append(Problem(self.source, f"… and {extra} more problems"))
-            raise InputError(shown)
+            raise InputError(self.problems)
 
     def require_columns(self, required: Sequence[str], what: str) -> None:
         missing = [c for c in required if c not in self.df.columns]
@@ -57,34 +57,29 @@ class Checker:
 
     def numbers(self, col: str, *, allow_empty: bool = False, nonneg: bool = False,
                 positive: bool = False, accepted: str = "a finite number in seconds") -> np.ndarray:
-        """Column as float64; empty cells become NaN when allowed (vectorized)."""
+        """Column as float64; empty cells become NaN when allowed (vectorized). Text that is
+        no number, NaN, ±infinity (also a literal too large for a float) and, as asked,
+        negative or non-positive values are problems; their cells come back NaN."""
         raw = self.df[col]
         if raw.dtype.kind in "fiu":
             out = raw.to_numpy(dtype=np.float64, na_value=np.nan)
             empty, bad_text = np.isnan(out), np.zeros(len(out), bool)
             texts = None
         else:
-            obj = raw.astype(object)
-            is_bool = obj.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(bool)
-            texts = obj.map(lambda v: "" if v is None or (isinstance(v, float) and np.isnan(v))
-                            else str(v).strip())
-            empty = (texts == "").to_numpy()
-            out = pd.to_numeric(texts.where(~empty & ~is_bool), errors="coerce").to_numpy(np.float64)
-            bad_text = np.isnan(out) & ~empty
-            low = texts.str.lower().isin(["nan", "+nan", "-nan"]).to_numpy()
-            bad_text &= ~low  # a written "nan" is a non-finite number, reported below
+            texts, out, empty, bad_text = _parse_numbers(raw)
         for i in np.flatnonzero(bad_text):
-            self.add_at(int(i), f"'{texts.iloc[i]}' is not a number", col, accepted)
+            self.add_at(int(i), _not_a_number(texts.iloc[i]), col, accepted)
         if not allow_empty:
             for i in np.flatnonzero(empty):
                 self.add_at(int(i), "is empty or NaN", col, accepted)
         if texts is not None:
             nan_written = ~empty & ~bad_text & np.isnan(out)
             for i in np.flatnonzero(nan_written):
-                self.add_at(int(i), f"{texts.iloc[i]} is not finite", col, accepted)
+                self.add_at(int(i), f"{clip(texts.iloc[i])} is not finite", col, accepted)
         finite = np.isfinite(out)
         for i in np.flatnonzero(~finite & ~np.isnan(out)):
-            self.add_at(int(i), f"{out[i]:g} is not finite", col, accepted)
+            written = None if texts is None else texts.iloc[i]
+            self.add_at(int(i), _infinite(out[i], written), col, accepted)
         if positive:
             for i in np.flatnonzero(finite & (out <= 0)):
                 self.add_at(int(i), f"{out[i]:g} is not positive", col, accepted)
@@ -96,12 +91,17 @@ class Checker:
         return out
 
     def integers(self, col: str, accepted: str = "a whole number") -> np.ndarray:
+        """Column as int64: whole numbers within ±2⁵³ (exact in float64); anything else is a
+        problem and comes back 0."""
         values = self.numbers(col, accepted=accepted)
         ok = np.isfinite(values)
         frac = ok & (values != np.round(values))
         for i in np.flatnonzero(frac):
             self.add_at(int(i), f"{values[i]:g} is not a whole number", col, accepted)
-        return np.where(ok, values, 0).astype(np.int64)
+        huge = ok & ~frac & (np.abs(np.where(ok, values, 0)) > MAX_EXACT_INT)
+        for i in np.flatnonzero(huge):
+            self.add_at(int(i), f"{values[i]:g} is too large (beyond ±2^53)", col, accepted)
+        return np.where(ok & ~huge, values, 0).astype(np.int64)
 
     def strings(self, col: str, *, allow_empty: bool = False, accepted: str = "non-empty text") -> list[str]:
         raw = self.df[col].astype(object)
@@ -136,6 +136,39 @@ class Checker:
             else:
                 out[i] = b
         return out
+
+
+def _parse_numbers(raw: pd.Series):
+    """Text (or mixed) cells as (texts, float64 values, empty, not-a-number) arrays."""
+    obj = raw.astype(object)
+    is_bool = obj.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(bool)
+    texts = obj.map(lambda v: "" if v is None or (isinstance(v, float) and np.isnan(v))
+                    else _cell_text(v))
+    empty = (texts == "").to_numpy()
+    out = pd.to_numeric(texts.where(~empty & ~is_bool), errors="coerce").to_numpy(np.float64)
+    bad_text = np.isnan(out) & ~empty
+    low = texts.str.lower().isin(["nan", "+nan", "-nan"]).to_numpy()
+    bad_text &= ~low  # a written "nan" is a non-finite number, reported by the caller
+    return texts, out, empty, bad_text
+
+
+def _cell_text(v) -> str:
+    try:
+        return str(v).strip()
+    except ValueError:  # an int beyond Python's digit limit for str()
+        return "9" * 400
+
+
+def _not_a_number(text: str) -> str:
+    if _WHOLE.fullmatch(text):
+        return f"'{clip(text)}' has {len(text.lstrip('+-'))} digits, too many for a number"
+    return f"'{clip(text)}' is not a number"
+
+
+def _infinite(value: float, written: str | None) -> str:
+    if written is None or written.lower() in _INF_WORDS:
+        return f"{value:g} is not finite"
+    return f"'{clip(written)}' is too large (beyond a float's range, ±1.8e308)"
 
 
 def _to_bool(v):

@@ -22,7 +22,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simulplay.errors import InputError
+from simulplay import safejson
+from simulplay.errors import InputError, clip
 from simulplay.signature import format_signature
 
 TABLE_SUFFIXES = (".parquet", ".csv", ".md")
@@ -84,11 +85,18 @@ def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     if fmt == ".parquet":
         try:
             table = pq.read_table(p)
-        except (pa.ArrowInvalid, OSError) as e:
-            raise InputError.at(p, f"not a readable Parquet file ({e})") from e
-        raw = (table.schema.metadata or {}).get(META_KEY)
-        meta = json.loads(raw) if raw else {}
-        return table.to_pandas(), meta
+        except (pa.ArrowException, OSError) as e:
+            raise InputError.at(p, f"not a readable Parquet file ({clip(e, 160)})") from e
+        schema_meta = table.schema.metadata or {}
+        meta = decode_meta(schema_meta.get(META_KEY), p)
+        if b"pandas" in schema_meta:
+            decode_pandas_meta(schema_meta[b"pandas"], p)
+        try:
+            return table.to_pandas(), meta
+        except (pa.ArrowException, ValueError, TypeError, KeyError, AttributeError, IndexError,
+                OverflowError) as e:  # pandas' own metadata of a foreign or damaged file
+            raise InputError.at(p, f"holds columns or metadata pandas cannot read ({clip(e, 120)})",
+                                accepted="a table of plain numbers and text") from e
     try:
         df = pd.read_csv(p, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -98,6 +106,68 @@ def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     except pd.errors.ParserError as e:
         raise InputError.at(p, f"is not readable CSV ({e})") from e
     return df, {}
+
+
+#: Keys of simulplay's Parquet metadata that readers use, with the JSON type each must have.
+META_SHAPES: dict[str, type] = {"table": str, "signatures": list, "row_signature": list, "signature": dict,
+                                "identity": dict, "traces": list, "requests": dict, "vad": dict}
+
+
+def decode_meta(raw: bytes | None, path: Path) -> dict[str, Any]:
+    """The ``simulplay`` Parquet metadata as a dict (``{}`` when absent), or an InputError
+    naming the file when it is not UTF-8 JSON within :mod:`simulplay.safejson`'s limits, not
+    an object, or a key of :data:`META_SHAPES` has another type; ``signatures`` must be a
+    list of objects and ``row_signature`` a list of indices into it."""
+    if not raw:
+        return {}
+
+    def refuse(message: str, accepted: str = "the metadata simulplay writes (a JSON object), or none"):
+        return InputError.at(path, message, field="simulplay", field_label="Parquet metadata", accepted=accepted)
+
+    try:
+        meta = safejson.loads(raw)
+    except safejson.JsonError as e:
+        raise refuse(str(e)) from None
+    if not isinstance(meta, dict):
+        raise refuse(f"is a JSON {json_type(meta)}, not an object")
+    for key, kind in META_SHAPES.items():
+        if key in meta and not isinstance(meta[key], kind):
+            raise refuse(f"'{key}' is a JSON {json_type(meta[key])}", f"'{key}' as a JSON {_JSON_NAMES[kind]}")
+    sigs = meta.get("signatures", [])
+    if not all(isinstance(s, dict) for s in sigs):
+        raise refuse("'signatures' holds a value that is not an object", "a list of signature objects")
+    index = meta.get("row_signature", [])
+    if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(sigs) for i in index):
+        raise refuse(f"'row_signature' holds a value that is not an index 0..{len(sigs) - 1} into 'signatures'",
+                     "one index into 'signatures' per row")
+    return meta
+
+
+_JSON_NAMES = {str: "string", list: "array", dict: "object"}
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type (number, string, array, object, …)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return "number"
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def decode_pandas_meta(raw: bytes, path: Path) -> None:
+    """Refuse pandas' Parquet metadata when it is not a JSON object (pandas would fail on it)."""
+    try:
+        meta = safejson.loads(raw)
+        problem = None if isinstance(meta, dict) and isinstance(meta.get("columns", []), list) else \
+            "is not the object pandas writes"
+    except safejson.JsonError as e:
+        problem = str(e)
+    if problem:
+        raise InputError.at(path, problem, field="pandas", field_label="Parquet metadata",
+                            accepted="the metadata pandas writes, or none")
 
 
 def _signature_rows(df: pd.DataFrame, signatures: Mapping[str, Any] | Sequence[Mapping[str, Any]]):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
+from simulplay import safejson
 from simulplay.errors import InputError
 from simulplay.fields import Checker
 from simulplay.tables import check_readable, read_table, table_format
@@ -56,15 +56,9 @@ def _read_jsonl(p: Path) -> tuple[pd.DataFrame, list[str]]:
         if not line.strip():
             continue
         try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as e:
-            check.add(f"is not UTF-8 text (byte {e.start})", row=lineno, accepted="UTF-8 JSON lines")
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as e:
-            check.add(f"broken JSON ({e.msg} at column {e.colno})", row=lineno,
-                      accepted="one JSON object per line")
+            obj = safejson.loads(line)
+        except safejson.JsonError as e:
+            check.add(str(e), row=lineno, accepted=f"one JSON object per line; {e.accepted}")
             continue
         if not isinstance(obj, dict):
             check.add("is not a JSON object", row=lineno, accepted="one JSON object per line")

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
+from simulplay import safejson
+from simulplay.errors import InputError, clip
 from simulplay.fields import Checker
 from simulplay.provenance import file_fingerprint
 from simulplay.tables import check_readable
@@ -142,7 +143,8 @@ def log_fingerprint(path: Path) -> str:
 def read_json_lines(path: str | Path, check: Checker) -> list[tuple[int, dict]]:
     """The log's JSON objects with their 1-based line numbers; blank lines are skipped.
 
-    Lines that are not UTF-8, not JSON or not an object are recorded in ``check``.
+    Lines that are not UTF-8, not JSON (:func:`simulplay.safejson.loads`: also nesting too
+    deep, integers too long, lone surrogates) or not an object are recorded in ``check``.
     """
     p = check_readable(path)
     out: list[tuple[int, dict]] = []
@@ -150,12 +152,9 @@ def read_json_lines(path: str | Path, check: Checker) -> list[tuple[int, dict]]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError as e:
-            check.add(f"is not UTF-8 text (byte {e.start})", row=lineno, accepted="UTF-8 JSON lines")
-            continue
-        except json.JSONDecodeError as e:
-            check.add(f"broken JSON ({e.msg} at column {e.colno})", row=lineno, accepted="one JSON object per line")
+            obj = safejson.loads(raw)
+        except safejson.JsonError as e:
+            check.add(str(e), row=lineno, accepted=f"one JSON object per line; {e.accepted}")
             continue
         if not isinstance(obj, dict):
             check.add("is not a JSON object", row=lineno, accepted="one JSON object per line")
@@ -189,13 +188,19 @@ class Fields:
 
     def _number(self, v: Any, key: str, accepted: str, *, positive: bool = False, item: str = ""):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            self.problem(f"{item}{json.dumps(v)[:40]} is not a number", key, accepted)
-        elif not math.isfinite(v):
-            self.problem(f"{item}{v} is not finite", key, accepted)
-        elif v < 0 or (positive and v == 0):
-            self.problem(f"{item}{v:g} is not {'positive' if positive else '≥ 0'}", key, accepted)
+            self.problem(f"{item}{shown(v)} is not a number", key, accepted)
+            return None
+        try:
+            x = float(v)
+        except OverflowError:  # an integer literal beyond a float's range
+            self.problem(f"{item}{clip(v)} is too large (beyond a float's range, ±1.8e308)", key, accepted)
+            return None
+        if not math.isfinite(x):
+            self.problem(f"{item}{x} is not finite", key, accepted)
+        elif x < 0 or (positive and x == 0):
+            self.problem(f"{item}{x:g} is not {'positive' if positive else '≥ 0'}", key, accepted)
         else:
-            return float(v)
+            return x
         return None
 
     def numbers(self, key: str, accepted: str, *, ordered: bool = False) -> list[float] | None:
@@ -231,9 +236,14 @@ class Fields:
             return None
         v = self.obj[key]
         if not isinstance(v, str):
-            self.problem(f"{json.dumps(v)[:40]} is not a string", key, accepted)
+            self.problem(f"{shown(v)} is not a string", key, accepted)
             return None
         return v
+
+
+def shown(value: Any) -> str:
+    """A parsed JSON value as JSON, cut to 40 characters, for messages."""
+    return clip(json.dumps(value, ensure_ascii=False), 40)
 
 
 def talk_id_from_path(path: str) -> str:

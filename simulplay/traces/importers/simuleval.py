@@ -48,6 +48,7 @@ from simulplay.traces.importers.common import (
     log_fingerprint,
     read_json_lines,
     segments,
+    shown,
     squeeze,
     talk_id_from_path,
 )
@@ -121,7 +122,7 @@ def _head(f: Fields, clock: str, times_key: str) -> _Head | None:
     if not f.present("index", "the instance index (a whole number)"):
         index = None
     elif isinstance(index, bool) or not isinstance(index, int):
-        f.problem(f"{index!r} is not a whole number", "index", "the instance index (a whole number)")
+        f.problem(f"{shown(index)} is not a whole number", "index", "the instance index (a whole number)")
     talk = _talk_id(f, index)
     source_s = f.number("source_length", f"the source duration in {MS}, > 0", positive=True)
     times = f.numbers(times_key, f"one time per unit in {MS} from source start, non-decreasing", ordered=True)
@@ -137,7 +138,7 @@ def _talk_id(f: Fields, index) -> str:
     first = src[0] if isinstance(src, list) else src
     accepted = "the source wav path, or a list whose first item is it"
     if not isinstance(first, str):
-        f.problem(f"{str(first)[:40]!r} is not a path", "source", accepted)
+        f.problem(f"{shown(first)} is not a path", "source", accepted)
         return str(index)
     if isinstance(src, str) and any(c.isspace() for c in src) and not src.lower().endswith(AUDIO_SUFFIXES):
         f.problem("looks like source text (a text-input log, whose delays count source words, not ms)",

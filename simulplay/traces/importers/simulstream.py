@@ -56,6 +56,7 @@ from simulplay.traces.importers.common import (
     log_fingerprint,
     read_json_lines,
     segments,
+    shown,
     talk_id_from_path,
 )
 from simulplay.traces.importers.wavinfo import wav_frames
@@ -122,7 +123,7 @@ def _talks(lines: list[tuple[int, dict]], check: Checker) -> list[_Talk]:
                 f.problem("is not a simulstream log line", accepted=LINE_KINDS)
             continue
         if isinstance(key, bool) or not isinstance(key, (int, str)):
-            f.problem(f"{str(key)[:40]!r} is not a number or string", "id", "the client id")
+            f.problem(f"{shown(key)} is not a number or string", "id", "the client id")
             continue
         if "metadata" in obj:
             meta = obj["metadata"]
