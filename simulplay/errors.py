@@ -14,6 +14,9 @@ from pathlib import Path
 
 #: Problems an :class:`InputError` shows; the rest are counted on one last line.
 MAX_SHOWN = 10
+#: Characters of a problem's message (and of what it accepts) shown; input quoted in a
+#: message (a talk id, a cell) can be of any length.
+MAX_MESSAGE = 400
 
 
 def clip(text: object, limit: int = 40) -> str:
@@ -45,9 +48,9 @@ class Problem:
             where.append(f"{self.row_label} {self.row}")
         if self.field is not None:
             where.append(f"{self.field_label} '{self.field}'")
-        text = f"{', '.join(where)}: {' '.join(self.message.split())}"
+        text = f"{', '.join(where)}: {clip(' '.join(self.message.split()), MAX_MESSAGE)}"
         if self.accepted:
-            text += f" (expected {self.accepted})"
+            text += f" (expected {clip(self.accepted, MAX_MESSAGE)})"
         return text
 
 

@@ -132,7 +132,7 @@ class Checker:
             if b is None:
                 continue
             if isinstance(b, str):
-                self.add_at(i, f"'{b}' is not a boolean", col, accepted)
+                self.add_at(i, f"'{clip(b)}' is not a boolean", col, accepted)
             else:
                 out[i] = b
         return out

@@ -136,7 +136,7 @@ def _talks(lines: list[tuple[int, dict]], check: Checker) -> list[_Talk]:
             continue
         packet = _packet(f)
         if key not in by_id:
-            f.problem(f"id {key} has no metadata line before it", "id",
+            f.problem(f"id {shown(key)} has no metadata line before it", "id",
                       'a {"id", "metadata": {"wav_name"}} line before the packets of a talk')
         elif packet is not None:
             by_id[key].packets.append(packet)
