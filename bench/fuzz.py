@@ -45,7 +45,7 @@ def replay_one(seed: int, index: int, work: Path) -> int:
 def run_many(seed: int, cases: int, work: Path) -> int:
     corpus = build_corpus(work / "corpus")
     counts: Counter[str] = Counter()
-    kinds: dict[str, tuple[int, str]] = {}
+    kinds: dict[str, str] = {}
     t0 = time.perf_counter()
     for i in range(cases):
         case = make_case(seed, i, corpus)
@@ -56,7 +56,7 @@ def run_many(seed: int, cases: int, work: Path) -> int:
         if finding:
             counts["failed"] += 1
             kind = finding.strip().splitlines()[-1][:160]
-            kinds.setdefault(kind, (i, case.label()))
+            kinds.setdefault(kind, case.label())
         else:
             counts["accepted" if outcome.code == 0 else "refused"] += 1
         shutil.rmtree(folder, ignore_errors=True)
@@ -65,7 +65,7 @@ def run_many(seed: int, cases: int, work: Path) -> int:
     elapsed = time.perf_counter() - t0
     print(f"seed {seed}: {cases} cases: {counts['accepted']} accepted, {counts['refused']} refused, "
           f"{counts['failed']} failed ({len(kinds)} distinct); {1000 * elapsed / cases:.1f} s per 1,000 cases")
-    for kind, (i, label) in kinds.items():
+    for kind, label in kinds.items():
         print(f"- {kind}\n  e.g. {label}")
     return 1 if counts["failed"] else 0
 

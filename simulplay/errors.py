@@ -16,7 +16,7 @@ from pathlib import Path
 MAX_SHOWN = 10
 #: Characters of a problem's message (and of what it accepts) shown; input quoted in a
 #: message (a talk id, a cell) can be of any length.
-MAX_MESSAGE = 400
+MAX_MESSAGE = 600
 
 
 def clip(text: object, limit: int = 40) -> str:
@@ -92,3 +92,23 @@ class IncompleteError(SimulplayError):
 
 class RegistryError(SimulplayError):
     """An unknown or duplicate name in a registry (rules, backends, service models)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt (the command line
+    installs the handler), so that one ``except KeyboardInterrupt`` handles both."""
+
+
+def interrupt_exit_code(signal_exception: BaseException) -> int:
+    """130 for SIGINT (Ctrl-C), 143 for SIGTERM: 128 + the signal number, as shells report."""
+    return 143 if isinstance(signal_exception, Terminated) else 130
+
+
+class Interrupted(SimulplayError):
+    """A long run stopped by SIGINT or SIGTERM, saying what was done and kept
+    (e.g. "35 of 577 requests done and kept; run the same command again to resume");
+    ``exit_code`` is 130 or 143."""
+
+    def __init__(self, what: str, cause: BaseException):
+        super().__init__(f"interrupted: {what}")
+        self.exit_code = interrupt_exit_code(cause)

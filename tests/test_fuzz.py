@@ -16,8 +16,17 @@ import shutil
 import pandas as pd
 import pytest
 
-from tests.fuzz_cases import TARGETS, Case, build_corpus, case_args, judge, make_case, run_case, run_in_process, \
-    run_subprocess
+from tests.fuzz_cases import (
+    TARGETS,
+    Case,
+    build_corpus,
+    case_args,
+    judge,
+    make_case,
+    run_case,
+    run_in_process,
+    run_subprocess,
+)
 
 SEED = 20261201
 CASES = 2000
@@ -72,6 +81,7 @@ def test_in_process_harness_agrees_with_real_subprocesses(corpus, tmp_path):
         args_a, out_a = case_args(case, tmp_path / f"a{i}")
         args_b, out_b = case_args(case, tmp_path / f"b{i}")
         a, b = run_in_process(args_a), run_subprocess(args_b)
+        assert judge(a, out_a, tmp_path / f"a{i}", {case.target.source}) is None, case.label()
         assert a.code == b.code, (case.label(), a.stderr, b.stderr)
         assert a.stderr.replace(f"a{i}/", "X/") == b.stderr.replace(f"b{i}/", "X/"), case.label()
         assert judge(b, out_b, tmp_path / f"b{i}", {case.target.source}) is None, case.label()

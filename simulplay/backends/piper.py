@@ -11,6 +11,7 @@ audio is reused only within one realization by default.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,12 @@ def default_voice() -> Path:
 @register_backend("piper")
 @dataclass(frozen=True)
 class PiperSettings(BackendConfig):
-    """Piper settings; ``voice`` is a path to an ``.onnx`` voice (empty: en_US-joe-medium)."""
+    """Piper settings; ``voice`` is a path to an ``.onnx`` voice (empty: en_US-joe-medium).
+
+    ``length_scale`` > 0 (phoneme duration factor: 2 speaks half as fast), ``noise_scale``
+    and ``noise_w_scale`` ≥ 0 (0: deterministic), ``volume`` > 0 (a gain factor);
+    ``intra_op_threads`` and ``inter_op_threads`` ≥ 0, where 0 means onnxruntime's default
+    (as many threads as cores)."""
 
     path_settings = ("voice",)
 
@@ -57,6 +63,7 @@ class PiperSettings(BackendConfig):
             raise ValueError(f"execution_mode must be sequential or parallel, got '{self.execution_mode}'")
         if self.intra_op_threads < 0 or self.inter_op_threads < 0:
             raise ValueError("thread counts must be ≥ 0 (0: onnxruntime's default)")
+        check_scales(self)
         self.reuse_policy()
 
     def check(self) -> None:
@@ -75,6 +82,16 @@ class PiperSettings(BackendConfig):
 
     def create(self) -> PiperBackend:
         return PiperBackend(self)
+
+
+def check_scales(c: PiperSettings) -> None:
+    """Refuse synthesis settings that make no sense (also NaN and infinity)."""
+    for name, low, strict in (("length_scale", 0, True), ("noise_scale", 0, False), ("noise_w_scale", 0, False),
+                              ("volume", 0, True)):
+        v = getattr(c, name)
+        if not math.isfinite(v) or v < low or (strict and v == low):
+            bound = f"{'>' if strict else '≥'} {low}"
+            raise ValueError(f"{name}={v:g} is out of range ({name} must be a finite number {bound})")
 
 
 class PiperBackend(Backend):

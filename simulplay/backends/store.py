@@ -5,13 +5,23 @@ Layout of a store folder::
     audio/ab/abcdef….flac        samples (int16 PCM in FLAC), named by sha256 of rate + samples
     records/<request key>.json   a completed request: audio key, sample count, service time, chunks
     records/<request key>.failed.json   the last failure of a request (retried on the next run)
-    locks/<request key>.lock     held (flock) while a process synthesizes that request
+    locks/<request key>.lock     held (flock) while a process synthesizes that request; removed
+                                 by its holder when done (a killed run leaves it: `store gc`)
     events.jsonl                 append-only log of syntheses (one line each)
 
-Every file is written to a temporary name and renamed into place, so a process killed at
-any moment leaves either the old state or the new one. A request is complete exactly when
-its record exists; running again skips it. Two processes share a store safely: the first
-to lock a request synthesizes it, the other waits and then reads the record.
+Every file is written to a temporary name (``.<name>.*.tmp``) and renamed into place, so a
+process killed at any moment leaves either the old state or the new one (and perhaps a
+temporary file, which ``simulplay store gc`` removes). A request is complete exactly when
+its record exists and its audio is sound; running again skips it. Two processes share a
+store safely: the first to lock a request synthesizes it, the other waits and then reads
+the record. A process working on the store holds a shared lock on ``locks/`` for as long
+(:meth:`AudioStore.session`); ``store gc`` takes it exclusively, so it never removes a
+temporary file that a running process is about to rename.
+
+Every read of audio (:meth:`AudioStore.load_audio`) checks that the FLAC decodes to mono
+samples whose SHA-256 is the audio key, and, when the caller says, that the sample count and
+rate are the record's; damaged or missing audio is an :class:`AudioDamage` naming the store,
+the key, the request and the fix.
 """
 
 from __future__ import annotations
@@ -28,8 +38,36 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from simulplay.errors import InputError
+from simulplay import safejson
+from simulplay.errors import InputError, clip
 from simulplay.tables import atomic_path
+
+#: What to do about damaged or missing audio (the end of an :class:`AudioDamage` message).
+FIX = "run the same `simulplay synth` command again to synthesize it anew"
+REQUEST_FIELDS = (("talk_id", "talk"), ("system", "system"), ("condition", "condition"), ("backend", "backend"),
+                  ("realization", "realization"), ("seq", "seq"))
+
+
+def describe_request(row: Any) -> str:
+    """``(talk t1, system A, condition timer:w=4, seq 3)`` from a mapping or a named tuple
+    with the manifest's key columns (those present)."""
+    get = row.get if isinstance(row, dict) else (lambda k, d=None: getattr(row, k, d))
+    parts = [f"{label} {get(key)}" for key, label in REQUEST_FIELDS if get(key) is not None]
+    return "(" + ", ".join(parts) + ")"
+
+
+class AudioDamage(InputError):
+    """Stored audio that is missing, does not decode, or is not what its record says."""
+
+    def __init__(self, root: Path, key: str, problem: str, request: str | None = None):
+        self.root, self.key, self.problem, self.request = root, key, problem, request
+        of = f" of request {request}" if request else ""
+        super().__init__(InputError.at(f"store {root}", f"audio {key}{of} {problem}; {FIX} "
+                                       f"(`simulplay store verify {root}` checks the whole store)").problems)
+
+    def with_request(self, request: str) -> AudioDamage:
+        """The same damage, naming the request that needed the audio."""
+        return AudioDamage(self.root, self.key, self.problem, request)
 
 
 class AudioStore:
@@ -67,28 +105,55 @@ class AudioStore:
         return self.root / "audio" / key[:2] / f"{key}.flac"
 
     def put_audio(self, samples: np.ndarray, sample_rate: int) -> str:
-        """Store int16 mono samples losslessly; returns the audio key ('' for no samples)."""
+        """Store int16 mono samples losslessly; returns the audio key ('' for no samples).
+        A file already under the key is kept only if it is sound (else written again)."""
         samples = np.asarray(samples, dtype=np.int16)
         if samples.size == 0:
             return ""
         key = self.audio_key(samples, sample_rate)
         path = self.audio_path(key)
-        if not path.exists():
+        if not path.exists() or self.audio_problem(key) is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(path) as tmp:
                 sf.write(tmp, samples, int(sample_rate), format="FLAC", subtype="PCM_16")
         return key
 
-    def load_audio(self, key: str) -> tuple[np.ndarray, int]:
-        """int16 samples and sample rate of a stored key ('' → no samples)."""
+    def load_audio(self, key: str, *, n_samples: int | None = None, sample_rate: int | None = None,
+                   request: str | None = None) -> tuple[np.ndarray, int]:
+        """int16 samples and sample rate (Hz) of a stored key ('' → no samples), checked:
+        the file decodes to mono samples whose hash is ``key`` and, when given, there are
+        ``n_samples`` of them at ``sample_rate``. Otherwise :class:`AudioDamage` (naming
+        ``request``, e.g. :func:`describe_request` of the manifest row)."""
         if key == "":
             return np.zeros(0, dtype=np.int16), 0
+        samples, rate, problem = self._decode(key)
+        if problem is None:
+            problem = _mismatch(len(samples), rate, n_samples, sample_rate)
+        if problem is not None:
+            raise AudioDamage(self.root, key, problem, request)
+        return samples, rate
+
+    def audio_problem(self, key: str, n_samples: int | None = None, sample_rate: int | None = None) -> str | None:
+        """What is wrong with the audio under ``key`` (None: sound), as :meth:`load_audio` checks."""
+        samples, rate, problem = self._decode(key)
+        return problem or _mismatch(len(samples), rate, n_samples, sample_rate)
+
+    def _decode(self, key: str) -> tuple[np.ndarray, int, str | None]:
         path = self.audio_path(key)
-        if not path.exists():
-            raise InputError.at(self.root, f"audio {key} is missing from the store", field="audio_key",
-                                accepted="the store the manifest was synthesized into")
-        data, rate = sf.read(path, dtype="int16", always_2d=False)
-        return data, rate
+        none = np.zeros(0, dtype=np.int16)
+        if not path.is_file():
+            return none, 0, "is missing"
+        try:
+            data, rate = sf.read(path, dtype="int16", always_2d=True)
+        except (sf.LibsndfileError, RuntimeError, OSError, ValueError, TypeError) as e:
+            return none, 0, f"does not decode as FLAC ({clip(' '.join(str(e).split()), 80)})"
+        if data.shape[1] != 1:
+            return none, 0, f"has {data.shape[1]} channels, not one"
+        data = np.ascontiguousarray(data[:, 0])
+        if self.audio_key(data, rate) != key:
+            return none, 0, (f"decodes to {len(data)} samples at {rate} Hz that are not the ones its key names "
+                             "(truncated or altered)")
+        return data, int(rate), None
 
     # ---- records --------------------------------------------------------------
 
@@ -96,17 +161,40 @@ class AudioStore:
         return self.root / "records" / f"{key}{'.failed' if failed else ''}.json"
 
     def get_record(self, key: str) -> dict[str, Any] | None:
-        path = self.record_path(key)
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
+        """The request's record, or None when it has none (or only an unreadable one, which
+        :meth:`record_problem` names)."""
+        return _read_json(self.record_path(key))
 
     def get_failure(self, key: str) -> dict[str, Any] | None:
+        return _read_json(self.record_path(key, failed=True))
+
+    def record_problem(self, key: str) -> str | None:
+        """What makes a completed request unusable (None: record and audio are sound):
+        an unreadable record, or audio missing, undecodable or not the record's samples."""
         try:
-            return json.loads(self.record_path(key, failed=True).read_text(encoding="utf-8"))
+            rec = safejson.loads(self.record_path(key).read_bytes())
         except FileNotFoundError:
-            return None
+            return "has no record"
+        except (safejson.JsonError, OSError) as e:
+            return f"has an unreadable record ({e})"
+        fields = ("audio_key", "n_samples", "sample_rate", "service_s", "chunks")
+        if not isinstance(rec, dict) or any(k not in rec for k in fields):
+            return "has a record without " + ", ".join(fields)
+        if rec["audio_key"] == "":
+            return None if rec["n_samples"] == 0 else "has a record of samples without audio"
+        problem = self.audio_problem(str(rec["audio_key"]), rec["n_samples"], rec["sample_rate"])
+        return None if problem is None else f"has audio {rec['audio_key']} that {problem}"
+
+    def discard(self, key: str, problem: str) -> None:
+        """Forget a completed request whose audio or record is damaged (its record is
+        removed and so is damaged audio, so that the next synthesis writes both anew);
+        logged in events.jsonl as ``damaged``."""
+        rec = self.get_record(key) or {}
+        audio = str(rec.get("audio_key", ""))
+        if audio and self.audio_path(audio).exists() and self.audio_problem(audio) is not None:
+            self.audio_path(audio).unlink(missing_ok=True)
+        self.record_path(key).unlink(missing_ok=True)
+        self.log_event({"event": "damaged", "key": key, "audio_key": audio, "problem": problem, "pid": os.getpid()})
 
     def put_record(self, key: str, record: dict[str, Any]) -> None:
         self.record_path(key).parent.mkdir(parents=True, exist_ok=True)
@@ -124,22 +212,48 @@ class AudioStore:
 
     # ---- coordination -----------------------------------------------------------
 
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """Hold the store's shared session lock (on ``locks/``) while working on it, so that
+        ``store gc`` (which takes it exclusively) leaves this process's files alone."""
+        (self.root / "locks").mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / "locks", os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
     def try_lock(self, key: str, *, wait: bool = False) -> int | None:
         """Lock a request key for this process (flock; released by the kernel if the
         process dies). Returns the descriptor to pass to :meth:`unlock`, or None if
-        another process holds it and ``wait`` is false."""
+        another process holds it and ``wait`` is false. The holder removes the lock file
+        when it unlocks; a process that locked a file removed meanwhile tries again."""
         (self.root / "locks").mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / "locks" / f"{key}.lock", os.O_CREAT | os.O_RDWR, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            os.close(fd)
-            return None
-        return fd
+        path = self.lock_path(key)
+        while True:
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                os.close(fd)
+                return None
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                return fd
+            os.close(fd)  # its holder removed it between our open and our lock
 
-    @staticmethod
-    def unlock(fd: int) -> None:
+    def lock_path(self, key: str) -> Path:
+        return self.root / "locks" / f"{key}.lock"
+
+    def unlock(self, fd: int, key: str | None = None) -> None:
+        """Release a lock from :meth:`try_lock`, removing its file first when ``key`` is given."""
         try:
+            if key is not None:
+                self.lock_path(key).unlink(missing_ok=True)
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
@@ -153,7 +267,7 @@ class AudioStore:
             yield fd is not None
         finally:
             if fd is not None:
-                self.unlock(fd)
+                self.unlock(fd, key)
 
     def log_event(self, event: dict[str, Any]) -> None:
         """Append one line to events.jsonl (a single O_APPEND write)."""
@@ -170,9 +284,27 @@ class AudioStore:
         if not path.exists():
             return []
         out = []
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_bytes().splitlines():
             try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
+                event = safejson.loads(line)
+            except safejson.JsonError:
                 continue  # a line cut by a kill mid-write
+            if isinstance(event, dict):
+                out.append(event)
         return out
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        obj = safejson.loads(path.read_bytes())
+    except (FileNotFoundError, safejson.JsonError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _mismatch(n: int, rate: int, n_samples: int | None, sample_rate: int | None) -> str | None:
+    if n_samples is not None and n != int(n_samples):
+        return f"holds {n} samples where {int(n_samples)} are expected"
+    if sample_rate is not None and rate != int(sample_rate):
+        return f"is at {rate} Hz where {int(sample_rate)} Hz is expected"
+    return None

@@ -10,14 +10,16 @@ follows the --out suffix: .parquet (canonical), .csv or .md.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 import typer
 from typer.exceptions import Abort, TyperException
 
 from simulplay import __version__
-from simulplay.cli import blocks, compare, diagnostics, experiment, replay, report, synth, traces
-from simulplay.errors import SimulplayError
+from simulplay.cli import blocks, compare, diagnostics, experiment, replay, report, store, synth, traces
+from simulplay.errors import Interrupted, SimulplayError, Terminated, interrupt_exit_code
 
 app = typer.Typer(
     add_completion=False,
@@ -51,15 +53,26 @@ COMMANDS = (  # (name, function), in the order of `simulplay --help`
 )
 for _name, _command in COMMANDS:
     app.command(_name)(_command)
+app.add_typer(store.app, name="store")  # store verify | store gc
 
 
 def main() -> None:
-    """Console entry point: one-line errors and exit code 2 for bad input."""
+    """Console entry point: one-line errors and exit code 2 for bad input; Ctrl-C (SIGINT)
+    and SIGTERM end a command with one line saying what was kept, exit code 130 / 143."""
+    previous = _on_signals(_interrupt)
+    try:
+        _run()
+    finally:
+        _on_signals(previous)
+
+
+def _run() -> None:
     try:
         rv = app(standalone_mode=False)
-    except Abort:
-        print("simulplay: aborted", file=sys.stderr)
-        sys.exit(130)
+    except Abort as e:  # click turns KeyboardInterrupt (and our SIGTERM) into Abort
+        print("simulplay: interrupted before the command finished (files appear only when complete, so none is "
+              "half-written); run the same command again", file=sys.stderr)
+        sys.exit(interrupt_exit_code(e.__cause__))
     except TyperException as e:  # usage errors: unknown flag, bad value, missing argument
         ctx = getattr(e, "ctx", None)
         if type(e).__name__ == "NoArgsIsHelpError":  # typer has printed the help
@@ -68,8 +81,28 @@ def main() -> None:
         message = " ".join(e.format_message().split())
         print(f"{name}: error: {message} (see '{name} --help')", file=sys.stderr)
         sys.exit(2)
+    except Interrupted as e:
+        print(f"simulplay: {e}", file=sys.stderr)
+        sys.exit(e.exit_code)
     except SimulplayError as e:
         for line in str(e).splitlines():
             print(f"simulplay: error: {line}", file=sys.stderr)
         sys.exit(2)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _interrupt(signum, frame):
+    """SIGINT → KeyboardInterrupt, SIGTERM → Terminated, once: a second signal while the
+    command cleans up (releasing locks, removing temporary files) is ignored."""
+    _on_signals(signal.SIG_IGN)
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _on_signals(handler):
+    """Set ``handler`` (one, or a (SIGINT, SIGTERM) pair) for both signals; returns the old pair."""
+    pair = handler if isinstance(handler, tuple) else (handler, handler)
+    old = tuple(signal.getsignal(s) or signal.SIG_DFL for s in (signal.SIGINT, signal.SIGTERM))
+    if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
+        signal.signal(signal.SIGINT, pair[0])
+        signal.signal(signal.SIGTERM, pair[1])
+    return old

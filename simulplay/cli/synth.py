@@ -56,7 +56,6 @@ def synth(
     --requests the manifest equals the one `synth TRACE… --rule …` writes for the same
     plan; its signature names the requests file and its SHA-256.
     """
-    from simulplay.backends import parse_backend
     from simulplay.cli.console import progress_bar
     from simulplay.grouping import parse_rule, unique_rules
     from simulplay.synthesis.executors import parse_executor
@@ -68,13 +67,26 @@ def synth(
     check_writable(out, (".parquet", ".csv"))
     check_distinct({"--out": out}, [*trace, *([requests] if requests else [])])
     rules = unique_rules([parse_rule(r) for r in rule])
-    config = parse_backend(backend if reuse is None else f"{backend}{',' if ':' in backend else ':'}reuse={reuse}")
+    config = backend_with_reuse(backend, reuse)
     spec = parse_executor(executor, worker_cpus=worker_cpus, worker_gpus=worker_gpus, retries=retries,
                           workers=workers)
     res = synthesize_files(config, store, out, traces=trace, rules=rules, requests=requests,
                            realizations=realizations, max_chars=max_chars, progress=progress_bar(quiet),
                            executor=spec, contention_sample=contention_sample)
     report_synthesis(res, out, spec.label(), worker_stats)
+
+
+def backend_with_reuse(backend: str, reuse: str | None):
+    """The backend config of ``--backend`` with ``--reuse`` (checked first, so that a bad
+    value names --reuse rather than the backend spec) as its ``reuse`` setting."""
+    from simulplay.backends import parse_backend
+    from simulplay.backends.base import REUSE_POLICIES
+
+    if reuse is None:
+        return parse_backend(backend)
+    if reuse not in REUSE_POLICIES:
+        raise InputError.at(f"--reuse '{reuse}'", "unknown reuse policy", accepted=" | ".join(REUSE_POLICIES))
+    return parse_backend(f"{backend}{',' if ':' in backend else ':'}reuse={reuse}")
 
 
 def check_plan_source(trace: list[Path], rule: list[str], requests: Path | None) -> None:
@@ -92,7 +104,8 @@ def check_plan_source(trace: list[Path], rule: list[str], requests: Path | None)
 def report_synthesis(res, out: Path, executor: str, per_worker: bool) -> None:
     """Counts, the parallel summary, and exit code 1 when requests failed."""
     st = res.stats
-    typer.echo(f"{len(res.manifest)} requests → {out}: synthesized {st.synthesized}, already in store "
+    damaged = f" (of them {st.damaged} found damaged in the store and synthesized again)" if st.damaged else ""
+    typer.echo(f"{len(res.manifest)} requests → {out}: synthesized {st.synthesized}{damaged}, already in store "
                f"{st.skipped}, failed {st.failed}; reused rows {int(res.manifest['reused'].sum())}")
     print_parallel_summary(st, executor, per_worker)
     failed = res.manifest["error"] != ""

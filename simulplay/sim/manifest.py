@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.errors import InputError
-from simulplay.fields import Checker
+from simulplay.fields import MAX_EXACT_INT, Checker
 from simulplay.sim.timebase import MAX_S, MAX_SAMPLE_RATE, part_dur_ns, to_ns
 from simulplay.tables import read_table
 
@@ -109,13 +109,8 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
         for i in np.flatnonzero(dup):
             check.add(f"seq {g['seq'].iloc[i]} repeats in output ({label})", row=g["_row"].iloc[i],
                       field="seq", accepted="unique seq per output")
-        if "audio_key" in g and not dup.any():  # synthesized: every planned request is a row
-            seqs = np.sort(g["seq"].to_numpy())
-            if seqs[0] != 0 or seqs[-1] != len(seqs) - 1:
-                missing = sorted(set(range(int(seqs[-1]) + 1)) - set(seqs.tolist()))[:3]
-                check.add(f"output ({label}) lacks request seq {', '.join(map(str, missing)) or seqs[0] - 1} "
-                          "(a synthesized manifest holds every request from seq 0)", row=g["_row"].iloc[0],
-                          field="seq", accepted="the manifest written by `simulplay synth`, rows not removed")
+        if not dup.any():
+            _check_order(check, g, label)
         src = g["source_s"].to_numpy()
         for i in np.flatnonzero(src != src[0])[:1]:
             check.add(f"source_s {src[i]:g} differs from {src[0]:g} in output ({label})",
@@ -131,6 +126,29 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
     return out.drop(columns=["_row", "_output"]).reset_index(drop=True)
 
 
+def _check_order(check: Checker, g: pd.DataFrame, label: str) -> None:
+    """An output's requests are numbered 0..n−1 and dispatched in ``seq`` order (times never
+    go backwards); the first request out of place is a problem."""
+    s = g.sort_values("seq", kind="stable")
+    seqs = s["seq"].to_numpy()
+    wrong = np.flatnonzero(seqs != np.arange(len(seqs)))
+    if len(wrong):
+        k = int(wrong[0])
+        check.add(f"seq {seqs[k]} where {k} is expected: output ({label}) has {len(seqs)} requests, numbered "
+                  f"0..{len(seqs) - 1} in order (a synthesized manifest holds every request)",
+                  row=s["_row"].iloc[k], field="seq", accepted="seq 0..n−1 within each output, rows not removed")
+        return
+    d = s["dispatch_s"].to_numpy(float)
+    known = np.flatnonzero(~np.isnan(d))
+    back = known[1:][np.diff(d[known]) < 0]
+    if len(back):
+        k = int(back[0])
+        prev = int(known[np.searchsorted(known, k) - 1])
+        check.add(f"dispatch_s {d[k]:g} of seq {k} is earlier than {d[prev]:g} of seq {prev} in output ({label})",
+                  row=s["_row"].iloc[k], field="dispatch_s",
+                  accepted="dispatch times that never go backwards in seq order")
+
+
 def check_time_range(check: Checker, table: pd.DataFrame, columns) -> None:
     """Times (seconds) beyond ±292 years do not fit int64 nanoseconds: each is a problem."""
     for col in columns:
@@ -144,15 +162,15 @@ def _check_samples(check: Checker, out: pd.DataFrame, failed: np.ndarray) -> Non
     """Sample counts and rates of the requests without error: whole numbers, a rate of
     1..10⁹ Hz for audio, and ``audio_s`` naming the same number of samples. They come
     back as int64 columns (0 on failed requests)."""
-    what_n = "the sample count, a whole number ≥ 0"
+    what_n = "the sample count, a whole number ≥ 0 (at most 2^53)"
     what_sr = f"the sample rate in Hz, a whole number 1..{MAX_SAMPLE_RATE} (for audio)"
     ok = ~failed
     n = check.numbers("n_samples", allow_empty=True, accepted=what_n)
     rate = check.numbers("sample_rate", allow_empty=True, accepted=what_sr)
-    good_n = np.isfinite(n) & (n >= 0) & (n == np.round(n))
+    good_n = np.isfinite(n) & (n >= 0) & (n == np.round(n)) & (n <= MAX_EXACT_INT)
     good_sr = np.isfinite(rate) & (rate >= 1) & (rate <= MAX_SAMPLE_RATE) & (rate == np.round(rate))
     for i in np.flatnonzero(ok & ~good_n):
-        message = "is empty" if np.isnan(n[i]) else f"{n[i]:g} is not a whole number ≥ 0"
+        message = "is empty" if np.isnan(n[i]) else f"{n[i]:g} is not a whole number 0..2^53"
         check.add_at(int(i), message, "n_samples", what_n)
     sounding = ok & good_n & (n > 0)
     for i in np.flatnonzero(sounding & ~good_sr):

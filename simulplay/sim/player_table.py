@@ -246,8 +246,8 @@ def _waveform_source(res: ReplayResult, audio: pd.DataFrame, load_audio: LoadAud
                                 f"{', '.join(map(str, sorted(rates)))}", field="sample_rate",
                                 accepted="one sample rate per output")
         rate = int(rates[0]) if len(rates) else 1
-        loaded = {int(r.seq): _load(load_audio, r.audio_key, int(r.n_samples), int(r.sample_rate))
-                  for r in reqs.itertuples()}
+        loaded = {int(r.seq): _load(load_audio, r.audio_key, int(r.n_samples), int(r.sample_rate),
+                                    _label(r)) for r in reqs.itertuples()}
         if not release.needs_chunks:
             return [loaded[int(s)] for s in parts["seq"]], rate
         out = []
@@ -262,10 +262,15 @@ def _waveform_source(res: ReplayResult, audio: pd.DataFrame, load_audio: LoadAud
     return waveforms
 
 
-def _load(load_audio: LoadAudio, key: str, n_samples: int, rate: int) -> np.ndarray:
+def _load(load_audio: LoadAudio, key: str, n_samples: int, rate: int, request: str) -> np.ndarray:
     if n_samples == 0:
         return np.zeros(0, np.float32)
-    samples, got_rate = load_audio(key)
+    try:
+        samples, got_rate = load_audio(key)
+    except InputError as e:  # the store's AudioDamage: name the request too
+        if not hasattr(e, "with_request"):
+            raise
+        raise e.with_request(request) from None
     samples = np.asarray(samples)
     if samples.ndim != 1 or len(samples) != n_samples:
         raise InputError.at(f"audio {key}", f"expected {n_samples} mono samples, got shape {samples.shape}",
@@ -274,6 +279,11 @@ def _load(load_audio: LoadAudio, key: str, n_samples: int, rate: int) -> np.ndar
         raise InputError.at(f"audio {key}", f"stored at {got_rate} Hz, manifest says {rate} Hz",
                             field="sample_rate", accepted="the manifest's sample rate")
     return samples
+
+
+def _label(r) -> str:
+    keys = [k for k in ("talk_id", "system", "condition", "backend", "realization", "seq") if hasattr(r, k)]
+    return "(" + ", ".join(f"{k.removesuffix('_id')} {getattr(r, k)}" for k in keys) + ")"
 
 
 def store_loader(store_dir) -> Callable[[str], tuple[np.ndarray, int]]:

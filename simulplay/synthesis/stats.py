@@ -19,13 +19,15 @@ class WorkerStats:
 
 @dataclass
 class SynthStats:
-    """Requests synthesized, failed, already in the store (skipped); retries after worker
+    """Requests synthesized, failed, already in the store (skipped), found damaged in the
+    store (``damaged``: record or audio unusable, so synthesized again); retries after worker
     deaths; audio and service seconds; per worker; the median parallel/serial service-time
     ratio over ``contention_sample`` re-timed requests (None: not measured)."""
 
     synthesized: int = 0
     failed: int = 0
     skipped: int = 0
+    damaged: int = 0
     retries: int = 0
     worker_deaths: int = 0
     audio_s: float = 0.0

@@ -21,8 +21,8 @@ import pandas as pd
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.edge_replay import EdgesResult, audio_columns, nonspeech_share, replay_trimmed
 from simulplay.analysis.eta import EtaResult, compute_eta
-from simulplay.backends.store import AudioStore
-from simulplay.errors import InputError
+from simulplay.backends.store import AudioStore, describe_request
+from simulplay.errors import InputError, Interrupted
 from simulplay.grouping import canonical_condition
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.sim.replay import drop_incomplete
@@ -55,13 +55,16 @@ def check_guard(guard_ms: float, source: str = "--guard-ms") -> float:
 
 
 def speech_probabilities(audio: Iterable[tuple[str, int, int]], store: AudioStore, model: SileroVad, *,
-                         progress: Progress = NO_PROGRESS) -> tuple[dict[str, np.ndarray], VadStats]:
+                         progress: Progress = NO_PROGRESS, requests: Mapping[str, str] | None = None,
+                         ) -> tuple[dict[str, np.ndarray], VadStats]:
     """Probabilities per audio key (one per 512-sample frame at 16 kHz), from the cache or
     by inference (then cached).
 
     ``audio``: ``(audio_key, n_samples, sample_rate)`` triples (repeats and the empty key
     of a silent request are fine); ``progress`` hears of every waveform inferred (its
-    seconds of audio and of inference).
+    seconds of audio and of inference); ``requests`` names a request of each key, for the
+    message when its stored audio is damaged (:class:`~simulplay.backends.store.AudioDamage`).
+    The store's session lock is held throughout (the cache writes into the store).
     """
     wanted = {k: (int(n), int(r)) for k, n, r in audio if k}
     cache = ProbabilityCache(store.root, model)
@@ -75,26 +78,26 @@ def speech_probabilities(audio: Iterable[tuple[str, int, int]], store: AudioStor
         else:
             out[key] = probs
     stats.cached = len(out)
-    with tracking(progress, len(todo), f"silero-vad {model.variant}") as bar:
-        for key in todo:
-            n, rate = wanted[key]
-            out[key], spent = _infer(store, model, cache, key, n, rate)
-            stats.inferred += 1
-            stats.keys.append(key)
-            stats.audio_s += n / rate
-            stats.inference_s += spent
-            bar.advance(audio_s=n / rate, work_s=spent)
+    with store.session(), tracking(progress, len(todo), f"silero-vad {model.variant}") as bar:
+        try:
+            for key in todo:
+                n, rate = wanted[key]
+                out[key], spent = _infer(store, model, cache, key, n, rate, (requests or {}).get(key))
+                stats.inferred += 1
+                stats.keys.append(key)
+                stats.audio_s += n / rate
+                stats.inference_s += spent
+                bar.advance(audio_s=n / rate, work_s=spent)
+        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: every finished waveform is cached
+            raise Interrupted(f"speech probabilities of {len(out)} of {len(wanted)} waveforms done and kept in the "
+                              "store's cache; run the same command again to resume", e) from None
     return out, stats
 
 
 def _infer(store: AudioStore, model: SileroVad, cache: ProbabilityCache, key: str, n: int,
-           rate: int) -> tuple[np.ndarray, float]:
+           rate: int, request: str | None) -> tuple[np.ndarray, float]:
     """One stored waveform's probabilities (cached now) and the inference seconds."""
-    samples, got_rate = store.load_audio(key)
-    if len(samples) != n or got_rate != rate:
-        raise InputError.at(store.audio_path(key), f"holds {len(samples)} samples at {got_rate} Hz; the "
-                            f"manifest says {n} at {rate} Hz", field="audio_key",
-                            accepted="the store the manifest was synthesized into")
+    samples, _ = store.load_audio(key, n_samples=n, sample_rate=rate, request=request)
     t0 = time.perf_counter()
     probs = model.probabilities(to_vad_input(samples, rate))
     spent = time.perf_counter() - t0
@@ -111,8 +114,11 @@ def edge_replay(manifest: pd.DataFrame, store: AudioStore, thresholds: Sequence[
     vad = vad or SileroVad()
     kept, excluded = drop_incomplete(manifest, allow_incomplete, source)
     audio = audio_columns(kept, source)
+    labels = {}
+    for key, row in zip(audio["audio_key"], kept.loc[audio.index].itertuples()):
+        labels.setdefault(key, describe_request(row))
     probs, stats = speech_probabilities(audio[["audio_key", "n_samples", "sample_rate"]].itertuples(index=False),
-                                        store, vad, progress=progress)
+                                        store, vad, progress=progress, requests=labels)
     summary, sigs, parts, trims = replay_trimmed(kept, audio, probs, thresholds, guard_ms=guard_ms,
                                                  vad_label=vad.label(), excluded=excluded,
                                                  allow_incomplete=allow_incomplete, upstream=upstream, source=source)

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.backends.store import AudioStore
-from simulplay.errors import InputError
+from simulplay.backends.store import AudioStore, describe_request
+from simulplay.errors import InputError, Interrupted
 from simulplay.fields import Checker
 from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.recognizers.base import Recognizer, recognizer_summary, to_16k
@@ -74,16 +74,21 @@ def transcribe_manifest(manifest: pd.DataFrame, store: AudioStore, recognizer: R
                               "language": language, "window": rule.describe(),
                               "aligner": _aligner_label(aligner_identity)})
     rows, sigs, failed = [], [], []
-    for key, reqs in manifest.groupby(keys, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        out = dict(zip(keys, key))
-        t0 = time.perf_counter()
-        row = _transcribe_output(reqs, store, recognizer, language, rule, aligner, source)
-        rows.append({**out, **row})
-        sigs.append(merge(common, {"rule": out["condition"]}))
-        if not row["complete"]:
-            failed.append("(" + ", ".join(f"{k}={v}" for k, v in out.items()) + f"): {row['error']}")
-        progress.advance(audio_s=row["audio_s"], work_s=time.perf_counter() - t0)
+    groups = manifest.groupby(keys, sort=False)
+    try:
+        for key, reqs in groups:
+            key = key if isinstance(key, tuple) else (key,)
+            out = dict(zip(keys, key))
+            t0 = time.perf_counter()
+            row = _transcribe_output(reqs, store, recognizer, language, rule, aligner, source)
+            rows.append({**out, **row})
+            sigs.append(merge(common, {"rule": out["condition"]}))
+            if not row["complete"]:
+                failed.append("(" + ", ".join(f"{k}={v}" for k, v in out.items()) + f"): {row['error']}")
+            progress.advance(audio_s=row["audio_s"], work_s=time.perf_counter() - t0)
+    except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: transcripts are written only when all are done
+        raise Interrupted(f"{len(rows)} of {groups.ngroups} outputs transcribed, none written (the table is "
+                          "written whole); run the same command again", e) from None
     table = pd.DataFrame(rows, columns=[*keys, *SCALAR_COLUMNS, *LIST_COLUMNS])
     meta = {"signature": common, "identity": identity, "aligner": aligner_identity, "language": language,
             "window_rule": {"window_s": rule.window_s, "max_level": rule.max_level}}
@@ -124,7 +129,8 @@ def _transcribe_output(reqs: pd.DataFrame, store: AudioStore, recognizer: Recogn
         row.update(complete=False, error=f"synthesis incomplete: {int(failed.sum())} failed request(s)")
         return row
     rate = row["sample_rate"]
-    audio = [_load(store, str(k), int(n), rate) for k, n in zip(reqs["audio_key"], n_samples)]
+    audio = [_load(store, str(k), int(n), rate, describe_request(r))
+             for k, n, r in zip(reqs["audio_key"], n_samples, reqs.itertuples())]
     compact = np.concatenate(audio) if audio else np.zeros(0, np.int16)
     row["audio_s"] = float(len(compact) / rate) if rate else 0.0
     pieces = transcribe_waveform(recognizer, to_16k(compact, rate), language, rule, aligner=aligner)
@@ -146,17 +152,10 @@ def _whole(values: pd.Series) -> np.ndarray:
     return pd.to_numeric(values, errors="coerce").fillna(0).astype(np.int64).to_numpy()
 
 
-def _load(store: AudioStore, key: str, n_samples: int, rate: int) -> np.ndarray:
+def _load(store: AudioStore, key: str, n_samples: int, rate: int, request: str) -> np.ndarray:
     if n_samples == 0:
         return np.zeros(0, np.int16)
-    samples, got = store.load_audio(key)
-    if samples.ndim != 1 or len(samples) != n_samples:
-        raise InputError.at(f"audio {key}", f"expected {n_samples} mono samples, got shape {samples.shape}",
-                            accepted="the samples the manifest's n_samples describes")
-    if int(got) != rate:
-        raise InputError.at(f"audio {key}", f"stored at {got} Hz, manifest says {rate} Hz", field="sample_rate",
-                            accepted="the manifest's sample rate")
-    return samples
+    return store.load_audio(key, n_samples=n_samples, sample_rate=rate, request=request)[0]
 
 
 def read_transcripts(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]], dict[str, Any]]:

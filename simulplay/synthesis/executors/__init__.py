@@ -14,7 +14,7 @@ import pandas as pd
 
 from simulplay.backends.base import BackendConfig
 from simulplay.backends.store import AudioStore
-from simulplay.errors import InputError
+from simulplay.errors import InputError, Interrupted
 from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.synthesis.executors.jobs import Driver, Job, WorkerState, split_units, todo_jobs
 from simulplay.synthesis.stats import SynthStats
@@ -60,12 +60,24 @@ def parse_executor(text: str, *, worker_cpus: float = 1.0, worker_gpus: float = 
 
 def execute(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, executor: ExecutorSpec, *,
             progress: Progress = NO_PROGRESS, contention_sample: int = 8) -> SynthStats:
-    """Synthesize every planned key the store lacks; only this process writes the store."""
+    """Synthesize every planned key the store lacks (or holds damaged); only this process
+    writes the store, holding its session lock throughout."""
+    with store.session():
+        try:
+            return _execute(plan, config, store, executor, progress, contention_sample)
+        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the store keeps every finished request
+            total = int(plan["key"].nunique())
+            done = len(set(plan["key"]) & store.completed_keys())
+            raise Interrupted(f"{done} of {total} requests done and kept; run the same command again to resume",
+                              e) from None
+
+
+def _execute(plan, config, store, executor, progress, contention_sample) -> SynthStats:
     from simulplay.synthesis.executors.local import run_processes, run_serial
 
     driver = Driver(store, progress)
-    units, done = todo_jobs(plan, store)
-    driver.stats.skipped = done
+    units, done, damaged = todo_jobs(plan, store)
+    driver.stats.skipped, driver.stats.damaged = done, damaged
     state = None
     try:
         if executor.kind == "serial":

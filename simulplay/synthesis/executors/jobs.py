@@ -109,7 +109,7 @@ class Driver:
             if fd is None:
                 busy.append(job)
             elif self.store.get_record(job.key) is not None:
-                self.store.unlock(fd)
+                self.store.unlock(fd, job.key)
                 self.stats.skipped += 1
             else:
                 self.locks[job.key] = fd
@@ -117,8 +117,9 @@ class Driver:
         return mine, busy
 
     def release_all(self) -> None:
-        for fd in self.locks.values():
-            self.store.unlock(fd)
+        """Unlock (and remove the lock files of) every key this process still holds."""
+        for key, fd in self.locks.items():
+            self.store.unlock(fd, key)
         self.locks.clear()
 
     def retry(self, job: Job) -> None:
@@ -153,22 +154,31 @@ class Driver:
             w.service_s += out.service_s
         fd = self.locks.pop(job.key, None)
         if fd is not None:
-            self.store.unlock(fd)
+            self.store.unlock(fd, job.key)
         self.progress.advance(audio_s=audio_s, work_s=0.0 if out.error else out.service_s)
 
 
-def todo_jobs(plan: pd.DataFrame, store: AudioStore) -> tuple[list[list[Job]], int]:
+def todo_jobs(plan: pd.DataFrame, store: AudioStore) -> tuple[list[list[Job]], int, int]:
     """Units of work: the missing keys grouped by output, in plan order; each key once.
+    A completed key whose record or audio is damaged (:meth:`AudioStore.record_problem`) is
+    discarded (logged as ``damaged``) and synthesized again.
 
-    Returns (units, keys already in the store)."""
-    done = store.completed_keys()
+    Returns (units, keys already in the store and sound, keys found damaged)."""
     first = plan.drop_duplicates("key")
+    done = store.completed_keys() & set(first["key"])
+    damaged = 0
+    for key in sorted(done):
+        problem = store.record_problem(key)
+        if problem is not None:
+            store.discard(key, problem)
+            done.discard(key)
+            damaged += 1
     todo = first[~first["key"].isin(done)]
     units: dict[tuple, list[Job]] = {}
     for row in todo.to_dict("records"):
         out = (row["talk_id"], row["system"], row["condition"], row["realization"])
         units.setdefault(out, []).append(Job(row["key"], row["text"], int(row["realization"]), origin_of(row)))
-    return list(units.values()), int(len(first) - len(todo))
+    return list(units.values()), int(len(first) - len(todo)), damaged
 
 
 def split_units(units: list[list[Job]], workers: int) -> list[list[Job]]:

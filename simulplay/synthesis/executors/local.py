@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import socket
 from multiprocessing.connection import Connection, wait
 
@@ -29,7 +30,9 @@ def run_serial(config: BackendConfig, units: list[list[Job]], driver: Driver, st
 
 def _worker_main(config: BackendConfig, name: str, tasks: Connection, results: Connection, parent: int) -> None:
     """A worker process: its own pipes to the driver, so a worker killed in the middle of
-    sending can only damage its own channel, never another worker's answers."""
+    sending can only damage its own channel, never another worker's answers. Ctrl-C in a
+    terminal reaches every process of the group: the worker ignores it, the driver stops it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         state = WorkerState.start(config, name)
     except Exception as e:  # noqa: BLE001 - reported to the driver, which stops the run

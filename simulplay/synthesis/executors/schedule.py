@@ -82,7 +82,7 @@ def schedule(pool: Pool, names: list[str], units: list[list[Job]], driver: Drive
                     for j in pending:  # give the claims back; the requeued unit claims again
                         fd = driver.locks.pop(j.key, None)
                         if fd is not None:
-                            driver.store.unlock(fd)
+                            driver.store.unlock(fd, j.key)
                     if pending:
                         queue.appendleft(list(pending))
                 else:  # died with nothing to do: not a request's fault, so bounded separately
