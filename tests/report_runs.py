@@ -21,9 +21,14 @@ CONDITIONS = ["immediate", "timer:w=4", "punct:cap=2,min_words=3"]
 BACKEND = "fake:sine"
 
 
-def synthetic_manifest(n_talks: int, seed: int = 7) -> pd.DataFrame:
+def talk_name(t: int, names=None) -> str:
+    return names[t] if names else f"talk{t:02d}"
+
+
+def synthetic_manifest(n_talks: int, seed: int = 7, names=None) -> pd.DataFrame:
     """Requests of two translators under three conditions; grouping merges requests, so
-    grouped outputs have fewer, longer, later requests."""
+    grouped outputs have fewer, longer, later requests. ``names``: the talk ids (default
+    talk00, talk01, …)."""
     rng = np.random.default_rng(seed)
     rows = []
     for t in range(n_talks):
@@ -34,8 +39,8 @@ def synthetic_manifest(n_talks: int, seed: int = 7) -> pd.DataFrame:
             for cond, size in zip(CONDITIONS, (1, 4, 3)):
                 for seq, start in enumerate(range(0, n_updates, size)):
                     idx = slice(start, start + size)
-                    rows.append({"talk_id": f"talk{t:02d}", "system": system, "condition": cond, "backend": BACKEND,
-                                 "realization": 0, "seq": seq,
+                    rows.append({"talk_id": talk_name(t, names), "system": system, "condition": cond,
+                                 "backend": BACKEND, "realization": 0, "seq": seq,
                                  "dispatch_s": float(times[idx].max()) + (0 if size == 1 else 0.5),
                                  "service_s": 0.05 * (idx.stop - start), "audio_s": float(audio[idx].sum() * 0.9),
                                  "source_s": source, "text": "words here.", "trigger": "immediate" if size == 1 else
@@ -43,11 +48,11 @@ def synthetic_manifest(n_talks: int, seed: int = 7) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True) -> Path:
+def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True, names=None) -> Path:
     """Write a run folder as `simulplay run` does: manifest, summary, η (+ per talk,
     contrasts), the service=zero variant, run.json and the trace file it names."""
     folder.mkdir(parents=True, exist_ok=True)
-    man = synthetic_manifest(n_talks)
+    man = synthetic_manifest(n_talks, names=names)
     common = base_signature(backend="fake@0/sine/abc", splitter="none", reuse="always")
     write_table(man, folder / "manifest.parquet", [{**common, "rule": c} for c in man["condition"]], kind="manifest",
                 extra_meta={"signature": common})
@@ -67,7 +72,7 @@ def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = Tru
                     signature_column=True)
     trace_path = folder / "trace.jsonl"
     if traces:
-        rows = [{"talk_id": f"talk{t:02d}", "system": s, "seq": i, "time_s": float(i), "text": w,
+        rows = [{"talk_id": talk_name(t, names), "system": s, "seq": i, "time_s": float(i), "text": w,
                  "source_s": 40.0} for t in range(n_talks) for s in ("A", "F")
                 for i, w in enumerate(["Hello there", "world.", "a b c d", "end!"])]
         write_trace(pd.DataFrame(rows), trace_path, base_signature(table="trace"))

@@ -213,7 +213,8 @@ def _source_s(talk: _Talk, wavs, check: Checker) -> float | None:
             return None
         return last
     rel = PurePosixPath(talk.wav_name.replace("\\", "/"))
-    tried = ([Path(wavs) / rel] if not rel.is_absolute() else []) + [Path(wavs) / rel.name]
+    inside = not rel.is_absolute() and ".." not in rel.parts  # a wav name never leads out of --wavs
+    tried = ([Path(wavs) / rel] if inside else []) + [Path(wavs) / rel.name]
     found = next((c for c in tried if c.is_file()), None)
     if found is None:
         check.add(f"talk {talk.talk_id}: no wav at {' or '.join(map(str, dict.fromkeys(tried)))}", row=talk.line,
