@@ -1048,6 +1048,90 @@ def demo(
     _finish_run(run_experiment(exp, progress=not quiet), exp)
 
 
+# --- SimulEval speech-output metrics, SimulEval export, text latency (issue 17) ---
+
+RELEASE_HELP = ("request: a part is a whole request, ready when it is done (primary); chunk: a part is a chunk, "
+                "ready at its recorded time (needs --chunks).")
+CHUNKS_HELP = "Chunk table for --release chunk (default: MANIFEST's sibling *.chunks.parquet)."
+INCOMPLETE_HELP = "Exclude outputs with failed requests instead of refusing; the count is in every signature."
+
+
+@app.command()
+def latency(
+    manifest: Path = typer.Argument(..., help="Request manifest (.parquet or .csv)."),
+    out: Path = typer.Option(..., "--out", help="Latency table, one row per output. " + OUT_HELP),
+    release: str = typer.Option("request", "--release", help=RELEASE_HELP),
+    chunks: Path | None = typer.Option(None, "--chunks", help=CHUNKS_HELP),
+    allow_incomplete: bool = typer.Option(False, "--allow-incomplete", help=INCOMPLETE_HELP),
+):
+    """SimulEval 1.1.4's speech-output latency metrics of every replayed output, in ms.
+
+    Columns (one row per output): start_offset_ms (first part's delay), end_offset_ms
+    (end of playback − source length), atd_ms (Average Token Delay with 300 ms pseudo-tokens
+    of source and target speech, as SimulEval's ATDScorer), num_chunks (parts with audio),
+    discontinuity_sum_ms / _ave_ms / _num (silences between parts; the wait before the
+    first part is not one), rtf (end of playback / source length, no unit). Plain columns:
+    each part's delay is its dispatch time, service zero. `_ca` columns: its ready time under
+    the measured serial synthesizer clock (not SimulEval's own --computation-aware, whose
+    EndOffset ignores compute time). Parts without audio are left out but still occupy the
+    synthesizer. Times are ms from source start, computed in SimulEval's float operations.
+    """
+    from simulplay.analysis.latency_table import latency_table
+    from simulplay.sim import read_chunks, read_manifest
+    from simulplay.tables import check_distinct, check_writable, write_table
+
+    check_writable(out)
+    check_distinct({"--out": out}, [manifest])
+    if release not in ("request", "chunk"):
+        raise InputError.at(f"--release '{release}'", "unknown release", accepted="request or chunk")
+    df, meta = read_manifest(manifest)
+    chunk_df = read_chunks(manifest, chunks) if release == "chunk" else None
+    res = latency_table(df, release=release, chunks=chunk_df, allow_incomplete=allow_incomplete,
+                        upstream=meta.get("signature"), source=str(manifest))
+    write_table(res.table, out, res.signatures, kind="latency")
+    note = f" ({len(res.excluded)} incomplete output(s) excluded)" if res.excluded else ""
+    typer.echo(f"wrote SimulEval speech-output metrics of {len(res.table)} output(s) to {out}{note}")
+
+
+@app.command("export-simuleval")
+def export_simuleval_command(
+    manifest: Path = typer.Argument(..., help="Synthesized request manifest (needs audio_key, sample_rate, "
+                                    "n_samples)."),
+    store: Path = typer.Option(..., "--store", help="The audio store the manifest was synthesized into."),
+    out: Path = typer.Option(..., "--out", help="New (or empty) folder: one SimulEval output folder per system "
+                             "and condition, and exports.csv."),
+    delays: str = typer.Option("ready", "--delays", help="ready: each part's delay is its ready time under the "
+                               "measured synthesizer clock (the _ca columns of `simulplay latency`); dispatch: its "
+                               "dispatch time, service zero (the plain columns)."),
+    release: str = typer.Option("request", "--release", help=RELEASE_HELP),
+    chunks: Path | None = typer.Option(None, "--chunks", help=CHUNKS_HELP),
+    allow_incomplete: bool = typer.Option(False, "--allow-incomplete", help=INCOMPLETE_HELP),
+):
+    """Write each replay as SimulEval 1.1.4 speech-output folders: instances.log (delays,
+    durations, intervals in ms), wavs/<index>_pred.wav (the stored samples from the first
+    part's start, SimulEval's zero samples in each gap) and config.yaml, one folder per
+    system and condition (one log line per talk); exports.csv lists the folders with the
+    means `simuleval --score-only --output FOLDER` reproduces: StartOffset, EndOffset and
+    NumChunks (ms, ms, count). Score-only reads a log as text output, so its ATD and RTF are
+    not the speech-output values of `simulplay latency`, and its Discontinuity scorers fail.
+    """
+    from simulplay.backends.store import AudioStore
+    from simulplay.sim import read_chunks, read_manifest
+    from simulplay.workflows.export_simuleval import check_export_folder, export_simuleval
+
+    check_export_folder(out)
+    if release not in ("request", "chunk"):
+        raise InputError.at(f"--release '{release}'", "unknown release", accepted="request or chunk")
+    load_audio = AudioStore(store, create=False).load_audio
+    df, meta = read_manifest(manifest)
+    chunk_df = read_chunks(manifest, chunks) if release == "chunk" else None
+    res = export_simuleval(df, load_audio, out, delays=delays, release=release, chunks=chunk_df,
+                           allow_incomplete=allow_incomplete, upstream=meta.get("signature"), source=str(manifest))
+    note = f" ({len(res.excluded)} incomplete output(s) excluded)" if res.excluded else ""
+    typer.echo(f"wrote {len(res.table)} SimulEval folder(s) to {out}{note}; score one with: simuleval --score-only "
+               f"--output {out}/{res.table['folder'].iloc[0]} --latency-metrics StartOffset EndOffset NumChunks")
+
+
 def main() -> None:
     """Console entry point: one-line errors and exit code 2 for bad input."""
     try:

@@ -1,0 +1,1 @@
+"""Workflows: orchestration that reads stores and files, calls the library and writes results."""
