@@ -1132,6 +1132,53 @@ def export_simuleval_command(
                f"--output {out}/{res.table['folder'].iloc[0]} --latency-metrics StartOffset EndOffset NumChunks")
 
 
+@app.command()
+def textlatency(
+    traces: list[Path] = typer.Argument(..., help="Trace files on the source clock (.parquet, .csv or .jsonl)."),
+    references: Path = typer.Option(..., "--references", help="Reference translations, one line per segment."),
+    segmentation: Path = typer.Option(..., "--segmentation", help="The references' segmentation: MuST-C YAML "
+                                      "({wav, offset, duration} in seconds; wav stem = talk_id)."),
+    summary: Path = typer.Option(..., "--summary", help="Playback summary (`simulplay replay`) of the outputs."),
+    a: str = typer.Option(..., "--a", help="Translator A (δ = L(A) − L(F))."),
+    f: str = typer.Option(..., "--f", help="Translator F."),
+    out: Path = typer.Option(..., "--out", help="Comparison per condition and measure. " + OUT_HELP),
+    per_output: Path | None = typer.Option(None, "--per-output", help="Also one row per output. " + OUT_HELP),
+    ca_trace: list[Path] = typer.Option([], "--ca-trace", help="The same streams on the computation-aware clock "
+                                        "(repeatable): adds the ca_ columns."),
+    unit: str = typer.Option("word", "--unit", help="word (whitespace words) or char (characters, no spaces)."),
+    lang: str | None = typer.Option(None, "--lang", help="Moses tokenization for the alignment (needs perl); "
+                                    "default none."),
+    allow_incomplete: bool = typer.Option(False, "--allow-incomplete", help="Leave talks lacking A's or F's output "
+                                          "out of the comparison and count them, instead of refusing."),
+):
+    """Text latency (OmniSTEval 0.1.10, long-form) beside speech completion.
+
+    Each stream is resegmented onto the reference segments by OmniSTEval's SoftSegmenter and
+    scored per talk: long_yaal_ms, long_al_ms, long_laal_ms (ms; ca_ on the --ca-trace
+    clock); a unit is emitted when the update completing it is available. Beside them:
+    first_play_s and offset_s (L) of each output, in seconds. --out has, per condition and
+    measure, equal-talk means of A and F, mean_a_minus_f (for offset_s: δ) and the talks where
+    A is lower / higher. LongYAAL leaves out units emitted at or after the end of the talk's
+    last reference segment (n_units_late counts them); LongAL and LongLAAL keep them.
+    """
+    from simulplay.tables import check_distinct, check_writable, write_table
+    from simulplay.workflows.textlatency import check_settings, text_latency
+
+    for path in (out, per_output):
+        if path:
+            check_writable(path)
+    check_distinct({"--out": out, "--per-output": per_output}, [*traces, *ca_trace, references, segmentation, summary])
+    check_settings(unit, lang)
+    res = text_latency(traces, references, segmentation, summary, a=a, f=f, ca_traces=ca_trace, unit=unit, lang=lang,
+                       allow_incomplete=allow_incomplete)
+    write_table(res.compare, out, res.compare_signatures, kind="text-latency-compare")
+    if per_output:
+        write_table(res.per_output, per_output, res.per_output_signatures, kind="text-latency")
+    note = f"; {len(res.ignored_talks)} segmented talk(s) without a stream ignored" if res.ignored_talks else ""
+    typer.echo(f"scored {len(res.per_output)} output(s) of {res.per_output['talk_id'].nunique()} talk(s); "
+               f"wrote {out}{note}")
+
+
 def main() -> None:
     """Console entry point: one-line errors and exit code 2 for bad input."""
     try:

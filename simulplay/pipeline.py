@@ -59,6 +59,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
     base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release="request",
                                      service="measured")
+    _latency(exp, synth, manifest, allow_incomplete)
     variants = {}
     for v in exp.variants:
         key, _, value = v.partition("=")
@@ -95,6 +96,15 @@ def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, rel
         write_table(eta.contrasts, exp.out / f"contrasts{suffix}.csv", eta.contrast_signatures, kind="contrast",
                     signature_column=True)
     return rep, eta
+
+
+def _latency(exp, synth, manifest, allow_incomplete):
+    """SimulEval's speech-output metrics of the primary replay: latency.parquet/.csv."""
+    from simulplay.analysis.latency_table import latency_table
+
+    lat = latency_table(manifest, allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path))
+    for ext in (".parquet", ".csv"):
+        write_table(lat.table, exp.out / f"latency{ext}", lat.signatures, kind="latency")
 
 
 def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
