@@ -263,9 +263,11 @@ def _confidence(run: RunData) -> str:
 
 def all_tables(run: RunData) -> list[ReportTable]:
     """Every table the run supports, in report order (absent inputs leave theirs out)."""
+    from simulplay.analysis.report.latency_tables import speech_latency_table, text_latency_table
     from simulplay.analysis.report.stepwise_tables import inputs_table, player_table
 
-    tables = [overview_table(run), inputs_table(run), playback_table(run), eta_table(run), per_talk_table(run),
+    tables = [overview_table(run), inputs_table(run), playback_table(run), speech_latency_table(run),
+              text_latency_table(run), eta_table(run), per_talk_table(run),
               rules_table(run), contrast_table(run), optional_table(run, "eta_edges"), trace_table(run),
               requests_table(run), optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
               optional_table(run, "content_pairs"), optional_table(run, "word_timing"), player_table(run)]
