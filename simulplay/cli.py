@@ -1146,8 +1146,8 @@ def textlatency(
     ca_trace: list[Path] = typer.Option([], "--ca-trace", help="The same streams on the computation-aware clock "
                                         "(repeatable): adds the ca_ columns."),
     unit: str = typer.Option("word", "--unit", help="word (whitespace words) or char (characters, no spaces)."),
-    lang: str | None = typer.Option(None, "--lang", help="Moses tokenization for the alignment (needs perl); "
-                                    "default none."),
+    lang: str | None = typer.Option(None, "--lang", help="Language code (en, de, …) for Moses tokenization "
+                                    "before the alignment (runs perl); default: no tokenization (zh, ja: none)."),
     allow_incomplete: bool = typer.Option(False, "--allow-incomplete", help="Leave talks lacking A's or F's output "
                                           "out of the comparison and count them, instead of refusing."),
 ):

@@ -217,3 +217,13 @@ def test_a_computation_aware_trace_is_refused_as_the_source_clock(cli, hand, tmp
     proc = cli("textlatency", aware, "--references", hand["txt"], "--segmentation", hand["yaml"], "--summary",
                hand["summary"], "--a", "A", "--f", "F", "--out", tmp_path / "x.csv")
     assert proc.returncode == 2 and "is on the computation-aware clock" in proc.stderr
+
+
+def test_moses_tokenization_without_perl_is_a_one_line_error(cli, hand):
+    env = {"PATH": str(Path(sys.executable).parent)}  # no perl on the path
+    proc = cli("textlatency", hand["cu"], "--references", hand["txt"], "--segmentation", hand["yaml"], "--summary",
+               hand["summary"], "--a", "A", "--f", "F", "--out", hand["dir"] / "x.csv", "--lang", "de", env=env)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "runs perl" in proc.stderr
+    assert not (hand["dir"] / "x.csv").exists()
+    cli("textlatency", hand["cu"], "--references", hand["txt"], "--segmentation", hand["yaml"], "--summary",
+        hand["summary"], "--a", "A", "--f", "F", "--out", hand["dir"] / "x.csv", "--lang", "zh", env=env, check=True)
