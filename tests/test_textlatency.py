@@ -99,7 +99,7 @@ def talk_data(rng, talk):
             "Finally, we went home and slept for a long time."]
     rng.shuffle(refs)
     segs = [(f"{talk}.wav", 0.5, 3.0), (f"{talk}.wav", 4.0, 2.0), (f"{talk}.wav", 7.0, 3.5)]
-    streams = {}
+    streams, aware = {}, {}
     for system, lag in (("A", 0.6), ("F", 2.5)):
         t, ups = 0.0, []
         for (_, off, dur), ref in zip(segs, refs):
@@ -115,16 +115,21 @@ def talk_data(rng, talk):
                 ups.append((round(t, 3), " ".join(words[k:k + n])))
                 k += n
         streams[(talk, system)] = (11.0, ups)
-    return segs, refs, streams
+        done, late = 0.0, []  # computation-aware: each update done some compute time later, in order
+        for t, x in ups:
+            done = round(max(done, t) + rng.uniform(0.05, 0.9), 3)
+            late.append((done, x))
+        aware[(talk, system)] = (11.0, late)
+    return segs, refs, streams, aware
 
 
-def omnisteval_cli(folder, segs, refs, words, times_ms, char_level, lang):
+def omnisteval_cli(folder, segs, refs, words, times_ms, ca_ms, char_level, lang):
     """The real `omnisteval longform` on one talk; its scores.tsv (4 decimals)."""
     folder.mkdir()
     yml, txt = write_segments(folder, segs, refs)
     sep = "" if char_level else " "
     (folder / "hyp.jsonl").write_text(json.dumps({"source": segs[0][0], "prediction": sep.join(words),
-                                                  "delays": times_ms}) + "\n")
+                                                  "delays": times_ms, "elapsed": ca_ms}) + "\n")
     cmd = [OMNISTEVAL, "longform", "--speech_segmentation", str(yml), "--ref_sentences_file", str(txt),
            "--hypothesis_file", str(folder / "hyp.jsonl"), "--char_level" if char_level else "--word_level",
            "--no_quality", "--output_folder", str(folder / "out")] + (["--lang", lang] if lang else [])
@@ -151,29 +156,34 @@ def test_a_unit_is_emitted_with_the_update_that_completes_it():
 @pytest.mark.parametrize("unit,lang", [("word", "en"), ("char", None)])
 def test_per_talk_scores_equal_omnisteval_on_each_talk_alone(cli, tmp_path, unit, lang):
     rng = random.Random(17 if unit == "word" else 18)
-    segs, refs, streams = [], [], {}
+    segs, refs, streams, aware = [], [], {}, {}
     for talk in ("t1", "t2"):
-        s, r, st = talk_data(rng, talk)
-        segs, refs, streams = segs + s, refs + r, streams | st
+        s, r, st, aw = talk_data(rng, talk)
+        segs, refs, streams, aware = segs + s, refs + r, streams | st, aware | aw
     cu = write_trace(tmp_path / "cu.jsonl", streams)
+    ca = write_trace(tmp_path / "ca.jsonl", aware)
     yml, txt = write_segments(tmp_path, segs + [("unused.wav", 0.0, 1.0)], refs + ["Not replayed."])
     summary = write_summary(tmp_path / "s.csv", [(t, s, "immediate", 1.0, 2.0, 11.0) for t, s in streams])
-    proc = cli("textlatency", cu, "--references", txt, "--segmentation", yml, "--summary", summary, "--a", "A",
-               "--f", "F", "--out", tmp_path / "cmp.parquet", "--per-output", tmp_path / "per.csv", "--unit", unit,
-               *(["--lang", lang] if lang else []), check=True)
+    proc = cli("textlatency", cu, "--ca-trace", ca, "--references", txt, "--segmentation", yml, "--summary", summary,
+               "--a", "A", "--f", "F", "--out", tmp_path / "cmp.parquet", "--per-output", tmp_path / "per.csv",
+               "--unit", unit, *(["--lang", lang] if lang else []), check=True)
     assert "1 segmented talk(s) without a stream ignored" in proc.stdout
     per = pd.read_csv(tmp_path / "per.csv").set_index(["talk_id", "system"])
-    assert per["ca_long_yaal_ms"].isna().all()  # no computation-aware trace given
     for (talk, system), (_, ups) in streams.items():
         # units by hand: no update is glued, so each word (or character) has its update's time
-        units = [(u, t * 1000) for t, x in ups for w in x.split() for u in ([w] if unit == "word" else list(w))]
+        def units(updates):
+            return [(u, t * 1000) for t, x in updates for w in x.split() for u in ([w] if unit == "word" else list(w))]
+
+        cu_units, ca_units = units(ups), units(aware[(talk, system)][1])
         want = omnisteval_cli(tmp_path / f"{talk}{system}", [s for s in segs if s[0] == f"{talk}.wav"],
-                              [r for s, r in zip(segs, refs) if s[0] == f"{talk}.wav"], [u for u, _ in units],
-                              [t for _, t in units], unit == "char", lang)
+                              [r for s, r in zip(segs, refs) if s[0] == f"{talk}.wav"], [u for u, _ in cu_units],
+                              [t for _, t in cu_units], [t for _, t in ca_units], unit == "char", lang)
         got = per.loc[(talk, system)]
-        for ours, theirs in (("long_yaal_ms", "LongYAAL (CU)"), ("long_al_ms", "LongAL (CU)"),
-                             ("long_laal_ms", "LongLAAL (CU)")):
-            assert round(got[ours], 4) == want[theirs], (talk, system, ours)
+        for metric in ("yaal", "al", "laal"):
+            name = {"yaal": "LongYAAL", "al": "LongAL", "laal": "LongLAAL"}[metric]
+            assert round(got[f"long_{metric}_ms"], 4) == want[f"{name} (CU)"], (talk, system, metric)
+            assert round(got[f"ca_long_{metric}_ms"], 4) == want[f"{name} (CA)"], (talk, system, metric)
+        assert got["n_units"] == len(cu_units)
     cmp = pd.read_parquet(tmp_path / "cmp.parquet")
     yaal = cmp[cmp["measure"] == "long_yaal_ms"].iloc[0]
     assert yaal["n_talks"] == 2 and yaal["mean_a"] == pytest.approx(per.xs("A", level="system")["long_yaal_ms"].mean())
