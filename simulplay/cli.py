@@ -1162,13 +1162,12 @@ def textlatency(
     last reference segment (n_units_late counts them); LongAL and LongLAAL keep them.
     """
     from simulplay.tables import check_distinct, check_writable, write_table
-    from simulplay.workflows.textlatency import check_settings, text_latency
+    from simulplay.workflows.textlatency import text_latency
 
     for path in (out, per_output):
         if path:
             check_writable(path)
     check_distinct({"--out": out, "--per-output": per_output}, [*traces, *ca_trace, references, segmentation, summary])
-    check_settings(unit, lang)
     res = text_latency(traces, references, segmentation, summary, a=a, f=f, ca_traces=ca_trace, unit=unit, lang=lang,
                        allow_incomplete=allow_incomplete)
     write_table(res.compare, out, res.compare_signatures, kind="text-latency-compare")

@@ -211,6 +211,11 @@ def test_refusals_are_one_line_and_write_nothing(cli, hand, tmp_path):
         "--a", "A", "--f", "F", "--out", h["dir"] / "x.csv", "--allow-incomplete", check=True)
     cmp = pd.read_csv(h["dir"] / "x.csv")
     assert set(cmp[cmp["condition"] == "immediate"]["n_talks"]) == {0} and "excluded:1" in cmp["signature"][0]
+    dup = h["dir"] / "dup.csv"
+    dup.write_text(h["summary"].read_text() + h["summary"].read_text().splitlines()[-1] + "\n")
+    proc = cli("textlatency", h["cu"], "--references", h["txt"], "--segmentation", h["yaml"], "--summary", dup,
+               "--a", "A", "--f", "F", "--out", h["dir"] / "y.csv")
+    assert proc.returncode == 2 and "dup.csv, row 5, field 'talk_id': repeats an output" in proc.stderr
     proc = cli("textlatency", h["cu"], "--references", h["txt"], "--segmentation", h["yaml"], "--summary",
                h["summary"], "--a", "A", "--f", "F", "--out", h["dir"] / "y.csv", "--unit", "syllable")
     assert proc.returncode == 2 and "expected word or char" in proc.stderr

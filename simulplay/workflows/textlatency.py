@@ -141,6 +141,9 @@ def _read_summary(path: Path, a: str, f: str) -> tuple[pd.DataFrame, list[dict[s
     for c in ("first_play_s", "offset_s"):
         out[c] = check.numbers(c, allow_empty=True)
     out["source_s"] = check.numbers("source_s", positive=True)
+    keys = [c for c in ("talk_id", "system", "condition") + PANEL_KEYS if c in out]
+    for i in np.flatnonzero(out.duplicated(keys).to_numpy())[:1]:
+        check.add_at(int(i), "repeats an output", "talk_id", f"one row per output ({', '.join(keys)})")
     check.raise_if_any()
     for name, flag in ((a, "--a"), (f, "--f")):
         if name not in set(out["system"]):
