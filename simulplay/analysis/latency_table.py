@@ -33,8 +33,8 @@ from simulplay.errors import InputError
 from simulplay.signature import merge
 from simulplay.sim.manifest import has_samples, output_keys
 from simulplay.sim.replay import ReplayResult, output_label, replay
-from simulplay.sim.service import Measured, Zero
 from simulplay.sim.timebase import to_ns
+from simulplay.sim.variants import Measured, Release, Zero, parse_release
 
 DELAYS = ("ready", "dispatch")
 LATENCY_COLUMNS = METRIC_COLUMNS + tuple(f"{c}_ca" for c in METRIC_COLUMNS)
@@ -74,19 +74,20 @@ class LatencyResult:
     excluded: list[str] = field(default_factory=list)
 
 
-def speech_timelines(manifest: pd.DataFrame, *, delays: str = "ready", release: str = "request",
+def speech_timelines(manifest: pd.DataFrame, *, delays: str = "ready", release: str | Release = "request",
                      chunks: pd.DataFrame | None = None, allow_incomplete: bool = False,
                      upstream: Mapping[str, Any] | None = None, source: str = "manifest") -> Timelines:
     """Replay a validated manifest and give each output's audible parts with their delays:
     ``ready`` (measured clock) or ``dispatch`` (zero service). Outputs in summary order."""
     if delays not in DELAYS:
         raise InputError.at(f"--delays '{delays}'", "unknown delays", accepted=" or ".join(DELAYS))
+    rel = parse_release(release)
     if delays == "dispatch":
         manifest = _for_dispatch(manifest, source)
-    res = replay(manifest, service=Measured() if delays == "ready" else Zero(), release=release, chunks=chunks,
+    res = replay(manifest, service=Measured() if delays == "ready" else Zero(), release=rel, chunks=chunks,
                  allow_incomplete=allow_incomplete, upstream=upstream, source=source)
     keys = output_keys(res.summary)
-    parts = _with_samples(res.parts, manifest, chunks if release == "chunk" else None, keys)
+    parts = _with_samples(res.parts, manifest, chunks if rel.needs_chunks else None, keys)
     codes = parts[keys].merge(res.summary[keys].assign(_out=np.arange(len(res.summary))), on=keys,
                               how="left")["_out"].to_numpy()
     played = parts["play_s"].notna().to_numpy()
@@ -95,7 +96,7 @@ def speech_timelines(manifest: pd.DataFrame, *, delays: str = "ready", release: 
     for i, key in enumerate(res.summary[keys].to_dict("records")):
         sel = np.flatnonzero((codes == i) & played)
         d = [float(x) for x in delay_ms[sel]]
-        _check_order(d, parts.iloc[sel], key, keys, release, source)
+        _check_order(d, parts.iloc[sel], key, keys, rel.needs_chunks, source)
         source_ms = float(to_ns(float(res.summary["source_s"].iloc[i])) / 1e6)
         pieces = rate = None
         if "_key" in parts:
@@ -107,7 +108,7 @@ def speech_timelines(manifest: pd.DataFrame, *, delays: str = "ready", release: 
     return Timelines(out, res)
 
 
-def latency_table(manifest: pd.DataFrame, *, release: str = "request", chunks: pd.DataFrame | None = None,
+def latency_table(manifest: pd.DataFrame, *, release: str | Release = "request", chunks: pd.DataFrame | None = None,
                   allow_incomplete: bool = False, upstream: Mapping[str, Any] | None = None,
                   source: str = "manifest") -> LatencyResult:
     """SimulEval's speech-output metrics of every output of a validated manifest, plain
@@ -181,14 +182,14 @@ def _with_samples(parts: pd.DataFrame, manifest: pd.DataFrame, chunks: pd.DataFr
     return out
 
 
-def _check_order(delays_ms: list[float], parts: pd.DataFrame, key: dict, keys: list[str], release: str,
+def _check_order(delays_ms: list[float], parts: pd.DataFrame, key: dict, keys: list[str], by_chunk: bool,
                  source: str) -> None:
     """SimulEval's chunking of ATD assumes delays that never decrease (a serial clock's do)."""
     for j in range(1, len(delays_ms)):
         if delays_ms[j] < delays_ms[j - 1]:
-            where = f"seq {parts['seq'].iloc[j]}" + (f" chunk {parts['chunk'].iloc[j]}" if release == "chunk" else "")
+            where = f"seq {parts['seq'].iloc[j]}" + (f" chunk {parts['chunk'].iloc[j]}" if by_chunk else "")
             raise InputError.at(source, f"part {where} of output {output_label(key, keys)} is ready at "
                                 f"{delays_ms[j]:g} ms, before the part before it ({delays_ms[j - 1]:g} ms)",
-                                field="ready_offset_s" if release == "chunk" else "ready_s",
+                                field="ready_offset_s" if by_chunk else "ready_s",
                                 accepted="readiness that never decreases within an output (SimulEval's ATD "
                                 "assumes it)")

@@ -10,7 +10,7 @@ import pandas as pd
 from simulplay.analysis.latency import METRIC_COLUMNS
 from simulplay.analysis.report.load import RunData
 from simulplay.analysis.report.model import ReportTable
-from simulplay.analysis.report.tables import _mean_over_talks, _sort, panels
+from simulplay.analysis.report.order import panels, sort_rows
 from simulplay.grouping import canonical_condition
 
 SIMULEVAL_LABELS = {"start_offset_ms": "StartOffset", "end_offset_ms": "EndOffset", "atd_ms": "ATD",
@@ -40,10 +40,9 @@ def speech_latency_table(run: RunData) -> ReportTable | None:
     keys = panels(df) + ["system", "condition"]
     means = df.groupby(keys, sort=False).agg(n_talks=("talk_id", "nunique"), **{c: (c, "mean") for c in cols},
                                              _sig=("_sig", "first")).reset_index()
-    playback, _ = _mean_over_talks(run)
-    table = means.merge(playback[keys + ["audio_s", "idle_s", "offset_s"]], on=keys, how="left")
-    table = _sort(table[keys + ["n_talks", "audio_s", "idle_s", "offset_s"] + cols + ["_sig"]], run,
-                  ["system", "condition"])
+    table = means.merge(_playback_means(run, keys), on=keys, how="left")
+    table = sort_rows(table[keys + ["n_talks", "audio_s", "idle_s", "offset_s"] + cols + ["_sig"]], run,
+                      ["system", "condition"])
     sigs = [t.signatures[int(i)] for i in table["_sig"]]  # the latency table's rows' own (a CSV keeps strings)
     digits = {c: 1 for c in cols if "num" in c}
     return ReportTable.signed(
@@ -57,6 +56,12 @@ def speech_latency_table(run: RunData) -> ReportTable | None:
         table.drop(columns="_sig"), sigs, digits=digits, labels=_labels(), number="Table 1b")
 
 
+def _playback_means(run: RunData, keys: list[str]) -> pd.DataFrame:
+    """Equal-talk means of D, I and L (seconds) of the primary replay per ``keys`` (Table 1's)."""
+    s = run.summary.frame.assign(condition=run.summary.frame["condition"].map(canonical_condition))
+    return s.groupby(keys, sort=False)[["audio_s", "idle_s", "offset_s"]].mean().reset_index()
+
+
 def text_latency_table(run: RunData) -> ReportTable | None:
     """Table 1c: the text-latency comparison of ``simulplay textlatency``, as it is."""
     t = run.optional.get("text_latency")
@@ -64,7 +69,7 @@ def text_latency_table(run: RunData) -> ReportTable | None:
         return None
     df = t.frame.drop(columns="signature", errors="ignore").assign(_sig=range(len(t.frame)))
     df["condition"] = df["condition"].map(canonical_condition)
-    df = _sort(df, run, ["condition"])
+    df = sort_rows(df, run, ["condition"])
     sigs = [t.signatures[int(i)] for i in df["_sig"]]
     return ReportTable.signed(
         "table01c_text_latency", "Text latency beside speech completion",
