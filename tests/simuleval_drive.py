@@ -56,6 +56,18 @@ def ns(seconds: float) -> int:
     return round(Fraction(seconds) * 10**9)
 
 
+def serial_ready(dispatch_ns, service_ns):
+    """start_j = max(dispatch_j, ready_{j-1}); ready_j = start_j + service_j (integers, ns): the serial
+    synthesizer's recurrence, written out here independently of simulplay's replay."""
+    ready, starts, prev = [], [], None
+    for d, s in zip(dispatch_ns, service_ns):
+        start = d if prev is None else max(d, prev)
+        starts.append(start)
+        prev = start + s
+        ready.append(prev)
+    return starts, ready
+
+
 def simuleval_instance(out_dir, ready_ns, contents, rate: int, source_ns: int) -> SpeechToSpeechInstance:
     """Feed parts (readiness in ns, sample lists) to a real instance; parts without samples are
     offered too and SimulEval drops them itself."""

@@ -17,14 +17,13 @@ import soundfile as sf
 
 from simulplay.analysis.latency_table import LATENCY_COLUMNS, latency_table
 from simulplay.backends import parse_backend
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.store import AudioStore
 from simulplay.grouping import parse_rule
 from simulplay.sim import read_chunks, read_manifest
+from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.tables import read_table
 from tests.factories import stream
-from tests.simuleval_drive import ns, simuleval_instance, simuleval_scores
-from tests.test_latency_simuleval import serial_ready
+from tests.simuleval_drive import ns, serial_ready, simuleval_instance, simuleval_scores
 
 PIPER = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"  # deterministic samples
 SIMULEVAL = str(Path(sys.executable).with_name("simuleval"))
@@ -41,7 +40,7 @@ def synthesized(tmp_path_factory):
                       system="A", source_s=3.0),
                stream([1.0], ["Only this. And that."], talk_id="t2", system="F", source_s=3.0)]
     synthesize_to_manifest(streams, [parse_rule("immediate"), parse_rule("timer:w=2")], parse_backend(PIPER),
-                           AudioStore(root / "store"), root / "m.parquet", progress=False)
+                           AudioStore.open(root / "store"), root / "m.parquet")
     return root
 
 
@@ -84,7 +83,7 @@ def simuleval_expected(man, chunks, store, out_dir, release):
 def test_latency_of_piper_outputs_equals_simuleval(synthesized, tmp_path, release):
     man, _ = read_manifest(synthesized / "m.parquet")
     chunks = read_chunks(synthesized / "m.parquet")
-    store = AudioStore(synthesized / "store", create=False)
+    store = AudioStore.open(synthesized / "store", create=False)
     table = latency_table(man, release=release, chunks=chunks if release == "chunk" else None).table
     want, _ = simuleval_expected(man, chunks, store, tmp_path, release)
     assert len(table) == 8
@@ -154,7 +153,7 @@ def test_exported_logs_and_wavs_are_what_simuleval_writes(cli, synthesized, tmp_
     cli("export-simuleval", synthesized / "m.parquet", "--store", synthesized / "store", "--out", out,
         "--release", "chunk", "--delays", "dispatch", check=True)
     man, _ = read_manifest(synthesized / "m.parquet")
-    store = AudioStore(synthesized / "store", create=False)
+    store = AudioStore.open(synthesized / "store", create=False)
     _, instances = simuleval_expected(man, read_chunks(synthesized / "m.parquet"), store, tmp_path / "se", "chunk")
     lat = latency_table(man, release="chunk", chunks=read_chunks(synthesized / "m.parquet")).table
     for row in pd.read_csv(out / "exports.csv").to_dict("records"):

@@ -15,20 +15,9 @@ import pytest
 from simulplay.analysis.latency import METRIC_COLUMNS, atd_speech
 from simulplay.analysis.latency_table import latency_table
 from simulplay.sim import validate_manifest
-from tests.simuleval_drive import ns, simuleval_instance, simuleval_scores
+from tests.simuleval_drive import ns, serial_ready, simuleval_instance, simuleval_scores
 
 RATE = 22_050
-
-
-def serial_ready(dispatch_ns, service_ns):
-    """start_j = max(dispatch_j, ready_{j-1}); ready_j = start_j + service_j (integers)."""
-    ready, starts, prev = [], [], None
-    for d, s in zip(dispatch_ns, service_ns):
-        start = d if prev is None else max(d, prev)
-        starts.append(start)
-        prev = start + s
-        ready.append(prev)
-    return starts, ready
 
 
 def random_manifest(rng, n_outputs):

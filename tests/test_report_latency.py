@@ -8,8 +8,8 @@ from simulplay.analysis.report import build_report, write_report
 from simulplay.sim import read_manifest
 from simulplay.tables import read_table, write_table
 from tests import fakes  # noqa: F401  (registers the fake backend)
+from tests.factories import small_trace
 from tests.report_runs import make_run
-from tests.test_crash_resume import small_trace
 
 EXPERIMENT = """
 name = "tiny"
@@ -29,12 +29,12 @@ draws = 50
 
 
 def test_run_writes_the_latency_table_and_the_report_shows_its_means(tmp_path):
-    from simulplay.experiment import load_experiment
-    from simulplay.pipeline import run_experiment
+    from simulplay.workflows.experiment import load_experiment
+    from simulplay.workflows.pipeline import run_experiment
 
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
     (tmp_path / "exp.toml").write_text(EXPERIMENT)
-    run_experiment(load_experiment(tmp_path / "exp.toml"), progress=False)
+    run_experiment(load_experiment(tmp_path / "exp.toml"))
     out = tmp_path / "run"
     table, meta = read_table(out / "latency.parquet")
     man, _ = read_manifest(out / "manifest.parquet")

@@ -44,6 +44,7 @@ from simulplay.errors import InputError
 from simulplay.fields import Checker
 from simulplay.signature import merge
 from simulplay.sim.manifest import output_keys
+from simulplay.sim.variants import Release
 from simulplay.tables import write_table
 from simulplay.traces.model import join_texts
 
@@ -74,8 +75,9 @@ def check_export_folder(out: str | Path) -> Path:
 
 
 def export_simuleval(manifest: pd.DataFrame, load_audio: LoadAudio, out: str | Path, *, delays: str = "ready",
-                     release: str = "request", chunks: pd.DataFrame | None = None, allow_incomplete: bool = False,
-                     upstream: Mapping[str, Any] | None = None, source: str = "manifest") -> ExportResult:
+                     release: str | Release = "request", chunks: pd.DataFrame | None = None,
+                     allow_incomplete: bool = False, upstream: Mapping[str, Any] | None = None,
+                     source: str = "manifest") -> ExportResult:
     """Write the folders (module docstring) for a validated, synthesized manifest."""
     target = check_export_folder(out)
     Checker(source, manifest).require_columns(("audio_key", "n_samples", "sample_rate"),
