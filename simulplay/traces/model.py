@@ -49,6 +49,7 @@ class Stream:
 
     @property
     def joined(self) -> str:
+        """The stream's full output text: its updates joined by :func:`join_texts`."""
         return join_texts(self.texts, self.glue)
 
 
@@ -83,6 +84,7 @@ def frame_from_streams(streams: Iterable[Stream]) -> pd.DataFrame:
 
 
 def iter_streams(df: pd.DataFrame) -> Iterator[Stream]:
+    """The streams of a validated trace table one by one (:func:`streams_from_frame`'s order)."""
     yield from streams_from_frame(df)
 
 
