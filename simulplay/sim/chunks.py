@@ -25,6 +25,9 @@ CHUNK_REQUIRED = ("talk_id", "system", "condition", "seq", "chunk", "ready_offse
 
 
 def read_chunks(manifest: str | Path, path: str | Path | None = None) -> pd.DataFrame:
+    """The validated chunk table at ``path`` (default ``<manifest stem>.chunks.parquet`` next to
+    ``manifest``); ``ready_offset_s`` and ``audio_s`` in seconds. A missing file is an
+    :class:`InputError` on ``--chunks``."""
     p = Path(path) if path else chunk_path(manifest)
     if not p.exists():
         raise InputError.at(p, "no chunk table", field="--chunks",
