@@ -39,6 +39,7 @@ class Bootstrap:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
 
     def signature(self) -> dict:
+        """The settings as signature keys: ``draws``, ``boot_seed``, ``quantile``, ``confidence``."""
         return {"draws": self.draws, "boot_seed": self.seed, "quantile": self.method,
                 "confidence": self.confidence}
 

@@ -31,6 +31,11 @@ CONTRAST_COLUMNS = ("p1", "p2", "n_talks", "delta_p1_s", "delta_p2_s", "diff_s",
 
 @dataclass
 class EtaResult:
+    """The η table (one row per panel and condition other than the reference), the per-talk
+    effects behind it, and the contrasts, each with one signature per row; values in
+    seconds (``_s`` columns), counts of talks. ``excluded`` names the outputs whose talks
+    were left out (``allow_incomplete``)."""
+
     table: pd.DataFrame
     table_signatures: list[dict[str, Any]]
     per_talk: pd.DataFrame
@@ -75,6 +80,17 @@ def compute_eta(
     upstream: Sequence[dict[str, Any]] | None = None,
     source: str = "summary",
 ) -> EtaResult:
+    """η of translator ``a`` against ``f`` (system names) per panel and condition: the
+    equal-talk mean of ``δ_s(w) − δ_s(reference)`` with δ the gap of ``offset_s`` (SPEC §5),
+    its duration and idle parts, in seconds, with a paired talk-bootstrap interval (one
+    index matrix per panel, talks in sorted order) and the talks moving each way.
+
+    ``summary``: playback summary rows (:func:`read_summary`), ``upstream`` their
+    signatures; conditions compare in canonical form. ``contrasts`` (``p1``, ``p2``) give
+    ``δ(p1) − δ(p2)`` likewise. A talk without a playable output for both systems under
+    every condition is an :class:`IncompleteError` unless ``allow_incomplete`` drops it
+    (counted in the signatures); bad names or mixed settings are :class:`InputError`.
+    """
     boot = boot or Bootstrap()
     summary = summary.copy()
     summary["condition"] = summary["condition"].map(canonical_condition)
