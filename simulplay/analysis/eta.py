@@ -46,7 +46,8 @@ class EtaResult:
 
 
 def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """A playback summary and its per-row upstream signatures."""
+    """A playback summary (``audio_s``, ``idle_s``, ``offset_s`` in seconds, NaN for an
+    output without audio; ``source_s`` > 0) and its per-row upstream signatures."""
     df, meta = read_table(path)
     source = str(path)
     if len(df) == 0:

@@ -146,7 +146,7 @@ class TimingResult:
 def word_timing(transcripts: pd.DataFrame, signatures: Sequence[dict[str, Any]], parts: pd.DataFrame,
                 streams: Sequence[Stream], *, reference: str, boot: Bootstrap | None = None,
                 allow_incomplete: bool = False, source: str = "transcripts") -> TimingResult:
-    """Per-word timing, per-talk quantile changes and the Table 17 summary.
+    """Per-word timing, per-talk quantile changes and the Table 17 summary (seconds).
 
     ``parts``: the replay's part table (request release) of the transcripts' manifest;
     ``streams``: the traces the manifest was synthesized from.

@@ -37,7 +37,8 @@ def read_chunks(manifest: str | Path, path: str | Path | None = None) -> pd.Data
 
 
 def validate_chunks(df: pd.DataFrame, source: str) -> pd.DataFrame:
-    """Check a chunk table and bring its key columns to the manifest's types (text)."""
+    """Check a chunk table and bring its key columns to the manifest's types (text);
+    ``ready_offset_s`` and ``audio_s`` are seconds ≥ 0, ``n_samples`` (if present) int64."""
     check = Checker(source, df)
     check.require_columns(CHUNK_REQUIRED, "chunk table")
     out = df.copy()

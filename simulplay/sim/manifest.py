@@ -63,7 +63,8 @@ def samples_disagree(audio_s: np.ndarray, n_samples: np.ndarray, sample_rate: np
 
 
 def read_manifest(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Read and validate a manifest; rows come back sorted by output and ``seq``."""
+    """Read and validate a manifest (:func:`validate_manifest`: times in float seconds, NaN
+    where empty), with the file's metadata; rows come back sorted by output and ``seq``."""
     df, meta = read_table(path)
     return validate_manifest(df, str(path)), meta
 

@@ -150,7 +150,8 @@ def player_metrics(
 
 
 def player_table(res: ReplayResult, config: PlayerConfig, waveforms: WaveformSource | None = None) -> PlayerResult:
-    """Player rows for every output of a replay (see the module docstring)."""
+    """Player rows for every output of a replay, times and durations in seconds (see the
+    module docstring); ``waveforms`` adds ``first_audible_s``."""
     keys = output_keys(res.summary)
     parts = res.parts
     codes = parts[keys].merge(res.summary[keys].assign(_out=np.arange(len(res.summary))), on=keys,

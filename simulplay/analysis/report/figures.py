@@ -85,7 +85,7 @@ def _panel_title(pk: dict) -> str:
 
 
 def eta_figure(run: RunData) -> ReportFigure:
-    """Figure 1: per-talk η per condition with the mean and interval."""
+    """Figure 1: per-talk η (seconds) per condition with the mean and interval."""
     eta, pt = run.eta.frame, run.per_talk.frame
     groups = _panel_groups(eta)
     with matplotlib.rc_context(RC):
@@ -134,7 +134,8 @@ def default_condition(run: RunData) -> str:
 
 
 def queue_figure(run: RunData, parts: pd.DataFrame, condition: str) -> ReportFigure:
-    """Figure 2: ΔQ(u) = Q_w(u·S) − Q_0(u·S), mean and interquartile band across talks."""
+    """Figure 2: ΔQ(u) = Q_w(u·S) − Q_0(u·S) in seconds of queued audio, mean and
+    interquartile band across talks."""
     from simulplay.grouping import canonical_condition
 
     ref = canonical_condition(run.reference)

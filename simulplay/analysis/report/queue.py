@@ -25,7 +25,7 @@ BAND = (25.0, 75.0)
 
 def replay_parts(manifest: pd.DataFrame, summary: pd.DataFrame, *, allow_incomplete: bool,
                  source: str, summary_name: str = "summary.parquet") -> pd.DataFrame:
-    """Per-part ready/play/end times of the primary replay (request release, measured
+    """Per-part ready/play/end times (seconds from source start) of the primary replay (request release, measured
     service), checked against the run's summary: both must give every output's offset."""
     res = replay(manifest, allow_incomplete=allow_incomplete, source=source)
     miss = summary_mismatch(res.summary, summary, ("offset_s",))
