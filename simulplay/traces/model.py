@@ -72,7 +72,8 @@ def streams_from_frame(df: pd.DataFrame) -> list[Stream]:
 
 
 def frame_from_streams(streams: Iterable[Stream]) -> pd.DataFrame:
-    """The canonical trace table (``seq`` from 0 within each stream)."""
+    """The canonical trace table (``seq`` from 0 within each stream; ``time_s`` and
+    ``source_s`` in seconds)."""
     rows = []
     for s in streams:
         for i, (t, x, g) in enumerate(zip(s.times, s.texts, s.glue)):
