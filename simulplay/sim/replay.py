@@ -43,7 +43,8 @@ class ReplayResult:
     Times are float seconds from source start, durations seconds; ``first_play_s``,
     ``end_s`` and ``offset_s`` (``end_s − source_s``) are NaN for an output with no audio,
     as are a silent part's ``play_s`` and ``end_s``; ``limiting_seq`` is the seq of the
-    part whose readiness set the end (``<NA>`` without audio)."""
+    limiting part (the last maximizing ``r_k + Σ_{j≥k} d_j``; the first part when every part
+    was ready in time; ``<NA>`` without audio)."""
 
     summary: pd.DataFrame
     parts: pd.DataFrame
