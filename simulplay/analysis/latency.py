@@ -52,6 +52,7 @@ class SpeechPlayback:
 
     @property
     def end_ms(self) -> float:
+        """End of the last part, ms from source start."""
         start, duration = self.intervals[-1]
         return start + duration
 
@@ -114,7 +115,9 @@ def atd_speech(delays_ms: Sequence[float], durations_ms: Sequence[float]) -> flo
 
 
 def speech_metrics(delays_ms: Sequence[float], durations_ms: Sequence[float], source_ms: float) -> dict[str, float]:
-    """The eight metrics of one output (keys :data:`METRIC_COLUMNS`); at least one part."""
+    """The eight metrics of one output (keys :data:`METRIC_COLUMNS`; times in ms, ``rtf`` a
+    ratio) from its parts' delays and durations and the source length, all in ms; at least
+    one part."""
     pb = speech_playback(delays_ms, durations_ms)
     end = pb.end_ms
     total = sum(pb.silences)

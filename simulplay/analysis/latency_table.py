@@ -63,12 +63,18 @@ class Timeline:
 
 @dataclass
 class Timelines:
+    """Every output's :class:`Timeline` (summary order; times in ms) and the replay they come
+    from."""
+
     timelines: list[Timeline]
     replay: ReplayResult
 
 
 @dataclass
 class LatencyResult:
+    """The latency table (one row per output, ms), one signature per row, and the outputs
+    left out as incomplete."""
+
     table: pd.DataFrame
     signatures: list[dict[str, Any]]  # one per row
     excluded: list[str] = field(default_factory=list)

@@ -61,7 +61,8 @@ def unit_emissions(stream: Stream, unit: str = "word") -> tuple[list[str], list[
 def hypothesis_line(wav: str, units: Sequence[str], cu_ms: Sequence[float], ca_ms: Sequence[float] | None,
                     unit: str) -> dict[str, Any]:
     """One OmniSTEval hypothesis JSONL line: the joined units (words with a space, characters
-    without) and their emission times on each clock (``delays``; ``elapsed`` when given)."""
+    without) and their emission times in ms on each clock (``cu_ms`` → ``delays``; ``ca_ms``
+    → ``elapsed`` when given)."""
     line: dict[str, Any] = {"source": wav, "prediction": (" " if unit == "word" else "").join(units),
                             "delays": list(cu_ms)}
     if ca_ms is not None:
