@@ -33,6 +33,7 @@ class RunResult:
     out: Path = Path(".")
     edges: Any = None  # EdgesRun of the edge-silence replay, when the experiment lists thresholds
     content: Any = None  # DiagnosticsResult of the [content] table (transcripts, content, word timing)
+    noise: Any = None  # NoiseCheck: η spread across realizations and their duration differences
 
 
 def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: bool = True) -> RunResult:
@@ -73,6 +74,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
     res.edges = edges
     res.content = content
+    res.noise = _noise(exp, synth, base_eta, variants)
     _write_run_record(exp, res)
     write_report(build_report(exp.out), exp.out / "report")
     return res
@@ -124,6 +126,16 @@ def _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete,
     return run_diagnostics(exp.content, manifest, synth.signature, store, base.parts, streams, exp.out,
                            reference=exp.reference, boot=boot, allow_incomplete=allow_incomplete,
                            source=exp.source, progress=progress)
+
+
+def _noise(exp, synth, base_eta, variants):
+    """η spread across realizations per replay and the duration noise (eta_spread.csv/.md,
+    duration_noise.csv; written when the experiment has two realizations or more)."""
+    from simulplay.analysis.noise import noise_check, write_noise_check
+
+    check = noise_check(synth.manifest, synth.signature, {"": base_eta, **{v: e for v, (_, e) in variants.items()}})
+    write_noise_check(check, exp.out)
+    return check
 
 
 def _write_run_record(exp: Experiment, res: RunResult) -> None:
