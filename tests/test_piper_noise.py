@@ -145,3 +145,24 @@ def test_paper_settings_synthesize_each_realization_afresh(tmp_path):
     assert res.signature["reuse"] == "same-realization" and "preset" not in res.signature
     lengths = m.drop_duplicates(["realization", "text"]).groupby("text")["n_samples"].nunique()
     assert (lengths > 1).any()  # new durations in a later realization (3 short texts × 3 draws)
+
+
+def test_demo_refuses_a_contradicting_preset_before_synthesis(cli, tmp_path):
+    proc = cli("demo", "--out-dir", tmp_path / "demo", "--piper", "durations=fixed,noise_w_scale=0.5", "--quiet")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "durations=fixed sets noise_w_scale=0" in proc.stderr and proc.stderr.strip().count("\n") == 0
+    assert not (tmp_path / "demo").exists()
+    proc = cli("demo", "--realizations", "0", "--out-dir", tmp_path / "demo")
+    assert proc.returncode == 2 and "--realizations" in proc.stderr and not (tmp_path / "demo").exists()
+
+
+@pytest.mark.parametrize("setting,preset", [("deterministic = true", "deterministic"),
+                                            ('durations = "fixed"', "durations=fixed")])
+def test_experiment_files_name_the_presets_as_backend_settings(tmp_path, setting, preset):
+    from simulplay.experiment import load_experiment
+
+    (tmp_path / "t.jsonl").write_text('{"talk_id": "t", "system": "A", "source_s": 3, '
+                                      '"updates": [{"time_s": 0, "text": "Hi."}]}\n')
+    (tmp_path / "e.toml").write_text(f'traces = ["t.jsonl"]\na = "A"\nf = "F"\nrules = ["immediate"]\n'
+                                     f'reference = "immediate"\n[backend]\nname = "piper"\n{setting}\n')
+    assert parse_backend(load_experiment(tmp_path / "e.toml").backend).preset() == preset

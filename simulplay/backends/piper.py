@@ -4,8 +4,9 @@ Default voice: ``en_US-joe-medium`` from the registry package ``joe-us-piper-voi
 download at run time); any local ``.onnx`` voice by path (its ``.onnx.json`` beside it).
 Defaults follow SPEC §3: length 1.0, noise 0.667, noise-w 0.8, normalization on, volume
 1.0, 4 intra-op threads, 1 inter-op thread, sequential execution. One chunk per internal
-sentence. onnxruntime's noise is not seedable, so a seed does not reproduce samples and
-audio is reused only within one realization by default.
+sentence. onnxruntime seeds the voice's noise once per process (from the clock) and
+advances it with every request, so no seed reproduces a request's samples independently
+of the order of requests, and audio is reused only within one realization by default.
 
 Two settings carry Piper's randomness: ``noise_w_scale`` the duration noise (how long each
 phoneme lasts, hence a request's sample count) and ``noise_scale`` the waveform noise (the
