@@ -997,13 +997,16 @@ def _print_diagnostics(diag) -> None:
 
 def _print_noise(check, one_realization_hint: str) -> None:
     """Under the η table: how much η moves between realizations (the synthesis noise floor)."""
-    from simulplay.console import print_table
+    from simulplay.console import compact_signatures, print_table
 
     if check is None or check.spread.empty:
         if one_realization_hint:
             typer.echo(one_realization_hint)
         return
-    print_table(check.spread, check.spread_signatures, title="η across realizations (synthesis noise): "
+    replays = check.spread["replay"].tolist()
+    shown = [s for r in dict.fromkeys(replays)  # one signature line per replay, rules marked (per row)
+             for s in compact_signatures([x for x, y in zip(check.spread_signatures, replays) if y == r])]
+    print_table(check.spread, shown, title="η across realizations (synthesis noise): "
                 "eta_range_s is how much the realizations disagree, in seconds")
     print_table(check.durations, check.duration_signatures, title="Same text, another realization: durations")
     for note in check.notes:
