@@ -8,7 +8,7 @@ SUDO = $(if $(filter 0,$(shell id -u)),,sudo)
 DEMO_EXTRAS = vad
 TEST_EXTRAS = test,vad,asr,ray,xtts
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-fast lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ test: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 	command -v chromium >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium)
 	$(BIN)/ruff check simulplay tests bench
 	$(BIN)/python -m pytest -q
+
+# While developing: the suite without the tests marked slow (`make test` and CI run them all).
+test-fast: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
+	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 	$(BIN)/python bench/run_all.py

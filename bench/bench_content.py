@@ -23,11 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from simulplay.analysis.alignment import unambiguous_matches  # noqa: E402
-from simulplay.analysis.asr import parse_recognizer  # noqa: E402
-from simulplay.analysis.asr.transcripts import to_16k  # noqa: E402
-from simulplay.analysis.asr.windows import WindowRule, plan_windows, transcribe_waveform  # noqa: E402
 from simulplay.backends import parse_backend  # noqa: E402
-from simulplay.backends.synth import synthesize_request  # noqa: E402
+from simulplay.recognizers import parse_recognizer  # noqa: E402
+from simulplay.recognizers.base import to_16k  # noqa: E402
+from simulplay.recognizers.windows import WindowRule, plan_windows, transcribe_waveform  # noqa: E402
+from simulplay.synthesis.request import synthesize_request  # noqa: E402
 from simulplay.traces import read_trace  # noqa: E402
 
 THREADS = 2

@@ -21,10 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from simulplay.analysis.edge_replay import edge_replay  # noqa: E402
-from simulplay.analysis.vad import SileroVad  # noqa: E402
 from simulplay.backends.store import AudioStore  # noqa: E402
 from simulplay.sim import read_manifest  # noqa: E402
+from simulplay.vad import SileroVad  # noqa: E402
+from simulplay.workflows.edges import edge_replay  # noqa: E402
 
 THRESHOLDS = (0.3, 0.5, 0.7)
 
@@ -36,8 +36,8 @@ def demo_folder(arg: str | None, tmp: Path) -> Path:
         return ROOT / "simulplay-demo"
     from importlib.resources import files
 
-    from simulplay.experiment import load_experiment
-    from simulplay.pipeline import run_experiment
+    from simulplay.workflows.experiment import load_experiment
+    from simulplay.workflows.pipeline import run_experiment
 
     print("no simulplay-demo/ folder: synthesizing the demo first (a few minutes)")
     exp = load_experiment(Path(str(files("simulplay").joinpath("data/demo.toml"))))
@@ -45,7 +45,7 @@ def demo_folder(arg: str | None, tmp: Path) -> Path:
     threads = min(4, os.cpu_count() or 1)
     exp = dataclasses.replace(exp, backend=f"piper:intra_op_threads={threads}", out=out, store=out / "store",
                               variants=(), edges=())
-    run_experiment(exp, progress=False)
+    run_experiment(exp)
     return out
 
 
@@ -59,7 +59,7 @@ def fresh_cache(store_dir: Path, tmp: Path, name: str) -> AudioStore:
 
 def sweep(manifest, store, thresholds, variant="onnx"):
     t0 = time.perf_counter()
-    res = edge_replay(manifest, store, thresholds, vad=SileroVad(variant), progress=False)
+    res = edge_replay(manifest, store, thresholds, vad=SileroVad(variant))
     return time.perf_counter() - t0, res.stats
 
 

@@ -16,10 +16,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from simulplay.backends import parse_backend  # noqa: E402
-from simulplay.backends.executors import parse_executor  # noqa: E402
 from simulplay.backends.store import AudioStore  # noqa: E402
-from simulplay.backends.synth import plan_requests, run_synthesis  # noqa: E402
 from simulplay.grouping import parse_rule  # noqa: E402
+from simulplay.synthesis.executors import parse_executor  # noqa: E402
+from simulplay.synthesis.plan import plan_requests  # noqa: E402
+from simulplay.synthesis.run import run_synthesis  # noqa: E402
 from simulplay.traces import read_trace, streams_from_frame  # noqa: E402
 
 

@@ -37,7 +37,7 @@ def demo_texts(limit: int | None) -> list[str]:
     from simulplay.grouping import parse_rule, requests_frame
     from simulplay.traces import read_traces, streams_from_frame
 
-    streams = streams_from_frame(read_traces([ROOT / "simulplay" / "data" / "sample_traces.jsonl"]))
+    streams = streams_from_frame(read_traces([ROOT / "traces" / "sample_traces.jsonl"]))
     texts = list(dict.fromkeys(requests_frame(streams, [parse_rule(r) for r in DEMO_RULES])["text"]))
     return texts[:limit] if limit else texts
 

@@ -39,7 +39,7 @@ def plain_loop(voice, syn_config, texts) -> tuple[float, float]:
 
 
 def simulplay_path(backend, texts, store_dir: Path, with_store: bool) -> tuple[float, float]:
-    from simulplay.backends.synth import synthesize_request
+    from simulplay.synthesis.request import synthesize_request
 
     store = AudioStore(store_dir) if with_store else None
     start, audio = time.perf_counter(), 0.0
@@ -91,7 +91,8 @@ import json, resource, sys, numpy as np
 sys.path.insert(0, sys.argv[1])
 from simulplay.backends import parse_backend
 from simulplay.backends.store import AudioStore
-from simulplay.backends.synth import plan_requests, run_synthesis
+from simulplay.synthesis.plan import plan_requests
+from simulplay.synthesis.run import run_synthesis
 from simulplay.grouping import parse_rule
 from simulplay.traces.model import Stream
 words = open(sys.argv[1] + "/traces/texts.py").read().split()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from simulplay import __version__
@@ -86,3 +86,20 @@ def settings_hash(settings: Mapping[str, Any]) -> str:
     """Short stable hash of a settings mapping (canonical JSON, sorted keys)."""
     blob = json.dumps(settings, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+#: Signature keys that are table columns: rows differing only in them share one display.
+PER_ROW_DISPLAY = ("rule", "reference", "backend", "realization", "threshold")
+
+
+def compact_signatures(sigs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Rows that differ only in keys shown as table columns (rule, reference, backend,
+    realization, threshold) share one displayed signature with those keys marked ``(per row)``."""
+    per_row = set(PER_ROW_DISPLAY)
+    if len(sigs) < 2:
+        return list(sigs)
+    keys = set().union(*sigs)
+    varying = {k for k in keys if len({str(s.get(k)) for s in sigs}) > 1}
+    if not varying or not varying <= per_row:
+        return list(sigs)
+    return [{k: ("(per row)" if k in varying else v) for k, v in sigs[0].items()}]

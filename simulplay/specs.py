@@ -6,6 +6,12 @@ builds one; a bool parameter named alone is ``true`` (``piper:deterministic`` is
 ``piper:deterministic=true``); :func:`canonical_spec` writes every parameter back in field
 order, so a saved spec recreates the exact object.
 
+Building an instance has no side effects: a config that names files or folders checks
+them in its ``check()`` method (raising ``ValueError``), which :meth:`Registry.parse`
+calls for specs a user gives (the explicit factory) and the runtime object's ``load()``
+calls again, while :meth:`Registry.from_dict` rebuilds a saved config (``to_dict()``)
+without looking at the machine, so it can be rebuilt anywhere.
+
 Field metadata refines a parameter: ``choices`` (a tuple of strings) limits its values
 and names them in errors; ``omit_default=True`` leaves it out of the canonical string
 while it holds its default, so adding such a parameter keeps existing strings stable.
@@ -57,8 +63,13 @@ class Registry(Generic[T]):
             raise InputError.at(where, f"unknown {self.what} '{name}'", accepted=", ".join(self.names()))
         return self._items[name]
 
-    def parse(self, text: str, *, source: str) -> T:
-        """Build an instance from a spec string; errors name the spec and what is accepted."""
+    def names_in_order(self) -> list[str]:
+        """The registered names in registration order."""
+        return list(self._items)
+
+    def parse(self, text: str, *, source: str, check: bool = True) -> T:
+        """Build an instance from a spec string; errors name the spec and what is accepted.
+        With ``check`` the instance's ``check()`` (files and folders it names) runs too."""
         name, _, rest = text.strip().partition(":")
         where = f"{source} '{text}'"
         cls = self.get(name, where)
@@ -76,12 +87,26 @@ class Registry(Generic[T]):
             if key in kwargs:
                 raise InputError.at(where, f"parameter '{key}' is given twice", accepted=accepted)
             kwargs[key] = convert(value, fields[key], where)
-        return build(cls, kwargs, where, accepted)
+        return build(cls, kwargs, where, accepted, check=check)
+
+    def from_dict(self, data: dict[str, Any], *, key: str, source: str = "config") -> T:
+        """Rebuild a saved config: ``data[key]`` is the registered name, the other items its
+        parameters (``to_dict()``'s output). Files it names are not looked at."""
+        name = data.get(key)
+        cls = self.get(str(name), f"{source} '{name}'")
+        kwargs = {k: v for k, v in data.items() if k != key}
+        accepted = ", ".join(f.name for f in dataclasses.fields(cls) if f.init and not f.name.startswith("_"))
+        return build(cls, kwargs, f"{source} '{name}'", accepted or "no parameters", check=False)
 
 
-def build(cls, kwargs: dict[str, Any], where: str, accepted: str):
+def build(cls, kwargs: dict[str, Any], where: str, accepted: str, *, check: bool = False):
+    """``cls(**kwargs)`` (and its ``check()`` when asked); a ValueError or TypeError becomes
+    an InputError at ``where`` naming what is accepted."""
     try:
-        return cls(**kwargs)
+        obj = cls(**kwargs)
+        if check and callable(getattr(obj, "check", None)):
+            obj.check()
+        return obj
     except (ValueError, TypeError) as e:
         raise InputError.at(where, str(e), accepted=accepted) from e
 

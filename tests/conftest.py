@@ -23,12 +23,14 @@ def cli():
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """In CI (CI=true) a skipped test is a failure: what a test needs must be installed."""
+    """In CI (CI=true) a skipped test is a failure (what a test needs must be installed), and
+    so is a deselected one (CI runs the tests marked slow too: no ``-m "not slow"`` there)."""
     if os.environ.get("CI", "").lower() == "true":
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        skipped = len(reporter.stats.get("skipped", [])) if reporter else 0
-        if skipped and session.exitstatus == 0:
-            print(f"\nCI=true: {skipped} skipped test(s) count as failures")
+        stats = reporter.stats if reporter else {}
+        skipped, deselected = len(stats.get("skipped", [])), len(stats.get("deselected", []))
+        if (skipped or deselected) and session.exitstatus == 0:
+            print(f"\nCI=true: {skipped} skipped and {deselected} deselected test(s) count as failures")
             session.exitstatus = 1
 
 

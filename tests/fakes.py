@@ -6,6 +6,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,13 +18,17 @@ from simulplay.backends.base import BACKENDS, Backend, BackendConfig, register_b
 class FakeSettings(BackendConfig):
     """``fail_on``: requests whose text contains this word raise; ``delay``: seconds per request;
     ``die_on``: the worker process kills itself (SIGKILL) on a request containing this word —
-    only once if ``die_marker`` names a file that does not exist yet (it is created)."""
+    only once if ``die_marker`` names a file that does not exist yet (it is created);
+    ``gate``: a folder where each process, on its first request, leaves a file and then
+    waits until ``gate_n`` processes have (so that all of them hold a request at once)."""
 
     fail_on: str = ""
     delay: float = 0.0
     die_on: str = ""
     die_marker: str = ""
     reuse: str = ""
+    gate: str = ""
+    gate_n: int = 2
     seed_reproducible = True
 
     def create(self) -> FakeBackend:
@@ -47,6 +52,9 @@ class FakeBackend(Backend):
 
     def stream(self, text: str):
         c = self.config
+        if c.gate and not getattr(self, "_through_gate", False):
+            _pass_gate(Path(c.gate), c.gate_n)
+            self._through_gate = True
         if c.die_on and c.die_on in text and _first_to_die(c.die_marker):
             os.kill(os.getpid(), signal.SIGKILL)
         if self.config.fail_on and self.config.fail_on in text:
@@ -61,6 +69,14 @@ class FakeBackend(Backend):
     def identity(self) -> dict[str, Any]:
         return {"package": "fake@0", "voice": "sine", "settings": {"fail_on": self.config.fail_on}, "seed": 0,
                 "device": "cpu"}
+
+
+def _pass_gate(folder: Path, n: int) -> None:
+    from tests.checks import wait_until
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / str(os.getpid())).touch()
+    wait_until(lambda: len(list(folder.iterdir())) >= n, f"{n} processes at the gate {folder}")
 
 
 def _first_to_die(marker: str) -> bool:

@@ -12,7 +12,7 @@ import pandas as pd
 from simulplay.analysis import Bootstrap, compute_eta
 from simulplay.signature import base_signature
 from simulplay.sim import replay, validate_manifest
-from simulplay.sim.service import parse_service
+from simulplay.sim.variants import parse_service
 from simulplay.tables import write_table
 from simulplay.traces import write_trace
 

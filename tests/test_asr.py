@@ -9,34 +9,27 @@ import pandas as pd
 import pytest
 
 from simulplay.analysis import Bootstrap
-from simulplay.analysis.asr import parse_recognizer
-from simulplay.analysis.asr.base import SAMPLE_RATE
-from simulplay.analysis.asr.transcripts import to_16k, transcribe_manifest
-from simulplay.analysis.asr.whisper import decoder_capacity
-from simulplay.analysis.asr.windows import WindowRule, transcribe_waveform
 from simulplay.analysis.content import edit_counts, score_content, tokens
 from simulplay.analysis.wordtiming import word_timing
 from simulplay.backends import parse_backend
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.store import AudioStore
 from simulplay.errors import IncompleteError
 from simulplay.grouping import parse_rule
+from simulplay.recognizers import parse_recognizer
+from simulplay.recognizers.base import SAMPLE_RATE, to_16k
+from simulplay.recognizers.whisper import decoder_capacity
+from simulplay.recognizers.windows import WindowRule, transcribe_waveform
 from simulplay.sim import read_manifest, replay
+from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
+from simulplay.workflows.transcripts import transcribe_manifest
+from tests.factories import ASR_TALKS as TALKS
 
-TALKS = [
-    {"talk_id": "t1", "system": "A", "source_s": 8.0, "updates": [
-        {"time_s": 0.0, "text": "Good morning everyone."}, {"time_s": 1.0, "text": "Today we will talk about rivers"},
-        {"time_s": 2.5, "text": "and mountains in the north."},
-        {"time_s": 4.0, "text": "Please listen carefully because"},
-        {"time_s": 5.0, "text": "the weather changes quickly."}]},
-    {"talk_id": "t2", "system": "A", "source_s": 8.0, "updates": [
-        {"time_s": 0.0, "text": "My sister bought fresh bread"}, {"time_s": 1.5, "text": "at the market yesterday."},
-        {"time_s": 3.0, "text": "Then she walked home slowly"},
-        {"time_s": 4.5, "text": "along the green river path."}]},
-]
 RULES = ["immediate", "timer:w=3"]
+
+# every test shares a Piper synthesis and Whisper transcripts (about 2 min on 2 cores)
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +40,7 @@ def run(tmp_path_factory):
     trace.write_text("\n".join(json.dumps(t) for t in TALKS) + "\n")
     store = AudioStore(root / "store")
     synthesize_to_manifest(streams_from_frame(read_traces([trace])), [parse_rule(r) for r in RULES],
-                           parse_backend("piper:intra_op_threads=1"), store, root / "m.parquet", progress=False)
+                           parse_backend("piper:intra_op_threads=1"), store, root / "m.parquet")
     manifest, meta = read_manifest(root / "m.parquet")
     return {"root": root, "trace": trace, "store": store, "manifest": manifest, "meta": meta}
 

@@ -7,12 +7,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from simulplay.analysis.asr import parse_recognizer
-from simulplay.analysis.asr import qwen as qwen_module
-from simulplay.analysis.asr.base import SAMPLE_RATE
-from simulplay.analysis.asr.windows import WindowRule, transcribe_waveform
-from simulplay.analysis.diagnostics import forced_aligner
 from simulplay.errors import InputError
+from simulplay.recognizers import parse_recognizer
+from simulplay.recognizers import qwen as qwen_module
+from simulplay.recognizers.base import SAMPLE_RATE
+from simulplay.recognizers.windows import WindowRule, transcribe_waveform
+from simulplay.workflows.diagnostics import forced_aligner
 
 
 class FakeQwen3ASR:

@@ -4,8 +4,8 @@ failed windows kept (a deterministic fake recognizer; real Whisper is in test_as
 import numpy as np
 import pytest
 
-from simulplay.analysis.asr.base import SAMPLE_RATE, Decoded, Recognizer, Word
-from simulplay.analysis.asr.windows import WindowRule, failed_windows, plan_windows, transcribe_waveform
+from simulplay.recognizers.base import SAMPLE_RATE, Decoded, Recognizer, Word
+from simulplay.recognizers.windows import WindowRule, failed_windows, plan_windows, transcribe_waveform
 
 
 class SpanRecognizer(Recognizer):

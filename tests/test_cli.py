@@ -7,7 +7,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.factories import manifest, trace_frame
+from tests.checks import assert_one_line_error
+from tests.factories import manifest, reference_clock, reference_playback, trace_frame
 
 
 def toy_manifest(rng, n_talks=4):
@@ -26,15 +27,6 @@ def man_csv(tmp_path):
     p = tmp_path / "manifest.csv"
     toy_manifest(np.random.default_rng(0)).to_csv(p, index=False)
     return p
-
-
-def assert_one_line_error(proc, *fragments):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
 
 
 def test_replay_then_eta_writes_signed_tables_in_every_format(cli, tmp_path, man_csv):
@@ -60,11 +52,22 @@ def test_replay_then_eta_writes_signed_tables_in_every_format(cli, tmp_path, man
 
 
 def test_replay_service_variants_change_readiness(cli, tmp_path, man_csv):
-    for service in ("zero", "scale=2"):
-        cli("replay", man_csv, "--service", service, "--out", tmp_path / f"{service}.csv", check=True)
-    zero, double = pd.read_csv(tmp_path / "zero.csv"), pd.read_csv(tmp_path / "scale=2.csv")
-    assert (zero["end_s"] <= double["end_s"]).all()
-    assert "service:scale=2" in double["signature"][0]
+    """Each variant's end times equal the SPEC §3–4 recurrences run in the test on the
+    manifest's dispatch times with service × 0, × 1 and × 2."""
+    m = pd.read_csv(man_csv)
+    ends = {}
+    for service, factor in (("measured", 1.0), ("zero", 0.0), ("scale=2", 2.0)):
+        out = tmp_path / f"{service}.csv"
+        cli("replay", man_csv, "--service", service, "--out", out, check=True)
+        got = pd.read_csv(out).set_index(["talk_id", "system", "condition"])
+        assert (got["signature"].str.contains(f"service:{service}")).all()
+        for key, reqs in m.groupby(["talk_id", "system", "condition"]):
+            reqs = reqs.sort_values("seq")
+            ready = reference_clock(reqs["dispatch_s"].tolist(), (factor * reqs["service_s"]).tolist())
+            want = reference_playback(ready, reqs["audio_s"].tolist())["end"]
+            assert got.loc[key, "end_s"] == pytest.approx(want, abs=1e-6), (service, key)
+        ends[service] = got["end_s"]
+    assert (ends["zero"] < ends["measured"]).all() and (ends["measured"] < ends["scale=2"]).all()
 
 
 def test_group_writes_requests(cli, tmp_path):
@@ -175,6 +178,20 @@ def test_text_that_is_not_a_string_or_only_whitespace_is_refused(cli, tmp_path):
     assert "field 'text': is a dict, not text" in proc.stderr and "field 'text': is only whitespace" in proc.stderr
 
 
-def test_help_explains_units(cli):
-    proc = cli("replay", "--help", check=True)
-    assert "seconds" in proc.stdout.lower() or "offset_s" in proc.stdout
+def help_text(cli, *command):
+    """A command's --help as one line: box borders and line wrapping removed."""
+    out = cli(*command, "--help", env={"COLUMNS": "100"}, check=True).stdout
+    return " ".join(out.replace("│", " ").split())
+
+
+@pytest.mark.parametrize("command,phrases", [
+    ((), ["Times are seconds from source start."]),
+    (("replay",), ["Columns ending in _s are seconds; first_play_s and end_s count from source start",
+                   "offset_s (L = C_m − S)", "scale=F (service time × F)"]),
+    (("eta",), ["Columns ending in _s are seconds"]),
+    (("group",), ["timer[:w=SECONDS]", "dispatch_s (seconds from source start)"]),
+])
+def test_help_explains_units(cli, command, phrases):
+    text = help_text(cli, *command)
+    for phrase in phrases:
+        assert phrase in text, f"{' '.join(command) or 'simulplay'} --help lacks {phrase!r}: {text}"

@@ -10,11 +10,11 @@ from simulplay.analysis.content import (
     DELETION_NOTE,
     edit_counts,
     normalize_token,
-    parse_pair,
     score_content,
     tokens,
 )
 from simulplay.errors import IncompleteError, InputError
+from simulplay.grouping import parse_pair
 from simulplay.signature import format_signature
 
 

@@ -1,39 +1,35 @@
-"""Killing `simulplay synth` at random moments and running it again (real subprocesses)."""
+"""Killing `simulplay synth` at random moments and running it again (real subprocesses).
+
+The moments are counted in completed requests (``synthesized`` lines in the store's
+``events.jsonl``), drawn with a fixed seed: a kill lands right after the k-th request,
+while the next one is being synthesized or written, whatever the machine's speed.
+"""
 
 import json
 import os
 import signal
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import soundfile as sf
 
 from simulplay.backends.store import AudioStore
-from simulplay.traces import write_trace
-from simulplay.traces.model import frame_from_streams
-from tests.factories import stream
+from tests.checks import wait_until
+from tests.factories import small_trace
 
-WORDS = ("the quick brown fox jumps over the lazy dog while seven small birds sing a song about the "
-         "river and the mountain far away from home").split()
-
-
-def small_trace(path, n_streams=2, n_updates=14):
-    rng = np.random.default_rng(0)
-    streams = []
-    for k in range(n_streams):
-        times = np.cumsum(rng.integers(1, 3, n_updates)).astype(float)
-        texts = [" ".join(rng.choice(WORDS, int(rng.integers(1, 5)))) + ("." if i % 4 == 3 else "")
-                 for i in range(n_updates)]
-        streams.append(stream(times, texts, talk_id=f"talk{k // 2}", system="AF"[k % 2], source_s=30.0))
-    write_trace(frame_from_streams(streams), path, {"table": "trace"})
+ROOT = Path(__file__).resolve().parents[1]
+# `python -m simulplay` with the fake-test backend registered first
+WITH_FAKES = [sys.executable, "-c", "import runpy, tests.fakes; runpy.run_module('simulplay', run_name='__main__', "
+              "alter_sys=True)"]
 
 
-def synth_cmd(trace, store, out):
+def synth_cmd(trace, store, out, backend="piper:intra_op_threads=1"):
     return [sys.executable, "-m", "simulplay", "synth", str(trace), "--rule", "immediate", "--rule", "timer:w=3",
-            "--backend", "piper:intra_op_threads=1", "--store", str(store), "--out", str(out), "--quiet"]
+            "--backend", backend, "--store", str(store), "--out", str(out), "--quiet"]
 
 
 def request_set(manifest_path):
@@ -42,39 +38,52 @@ def request_set(manifest_path):
         ["talk_id", "system", "condition", "seq"]).reset_index(drop=True)
 
 
-def assert_store_sound(store_dir, manifest_path):
+def assert_store_sound(store_dir, manifest_path, rate=22_050):
     store = AudioStore(store_dir)
     m = pd.read_parquet(manifest_path)
     assert (m["error"] == "").all()
     for key, n in zip(m["audio_key"], m["n_samples"]):
         if key:
-            data, rate = sf.read(store.audio_path(key), dtype="int16")
-            assert len(data) == n and rate == 22_050
+            data, sr = sf.read(store.audio_path(key), dtype="int16")
+            assert len(data) == n and sr == rate
     done = [e["key"] for e in store.events() if e["event"] == "synthesized"]
     assert len(done) == len(set(done)), "a completed request was synthesized twice"
     for rec in (store_dir / "records").glob("*.json"):
         json.loads(rec.read_text())  # never half-written
 
 
+def synthesized(store_dir) -> int:
+    """Requests completed in the store so far (lines of its events.jsonl; a line cut by a
+    kill is not counted)."""
+    return sum(e["event"] == "synthesized" for e in AudioStore(store_dir).events())
+
+
+@pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume(tmp_path):
     trace = tmp_path / "trace.jsonl"
     small_trace(trace)
     reference = tmp_path / "ref.parquet"
     subprocess.run(synth_cmd(trace, tmp_path / "ref_store", reference), check=True, capture_output=True)
+    n_keys = len(AudioStore(tmp_path / "ref_store").completed_keys())
 
     store = tmp_path / "store"
     out = tmp_path / "m.parquet"
-    rng = np.random.default_rng(int(time.time()))
+    rng = np.random.default_rng(20261201)
     kills = 0
-    for delay in rng.uniform(1.0, 3.5, 4):
-        proc = subprocess.Popen(synth_cmd(trace, store, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            kills += 1
+    for step in rng.integers(0, 6, 4):  # 2, 3, 1, 0 more requests (0: killed while starting up)
+        target = synthesized(store) + int(step)
+        if target >= n_keys - 2:  # leave work for the resumed run
+            break
+        proc = subprocess.Popen(synth_cmd(trace, store, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_until(lambda p=proc, n=target: synthesized(store) >= n or p.poll() is not None,
+                   f"{target} synthesized requests in the store")
+        assert proc.poll() is None, f"synth ended before it was killed: {proc.stderr.read().decode()}"
+        os.kill(proc.pid, signal.SIGKILL)
+        kills += 1
         proc.wait()
-    assert kills >= 1
+    assert kills >= 2
     before = len(AudioStore(store).completed_keys())
+    assert before < n_keys
     done = subprocess.run(synth_cmd(trace, store, out), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert f"already in store {before}" in done.stdout
@@ -83,17 +92,21 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
 
 
 def test_two_concurrent_processes_share_one_store(tmp_path):
+    """Both processes synthesize part of the work: the fake backend's gate holds each one's
+    first request until the other also holds one (so neither can do everything alone)."""
     trace = tmp_path / "trace.jsonl"
     small_trace(trace, n_streams=2, n_updates=10)
     store = tmp_path / "store"
-    procs = [subprocess.Popen(synth_cmd(trace, store, tmp_path / f"m{i}.parquet"), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for i in range(2)]
+    backend = f"fake-test:gate={tmp_path / 'gate'}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    procs = [subprocess.Popen(WITH_FAKES + synth_cmd(trace, store, tmp_path / f"m{i}.parquet", backend)[3:],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for i in range(2)]
     for p in procs:
         _, err = p.communicate(timeout=600)
         assert p.returncode == 0, err
     a, b = pd.read_parquet(tmp_path / "m0.parquet"), pd.read_parquet(tmp_path / "m1.parquet")
     pd.testing.assert_series_equal(a["audio_key"], b["audio_key"])
     pd.testing.assert_series_equal(a["service_s"], b["service_s"])
-    assert_store_sound(store, tmp_path / "m0.parquet")
+    assert_store_sound(store, tmp_path / "m0.parquet", rate=16_000)
     workers = {e["pid"] for e in AudioStore(store).events()}
-    assert len(workers) == 2, "both processes should have synthesized part of the work"
+    assert workers == {p.pid for p in procs}, "both processes should have synthesized part of the work"

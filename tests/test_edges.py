@@ -7,7 +7,6 @@ import soxr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulplay.analysis.edge_replay import check_guard, parse_thresholds
 from simulplay.analysis.edges import (
     FRAME,
     frame_bounds,
@@ -18,6 +17,7 @@ from simulplay.analysis.edges import (
     speech_samples,
 )
 from simulplay.errors import InputError
+from simulplay.workflows.edges import check_guard, parse_thresholds
 
 
 def test_kept_span_runs_from_first_to_last_speech_frame_plus_guard_and_keeps_interior_pauses():
@@ -113,7 +113,7 @@ def test_thresholds_and_guard_are_checked():
 def hand_result(rows):
     """An EdgesResult from (talk, condition, n_samples, speech_samples, kept) rows at 1 kHz, one system."""
     from simulplay.analysis.edge_replay import EdgesResult
-    from simulplay.analysis.vad import VadStats
+    from simulplay.vad import VadStats
 
     trims = pd.DataFrame([{"threshold": 0.5, "talk_id": t, "system": "A", "condition": c, "seq": 0, "n_samples": n,
                            "sample_rate": 1000, "keep_start": 0, "keep_end": kept, "speech_samples": sp}

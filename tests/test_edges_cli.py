@@ -6,13 +6,12 @@ import pandas as pd
 import pytest
 
 from simulplay.backends import parse_backend
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.store import AudioStore
 from simulplay.grouping import parse_rule
+from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.tables import read_table
 from tests.factories import manifest as hand_manifest
-from tests.factories import stream
-from tests.test_crash_resume import small_trace
+from tests.factories import small_trace, stream
 
 PIPER = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"
 
@@ -23,10 +22,11 @@ def synthesized(tmp_path_factory):
     streams = [stream([0.0, 1.5], ["Hello there, my friend.", "How are you?"], talk_id="t1", system="A", source_s=5.0),
                stream([0.5, 2.0], ["Good morning.", "One, two, three."], talk_id="t1", system="F", source_s=5.0)]
     synthesize_to_manifest(streams, [parse_rule("immediate"), parse_rule("timer:w=2")], parse_backend(PIPER),
-                           AudioStore(root / "store"), root / "m.parquet", progress=False)
+                           AudioStore(root / "store"), root / "m.parquet")
     return root
 
 
+@pytest.mark.slow
 def test_edges_writes_summary_eta_and_share_and_a_second_sweep_is_cached(cli, synthesized, tmp_path):
     root = synthesized
     n_keys = pd.read_parquet(root / "m.parquet")["audio_key"].nunique()

@@ -12,14 +12,15 @@ import pandas as pd
 import pytest
 import soxr
 
-from simulplay.analysis.edge_replay import edge_replay, nonspeech_share
+from simulplay.analysis.edge_replay import nonspeech_share
 from simulplay.analysis.edges import guard_samples, keep_bounds, speech_samples
-from simulplay.analysis.vad import SileroVad, speech_probabilities, to_vad_input
 from simulplay.backends import parse_backend
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.store import AudioStore
 from simulplay.grouping import parse_rule
 from simulplay.sim import read_manifest, replay
+from simulplay.synthesis.run import synthesize_to_manifest
+from simulplay.vad import SileroVad, to_vad_input
+from simulplay.workflows.edges import edge_replay, speech_probabilities
 from tests.factories import reference_playback, stream
 
 PIPER = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"  # reproducible samples
@@ -43,7 +44,7 @@ def synth(tmp_path_factory):
     root = tmp_path_factory.mktemp("edges")
     store = AudioStore(root / "store")
     synthesize_to_manifest(texts(), [parse_rule("immediate"), parse_rule("timer:w=2")], parse_backend(PIPER),
-                           store, root / "m.parquet", progress=False)
+                           store, root / "m.parquet")
     manifest, meta = read_manifest(root / "m.parquet")
     assert (manifest["n_samples"] > 0).all() and set(manifest["sample_rate"]) == {RATE}
     return store, manifest, meta
@@ -96,7 +97,7 @@ def test_known_padding_is_removed_down_to_the_guard(synth, noise_std):
         [silence(extra, noise_std, rng), w, silence(extra, noise_std, rng)]))
     odd = replace_audio(manifest, store, lambda i, w: np.concatenate(
         [silence(12_345, noise_std, rng), w, silence(4321, noise_std, rng)]))
-    a, b, c = (edge_replay(m, store, [0.3, 0.5, 0.7], guard_ms=100, progress=False).trims for m in (base, more, odd))
+    a, b, c = (edge_replay(m, store, [0.3, 0.5, 0.7], guard_ms=100).trims for m in (base, more, odd))
     for tr, before, after in ((a, lead, trail), (b, lead + extra, trail + extra), (c, 12_345, 4321)):
         assert (tr["n_samples"] == np.tile(manifest["n_samples"].to_numpy(), 3) + before + after).all()
         assert (tr["keep_end"] > tr["keep_start"]).all()
@@ -113,7 +114,7 @@ def test_trimmed_audio_shrinks_as_the_threshold_rises(synth):
     rng = np.random.default_rng(1)
     padded = replace_audio(manifest, store, lambda i, w: np.concatenate(
         [silence(9000, 20, rng), w, silence(9000, 20, rng)]))
-    res = edge_replay(padded, store, [0.7, 0.3, 0.5], upstream=meta["signature"], progress=False)
+    res = edge_replay(padded, store, [0.7, 0.3, 0.5], upstream=meta["signature"])
     assert list(dict.fromkeys(res.summary["threshold"])) == [0.3, 0.5, 0.7]
     kept = res.trims.assign(kept=res.trims["keep_end"] - res.trims["keep_start"]).pivot_table(
         index=["system", "condition", "talk_id", "seq"], columns="threshold", values="kept")
@@ -134,7 +135,7 @@ def test_a_second_sweep_runs_no_inference(fresh, monkeypatch):
     calls = []
     real = SileroVad.probabilities
     monkeypatch.setattr(SileroVad, "probabilities", lambda self, x: calls.append(len(x)) or real(self, x))
-    first = edge_replay(manifest, store, [0.5], progress=False)
+    first = edge_replay(manifest, store, [0.5])
     n_keys = manifest["audio_key"].nunique()
     assert len(calls) == first.stats.inferred == n_keys and first.stats.cached == 0
     vad = SileroVad()
@@ -144,7 +145,7 @@ def test_a_second_sweep_runs_no_inference(fresh, monkeypatch):
     assert identity["file"] == "silero_vad.onnx"
     assert identity["sha256"] == hashlib.sha256(vad.path.read_bytes()).hexdigest()
     calls.clear()
-    second = edge_replay(manifest, store, [0.3, 0.5, 0.7], vad=vad, progress=False)
+    second = edge_replay(manifest, store, [0.3, 0.5, 0.7], vad=vad)
     assert calls == [] and second.stats.inferred == 0 and second.stats.cached == n_keys
     assert "_model" not in vad.__dict__  # the model was never even loaded
     at = second.trims[second.trims["threshold"] == 0.5].reset_index(drop=True)
@@ -159,7 +160,7 @@ def test_silent_requests_are_removed_and_readiness_stays(synth):
     quiet = {0: np.zeros(RATE, np.int16), 3: silence(RATE, 20, rng)}  # one second of zeros / of low noise
     m = replace_audio(manifest, store, lambda i, w: quiet.get(i, w))
     before = replay(m)
-    res = edge_replay(m, store, [0.3, 0.5, 0.7], progress=False)
+    res = edge_replay(m, store, [0.3, 0.5, 0.7])
     for t in (0.3, 0.5, 0.7):
         parts = res.parts[res.parts["threshold"] == t].reset_index(drop=True)
         np.testing.assert_array_equal(parts["ready_s"].to_numpy(), before.parts["ready_s"].to_numpy())
@@ -191,7 +192,7 @@ def test_agrees_with_silero_speech_timestamps(synth, tmp_path):
         x = np.concatenate([np.zeros(7000), soxr.resample(w.astype(np.float64), rate, 16_000), np.zeros(3001)])
         x = x.round().astype(np.int16)
         key16 = store16.put_audio(x, 16_000)
-        probs = speech_probabilities([(key16, len(x), 16_000)], store16, SileroVad(), progress=False)[0][key16]
+        probs = speech_probabilities([(key16, len(x), 16_000)], store16, SileroVad())[0][key16]
         for t in (0.3, 0.5, 0.7):
             segs = get_speech_timestamps(torch.from_numpy(x.astype(np.float32) / 32768), model, threshold=t,
                                          neg_threshold=t, min_speech_duration_ms=0, min_silence_duration_ms=0,
@@ -228,7 +229,7 @@ def test_resampling_to_16k_uses_soxr_and_keeps_the_time_axis(synth, tmp_path):
     as16 = soxr.resample(padded.astype(np.float64), rate, 16_000).round().astype(np.int16)
     s = AudioStore(tmp_path / "s")
     keys = [(s.put_audio(padded, rate), len(padded), rate), (s.put_audio(as16, 16_000), len(as16), 16_000)]
-    probs, stats = speech_probabilities(keys, s, SileroVad(), progress=False)
+    probs, stats = speech_probabilities(keys, s, SileroVad())
     assert stats.inferred == 2
     for t in (0.3, 0.5, 0.7):
         (a0, a1), (b0, b1) = (keep_bounds(probs[k], n, r, t) for k, n, r in keys)
@@ -244,7 +245,7 @@ def test_nonspeech_share_of_a_reduction_made_of_silence_is_all_nonspeech(synth):
                                                      np.zeros(2 * FIVE_FRAMES, np.int16)]))
     longer = replace_audio(imm, store, lambda i, w: np.concatenate(
         [np.zeros(6 * FIVE_FRAMES, np.int16), w, np.zeros(3 * FIVE_FRAMES, np.int16)])).assign(condition="longer")
-    res = edge_replay(pd.concat([imm, longer], ignore_index=True), store, [0.3, 0.5, 0.7], progress=False)
+    res = edge_replay(pd.concat([imm, longer], ignore_index=True), store, [0.3, 0.5, 0.7])
     table, sigs = nonspeech_share(res, [("longer", "immediate")])
     assert len(table) == 2 * 3 and set(table["system"]) == {"A", "F"} and (table["n_talks"] == 2).all()
     added_s = 2 * 9 * FIVE_FRAMES / RATE  # two requests per output
@@ -271,7 +272,7 @@ def test_nothing_is_downloaded(tmp_path):
         socket.getaddrinfo = refuse
         import numpy as np
         import torch
-        from simulplay.analysis.vad import SileroVad
+        from simulplay.vad import SileroVad
         torch.set_num_threads(3)
         x = np.sin(np.arange(16000) / 5).astype(np.float32) * 0.1
         for v in ("onnx", "sequence", "jit"):

@@ -29,6 +29,21 @@ def random_summary(rng, n_talks, conds=("immediate", "timer:w=4", "punct:cap=2,m
     return summary_frame(values)
 
 
+def talk_indices(draws, n_talks, seed=1032026):
+    """The documented bootstrap convention, drawn here with NumPy alone: one
+    ``default_rng(seed)``, one ``integers(0, n_talks, (draws, n_talks))`` matrix over the
+    talks in sorted order (1032026 is the default seed)."""
+    return np.random.default_rng(seed).integers(0, n_talks, size=(draws, n_talks))
+
+
+def eta_by_hand(df, condition, reference="immediate"):
+    """η per talk (sorted talk order): δ = L_A − L_F, η = δ(condition) − δ(reference)."""
+    offset = df.set_index(["talk_id", "system", "condition"])["offset_s"]
+    delta = {c: offset.xs("A", level="system").xs(c, level="condition")
+             - offset.xs("F", level="system").xs(c, level="condition") for c in (condition, reference)}
+    return (delta[condition] - delta[reference]).sort_index().to_numpy()
+
+
 def test_hand_computed_eta_and_parts():
     df = summary_frame({
         ("t1", "A", "immediate"): (100, 10), ("t1", "F", "immediate"): (120, 5),
@@ -67,7 +82,7 @@ def test_bootstrap_agrees_with_scipy_percentile_interval():
     boot = Bootstrap(draws=20_000, seed=11)
     res = compute_eta(df, a="A", f="F", reference="immediate", boot=boot)
     for cond, row in res.table.set_index("condition").iterrows():
-        eta = res.per_talk.loc[res.per_talk["condition"] == cond, "eta_s"].to_numpy()
+        eta = eta_by_hand(df, cond)
         ref = stats.bootstrap((eta,), np.mean, n_resamples=20_000, method="percentile",
                               confidence_level=0.95, rng=np.random.default_rng(5))
         se = eta.std(ddof=1) / np.sqrt(len(eta))
@@ -100,9 +115,8 @@ def test_one_index_matrix_is_shared_by_all_conditions():
 def test_quantile_method_is_used_and_recorded(method):
     df = random_summary(np.random.default_rng(3), 6)
     res = compute_eta(df, a="A", f="F", reference="immediate", boot=Bootstrap(draws=101, method=method))
-    idx = Bootstrap(draws=101).indices(6)
-    eta = res.per_talk.loc[res.per_talk["condition"] == "timer:w=4", "eta_s"].to_numpy()
-    want = np.quantile(eta[idx].mean(axis=1), [0.025, 0.975], method=method)
+    eta = eta_by_hand(df, "timer:w=4")
+    want = np.quantile(eta[talk_indices(101, 6)].mean(axis=1), [0.025, 0.975], method=method)
     row = res.table.set_index("condition").loc["timer:w=4"]
     assert [row["ci_low_s"], row["ci_high_s"]] == pytest.approx(list(want), rel=1e-12)
     assert res.table_signatures[0]["quantile"] == method
@@ -112,8 +126,9 @@ def test_buffered_policy_contrast_uses_delta_difference():
     df = random_summary(np.random.default_rng(4), 9)
     res = compute_eta(df, a="A", f="F", reference="immediate", boot=Bootstrap(draws=200),
                       contrasts=[("punct", "timer:w=4")])
-    pt = res.per_talk.pivot(index="talk_id", columns="condition", values="delta_s")
-    diff = pt["punct:cap=2,min_words=3"] - pt["timer:w=4"]
+    offset = df.set_index(["talk_id", "system", "condition"])["offset_s"]
+    delta = offset.xs("A", level="system") - offset.xs("F", level="system")  # δ = L_A − L_F per talk
+    diff = delta.xs("punct:cap=2,min_words=3", level="condition") - delta.xs("timer:w=4", level="condition")
     row = res.contrasts.iloc[0]
     assert row["diff_s"] == pytest.approx(diff.mean())
     assert row["n_positive"] == (diff > 0).sum() and row["p1"] == "punct:cap=2,min_words=3"

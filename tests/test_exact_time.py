@@ -252,7 +252,7 @@ def test_times_beyond_292_years_are_refused_with_file_and_field():
     with pytest.raises(InputError, match=r"m.csv, field 'service_s': times reach .* beyond the ±146 years") as e:
         replay(df, source="m.csv")
     assert "\n" not in str(e.value)
-    from simulplay.sim.service import parse_service
+    from simulplay.sim.variants import parse_service
 
     one = validate_manifest(pd.DataFrame(rows), "m.csv")
     with pytest.raises(InputError, match=r"field 'service_s': times reach 1e\+300 s \(scale="):

@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -12,14 +11,14 @@ import pytest
 import ray
 
 from simulplay.backends import parse_backend
-from simulplay.backends.executors import parse_executor
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.synthesis.executors import parse_executor
+from simulplay.synthesis.run import synthesize_to_manifest
 from tests import fakes  # noqa: F401  (registers fake-test)
-from tests.factories import stream
-from tests.test_crash_resume import small_trace
+from tests.checks import kill_group, wait_until
+from tests.factories import small_trace, stream
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = [parse_rule("immediate"), parse_rule("timer:w=2")]
@@ -47,7 +46,7 @@ def streams(n_talks=2):
 def run(tmp_path, name, executor, backend="fake-test:delay=0.01", **kw):
     spec = parse_executor(executor, **kw)
     return synthesize_to_manifest(streams(), RULES, parse_backend(backend), AudioStore(tmp_path / name),
-                                  tmp_path / f"{name}.parquet", progress=False, executor=spec, contention_sample=2)
+                                  tmp_path / f"{name}.parquet", executor=spec, contention_sample=2)
 
 
 def test_serial_process_and_ray_give_the_same_requests_and_samples(tmp_path, local_ray):
@@ -79,6 +78,7 @@ def test_a_killed_worker_is_replaced_and_its_request_retried(tmp_path, executor,
     assert len(done) == len(set(done)) == m["text"].nunique()
 
 
+@pytest.mark.slow
 def test_a_request_that_keeps_killing_workers_fails_closed(tmp_path):
     res = run(tmp_path, "store", "process:2", backend="fake-test:die_on=seven", retries=1)
     m = res.manifest
@@ -105,14 +105,14 @@ def test_driver_sigkill_then_resume_with_ray(tmp_path):
            "--backend", "piper:intra_op_threads=1", "--store", str(store), "--out", str(tmp_path / "m.parquet"),
            "--executor", "ray", "--quiet", "--contention-sample", "0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 240
-    while time.time() < deadline and len(list((store / "records").glob("*.json"))) < 6:
-        time.sleep(0.2)
+    wait_until(lambda: len(list((store / "records").glob("*.json"))) >= 6 or proc.poll() is not None,
+               "6 request records in the store", timeout=240)
+    assert proc.poll() is None, "the driver ended before it was killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     done_before = AudioStore(store).completed_keys()
     assert len(done_before) >= 6
-    _kill_group(proc.pid)  # the killed driver's local Ray daemons
+    kill_group(proc.pid)  # the killed driver's local Ray daemons: gone before the next run starts
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=600, start_new_session=True)
     assert again.returncode == 0, again.stderr
     assert f"already in store {len(done_before)}" in again.stdout
@@ -121,10 +121,3 @@ def test_driver_sigkill_then_resume_with_ray(tmp_path):
     m = pd.read_parquet(tmp_path / "m.parquet")
     assert (m["error"] == "").all()
 
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    time.sleep(1)

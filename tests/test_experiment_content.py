@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from simulplay.errors import InputError
-from simulplay.experiment import load_experiment
-from tests.test_asr import TALKS
+from simulplay.workflows.experiment import load_experiment
+from tests.factories import ASR_TALKS as TALKS
 
 EXPERIMENT = """
 name = "content"

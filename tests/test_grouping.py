@@ -9,11 +9,7 @@ from simulplay.errors import InputError
 from simulplay.grouping import Splitter, parse_rule, stream_requests
 from simulplay.grouping.registry import Rule, register_rule
 from simulplay.traces.model import join_texts
-from tests.factories import stream
-
-
-def groups(rule, s):
-    return [(g.first, g.last, round(g.dispatch_s, 9), g.trigger) for g in parse_rule(rule).group(s)]
+from tests.factories import groups, stream
 
 
 def test_immediate_sends_every_update_alone_ties_included():

@@ -19,16 +19,13 @@ from simulplay.errors import InputError
 from simulplay.grouping import parse_rule, unique_rules
 from simulplay.traces.model import char_count, ends_terminal, frame_from_streams, join_texts, word_count
 from simulplay.traces.validate import stream_stats
-from tests.factories import stream
+from tests.factories import groups, stream
 
 NBSP, NNBSP = "\u00a0", "\u202f"
 # The SPEC's terminators, written as code points so that the test does not share a
 # literal with the code: . ? ! … 。 ？ ！ ؟ ।
 TERMINATORS = "\u002e\u003f\u0021\u2026\u3002\uff1f\uff01\u061f\u0964"
 
-
-def groups(rule, s):
-    return [(g.first, g.last, round(g.dispatch_s, 9), g.trigger) for g in parse_rule(rule).group(s)]
 
 
 def glued(times, texts):

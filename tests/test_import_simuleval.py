@@ -17,7 +17,8 @@ from simulplay.errors import InputError
 from simulplay.grouping import parse_rule, requests_frame
 from simulplay.traces import join_texts, read_trace, streams_from_frame
 from simulplay.traces.importers import import_simuleval
-from tests.factories import reference_playback
+from tests.checks import assert_one_line_error
+from tests.factories import reference_playback, trace_updates, write_jsonl
 
 
 def s2t(index, prediction, delays, *, elapsed=None, wav="/data/mustc/ted_1096_{}.wav", source_length=4000.0,
@@ -33,10 +34,7 @@ def s2t(index, prediction, delays, *, elapsed=None, wav="/data/mustc/ted_1096_{}
 
 
 def write_log(tmp_path, lines, name="instances.log"):
-    p = tmp_path / name
-    p.write_text("".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in lines),
-                 encoding="utf-8")
-    return p
+    return write_jsonl(tmp_path, lines, name, ensure_ascii=False)
 
 
 WORD_LOG = [
@@ -57,16 +55,11 @@ OUTPUTS = {
 LOGS = {"word": WORD_LOG, "char": CHAR_LOG, "spm": SPM_LOG}
 
 
-def updates(res, talk):
-    rows = res.frame[res.frame["talk_id"] == talk]
-    return list(zip(rows["time_s"], rows["text"], rows["glue"]))
-
-
 def test_units_with_equal_delays_form_one_update_and_eos_is_dropped(tmp_path):
     res = import_simuleval(write_log(tmp_path, WORD_LOG), system="A")
-    assert updates(res, "ted_1096_0") == [(0.5, "Hallo Welt", False), (1.5, ", wie geht's", False),
+    assert trace_updates(res.frame, "ted_1096_0") == [(0.5, "Hallo Welt", False), (1.5, ", wie geht's", False),
                                           (2.0, "?", False)]
-    assert updates(res, "ted_1096_1") == [(0.25, "Guten", False), (3.75, "Tag", False)]
+    assert trace_updates(res.frame, "ted_1096_1") == [(0.25, "Guten", False), (3.75, "Tag", False)]
     assert res.frame.groupby("talk_id")["source_s"].first().to_dict() == {"ted_1096_0": 4.0, "ted_1096_1": 3.9}
     assert set(res.frame["system"]) == {"A"}
     sig = res.signature
@@ -76,21 +69,21 @@ def test_units_with_equal_delays_form_one_update_and_eos_is_dropped(tmp_path):
 
 def test_computation_aware_clock_reads_elapsed(tmp_path):
     res = import_simuleval(write_log(tmp_path, WORD_LOG), system="A", clock="computation-aware")
-    assert updates(res, "ted_1096_1") == [(0.9, "Guten", False), (4.1, "Tag", False)]
-    assert [t for t, _, _ in updates(res, "ted_1096_0")] == [0.6, 1.6, 2.1]
+    assert trace_updates(res.frame, "ted_1096_1") == [(0.9, "Guten", False), (4.1, "Tag", False)]
+    assert [t for t, _, _ in trace_updates(res.frame, "ted_1096_0")] == [0.6, 1.6, 2.1]
     assert res.signature["clock"] == "computation-aware" and res.signature["time_source"] == "elapsed"
 
 
 def test_character_level_log_imports_with_glue(tmp_path):
     res = import_simuleval(write_log(tmp_path, CHAR_LOG), system="A")
-    assert updates(res, "ted_1096_0") == [(0.3, "你好", False), (0.8, "，世界", True), (1.2, "。", True)]
+    assert trace_updates(res.frame, "ted_1096_0") == [(0.3, "你好", False), (0.8, "，世界", True), (1.2, "。", True)]
     assert res.signature["unit"] == "char"
     assert res.stats.loc[0, "chars"] == 6 and res.stats.loc[0, "words"] == 1
 
 
 def test_spm_pieces_glue_word_continuations_and_attached_punctuation(tmp_path):
     res = import_simuleval(write_log(tmp_path, SPM_LOG), system="A")
-    assert updates(res, "ted_1096_0") == [
+    assert trace_updates(res.frame, "ted_1096_0") == [
         (0.5, "Torna", False), (1.0, "ndo a New", True), (1.5, "York", False), (2.0, ", io sono", True),
         (2.5, "l'", False), (3.0, "insegnante", True), (3.5, ".", True)]
     assert res.signature["unit"] == "spm"
@@ -127,7 +120,7 @@ def test_agrees_with_the_log_simuleval_writes(tmp_path, unit, emissions, expecte
     ins, line = simuleval_log_line(unit, emissions)
     res = import_simuleval(write_log(tmp_path, [line]), system="A")
     assert res.frame["talk_id"].unique().tolist() == ["ted_7_2"]
-    assert [(t, x) for t, x, _ in updates(res, "ted_7_2")] == expected
+    assert [(t, x) for t, x, _ in trace_updates(res.frame, "ted_7_2")] == expected
     assert join_texts(res.frame["text"], res.frame["glue"]) == ins.prediction.replace("</s>", "").strip()
     assert res.frame["source_s"].iloc[0] == ins.source_length / 1000 == 4.0
     elapsed = import_simuleval(write_log(tmp_path, [line], "e.log"), system="A", clock="computation-aware")
@@ -190,14 +183,6 @@ def test_manifest_signature_reaches_the_replay_summary(cli, tmp_path):
     cli("replay", manifest, "--out", summary, check=True)
     sig = json.loads(pq.read_schema(summary).metadata[b"simulplay"])["signatures"][0]
     assert sig["importer"] == "simuleval" and sig["rule"] == "logged" and "table" not in sig
-
-
-def assert_one_line_error(proc, *fragments):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
 
 
 BAD = {

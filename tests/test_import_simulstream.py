@@ -14,6 +14,8 @@ from simulplay.grouping import parse_rule, requests_frame
 from simulplay.traces import join_texts, read_trace, streams_from_frame
 from simulplay.traces.importers import import_simulstream
 from simulplay.traces.importers.wavinfo import wav_frames
+from tests.checks import assert_one_line_error
+from tests.factories import trace_updates, write_jsonl
 
 
 def packet(talk, audio, compute, generated, deleted=()):
@@ -52,21 +54,15 @@ RETRANSLATION = [
 
 
 def write_log(tmp_path, lines, name="metrics.jsonl"):
-    p = tmp_path / name
-    p.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
-    return p
-
-
-def updates(res, talk):
-    rows = res.frame[res.frame["talk_id"] == talk]
-    return list(zip(rows["time_s"], rows["text"], rows["glue"]))
+    return write_jsonl(tmp_path, lines, name)
 
 
 def test_source_clock_one_update_per_packet_with_text(tmp_path):
     res = import_simulstream(write_log(tmp_path, LOG), system="B")
-    assert updates(res, "talk_a") == [(1.0, "Torna", False), (3.0, "ndo a New York", True), (4.0, ", io sono.", True)]
-    assert updates(res, "talk_b") == [(1.0, "Hello", False), (2.5, "world!", False)]
-    assert updates(res, "talk_d") == [(0.5, "Ciao!", False)]
+    assert trace_updates(res.frame, "talk_a") == [(1.0, "Torna", False), (3.0, "ndo a New York", True),
+                                                  (4.0, ", io sono.", True)]
+    assert trace_updates(res.frame, "talk_b") == [(1.0, "Hello", False), (2.5, "world!", False)]
+    assert trace_updates(res.frame, "talk_d") == [(0.5, "Ciao!", False)]
     assert res.frame["talk_id"].unique().tolist() == ["talk_a", "talk_b", "talk_d"]
     assert res.frame.groupby("talk_id", sort=False)["source_s"].first().tolist() == [4.5, 2.5, 0.5]
     sig = res.signature
@@ -78,8 +74,8 @@ def test_source_clock_one_update_per_packet_with_text(tmp_path):
 def test_computation_aware_clock_queues_packets(tmp_path):
     res = import_simulstream(write_log(tmp_path, LOG), system="B", clock="computation-aware")
     # talk_a: 1.0+0.4 = 1.4; the empty packet runs 2.0–3.5; packet 3 waits for it: 3.5+0.5 = 4.0; then 4.0+0.25.
-    assert [t for t, _, _ in updates(res, "talk_a")] == [1.4, 4.0, 4.25]
-    assert [t for t, _, _ in updates(res, "talk_b")] == [1.25, 2.75]
+    assert [t for t, _, _ in trace_updates(res.frame, "talk_a")] == [1.4, 4.0, 4.25]
+    assert [t for t, _, _ in trace_updates(res.frame, "talk_b")] == [1.25, 2.75]
     assert res.signature["time_source"] == "queued computation_time"
 
 
@@ -101,7 +97,8 @@ def test_retraction_is_refused_by_default_naming_talk_and_packet(tmp_path):
 
 def test_final_keeps_text_never_deleted_available_when_last_emitted(tmp_path):
     res = import_simulstream(write_log(tmp_path, RETRANSLATION), system="B", retractions="final")
-    assert updates(res, "talk_c") == [(1.0, "Grazie", False), (2.0, "a tutti.", False), (3.0, "Ciao", False)]
+    assert trace_updates(res.frame, "talk_c") == [(1.0, "Grazie", False), (2.0, "a tutti.", False),
+                                                  (3.0, "Ciao", False)]
     assert res.signature["retractions"] == "final" and res.signature["offline_upper_bound"] is True
 
 
@@ -137,7 +134,7 @@ def test_whitespace_only_packet_still_separates_words(tmp_path):
     lines = [meta(1, "w.wav"), packet(1, 1.0, 0.1, ["▁Anno"]), packet(1, 2.0, 0.1, ["▁"]),
              packet(1, 3.0, 0.1, ["1", "9"])]
     res = import_simulstream(write_log(tmp_path, lines), system="B")
-    assert updates(res, "w") == [(1.0, "Anno", False), (3.0, "19", False)]
+    assert trace_updates(res.frame, "w") == [(1.0, "Anno", False), (3.0, "19", False)]
 
 
 @pytest.mark.parametrize("unit,tokens,expected", [
@@ -147,7 +144,7 @@ def test_whitespace_only_packet_still_separates_words(tmp_path):
 def test_word_and_char_tokens(tmp_path, unit, tokens, expected):
     lines = [meta(1, "u.wav")] + [packet(1, k + 1.0, 0.1, t) for k, t in enumerate(tokens)]
     log = write_log(tmp_path, lines)
-    assert updates(import_simulstream(log, system="B", unit=unit), "u") == expected
+    assert trace_updates(import_simulstream(log, system="B", unit=unit).frame, "u") == expected
     with pytest.raises(InputError, match=r"are not SentencePiece pieces \(expected --unit word or --unit char"):
         import_simulstream(log, system="B")
 
@@ -200,14 +197,6 @@ def test_jsonl_trace_output(cli, tmp_path):
     first = json.loads(out.read_text().splitlines()[0])
     assert first["talk_id"] == "talk_a" and first["updates"][1] == {"time_s": 3.0, "text": "ndo a New York",
                                                                      "glue": True}
-
-
-def assert_one_line_error(proc, *fragments):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
 
 
 BAD = {

@@ -17,6 +17,7 @@ from simulplay.errors import InputError
 from simulplay.traces import join_texts
 from simulplay.traces.importers import import_simuleval, import_simulstream
 from simulplay.traces.importers import simulstream as simulstream_module
+from tests.factories import trace_updates
 
 # (arrival, computation) of packets 1–4; packet 1 is slow, so the computation-aware clock
 # queues packet 2 behind it: by hand 2.5, max(2, 2.5) + 0.25 = 2.75, 3.25, 4.25.
@@ -63,15 +64,11 @@ def simulstream_log(tmp_path, packets, wav="w.wav"):
     return p
 
 
-def updates(res):
-    return list(zip(res.frame["time_s"], res.frame["text"], res.frame["glue"]))
-
-
 @pytest.mark.parametrize("clock", list(CLOCKS))
 @pytest.mark.parametrize("unit,name,packets,expected", CASES, ids=[f"{u}: {n}" for u, n, *_ in CASES])
 def test_simulstream_whitespace_is_one_word_boundary(tmp_path, clock, unit, name, packets, expected):
     res = import_simulstream(simulstream_log(tmp_path, packets), system="B", clock=clock, unit=unit)
-    assert updates(res) == [(CLOCKS[clock][k], text, glue) for k, text, glue in expected]
+    assert trace_updates(res.frame) == [(CLOCKS[clock][k], text, glue) for k, text, glue in expected]
     joined = join_texts(res.frame["text"].tolist(), res.frame["glue"].tolist())
     assert res.stats["chars"].tolist() == [len(joined)]
 
@@ -152,7 +149,7 @@ def test_simuleval_whitespace_is_one_word_boundary(tmp_path, clock, case):
     line, expected = SIMULEVAL_CASES[case]
     res = import_simuleval(simuleval_log(tmp_path, line), system="A", clock=clock)
     shift = 0.1 if clock == "computation-aware" else 0.0  # elapsed = delays + 100 ms
-    assert updates(res) == [(pytest.approx(t + shift, abs=1e-12), x, g) for t, x, g in expected]
+    assert trace_updates(res.frame) == [(pytest.approx(t + shift, abs=1e-12), x, g) for t, x, g in expected]
 
 
 def test_simuleval_refuses_a_prediction_that_differs_in_characters(tmp_path):

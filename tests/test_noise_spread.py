@@ -12,7 +12,7 @@ import pytest
 
 from simulplay.analysis import EtaResult
 from simulplay.analysis.noise import duration_noise, eta_spread, noise_check
-from tests.test_crash_resume import small_trace
+from tests.factories import small_trace
 
 
 def eta_result(rows: list[tuple[str, str, float]]) -> EtaResult:
@@ -141,3 +141,4 @@ def test_spread_table_carries_signatures_and_both_replays(runs):
     eta = pd.read_csv(run / "eta.service-zero.csv")
     by_hand = eta.groupby("condition")["eta_s"].agg(lambda v: v.max() - v.min())
     assert s.set_index("replay").loc["service=zero", "eta_range_s"] == pytest.approx(by_hand.iloc[0])
+

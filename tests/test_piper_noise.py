@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 
 from simulplay.backends import parse_backend
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.store import AudioStore
-from simulplay.backends.synth import synthesize_request
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.synthesis.request import synthesize_request
+from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.traces import write_trace
 from simulplay.traces.model import frame_from_streams
 from tests.factories import stream
@@ -114,7 +114,7 @@ def same_requests():
 def synth(spec, store, out, realizations=2):
     rules = [parse_rule("immediate"), parse_rule("timer:w=0")]
     return synthesize_to_manifest(same_requests(), rules, parse_backend(spec), AudioStore(store), out,
-                                  realizations=realizations, progress=False)
+                                  realizations=realizations)
 
 
 @pytest.mark.parametrize("preset", ["deterministic", "durations=fixed"])
@@ -159,7 +159,7 @@ def test_demo_refuses_a_contradicting_preset_before_synthesis(cli, tmp_path):
 @pytest.mark.parametrize("setting,preset", [("deterministic = true", "deterministic"),
                                             ('durations = "fixed"', "durations=fixed")])
 def test_experiment_files_name_the_presets_as_backend_settings(tmp_path, setting, preset):
-    from simulplay.experiment import load_experiment
+    from simulplay.workflows.experiment import load_experiment
 
     (tmp_path / "t.jsonl").write_text('{"talk_id": "t", "system": "A", "source_s": 3, '
                                       '"updates": [{"time_s": 0, "text": "Hi."}]}\n')

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from simulplay.sim import player as pl
 from simulplay.sim.playback import serial_playback, summarize_playback
+from tests.factories import MIDDLE_STALL
 
 MS = 1_000_000  # nanoseconds
 FRAME = 20 * MS
@@ -19,8 +20,6 @@ def tl_of(parts):
 
 
 # ---- hand-computed timelines ------------------------------------------------------------
-
-MIDDLE_STALL = [(1.0, 2.0), (2.5, 1.0), (6.0, 1.0), (6.5, 2.0)]
 
 
 def test_a_stall_in_the_middle():

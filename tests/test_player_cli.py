@@ -7,27 +7,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulplay.sim.player_table import PLAYER_COLUMNS
-from tests.factories import manifest
+from tests.checks import assert_one_line_error
+from tests.factories import MIDDLE_STALL_REQUESTS, manifest
 
 # service 0: ready at dispatch; plays 1–3, 3–4, waits 2 s, 6–7, 7–9
-MIDDLE_STALL = [(1.0, 0, 2.0), (2.5, 0, 1.0), (6.0, 0, 1.0), (6.5, 0, 2.0)]
 
 
 @pytest.fixture
 def man_csv(tmp_path):
     p = tmp_path / "manifest.csv"
-    manifest({("t1", "A", "immediate"): MIDDLE_STALL, ("t1", "F", "immediate"): [(0.5, 0.5, 3.0)]},
+    manifest({("t1", "A", "immediate"): MIDDLE_STALL_REQUESTS, ("t1", "F", "immediate"): [(0.5, 0.5, 3.0)]},
              source_s=20.0).to_csv(p, index=False)
     return p
-
-
-def assert_one_line_error(proc, *fragments):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
 
 
 def test_player_writes_one_signed_row_per_output_and_prebuffer(cli, tmp_path, man_csv):

@@ -6,8 +6,8 @@ These tests need ``simulplay.backends.store`` (the audio store) and its FLAC dep
 import numpy as np
 import pandas as pd
 
-from tests.factories import manifest
-from tests.test_player_cli import MIDDLE_STALL, assert_one_line_error
+from tests.checks import assert_one_line_error
+from tests.factories import MIDDLE_STALL_REQUESTS, manifest
 
 
 def test_player_first_audible_from_the_audio_store(cli, tmp_path):
@@ -31,7 +31,7 @@ def test_player_first_audible_from_the_audio_store(cli, tmp_path):
 
 def test_player_store_that_is_not_a_store_fails_before_writing(cli, tmp_path):
     man = tmp_path / "manifest.csv"
-    manifest({("t1", "A", "immediate"): MIDDLE_STALL}).to_csv(man, index=False)
+    manifest({("t1", "A", "immediate"): MIDDLE_STALL_REQUESTS}).to_csv(man, index=False)
     (tmp_path / "empty").mkdir()
     out = tmp_path / "player.csv"
     proc = cli("player", man, "--store", tmp_path / "empty", "--out", out)

@@ -9,10 +9,9 @@ import pytest
 from simulplay.errors import InputError
 from simulplay.sim import validate_manifest
 from simulplay.sim.player_table import PLAYER_COLUMNS, PlayerConfig, parse_prebuffers, player_config, player_metrics
-from tests.factories import manifest
+from tests.factories import MIDDLE_STALL_REQUESTS, manifest
 
 # service 0: each request is ready at its dispatch time
-MIDDLE_STALL = [(1.0, 0, 2.0), (2.5, 0, 1.0), (6.0, 0, 1.0), (6.5, 0, 2.0)]
 
 
 def table(outputs, **kw):
@@ -22,7 +21,7 @@ def table(outputs, **kw):
 
 def test_one_row_per_output_and_prebuffer_with_hand_computed_values():
     cfg = PlayerConfig(prebuffers_s=(0.0, 0.5, 2.5))
-    res = table({("t1", "A", "immediate"): MIDDLE_STALL, ("t1", "F", "immediate"): [(0, 1, 0.0)]}, config=cfg)
+    res = table({("t1", "A", "immediate"): MIDDLE_STALL_REQUESTS, ("t1", "F", "immediate"): [(0, 1, 0.0)]}, config=cfg)
     t = res.table
     assert list(t.columns) == ["talk_id", "system", "condition", *PLAYER_COLUMNS]
     assert len(t) == 6 and list(t["prebuffer_s"]) == [0.0, 0.5, 2.5] * 2
@@ -47,7 +46,7 @@ def test_one_row_per_output_and_prebuffer_with_hand_computed_values():
 
 
 def test_every_row_is_signed_with_its_own_prebuffer():
-    res = table({("t1", "A", "timer:w=4"): MIDDLE_STALL}, config=PlayerConfig(prebuffers_s=(0.0, 1.5)))
+    res = table({("t1", "A", "timer:w=4"): MIDDLE_STALL_REQUESTS}, config=PlayerConfig(prebuffers_s=(0.0, 1.5)))
     assert [s["prebuffer"] for s in res.signatures] == ["0s", "1.5s"]
     for s in res.signatures:
         assert (s["table"], s["release"], s["service"], s["rule"]) == ("player", "request", "measured", "timer:w=4")
@@ -56,7 +55,7 @@ def test_every_row_is_signed_with_its_own_prebuffer():
 
 
 def test_settings_change_the_numbers():
-    outputs = {("t1", "A", "immediate"): MIDDLE_STALL}
+    outputs = {("t1", "A", "immediate"): MIDDLE_STALL_REQUESTS}
     strict = table(outputs, config=PlayerConfig(min_stall_s=0.0, prebuffers_s=(0.0,))).table.iloc[0]
     assert strict["stall_free_prebuffer_s"] == 2.0
     lax = table(outputs, config=PlayerConfig(min_stall_s=2.5, prebuffers_s=(0.0,))).table.iloc[0]

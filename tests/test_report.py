@@ -124,6 +124,7 @@ def test_table1_is_the_equal_talk_mean_of_the_summary(report30, run30):
     assert np.allclose(trig, 100.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_talks", [1, 30])
 def test_figures_for_one_and_thirty_talks(tmp_path, n_talks):
     run = make_run(tmp_path / "run", n_talks)
@@ -169,6 +170,7 @@ def test_queue_delta_by_hand():
     assert row["p25_s"] == pytest.approx(np.percentile(both, 25)) and row["n_talks"] == 2
 
 
+@pytest.mark.slow
 def test_optional_tables_appear_only_when_their_files_exist(tmp_path):
     run = make_run(tmp_path / "run", 4)
     md = (write_report(build_report(run), tmp_path / "a")[0]).read_text()
@@ -203,6 +205,7 @@ def test_missing_trace_is_noted_not_fatal(tmp_path):
     assert "trace file(s) not found" in (write_report(rep, tmp_path / "r")[0]).read_text()
 
 
+@pytest.mark.slow
 def test_cli_report_and_its_errors(cli, tmp_path):
     run = make_run(tmp_path / "run", 5)
     res = cli("report", run, "--out", tmp_path / "rep", "--condition", "punct", "--talk", "talk03", check=True)
@@ -238,6 +241,7 @@ def test_a_summary_from_another_run_is_refused(cli, tmp_path):
     assert not (tmp_path / "no").exists()
 
 
+@pytest.mark.slow
 def test_a_second_report_replaces_the_first(tmp_path):
     run = make_run(tmp_path / "run", 3)
     out = tmp_path / "rep"
@@ -253,15 +257,15 @@ def test_a_second_report_replaces_the_first(tmp_path):
 
 def test_run_writes_its_report_into_the_run_folder(tmp_path):
     import tests.fakes  # noqa: F401  (registers the fake-test backend)
-    from simulplay.experiment import Experiment
-    from simulplay.pipeline import run_experiment
-    from tests.test_crash_resume import small_trace
+    from simulplay.workflows.experiment import Experiment
+    from simulplay.workflows.pipeline import run_experiment
+    from tests.factories import small_trace
 
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
     exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=("immediate", "timer:w=3"),
                      reference="immediate", backend="fake-test", out=tmp_path / "run", store=tmp_path / "store",
                      draws=100, variants=("service=zero",))
-    run_experiment(exp, progress=False)
+    run_experiment(exp)
     report = tmp_path / "run" / "report"
     md = (report / "report.md").read_text()
     header, rows = md_table(md, "### Table 2.")

@@ -16,6 +16,9 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 
+# a headless Chromium per test (about 20 s in all)
+pytestmark = pytest.mark.slow
+
 
 def open_page(path, tmp_path, width=390, height=844):
     """Load ``path`` in Chromium; returns what a reader's browser saw."""
@@ -40,7 +43,9 @@ def open_page(path, tmp_path, width=390, height=844):
             page.on("console", lambda m: seen["console"].append((m.type, m.text)))
             page.on("pageerror", lambda e: seen["page_errors"].append(str(e)))
             page.goto(path.as_uri(), wait_until="load")
-            page.wait_for_timeout(300)
+            # every image decoded (or failed) and the fonts laid out: then the page is drawn
+            page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=120_000)
+            page.evaluate("() => document.fonts.ready.then(() => true)")
             seen["layout"] = page.evaluate("""() => ({
                 pageWidth: document.documentElement.scrollWidth, viewport: window.innerWidth,
                 images: [...document.images].map(i => [i.complete, i.naturalWidth, i.getBoundingClientRect().width]),

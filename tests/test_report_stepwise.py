@@ -21,6 +21,9 @@ ETA = [c for c in ETA_COLUMNS if c != "condition"]
 TALK = ["delta_ref_s", "delta_s", "eta_s", "duration_part_s", "idle_part_s"]
 AFR = ("--a", "A", "--f", "F", "--reference", "immediate", "--draws", "300")
 
+# every test runs `simulplay` subprocesses on a fixture of a dozen more (about 4 min in all)
+pytestmark = pytest.mark.slow
+
 
 def ok(*args):
     return run_cli(*args, check=True)
@@ -220,15 +223,15 @@ def test_missing_and_conflicting_inputs_are_refused(steps, tmp_path, pick, extra
 
 def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path):
     import tests.fakes  # noqa: F401  (registers the fake-test backend)
-    from simulplay.experiment import Experiment
-    from simulplay.pipeline import run_experiment
-    from tests.test_crash_resume import small_trace
+    from simulplay.workflows.experiment import Experiment
+    from simulplay.workflows.pipeline import run_experiment
+    from tests.factories import small_trace
 
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
     exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=("immediate", "timer:w=3"),
                      reference="immediate", backend="fake-test", out=tmp_path / "run", store=tmp_path / "store",
                      draws=100, variants=("service=zero", "release=chunk"), contrasts=(("timer:w=3", "immediate"),))
-    run_experiment(exp, progress=False)
+    run_experiment(exp)
     with_record = report_tables(tmp_path / "run" / "report")
     meta = json.loads(__import__("pyarrow.parquet", fromlist=["x"]).read_schema(
         tmp_path / "run" / "manifest.parquet").metadata[b"simulplay"])
@@ -255,7 +258,7 @@ def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path
 
 def test_step_by_step_synthesis_with_piper(tmp_path):
     """The synth path: real Piper on a small trace, then replay and η, reported from the folder."""
-    from tests.test_crash_resume import small_trace
+    from tests.factories import small_trace
 
     d = tmp_path / "work"
     d.mkdir()

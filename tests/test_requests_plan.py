@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.test_cli import assert_one_line_error
+from tests.checks import assert_one_line_error
 
 PIPER_DET = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"
 RULES = ("--rule", "immediate", "--rule", "timer:w=2")

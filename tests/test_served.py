@@ -6,24 +6,26 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 
 from simulplay.backends import parse_backend
-from simulplay.backends.base import BackendError, file_sha256
+from simulplay.backends.base import BackendError
 from simulplay.backends.piper import default_voice
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.served import PcmDecoder
-from simulplay.backends.server import streaming_wav_header
 from simulplay.backends.store import AudioStore
-from simulplay.backends.synth import synthesize_request
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.provenance import file_sha256
 from simulplay.sim import read_chunks, read_manifest
+from simulplay.synthesis.request import synthesize_request
+from simulplay.synthesis.run import synthesize_to_manifest
+from simulplay.workflows.serve import make_server, streaming_wav_header
+from tests.checks import wait_until
 from tests.factories import stream
+from tests.fakes import FakeBackend, FakeSettings
 
 KEY = "sk-test-4f1b2c9d"  # the server's and the client's API key (environment only)
 MODEL = "piper:en_US-joe-medium"
@@ -58,17 +60,18 @@ def test_client_records_every_received_piece_against_served_piper(tmp_path, serv
     store = AudioStore(tmp_path / "store")
     out = tmp_path / "m.parquet"
     synthesize_to_manifest(s, [parse_rule("immediate"), parse_rule("timer:w=2")], parse_backend(spec(served)),
-                           store, out, progress=False)
+                           store, out)
     m, meta = read_manifest(out)
     assert (m["error"] == "").all() and set(m["backend"]) == {"http:" + MODEL}
     assert (m["sample_rate"] == 22_050).all() and (m["audio_s"] == m["n_samples"] / 22_050).all()
     chunks = read_chunks(out)
     first = chunks[(chunks["condition"] == "immediate") & (chunks["seq"] == 0)]
     row = m[(m["condition"] == "immediate") & (m["seq"] == 0)].iloc[0]
-    assert len(first) >= 2 and first["n_samples"].sum() == row["n_samples"]
+    # every received piece is a chunk (how many depends on how the pieces arrived; that they are
+    # yielded on arrival is test_pieces_are_streamed_as_they_exist_and_yielded_on_arrival's)
+    assert len(first) >= 1 and first["n_samples"].sum() == row["n_samples"]
     offsets = first["ready_offset_s"].to_numpy()
-    assert (np.diff(offsets) >= 0).all() and offsets[-1] <= row["service_s"]
-    assert offsets[-1] - offsets[0] > 0.02  # the first sentence arrived while the second was synthesized
+    assert (offsets > 0).all() and (np.diff(offsets) >= 0).all() and offsets[-1] <= row["service_s"]
     ident = meta["identity"]
     assert ident["served"]["voice_sha256"] == file_sha256(default_voice()) and ident["device"].startswith("remote:cpu")
     stored = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
@@ -118,6 +121,9 @@ class Faulty(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     calls: dict[str, int] = {}
+    # /hang and /stall hold their response until the module ends (or 60 s, if a client that
+    # should have given up after its 2-s timeout is still waiting: then the test fails)
+    release = threading.Event()
 
     def log_message(self, *args):
         pass
@@ -132,7 +138,7 @@ class Faulty(BaseHTTPRequestHandler):
         if mode == "down" or (mode == "flaky" and n == 1) or (mode == "flaky-after-warmup" and n == 2):
             return self._reply(503 if mode == "down" else 500, b'{"error": {"message": "overloaded"}}')
         if mode == "hang":
-            time.sleep(1.5)
+            Faulty.release.wait(60)
         if mode in ("cut", "stall"):
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
@@ -140,7 +146,7 @@ class Faulty(BaseHTTPRequestHandler):
             self.wfile.write(f"{len(PCM):X}\r\n".encode() + PCM + b"\r\n")
             self.wfile.flush()
             if mode == "stall":
-                time.sleep(1.5)
+                Faulty.release.wait(60)
             self.close_connection = True
             return
         if mode == "short":  # announces more than it sends
@@ -166,12 +172,15 @@ def faulty():
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
+    Faulty.release.set()
     server.shutdown()
     server.server_close()
 
 
 def plain(url, mode, **extra):
-    items = {"base_url": f"{url}/{mode}/v1", "model": "m", "timeout": 0.5, "retry_wait": 0, **extra}
+    """A client of the faulty server. Its timeout is generous (the server answers at once or
+    never): only /hang and /stall, which never answer, reach it."""
+    items = {"base_url": f"{url}/{mode}/v1", "model": "m", "timeout": 60, "retry_wait": 0, **extra}
     return "http:" + ",".join(f"{k}={v}" for k, v in items.items())
 
 
@@ -190,7 +199,7 @@ def test_retries_inside_the_backend_are_recorded_in_the_manifest(tmp_path, fault
         out = tmp_path / f"{mode}.parquet"
         synthesize_to_manifest([stream([0.0], ["Hello."], source_s=2.0)], [parse_rule("immediate")],
                                parse_backend(plain(faulty, mode, retries=retries)), AudioStore(tmp_path / mode),
-                               out, progress=False)
+                               out)
         rows[mode] = read_manifest(out)[0].iloc[0]
     ok, failed = rows["flaky-after-warmup"], rows["down"]
     assert (ok["error"], ok["request_attempts"], ok["attempts"]) == ("", 2, 1)
@@ -199,16 +208,17 @@ def test_retries_inside_the_backend_are_recorded_in_the_manifest(tmp_path, fault
 
 @pytest.mark.parametrize(("mode", "retries", "message"), [
     ("down", 2, "HTTP 503 Service Unavailable: overloaded (after 3 attempts"),
-    ("hang", 0, "no response within 0.5 s (after 1 attempt"),
+    ("hang", 0, "no response within 2 s (after 1 attempt"),
     ("cut", 2, f"stream cut off after {len(PCM)} bytes"),
-    ("stall", 0, f"no data for 0.5 s after {len(PCM)} bytes"),
+    ("stall", 0, f"no data for 2 s after {len(PCM)} bytes"),
     ("short", 0, f"stream cut off after {len(PCM)} bytes ({len(PCM)} announced bytes missing)"),
 ])
 def test_server_failures_become_recorded_request_failures(tmp_path, faulty, mode, retries, message):
     out = tmp_path / "m.parquet"
+    timeout = 2 if mode in ("hang", "stall") else 60  # a server that never answers: wait 2 s, not 60
     synthesize_to_manifest([stream([0.0], ["Hello."], source_s=2.0)], [parse_rule("immediate")],
-                           parse_backend(plain(faulty, mode, retries=retries)), AudioStore(tmp_path / "s"), out,
-                           progress=False)
+                           parse_backend(plain(faulty, mode, retries=retries, timeout=timeout)),
+                           AudioStore(tmp_path / "s"), out)
     m, _ = read_manifest(out)
     assert len(m) == 1 and message in m["error"].iloc[0] and m["error"].iloc[0].startswith("BackendError: ")
 
@@ -223,6 +233,42 @@ def test_pcm_decoder_carries_partial_samples_and_parses_streaming_wav_headers():
     odd.feed(b"\x01\x00\x02")
     with pytest.raises(BackendError, match="inside a sample"):
         odd.finish()
+
+
+class GatedFake(FakeBackend):
+    """Yields one sentence's samples, then waits for ``gate`` before yielding the next."""
+
+    gate = threading.Event()
+    waited_out: list[bool] = []
+
+    def stream(self, text):
+        pieces = super().stream(text)
+        yield next(pieces)
+        GatedFake.waited_out.append(not GatedFake.gate.wait(120))
+        yield from pieces
+
+
+def test_pieces_are_streamed_as_they_exist_and_yielded_on_arrival():
+    """`simulplay serve`'s handler sends each backend piece the moment it exists and the client
+    yields it on arrival: the client holds the first piece while the server's backend still
+    waits (an event the test sets only then) to make the second."""
+    server = make_server(GatedFake(FakeSettings()), "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        client = parse_backend(f"http:base_url={server.url},model={server.model}").create()
+        pieces = client.stream("One two. Three.")
+        first = next(pieces)
+        GatedFake.gate.set()
+        rest = np.concatenate(list(pieces))
+    finally:
+        GatedFake.gate.set()
+        server.shutdown()
+        server.server_close()
+    assert GatedFake.waited_out == [False]  # the second piece was made after the first arrived
+    # the fake makes 800 samples per letter: "One two" 4,800, "Three" 4,000; the first piece
+    # arrives before the second exists, all of it or its first bytes
+    assert 0 < len(first) <= 800 * 6 and len(first) + len(rest) == 800 * 11
+    assert client.sample_rate == 16_000
 
 
 def test_serve_refuses_a_missing_key_variable(cli):
@@ -274,14 +320,15 @@ def third_party(tmp_path_factory):
                              "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env={**os.environ, "LOCAL_TTS_DATA_DIR": str(data)})
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 60
-    while True:
+
+    def answers():
+        assert proc.poll() is None, f"local-tts-studio ended: {proc.stderr.read().decode()}"
         try:
-            urllib.request.urlopen(url + "/models", timeout=2).read()
-            break
+            return urllib.request.urlopen(url + "/models", timeout=10).read() is not None
         except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline, "local-tts-studio did not start"
-            time.sleep(0.3)
+            return False  # not listening yet
+
+    wait_until(answers, "local-tts-studio to answer GET /v1/models", poll=0.1)
     yield url
     proc.terminate()
     proc.communicate(timeout=30)

@@ -8,12 +8,13 @@ import pytest
 import soundfile as sf
 
 from simulplay.backends import parse_backend
-from simulplay.backends.run import synthesize_to_manifest
 from simulplay.backends.store import AudioStore
-from simulplay.backends.synth import plan_requests, synthesize_request
 from simulplay.errors import IncompleteError, InputError
 from simulplay.grouping import parse_rule
 from simulplay.sim import read_chunks, read_manifest, replay
+from simulplay.synthesis.plan import plan_requests
+from simulplay.synthesis.request import synthesize_request
+from simulplay.synthesis.run import synthesize_to_manifest
 from tests import fakes  # noqa: F401  (registers the fake backend)
 from tests.factories import stream
 
@@ -54,7 +55,7 @@ def test_punctuation_only_request_has_no_samples_but_a_service_time(piper):
 def test_manifest_from_real_piper(tmp_path):
     config = parse_backend(PIPER)
     res = synthesize_to_manifest(short_streams(), [parse_rule("immediate"), parse_rule("timer:w=2")], config,
-                                 AudioStore(tmp_path / "store"), tmp_path / "m.parquet", progress=False)
+                                 AudioStore(tmp_path / "store"), tmp_path / "m.parquet")
     m, meta = read_manifest(tmp_path / "m.parquet")
     assert (m["audio_s"] == m["n_samples"] / m["sample_rate"]).all()
     assert set(m["backend"]) == {"piper:en_US-joe-medium"} and (m["error"] == "").all()
@@ -83,7 +84,7 @@ def test_loading_happens_once_and_before_the_clock(tmp_path, monkeypatch):
     monkeypatch.setattr(onnxruntime, "InferenceSession", counting)
     config = parse_backend(PIPER)
     synthesize_to_manifest(short_streams(), [parse_rule("immediate")], config, AudioStore(tmp_path),
-                           tmp_path / "m.parquet", progress=False)
+                           tmp_path / "m.parquet")
     assert len(made) == 1
 
 
@@ -92,7 +93,7 @@ def test_reuse_within_a_realization_and_fresh_audio_across_realizations(tmp_path
     s = [stream([0.0, 1.0], ["Same words here.", "Other words."], source_s=3.0)]
     rules = [parse_rule("immediate"), parse_rule("timer:w=0")]  # identical requests under both rules
     synthesize_to_manifest(s, rules, config, AudioStore(tmp_path / "st"), tmp_path / "m.parquet",
-                           realizations=2, progress=False)
+                           realizations=2)
     m, _ = read_manifest(tmp_path / "m.parquet")
     r0, r1 = m[m["realization"] == "0"], m[m["realization"] == "1"]
     assert r0["reused"].sum() == 2 and r1["reused"].sum() == 2
@@ -112,7 +113,7 @@ def test_failed_requests_are_recorded_and_comparisons_fail_closed(tmp_path, cli)
     config = parse_backend("fake-test:fail_on=my dear friend")
     m_path = tmp_path / "m.parquet"
     rules = [parse_rule("immediate"), parse_rule("timer:w=2")]
-    synthesize_to_manifest(two_talks(), rules, config, AudioStore(tmp_path / "store"), m_path, progress=False)
+    synthesize_to_manifest(two_talks(), rules, config, AudioStore(tmp_path / "store"), m_path)
     m, _ = read_manifest(m_path)
     failed = m[m["error"] != ""]
     assert len(failed) == 1 and failed["error"].iloc[0] == "RuntimeError: refused 'my dear friend'"
@@ -132,13 +133,13 @@ def test_failed_requests_are_recorded_and_comparisons_fail_closed(tmp_path, cli)
     assert e["n_talks"][0] == 1 and "excluded:1" in e["signature"][0]
     # a rerun retries the failure; with the cause removed every request completes
     ok = synthesize_to_manifest(two_talks(), rules, parse_backend("fake-test"), AudioStore(tmp_path / "store2"),
-                                m_path, progress=False)
+                                m_path)
     assert (ok.manifest["error"] == "").all()
 
 
 def test_seed_reproducible_backends_reuse_across_realizations(tmp_path):
     res = synthesize_to_manifest(short_streams(), [parse_rule("immediate")], parse_backend("fake-test"),
-                                 AudioStore(tmp_path), tmp_path / "m.parquet", realizations=3, progress=False)
+                                 AudioStore(tmp_path), tmp_path / "m.parquet", realizations=3)
     assert res.stats.synthesized == res.manifest["text"].nunique()
     assert res.manifest.loc[res.manifest["realization"] > 0, "reused"].all()
     assert res.signature["reuse"] == "always"
@@ -171,7 +172,7 @@ def test_bad_backend_specs(spec, fragment):
 def test_store_records_are_json_and_events_are_logged(tmp_path):
     store = AudioStore(tmp_path)
     synthesize_to_manifest(short_streams(), [parse_rule("immediate")], parse_backend("fake-test"), store,
-                           tmp_path / "m.csv", progress=False)
+                           tmp_path / "m.csv")
     events = store.events()
     assert events and all(e["event"] == "synthesized" for e in events)
     rec = json.loads(next((tmp_path / "records").glob("*.json")).read_text())

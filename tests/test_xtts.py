@@ -11,13 +11,14 @@ import pytest
 import soundfile as sf
 
 from simulplay.backends import parse_backend
-from simulplay.backends.base import BackendError, _sha256_cached, file_sha256
-from simulplay.backends.run import synthesize_to_manifest
+from simulplay.backends.base import BackendError
 from simulplay.backends.store import AudioStore
 from simulplay.backends.xtts import MODEL_FILES, float_to_int16
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.provenance import _sha256_cached, file_sha256
 from simulplay.sim import read_manifest
+from simulplay.synthesis.run import synthesize_to_manifest
 from tests.factories import stream
 
 NUMBERS = "Es waren 1234567 Leute da. " * 8  # 216 characters, over 1,500 tokens once numbers are spelled out
@@ -39,6 +40,7 @@ def xtts(tiny_xtts_dir):
     backend.close()
 
 
+@pytest.mark.slow
 def test_seed_reset_before_each_request_reproduces_the_samples(xtts):
     first = collect(xtts, "Guten Tag, wie geht es?")
     c = xtts.config
@@ -53,6 +55,7 @@ def test_seed_reset_before_each_request_reproduces_the_samples(xtts):
     assert not np.array_equal(first, float_to_int16(np.asarray(unseeded["wav"])))
 
 
+@pytest.mark.slow
 def test_splitter_counts_tokens_as_the_model_receives_them(xtts, tiny_xtts_dir, monkeypatch):
     planner = parse_backend(f"xtts:model_dir={tiny_xtts_dir}").create()  # unloaded, as at planning time
     received = []
@@ -67,6 +70,7 @@ def test_splitter_counts_tokens_as_the_model_receives_them(xtts, tiny_xtts_dir, 
     assert model_counts[2] > len(texts[2])  # numbers are spelled out before counting
 
 
+@pytest.mark.slow
 def test_splitter_keeps_character_and_token_limits_and_the_joined_text(xtts):
     splitter = xtts.splitter()
     assert splitter.describe() == "max-chars=253,max-xtts-tokens=401"
@@ -78,6 +82,7 @@ def test_splitter_keeps_character_and_token_limits_and_the_joined_text(xtts):
         assert all(len(p) <= 253 and xtts.count_tokens(p) <= 401 for p, _ in pieces)
 
 
+@pytest.mark.slow
 def test_token_guard_refuses_402_tokens_before_inference(xtts, monkeypatch):
     calls = []
     monkeypatch.setattr(xtts.model, "inference", lambda *a, **k: calls.append(1))
@@ -86,6 +91,7 @@ def test_token_guard_refuses_402_tokens_before_inference(xtts, monkeypatch):
     assert calls == []
 
 
+@pytest.mark.slow
 def test_manifest_durations_from_samples_reuse_always_and_a_recorded_token_failure(tmp_path, xtts, tiny_xtts_dir):
     config = parse_backend(f"xtts:model_dir={tiny_xtts_dir}")
     assert config.reuse_policy() == "always"
@@ -93,7 +99,7 @@ def test_manifest_durations_from_samples_reuse_always_and_a_recorded_token_failu
     rules = [parse_rule("immediate"), parse_rule("timer:w=0")]  # identical requests under both rules
     store = AudioStore(tmp_path / "store")
     res = synthesize_to_manifest(s, rules, config, store, tmp_path / "m.parquet", realizations=2,
-                                 max_chars=1000, progress=False)
+                                 max_chars=1000)
     m, meta = read_manifest(tmp_path / "m.parquet")
     ok = m[m["error"] == ""]
     assert res.stats.synthesized == 2 and len(ok) == 8 and ok["reused"].sum() == 6
@@ -109,6 +115,7 @@ def test_manifest_durations_from_samples_reuse_always_and_a_recorded_token_failu
     assert set(m["backend"]) == {"xtts:Ana Florence"}
 
 
+@pytest.mark.slow
 def test_cloned_voice_from_a_reference_recording(tmp_path, tiny_xtts_dir):
     wav = tmp_path / "ref.wav"
     t = np.arange(16_000 * 2) / 16_000
@@ -121,12 +128,14 @@ def test_cloned_voice_from_a_reference_recording(tmp_path, tiny_xtts_dir):
     assert ident["voice_sha256"] == file_sha256(wav) and ident["clone_settings"]["gpt_cond_len"] > 0
 
 
+@pytest.mark.slow
 def test_unknown_speaker_names_the_stock_speakers(tiny_xtts_dir):
     backend = parse_backend(f"xtts:model_dir={tiny_xtts_dir},speaker=Nobody").create()
     with pytest.raises(InputError, match="speakers_xtts.pth, field 'speaker': has no speaker 'Nobody'.*Ana Florence"):
         backend.load()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("missing", MODEL_FILES)
 def test_incomplete_model_folder_names_the_missing_file(tmp_path, tiny_xtts_dir, missing):
     folder = tmp_path / "xtts"
@@ -162,8 +171,9 @@ def test_synth_command_with_xtts(cli, tmp_path, tiny_xtts_dir):
     assert meta["signature"]["splitter"] == "max-chars=253,max-xtts-tokens=401"
 
 
+@pytest.mark.slow
 def test_experiment_file_selects_xtts_and_checks_its_folder(tmp_path, tiny_xtts_dir):
-    from simulplay.experiment import load_experiment
+    from simulplay.workflows.experiment import load_experiment
 
     text = ('name = "x"\ntraces = ["t.jsonl"]\na = "A"\nf = "F"\nrules = ["immediate"]\nreference = "immediate"\n'
             '[backend]\nname = "xtts"\nmodel_dir = "{}"\nspeaker = "Ana Florence"\n')

@@ -1,4 +1,4 @@
-"""Regenerate the bundled sample traces: `python traces/generate.py`.
+"""Regenerate the bundled sample traces: `python traces/generate.py [OUT]`.
 
 Two simulated streaming translators read the same talk text in one-second source
 packets and commit whole words:
@@ -10,19 +10,23 @@ packets and commit whole words:
 Update sizes follow a skewed distribution tuned to streaming-translator statistics
 (median ≈ 3 words, ≈ 35–45 % of updates with ≤ 2 words); each update is available at the
 first packet after its last word was spoken plus a commitment lag. The output is
-deterministic (seeded) and written to ``traces/sample_traces.jsonl``.
+deterministic (seeded) and written to ``traces/sample_traces.jsonl`` (or to ``OUT``), the one
+copy: ``simulplay/data/sample_traces.jsonl``, which the demo reads, is a symbolic link to it
+(a built package holds the file itself).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 from texts import TALKS
 
 HERE = Path(__file__).resolve().parent
+DEFAULT_OUT = HERE / "sample_traces.jsonl"
 SOURCE_S = {"walkable-city": 128.4, "night-sky": 125.9, "bread-science": 122.7}
 SYSTEMS = {
     # name: (update sizes, their weights, lag range in seconds, repeat probability)
@@ -47,17 +51,16 @@ def stream(words: list[str], source_s: float, system: str, rng: np.random.Genera
     return updates
 
 
-def main() -> None:
+def main(out: Path = DEFAULT_OUT) -> None:
     rng = np.random.default_rng(20261130)
     lines = []
     for talk, text in TALKS.items():
         for system in SYSTEMS:
             lines.append({"talk_id": talk, "system": system, "source_s": SOURCE_S[talk],
                           "updates": stream(text.split(), SOURCE_S[talk], system, rng)})
-    out = HERE / "sample_traces.jsonl"
     out.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
     print(f"wrote {out}")
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT)

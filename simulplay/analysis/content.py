@@ -74,21 +74,6 @@ class ContentResult:
     excluded: list[str] = field(default_factory=list)
 
 
-def parse_pair(text: str, source: str = "--pairs") -> tuple[str, str]:
-    """``immediate,timer:w=4`` → the two canonical conditions (rule parameters may hold commas)."""
-    items = [s.strip() for s in text.split(",")]
-    merged: list[str] = []
-    for item in items:  # a 'key=value' item without a rule name continues the previous rule
-        if merged and ":" not in item and "=" in item:
-            merged[-1] += "," + item
-        else:
-            merged.append(item)
-    if len(merged) != 2 or not all(merged):
-        raise InputError.at(f"{source} '{text}'", "is not two conditions",
-                            accepted="FROM,TO such as immediate,timer:w=4 (once per pair)")
-    return canonical_condition(merged[0]), canonical_condition(merged[1])
-
-
 def complete_outputs(transcripts: pd.DataFrame, allow_incomplete: bool, source: str) -> tuple[pd.DataFrame, list[str]]:
     """Fail closed on outputs with a failed window, or drop and name them when allowed."""
     keys = _keys(transcripts)

@@ -1,12 +1,13 @@
-"""Edge-silence replay (SPEC §4): trim each request's leading and trailing non-speech at
-several Silero VAD thresholds, keep every request's readiness, replay playback.
+"""Edge-silence replay (SPEC §4) given speech probabilities: trim each request's leading
+and trailing non-speech at several thresholds, keep every request's readiness, replay
+playback; and the share of an audio-duration reduction that is detected non-speech.
 
 Per threshold the manifest's ``audio_s`` becomes the kept samples / sample rate and the
 request-release replay of :func:`simulplay.sim.replay` runs unchanged: readiness comes
 from dispatch and measured service, which trimming never touches. A request whose
 waveform has no speech frame keeps nothing: it occupies the synthesizer but is not
-played. Probabilities come from :mod:`simulplay.analysis.vad` (computed once per audio
-key and model, cached in the store).
+played. Nothing here reads audio or runs a model: the sweep that computes (or reads
+cached) probabilities is :mod:`simulplay.workflows.edges`.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.edges import keep_bounds, speech_samples
-from simulplay.analysis.vad import SileroVad, VadStats, speech_probabilities
-from simulplay.errors import InputError
+from simulplay.errors import IncompleteError, InputError
 from simulplay.fields import Checker
+from simulplay.grouping import canonical_condition
 from simulplay.signature import merge
 from simulplay.sim.manifest import output_keys
-from simulplay.sim.replay import drop_incomplete, replay
+from simulplay.sim.replay import replay
 from simulplay.specs import format_value
+from simulplay.vad import VadStats
 
 AUDIO_COLUMNS = ("audio_key", "sample_rate", "n_samples")
 EXTRA_COLUMNS = ("untrimmed_audio_s", "n_removed")
@@ -47,29 +49,6 @@ class EdgesResult:
     stats: VadStats
     vad: dict[str, Any]
     excluded: list[str]
-
-
-def parse_thresholds(text: str, source: str = "--thresholds") -> tuple[float, ...]:
-    """``0.3,0.5,0.7`` → sorted distinct thresholds, each in (0, 1]."""
-    accepted = "comma-separated speech-probability thresholds in (0, 1], e.g. 0.3,0.5,0.7"
-    out = []
-    for part in text.split(","):
-        try:
-            value = float(part)
-        except ValueError as e:
-            raise InputError.at(f"{source} '{text}'", f"'{part.strip()}' is not a number", accepted=accepted) from e
-        if not 0 < value <= 1:
-            raise InputError.at(f"{source} '{text}'", f"{value:g} is not in (0, 1]", accepted=accepted)
-        if value in out:
-            raise InputError.at(f"{source} '{text}'", f"{value:g} is repeated", accepted=accepted)
-        out.append(value)
-    return tuple(sorted(out))
-
-
-def check_guard(guard_ms: float, source: str = "--guard-ms") -> float:
-    if not (np.isfinite(guard_ms) and guard_ms >= 0):
-        raise InputError.at(f"{source} {guard_ms:g}", "is not a duration ≥ 0", accepted="milliseconds ≥ 0, e.g. 100")
-    return float(guard_ms)
 
 
 def trim_label(guard_ms: float) -> str:
@@ -111,38 +90,39 @@ def trim_requests(audio: pd.DataFrame, probs: Mapping[str, np.ndarray], threshol
                                        "speech_samples"])
 
 
-def edge_replay(manifest: pd.DataFrame, store, thresholds: Sequence[float], *, guard_ms: float = 100.0,
-                vad: SileroVad | None = None, allow_incomplete: bool = False,
-                upstream: Mapping[str, Any] | None = None, source: str = "manifest",
-                progress: bool = True) -> EdgesResult:
-    """Replay a validated synthesized manifest once per threshold with trimmed durations."""
-    vad = vad or SileroVad()
+def replay_trimmed(manifest: pd.DataFrame, audio: pd.DataFrame, probs: Mapping[str, np.ndarray],
+                   thresholds: Sequence[float], *, guard_ms: float, vad_label: str, excluded: list[str],
+                   allow_incomplete: bool = False, upstream: Mapping[str, Any] | None = None,
+                   source: str = "manifest") -> tuple[pd.DataFrame, list[dict[str, Any]], pd.DataFrame, pd.DataFrame]:
+    """Replay the complete requests of ``manifest`` once per threshold with trimmed durations.
+
+    ``audio``: :func:`audio_columns` of ``manifest``; ``probs``: speech probabilities per
+    audio key; ``guard_ms``: milliseconds kept around speech; ``excluded``: the outputs left
+    out as incomplete (counted in the signatures when ``allow_incomplete``). Returns the
+    summary (one row per threshold and output), its signatures, the parts and the trims
+    (one row per threshold and request: kept sample bounds and speech samples)."""
     thresholds = tuple(sorted(thresholds))
-    kept_manifest, excluded = drop_incomplete(manifest, allow_incomplete, source)
-    audio = audio_columns(kept_manifest, source)
-    probs, stats = speech_probabilities(audio[["audio_key", "n_samples", "sample_rate"]].itertuples(index=False),
-                                        store, vad, progress=progress)
     trims = trim_requests(audio, probs, thresholds, guard_ms)
-    keys = output_keys(kept_manifest)
-    extra = {"trim": trim_label(guard_ms), "vad": vad.label(), "excluded": len(excluded) if allow_incomplete else None}
+    keys = output_keys(manifest)
+    extra = {"trim": trim_label(guard_ms), "vad": vad_label, "excluded": len(excluded) if allow_incomplete else None}
     summaries, sigs, parts = [], [], []
     for t in thresholds:
         tr = trims[trims["threshold"] == t].set_index("row")
-        m = kept_manifest.copy()
+        m = manifest.copy()
         kept = (tr["keep_end"] - tr["keep_start"]).to_numpy(np.int64)
         m.loc[tr.index, "audio_s"] = kept / tr["sample_rate"].clip(lower=1).to_numpy()
         m.loc[tr.index, "n_samples"] = kept  # replay takes durations from the sample counts
         rep = replay(m, allow_incomplete=allow_incomplete, upstream=upstream, source=source)
         summary = rep.summary.copy()
         summary.insert(0, "threshold", t)
-        summary = summary.merge(_per_output(kept_manifest, tr, keys), on=keys, how="left", validate="one_to_one")
+        summary = summary.merge(_per_output(manifest, tr, keys), on=keys, how="left", validate="one_to_one")
         summaries.append(summary)
         sigs += [merge(s, extra, {"threshold": t}) for s in rep.signatures]
         parts.append(rep.parts.assign(threshold=t)[["threshold", *rep.parts.columns]])
-    trims = trims.join(kept_manifest[keys + ["seq"]], on="row").drop(columns="row")
+    trims = trims.join(manifest[keys + ["seq"]], on="row").drop(columns="row")
     trims = trims[["threshold", *keys, "seq", "n_samples", "sample_rate", "keep_start", "keep_end", "speech_samples"]]
-    return EdgesResult(pd.concat(summaries, ignore_index=True), sigs, pd.concat(parts, ignore_index=True),
-                       trims.reset_index(drop=True), stats, dict(vad.identity), excluded)
+    return (pd.concat(summaries, ignore_index=True), sigs, pd.concat(parts, ignore_index=True),
+            trims.reset_index(drop=True))
 
 
 def _per_output(manifest: pd.DataFrame, tr: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -171,9 +151,6 @@ def nonspeech_share(res: EdgesResult, pairs: Sequence[tuple[str, str]], *, allow
     weight); ``share_pct = 100 · Σ nonspeech / Σ reduction`` over the talks (not a mean of
     per-talk shares).
     """
-    from simulplay.errors import IncompleteError
-    from simulplay.grouping import canonical_condition
-
     keys = [k for k in output_keys(res.trims) if k in res.trims]
     tr = res.trims.assign(condition=res.trims["condition"].map(canonical_condition))
     rate = tr["sample_rate"].clip(lower=1)
@@ -222,55 +199,3 @@ def nonspeech_share(res: EdgesResult, pairs: Sequence[tuple[str, str]], *, allow
                            "excluded": len(missing) if allow_incomplete else None}))
     panel = [k for k in group_keys if k not in ("system", "threshold")]
     return pd.DataFrame(rows, columns=[*panel, *SHARE_COLUMNS]), sigs
-
-
-@dataclass
-class EdgesRun:
-    """An edge-silence sweep with its η table (Table 10 shape) and non-speech shares (Table 16)."""
-
-    result: EdgesResult
-    eta: Any = None  # EtaResult, when a, f and reference were given
-    share: pd.DataFrame | None = None
-    share_signatures: list[dict[str, Any]] | None = None
-
-
-def run_edges(manifest: pd.DataFrame, store, thresholds: Sequence[float], *, guard_ms: float = 100.0,
-              vad: SileroVad | None = None, a: str | None = None, f: str | None = None,
-              reference: str | None = None, boot=None, pairs: Sequence[tuple[str, str]] | None = None,
-              allow_incomplete: bool = False, upstream: Mapping[str, Any] | None = None,
-              source: str = "manifest", progress: bool = True) -> EdgesRun:
-    """Sweep, then η per threshold (when ``a``, ``f``, ``reference``) and the non-speech share
-    for ``pairs`` (``None``: no share table; empty: ``reference`` against every other condition)."""
-    from simulplay.analysis.eta import compute_eta
-    from simulplay.grouping import canonical_condition
-
-    _check_names(manifest, a, f, [reference] + [c for p in pairs or () for c in p], source)
-    res = edge_replay(manifest, store, thresholds, guard_ms=guard_ms, vad=vad, allow_incomplete=allow_incomplete,
-                      upstream=upstream, source=source, progress=progress)
-    run = EdgesRun(res)
-    if a is not None and f is not None and reference is not None:
-        run.eta = compute_eta(res.summary, a=a, f=f, reference=reference, boot=boot,
-                              allow_incomplete=allow_incomplete, upstream=res.signatures, source=source)
-    if pairs is not None:
-        if not pairs and reference is not None:
-            ref = canonical_condition(reference)
-            others = dict.fromkeys(canonical_condition(c) for c in res.summary["condition"])
-            pairs = [(ref, c) for c in others if c != ref]
-        run.share, run.share_signatures = nonspeech_share(res, pairs, allow_incomplete=allow_incomplete,
-                                                          source=source)
-    return run
-
-
-def _check_names(manifest: pd.DataFrame, a: str | None, f: str | None, conditions: Sequence[str | None],
-                 source: str) -> None:
-    """Systems and conditions named on the command line exist, before any inference runs."""
-    from simulplay.grouping import canonical_condition
-
-    systems = list(dict.fromkeys(manifest["system"]))
-    for flag, name in (("--a", a), ("--f", f)):
-        if name is not None and name not in systems:
-            raise InputError.at(source, f"no system '{name}'", field=flag, accepted=", ".join(systems))
-    known = list(dict.fromkeys(manifest["condition"].map(canonical_condition)))
-    for c in conditions:
-        if c is not None and canonical_condition(c) not in known:
-            raise InputError.at(source, f"no condition '{c}'", field="--reference/--pair", accepted=", ".join(known))

@@ -17,19 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-VAD_RATE = 16_000  # Hz: the detector's sample rate
-FRAME = 512  # samples at VAD_RATE per probability (32 ms)
-
-
-def resampled_length(n_samples: int, rate: int) -> int:
-    """Samples at 16 kHz of a waveform of ``n_samples`` at ``rate`` Hz, as soxr makes it
-    (``n · 16000 / rate`` rounded half up, in exact integers)."""
-    return (2 * n_samples * VAD_RATE + rate) // (2 * rate)
-
-
-def frame_count(n_samples: int, rate: int) -> int:
-    """Probabilities (frames) of a waveform: ``ceil(resampled length / 512)``."""
-    return -(-resampled_length(n_samples, rate) // FRAME)
+from simulplay.vad.frames import FRAME, VAD_RATE, frame_count, resampled_length  # noqa: F401  (re-exported)
 
 
 def frame_bounds(n_frames: int, n_samples: int, rate: int) -> np.ndarray:

@@ -19,19 +19,14 @@ every inference setting, seed, device, threads) and whether a seed reproduces sa
 
 from __future__ import annotations
 
-import hashlib
-import os
-import platform
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import metadata
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
+from simulplay.errors import InputError
 from simulplay.grouping import Splitter
 from simulplay.signature import settings_hash
 from simulplay.specs import Registry, canonical_spec, params
@@ -55,7 +50,13 @@ class BackendConfig:
     path_settings: ClassVar[tuple[str, ...]] = ()
 
     def create(self) -> Backend:  # pragma: no cover - interface
+        """The runtime backend, not loaded yet (no files are read)."""
         raise NotImplementedError
+
+    def check(self) -> None:
+        """Raise ValueError when a file or folder this config names is missing or unusable
+        on this machine (``parse_backend`` and the backend's ``load()`` call it; building
+        the config does not)."""
 
     def spec(self) -> str:
         return canonical_spec(self)
@@ -91,13 +92,6 @@ def register_backend(name: str):
     return BACKENDS.register(name)
 
 
-def parse_backend(text: str, *, source: str = "--backend") -> BackendConfig:
-    """``piper``, ``piper:voice=PATH,intra_op_threads=2``, ``xtts:model_dir=PATH`` …"""
-    from simulplay.backends import _load_builtin  # noqa: F401  (registers built-in backends)
-
-    return BACKENDS.parse(text, source=source)
-
-
 class Backend(ABC):
     """A loaded backend. Subclasses implement the synthesis of one request."""
 
@@ -110,7 +104,15 @@ class Backend(ABC):
 
     @abstractmethod
     def load(self) -> None:
-        """Load model files (outside the clock)."""
+        """Load model files (outside the clock); starts with :meth:`check_files`."""
+
+    def check_files(self) -> None:
+        """The config's :meth:`~BackendConfig.check` as a one-line :class:`InputError`."""
+        try:
+            self.config.check()
+        except ValueError as e:
+            raise InputError.at(f"backend {self.config.name}", str(e),
+                                accepted="files and folders that exist on this machine") from e
 
     def warmup(self) -> None:
         """Synthesize once outside the clock so the first timed request is warm."""
@@ -181,39 +183,7 @@ class SessionBackend(Backend):
             pass
 
 
-# ---- identity helpers ----------------------------------------------------------
-
-
-def package_version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not-installed"
-
-
-@lru_cache(maxsize=64)
-def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def file_sha256(path: str | Path) -> str:
-    st = os.stat(path)
-    return _sha256_cached(str(path), st.st_size, st.st_mtime_ns)
-
-
-@lru_cache(maxsize=1)
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+# ---- identity ------------------------------------------------------------------
 
 
 def identity_key(identity: dict[str, Any]) -> str:

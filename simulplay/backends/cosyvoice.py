@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import queue
 import random
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,16 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from simulplay.backends.base import (
-    BackendConfig,
-    BackendError,
-    Session,
-    SessionBackend,
-    cpu_model,
-    file_sha256,
-    register_backend,
-)
+from simulplay.backends.base import BackendConfig, BackendError, Session, SessionBackend, register_backend
+from simulplay.backends.process_state import ProcessState
 from simulplay.errors import InputError
+from simulplay.provenance import cpu_model, file_sha256, git_revision
 
 CHECKOUT_HINT = ("CosyVoice is not on the package registry: clone FunAudioLLM/CosyVoice (with its "
                  "third_party/Matcha-TTS submodule) and give the folder as checkout=PATH")
@@ -68,6 +60,13 @@ class CosyVoiceSettings(BackendConfig):
     stream: bool = True
 
     def __post_init__(self):
+        if not self.prompt_text:
+            raise ValueError("prompt_text is required (the transcript of prompt_wav)")
+        if self.speed <= 0:
+            raise ValueError("speed must be > 0")
+
+    def check(self) -> None:
+        """The checkout holds the cosyvoice package, the model folder and the prompt exist."""
         if not self.checkout or not Path(self.checkout, "cosyvoice").is_dir():
             raise ValueError(f"checkout '{self.checkout}' holds no cosyvoice package ({CHECKOUT_HINT})")
         if not self.model_dir or not Path(self.model_dir).is_dir():
@@ -75,20 +74,17 @@ class CosyVoiceSettings(BackendConfig):
                              "Fun-CosyVoice3-0.5B-2512, downloaded once; simulplay never downloads weights)")
         if not self.prompt_wav or not Path(self.prompt_wav).is_file():
             raise ValueError(f"prompt_wav '{self.prompt_wav}' does not exist (the reference voice recording)")
-        if not self.prompt_text:
-            raise ValueError("prompt_text is required (the transcript of prompt_wav)")
-        if self.speed <= 0:
-            raise ValueError("speed must be > 0")
 
     def create(self) -> CosyVoiceBackend:
         return CosyVoiceBackend(self)
 
 
-def import_cosyvoice(checkout: str):
-    """``cosyvoice.cli.cosyvoice`` from the checkout (its folder and Matcha-TTS go on sys.path)."""
+def import_cosyvoice(checkout: str, state: ProcessState):
+    """``cosyvoice.cli.cosyvoice`` from the checkout; its folder and Matcha-TTS go on
+    ``sys.path`` through ``state``, which takes them off again when the backend closes."""
     for path in (Path(checkout, "third_party", "Matcha-TTS"), Path(checkout)):
-        if path.is_dir() and str(path) not in sys.path:
-            sys.path.insert(0, str(path))
+        if path.is_dir():
+            state.add_path(str(path))
     try:
         from cosyvoice.cli import cosyvoice as module
     except ImportError as e:
@@ -105,12 +101,19 @@ class CosyVoiceBackend(SessionBackend):
         super().__init__(config)
         self.model = None
         self.sample_rate = 24_000
+        self._state: ProcessState | None = None
 
     def load(self) -> None:
         if self.loaded:
             return
         c = self.config
-        module = import_cosyvoice(c.checkout)
+        self.check_files()
+        try:
+            import torch
+        except ImportError:  # pragma: no cover - CosyVoice itself needs torch
+            torch = None
+        self._state = self._state or ProcessState.save(torch)  # restored by close()
+        module = import_cosyvoice(c.checkout, self._state)
         cls = getattr(module, "AutoModel", None) or module.CosyVoice3
         self.model = cls(model_dir=c.model_dir, fp16=c.fp16)
         self.sample_rate = int(self.model.sample_rate)
@@ -132,6 +135,15 @@ class CosyVoiceBackend(SessionBackend):
         self.reset_seed()
         return CosyVoiceSession(self)
 
+    def close(self) -> None:
+        """Free the model; ``sys.path`` and the generators seeded per session are put back
+        as they were before :meth:`load`."""
+        self.model = None
+        self.loaded = False
+        if self._state is not None:
+            self._state.restore()
+            self._state = None
+
     def label(self) -> str:
         return f"cosyvoice:{Path(self.config.model_dir).name}/{Path(self.config.prompt_wav).stem}"
 
@@ -139,7 +151,7 @@ class CosyVoiceBackend(SessionBackend):
         c = self.config
         folder = Path(c.model_dir)
         return {
-            "package": f"cosyvoice@{checkout_revision(c.checkout)}",
+            "package": f"cosyvoice@{git_revision(c.checkout)}",
             "voice": Path(c.prompt_wav).stem,
             "voice_sha256": file_sha256(c.prompt_wav),
             "prompt_text": c.prompt_text,
@@ -190,16 +202,6 @@ def to_int16(speech: Any) -> np.ndarray:
         speech = speech.detach().cpu().numpy()
     wav = np.asarray(speech, dtype=np.float64).reshape(-1)
     return np.round(np.clip(wav, -1.0, 1.0) * 32767).astype(np.int16)
-
-
-def checkout_revision(checkout: str) -> str:
-    """The checkout's git commit, or 'unknown' when it is not a git work tree."""
-    try:
-        out = subprocess.run(["git", "-C", checkout, "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
 
 
 def device_name() -> str:

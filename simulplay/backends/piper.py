@@ -27,15 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from simulplay.backends.base import (
-    Backend,
-    BackendConfig,
-    BackendError,
-    cpu_model,
-    file_sha256,
-    package_version,
-    register_backend,
-)
+from simulplay.backends.base import Backend, BackendConfig, BackendError, register_backend
+from simulplay.provenance import cpu_model, file_sha256, package_version
 
 EXECUTION_MODES = ("sequential", "parallel")
 #: What each noise preset sets (the other settings stay as given).
@@ -83,11 +76,14 @@ class PiperSettings(BackendConfig):
             raise ValueError(f"execution_mode must be sequential or parallel, got '{self.execution_mode}'")
         if self.intra_op_threads < 0 or self.inter_op_threads < 0:
             raise ValueError("thread counts must be ≥ 0 (0: onnxruntime's default)")
+        self.reuse_policy()
+
+    def check(self) -> None:
+        """The voice file and its ``.onnx.json`` exist (the default voice is a package)."""
         if self.voice and not Path(self.voice).is_file():
             raise ValueError(f"voice file {self.voice} does not exist (a Piper .onnx voice with its .onnx.json)")
         if self.voice and not Path(self.voice + ".json").is_file():
             raise ValueError(f"voice config {self.voice}.json does not exist (Piper voices come as .onnx + .onnx.json)")
-        self.reuse_policy()
 
     def preset(self) -> str:
         """``deterministic``, ``durations=fixed`` or ``""`` (the noises as given)."""
@@ -121,6 +117,10 @@ class PiperSettings(BackendConfig):
     def voice_path(self) -> Path:
         return Path(self.voice) if self.voice else default_voice()
 
+    def voice_config(self) -> dict[str, Any]:
+        """The voice's ``.onnx.json`` (Piper's config: sample rate, phonemes, …)."""
+        return json.loads(Path(str(self.voice_path()) + ".json").read_text(encoding="utf-8"))
+
     def create(self) -> PiperBackend:
         return PiperBackend(self)
 
@@ -133,11 +133,12 @@ class PiperBackend(Backend):
         self.voice = None
         self.syn_config = None
         self.load_count = 0
-        self.sample_rate = json.loads(Path(str(config.voice_path()) + ".json").read_text())["audio"]["sample_rate"]
+        self.sample_rate = 0  # Hz, known once the voice config is read (load or identity)
 
     def load(self) -> None:
         if self.loaded:
             return
+        self.check_files()
         import onnxruntime as ort
         from piper import PiperVoice
         from piper.config import PiperConfig, SynthesisConfig
@@ -149,7 +150,7 @@ class PiperBackend(Backend):
         opts.execution_mode = (ort.ExecutionMode.ORT_SEQUENTIAL if c.execution_mode == "sequential"
                                else ort.ExecutionMode.ORT_PARALLEL)
         path = c.voice_path()
-        config = PiperConfig.from_dict(json.loads(Path(str(path) + ".json").read_text(encoding="utf-8")))
+        config = PiperConfig.from_dict(c.voice_config())
         session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
         self.voice = PiperVoice(config=config, session=session)
         self.syn_config = SynthesisConfig(
@@ -185,5 +186,5 @@ class PiperBackend(Backend):
             "device": f"cpu:{cpu_model()}",
             "threads": f"intra={self.config.intra_op_threads},inter={self.config.inter_op_threads},"
                        f"{self.config.execution_mode}",
-            "sample_rate": self.sample_rate,
+            "sample_rate": self.sample_rate or int(self.config.voice_config()["audio"]["sample_rate"]),
         }

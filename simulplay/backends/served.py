@@ -33,8 +33,9 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from simulplay.backends.base import Backend, BackendConfig, BackendError, package_version, register_backend
+from simulplay.backends.base import Backend, BackendConfig, BackendError, register_backend
 from simulplay.errors import InputError
+from simulplay.provenance import package_version
 
 FORMATS = ("pcm", "wav")
 RETRY_STATUS = (429, 500, 502, 503, 504)
@@ -103,7 +104,7 @@ class HttpBackend(Backend):
         if env:
             key = os.environ.get(env, "")
             if not key:
-                raise InputError.at("--backend http", f"the environment variable {env} is not set or empty",
+                raise InputError.at("backend http", f"the environment variable {env} is not set or empty",
                                     field="api_key_env", accepted="the name of a variable holding the API key")
             self._key = key
         self.loaded = True

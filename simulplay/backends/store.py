@@ -33,15 +33,27 @@ from simulplay.tables import atomic_path
 
 
 class AudioStore:
-    def __init__(self, root: str | Path, *, create: bool = True):
+    """The store folder ``root``. Building one touches nothing: writes create the folders
+    they need; :meth:`open` checks (and creates) the folder first, for a path a user gave."""
+
+    def __init__(self, root: str | Path):
         self.root = Path(root)
-        if self.root.exists() and not self.root.is_dir():
-            raise InputError.at(self.root, "is not a folder", field="--store", accepted="a folder for the audio store")
-        if not create and not (self.root / "audio").is_dir():
-            raise InputError.at(self.root, "is not an audio store (no audio/ folder)", field="--store",
+
+    @classmethod
+    def open(cls, root: str | Path, *, create: bool = True, field: str = "--store") -> AudioStore:
+        """The store at ``root``, checked: a folder (created with ``create``), or with
+        ``create=False`` an existing store (it has ``audio/``). Errors name ``root`` and
+        ``field`` (the flag or experiment key that gave it)."""
+        store = cls(root)
+        if store.root.exists() and not store.root.is_dir():
+            raise InputError.at(store.root, "is not a folder", field=field, accepted="a folder for the audio store")
+        if not create and not (store.root / "audio").is_dir():
+            raise InputError.at(store.root, "is not an audio store (no audio/ folder)", field=field,
                                 accepted="the --store folder given to `simulplay synth`")
-        for sub in ("audio", "records", "locks"):
-            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        if create:
+            for sub in ("audio", "records", "locks"):
+                (store.root / sub).mkdir(parents=True, exist_ok=True)
+        return store
 
     # ---- audio ----------------------------------------------------------------
 
@@ -97,11 +109,13 @@ class AudioStore:
             return None
 
     def put_record(self, key: str, record: dict[str, Any]) -> None:
+        self.record_path(key).parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(self.record_path(key)) as tmp:
             tmp.write_text(json.dumps(record), encoding="utf-8")
         self.record_path(key, failed=True).unlink(missing_ok=True)
 
     def put_failure(self, key: str, record: dict[str, Any]) -> None:
+        self.record_path(key).parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(self.record_path(key, failed=True)) as tmp:
             tmp.write_text(json.dumps(record), encoding="utf-8")
 
@@ -114,6 +128,7 @@ class AudioStore:
         """Lock a request key for this process (flock; released by the kernel if the
         process dies). Returns the descriptor to pass to :meth:`unlock`, or None if
         another process holds it and ``wait`` is false."""
+        (self.root / "locks").mkdir(parents=True, exist_ok=True)
         fd = os.open(self.root / "locks" / f"{key}.lock", os.O_CREAT | os.O_RDWR, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -143,6 +158,7 @@ class AudioStore:
     def log_event(self, event: dict[str, Any]) -> None:
         """Append one line to events.jsonl (a single O_APPEND write)."""
         line = (json.dumps(event) + "\n").encode()
+        self.root.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.root / "events.jsonl", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
         try:
             os.write(fd, line)

@@ -37,17 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from simulplay.backends.base import (
-    Backend,
-    BackendConfig,
-    BackendError,
-    cpu_model,
-    file_sha256,
-    package_version,
-    register_backend,
-)
+from simulplay.backends.base import Backend, BackendConfig, BackendError, register_backend
+from simulplay.backends.process_state import ProcessState
 from simulplay.errors import InputError
 from simulplay.grouping import Splitter
+from simulplay.provenance import cpu_model, file_sha256, package_version
 
 MODEL_FILES = ("config.json", "model.pth", "vocab.json", "speakers_xtts.pth")
 WEIGHTS_HINT = ("an XTTS-v2 checkpoint folder holds config.json, model.pth, vocab.json and speakers_xtts.pth; "
@@ -84,9 +78,20 @@ class XttsSettings(BackendConfig):
     seed_reproducible = True
 
     def __post_init__(self):
-        folder = Path(self.model_dir)
         if not self.model_dir:
             raise ValueError(f"model_dir is required ({WEIGHTS_HINT})")
+        if not self.speaker_wav and not self.speaker:
+            raise ValueError("give a stock speaker or a speaker_wav to clone")
+        if self.device.split(":")[0] not in DEVICES:
+            raise ValueError(f"device must be auto, cpu, cuda or cuda:N, got '{self.device}'")
+        if self.threads < 0 or self.num_beams < 1 or self.top_k < 0 or not 0 < self.top_p <= 1 or self.speed <= 0:
+            raise ValueError("threads ≥ 0, num_beams ≥ 1, top_k ≥ 0, 0 < top_p ≤ 1 and speed > 0 are required")
+        self.reuse_policy()
+
+    def check(self) -> None:
+        """The checkpoint folder holds the model files and knows the language; the cloned
+        voice's recording exists."""
+        folder = Path(self.model_dir)
         if not folder.is_dir():
             raise ValueError(f"model_dir {self.model_dir} is not a folder ({WEIGHTS_HINT})")
         for name in MODEL_FILES:
@@ -94,17 +99,10 @@ class XttsSettings(BackendConfig):
                 raise ValueError(f"model_dir {self.model_dir} has no {name} ({WEIGHTS_HINT})")
         if self.speaker_wav and not Path(self.speaker_wav).is_file():
             raise ValueError(f"speaker_wav {self.speaker_wav} does not exist (a reference recording to clone)")
-        if not self.speaker_wav and not self.speaker:
-            raise ValueError("give a stock speaker or a speaker_wav to clone")
         languages = self.model_config().get("languages") or []
         if self.language not in languages:
             raise ValueError(f"language '{self.language}' is not one of the model's languages "
                              f"({', '.join(languages)})")
-        if self.device.split(":")[0] not in DEVICES:
-            raise ValueError(f"device must be auto, cpu, cuda or cuda:N, got '{self.device}'")
-        if self.threads < 0 or self.num_beams < 1 or self.top_k < 0 or not 0 < self.top_p <= 1 or self.speed <= 0:
-            raise ValueError("threads ≥ 0, num_beams ≥ 1, top_k ≥ 0, 0 < top_p ≤ 1 and speed > 0 are required")
-        self.reuse_policy()
 
     def model_config(self) -> dict[str, Any]:
         """The checkpoint's ``config.json`` as a dict."""
@@ -137,10 +135,20 @@ class XttsBackend(Backend):
         self.model = None
         self.latents = None
         self.load_count = 0
-        args = config.model_config().get("model_args", {})
-        self.sample_rate = int(args.get("output_sample_rate", 24_000))
-        #: the model refuses ``tokens >= gpt_max_text_tokens`` (402 for XTTS-v2)
-        self.max_text_tokens = int(args.get("gpt_max_text_tokens", 402))
+        self._state: ProcessState | None = None
+
+    @cached_property
+    def _model_args(self) -> dict[str, Any]:
+        return self.config.model_config().get("model_args", {})
+
+    @cached_property
+    def sample_rate(self) -> int:  # type: ignore[override]  # Hz, from the checkpoint's config.json
+        return int(self._model_args.get("output_sample_rate", 24_000))
+
+    @cached_property
+    def max_text_tokens(self) -> int:
+        """The model refuses ``tokens >= gpt_max_text_tokens`` (402 for XTTS-v2)."""
+        return int(self._model_args.get("gpt_max_text_tokens", 402))
 
     # ---- text ------------------------------------------------------------------
 
@@ -179,18 +187,20 @@ class XttsBackend(Backend):
         if self.config.device == "auto":
             return "cuda" if torch.cuda.is_available() else "cpu"
         if self.config.device.startswith("cuda") and not torch.cuda.is_available():
-            raise InputError.at("--backend xtts", f"device '{self.config.device}' is not available (no CUDA)",
+            raise InputError.at("backend xtts", f"device '{self.config.device}' is not available (no CUDA)",
                                 field="device", accepted="auto or cpu on this machine")
         return self.config.device
 
     def load(self) -> None:
         if self.loaded:
             return
+        self.check_files()
         import torch
         from TTS.tts.configs.xtts_config import XttsConfig
         from TTS.tts.models.xtts import Xtts
 
         c = self.config
+        self._state = self._state or ProcessState.save(torch)  # restored by close()
         if c.threads:
             torch.set_num_threads(c.threads)
         cfg = XttsConfig()
@@ -247,6 +257,8 @@ class XttsBackend(Backend):
         yield float_to_int16(np.asarray(out["wav"]))
 
     def close(self) -> None:
+        """Free the model; torch's thread count and the generators seeded per request are
+        put back as they were before :meth:`load`."""
         if self.model is not None and self.device.startswith("cuda"):
             import torch
 
@@ -254,6 +266,9 @@ class XttsBackend(Backend):
             torch.cuda.empty_cache()
         self.model = None
         self.loaded = False
+        if self._state is not None:
+            self._state.restore()
+            self._state = None
 
     # ---- identity --------------------------------------------------------------
 

@@ -88,6 +88,13 @@ def requests_frame(streams: Iterable[Stream], rules: Iterable[Rule],
     return pd.DataFrame(split_rows(rows, splitter), columns=list(REQUEST_COLUMNS))
 
 
+def request_signatures(requests: pd.DataFrame, splitter: Splitter) -> list[dict]:
+    """One signature per request row: the table, its condition as the rule, the splitter."""
+    from simulplay.signature import base_signature
+
+    return [base_signature(table="requests", rule=c, splitter=splitter.describe()) for c in requests["condition"]]
+
+
 def trigger_shares(requests: pd.DataFrame) -> pd.DataFrame:
     """Share of groups released by each trigger, per system and condition (in %)."""
     groups = requests.drop_duplicates(["talk_id", "system", "condition", "group"])

@@ -15,7 +15,6 @@ written in its canonical form (``punct`` → ``punct:cap=2,min_words=3``), any o
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from simulplay.errors import InputError
 from simulplay.fields import Checker
 from simulplay.grouping.registry import canonical_condition
 from simulplay.grouping.requests import OUTPUT_KEYS, REQUEST_COLUMNS
+from simulplay.provenance import sha256_of_file
 from simulplay.tables import read_table, stored_signatures
 
 REQUIRED_COLUMNS = ("talk_id", "system", "condition", "seq", "dispatch_s", "text", "source_s")
@@ -57,7 +57,7 @@ def read_requests(path: str | Path) -> RequestsFile:
     p = Path(path)
     df, meta = read_table(p)
     frame = validate_requests(df, str(p))
-    return RequestsFile(frame, p, hashlib.sha256(p.read_bytes()).hexdigest(), stored_signatures(meta, len(df)))
+    return RequestsFile(frame, p, sha256_of_file(p), stored_signatures(meta, len(df)))
 
 
 def validate_requests(df: pd.DataFrame, source: str) -> pd.DataFrame:

@@ -16,14 +16,12 @@ import pandas as pd
 from simulplay.errors import InputError
 from simulplay.fields import Checker
 from simulplay.sim.manifest import check_time_range
+from simulplay.synthesis.columns import chunk_path
 from simulplay.tables import read_table
 
+__all__ = ["CHUNK_REQUIRED", "chunk_path", "read_chunks", "validate_chunks"]
+
 CHUNK_REQUIRED = ("talk_id", "system", "condition", "seq", "chunk", "ready_offset_s", "audio_s")
-
-
-def chunk_path(manifest: str | Path) -> Path:
-    p = Path(manifest)
-    return p.with_name(p.stem + ".chunks.parquet")
 
 
 def read_chunks(manifest: str | Path, path: str | Path | None = None) -> pd.DataFrame:

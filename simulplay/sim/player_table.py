@@ -22,8 +22,8 @@ from simulplay.signature import merge
 from simulplay.sim import player as pl
 from simulplay.sim.manifest import output_keys
 from simulplay.sim.replay import ReplayResult, replay
-from simulplay.sim.service import ServiceModel
 from simulplay.sim.timebase import MAX_S, from_ns, to_ns
+from simulplay.sim.variants import Release, ServiceModel, parse_release
 from simulplay.specs import format_value
 
 PLAYER_COLUMNS = (
@@ -122,7 +122,7 @@ def player_metrics(
     manifest: pd.DataFrame,
     *,
     config: PlayerConfig,
-    release: str = "request",
+    release: str | Release = "request",
     service: ServiceModel | None = None,
     chunks: pd.DataFrame | None = None,
     allow_incomplete: bool = False,
@@ -136,6 +136,7 @@ def player_metrics(
     ``audio_key, sample_rate, n_samples`` and ``first_audible_s`` is computed.
     """
     audio = _checked_audio(manifest, source) if load_audio is not None else None
+    release = parse_release(release)
     res = replay(manifest, service=service, release=release, chunks=chunks,
                  allow_incomplete=allow_incomplete, upstream=upstream, source=source)
     waveforms = None if audio is None else _waveform_source(res, audio, load_audio, release, source)
@@ -230,7 +231,7 @@ def _checked_audio(manifest: pd.DataFrame, source: str) -> pd.DataFrame:
 
 
 def _waveform_source(res: ReplayResult, audio: pd.DataFrame, load_audio: LoadAudio,
-                     release: str, source: str) -> WaveformSource:
+                     release: Release, source: str) -> WaveformSource:
     """Per output, load each request's samples (checked against ``n_samples``) and, for
     chunk release, cut them at the chunks' cumulative durations rounded to samples."""
     keys = output_keys(res.summary)
@@ -247,7 +248,7 @@ def _waveform_source(res: ReplayResult, audio: pd.DataFrame, load_audio: LoadAud
         rate = int(rates[0]) if len(rates) else 1
         loaded = {int(r.seq): _load(load_audio, r.audio_key, int(r.n_samples), int(r.sample_rate))
                   for r in reqs.itertuples()}
-        if release == "request":
+        if not release.needs_chunks:
             return [loaded[int(s)] for s in parts["seq"]], rate
         out = []
         for seq, part_chunks in parts.groupby("seq", sort=False):
@@ -284,4 +285,4 @@ def store_loader(store_dir) -> Callable[[str], tuple[np.ndarray, int]]:
     except ImportError as e:
         raise InputError.at(f"--store {store_dir}", f"first_audible_s needs the audio store ({e})",
                             accepted="an installation with simulplay.backends.store and soundfile") from e
-    return AudioStore(store_dir, create=False).load_audio
+    return AudioStore.open(store_dir, create=False).load_audio

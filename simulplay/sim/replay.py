@@ -1,5 +1,6 @@
 """Replay a request manifest: synthesizer clock, parts, serial playback, summary.
 
+Releases and service models are the variants of :mod:`simulplay.sim.variants`:
 ``release="request"`` (primary): a request's audio is ready when the whole request is
 done. ``release="chunk"`` (sentence-release replay): each chunk is ready at its request's
 start plus its recorded offset (offsets follow the service model).
@@ -25,20 +26,30 @@ from simulplay.errors import IncompleteError, InputError
 from simulplay.signature import base_signature, merge
 from simulplay.sim.manifest import has_samples, output_keys, request_dur_ns, samples_disagree
 from simulplay.sim.playback import serial_clock, serial_playback, summarize_playback
-from simulplay.sim.service import Measured, ServiceModel
 from simulplay.sim.timebase import MAX_S, from_ns, part_dur_ns, to_ns
+from simulplay.sim.variants import Measured, Release, ServiceModel, parse_release
 
 SUMMARY_COLUMNS = ("n_parts", "first_play_s", "audio_s", "idle_s", "end_s", "offset_s",
                    "source_s", "limiting_seq")
 CHUNK_COLUMNS = ("seq", "chunk", "ready_offset_s", "audio_s")
+OUTPUT_KEY_COLUMNS = ("talk_id", "system", "condition", "backend", "realization")
 
 
 @dataclass
 class ReplayResult:
+    """Summary (one row per output), parts (one per played or silent part), the summary's
+    signatures and the outputs excluded as incomplete."""
+
     summary: pd.DataFrame
     parts: pd.DataFrame
     signatures: list[dict[str, Any]]  # one per summary row
     excluded: list[str] = field(default_factory=list)
+
+    def part_signatures(self) -> list[dict[str, Any]]:
+        """One signature per part row: the signature of the part's output."""
+        keys = [c for c in self.summary.columns if c in OUTPUT_KEY_COLUMNS]
+        by_output = {tuple(row): sig for row, sig in zip(self.summary[keys].itertuples(index=False), self.signatures)}
+        return [by_output[tuple(r)] for r in self.parts[keys].itertuples(index=False)]
 
 
 def output_label(row: Mapping[str, Any], keys: list[str]) -> str:
@@ -75,7 +86,7 @@ def replay(
     manifest: pd.DataFrame,
     *,
     service: ServiceModel | None = None,
-    release: str = "request",
+    release: str | Release = "request",
     chunks: pd.DataFrame | None = None,
     allow_incomplete: bool = False,
     upstream: Mapping[str, Any] | None = None,
@@ -88,18 +99,17 @@ def replay(
     duration after validation changes ``n_samples`` too when the manifest has it.
     """
     service = service or Measured()
-    if release not in ("request", "chunk"):
-        raise InputError.at(f"--release '{release}'", "unknown release", accepted="request or chunk")
+    rel = parse_release(release)
     manifest, excluded = drop_incomplete(manifest, allow_incomplete, source)
     keys = output_keys(manifest)
     if manifest.empty:
         raise IncompleteError(f"{source}: no complete output to replay ({len(excluded)} excluded)")
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
     outputs = manifest.drop_duplicates(keys)[keys + ["source_s"]].reset_index(drop=True)
-    _check_range(manifest, codes, service, chunks if release == "chunk" else None, source)
+    _check_range(manifest, codes, service, chunks if rel.needs_chunks else None, source)
     start, ready = _request_clock(manifest, codes, service, source)
 
-    if release == "request":
+    if not rel.needs_chunks:
         part_codes, part_ready, part_dur = codes, ready, request_dur_ns(manifest, codes)
         parts = manifest[keys + ["seq"]].copy()
     else:
@@ -129,7 +139,7 @@ def replay(
     summary["limiting_seq"] = limiting
 
     common = merge(upstream, base_signature(
-        release=release, service=service.label(), trim="none",
+        release=rel.label(), service=service.label(), trim="none",
         excluded=len(excluded) if allow_incomplete else None))
     sigs = [merge(common, {"rule": row["condition"], "backend": row.get("backend")})
             for row in summary.to_dict("records")]

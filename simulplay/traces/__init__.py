@@ -2,8 +2,8 @@
 
 from simulplay.traces.model import Stream, join_texts, streams_from_frame
 from simulplay.traces.readers import read_trace, read_traces
-from simulplay.traces.validate import stream_stats
+from simulplay.traces.validate import stream_stats, trace_stats
 from simulplay.traces.writers import write_trace
 
 __all__ = ["Stream", "join_texts", "read_trace", "read_traces", "stream_stats",
-           "streams_from_frame", "write_trace"]
+           "streams_from_frame", "trace_stats", "write_trace"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -66,6 +68,11 @@ def _check_streams(df: pd.DataFrame, check: Checker) -> None:
             check.add(f"time_s {t[i]:g} is earlier than the previous update's {t[i - 1]:g}",
                       row=s["_row"].iloc[i], field="time_s",
                       accepted="non-decreasing times in seq order")
+
+
+def trace_stats(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """:func:`stream_stats` of several validated trace frames, one table (streams in order)."""
+    return pd.concat([stream_stats(f) for f in frames], ignore_index=True)
 
 
 def stream_stats(df: pd.DataFrame) -> pd.DataFrame:

@@ -15,10 +15,12 @@ from pathlib import Path
 from simulplay import __version__
 from simulplay.analysis.report import html, render
 from simulplay.analysis.report.figures import all_figures, default_condition, default_talk
-from simulplay.analysis.report.load import RunData, load_inputs
+from simulplay.analysis.report.load import RunData, load_run
 from simulplay.analysis.report.model import ReportFigure, ReportTable
+from simulplay.analysis.report.order import condition_order
 from simulplay.analysis.report.queue import replay_parts
-from simulplay.analysis.report.tables import all_tables, condition_order
+from simulplay.analysis.report.stepwise import load_tables
+from simulplay.analysis.report.tables import all_tables
 from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
 
@@ -43,6 +45,23 @@ class Report:
 
     def table(self, key: str) -> ReportTable:
         return next(t for t in self.tables if t.key == key)
+
+
+def load_inputs(inputs: str | Path | Sequence[str | Path], traces: Sequence[str | Path] = ()) -> RunData:
+    """A run folder (it has ``run.json``) or step-by-step tables: files and folders of files."""
+    paths = [Path(inputs)] if isinstance(inputs, (str, Path)) else [Path(p) for p in inputs]
+    if not paths:
+        raise InputError.at("report", "no input given", accepted="a run folder, or tables and folders of tables")
+    for p in paths:
+        if not p.exists():
+            raise InputError.at(p, "no such file or folder", accepted="a run folder, a folder of tables or a table")
+    runs = [p for p in paths if p.is_dir() and (p / "run.json").exists()]
+    if runs and len(paths) > 1:
+        raise InputError.at(runs[0], "is a run folder (it has run.json); a run folder is reported on its own",
+                            accepted="one run folder, or tables and folders of tables without run.json")
+    if runs:
+        return load_run(runs[0], traces=[Path(t) for t in traces])
+    return load_tables(paths, [Path(t) for t in traces])
 
 
 def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | None = None,

@@ -23,8 +23,8 @@ from matplotlib.figure import Figure
 
 from simulplay.analysis.report.load import RunData
 from simulplay.analysis.report.model import ReportFigure, ReportTable, extend, signature_lines
+from simulplay.analysis.report.order import condition_order, panels, system_order
 from simulplay.analysis.report.queue import BAND, GRID_POINTS, queue_delta
-from simulplay.analysis.report.tables import condition_order, panels, system_order
 from simulplay.signature import merge
 
 DPI = 110

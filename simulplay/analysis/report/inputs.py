@@ -11,7 +11,6 @@ back to a structured dict when some Parquet input holds one that renders identic
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.analysis.wordtiming import TABLE_COLUMNS as TIMING_COLUMNS
 from simulplay.errors import InputError
 from simulplay.grouping.requests import REQUEST_COLUMNS
+from simulplay.provenance import file_fingerprint
 from simulplay.signature import format_signature, settings_hash
 from simulplay.sim.chunks import CHUNK_REQUIRED
 from simulplay.sim.manifest import MANIFEST_COLUMNS
@@ -108,7 +108,7 @@ class TableFile:
 
 def file_hash(path: Path) -> str:
     """The first 12 hex digits of the file's SHA-256."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    return file_fingerprint(path)
 
 
 def signature_fingerprint(sigs: Sequence[Signature]) -> str:

@@ -105,25 +105,6 @@ class RunData:
         return float(sig["confidence"]) if "confidence" in sig else None
 
 
-def load_inputs(inputs: str | Path | Sequence[str | Path], traces: Sequence[str | Path] = ()) -> RunData:
-    """A run folder (it has ``run.json``) or step-by-step tables: files and folders of files."""
-    paths = [Path(inputs)] if isinstance(inputs, (str, Path)) else [Path(p) for p in inputs]
-    if not paths:
-        raise InputError.at("report", "no input given", accepted="a run folder, or tables and folders of tables")
-    for p in paths:
-        if not p.exists():
-            raise InputError.at(p, "no such file or folder", accepted="a run folder, a folder of tables or a table")
-    runs = [p for p in paths if p.is_dir() and (p / "run.json").exists()]
-    if runs and len(paths) > 1:
-        raise InputError.at(runs[0], "is a run folder (it has run.json); a run folder is reported on its own",
-                            accepted="one run folder, or tables and folders of tables without run.json")
-    if runs:
-        return load_run(runs[0], traces=[Path(t) for t in traces])
-    from simulplay.analysis.report.stepwise import load_tables
-
-    return load_tables(paths, [Path(t) for t in traces])
-
-
 def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
     """Read and check a run folder; an InputError names the first missing file or column.
     ``traces`` replace the trace files named in ``run.json`` (Table 11)."""

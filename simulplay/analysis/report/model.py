@@ -9,8 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.console import compact_signatures
-from simulplay.signature import format_signature, merge
+from simulplay.signature import compact_signatures, format_signature, merge
 
 #: Column labels shown in Markdown, HTML and LaTeX (CSV keeps the column names).
 LABELS = {

@@ -10,7 +10,7 @@ import pandas as pd
 
 from simulplay.analysis.report.load import RunData
 from simulplay.analysis.report.model import ReportTable, extend, signature_lines
-from simulplay.analysis.report.tables import _sort, condition_order, panels
+from simulplay.analysis.report.order import condition_order, panels, sort_rows
 from simulplay.grouping import canonical_condition
 from simulplay.signature import base_signature, merge
 
@@ -82,7 +82,7 @@ def player_table(run: RunData) -> ReportTable | None:
     keys = panels(df) + ["system", "condition", "prebuffer_s"]
     g = df.groupby(keys, sort=False)
     table = g.agg(n_talks=("talk_id", "nunique"), **{c: (c, "mean") for c in shown}, _sig=("_sig", "first"))
-    table = _sort(table.reset_index(), run, ["system", "condition", "prebuffer_s"])
+    table = sort_rows(table.reset_index(), run, ["system", "condition", "prebuffer_s"])
     sigs = [extend(t.signatures[int(i)], {"table": "player-means"}) for i in table["_sig"]]
     digits = {"fluidity_index": 4, "stall_count": 2, "prebuffer_stall_count": 2}
     out = ReportTable.signed(

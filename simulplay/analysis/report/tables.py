@@ -10,46 +10,18 @@ non-speech share of the duration reduction; content diagnostics when present.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 
-from simulplay.analysis.report.load import PANEL_KEYS, RunData, Signed
+from simulplay.analysis.report.load import RunData, Signed
 from simulplay.analysis.report.model import ReportTable, extend, row_strings, signature_lines
+from simulplay.analysis.report.order import condition_order, panels, sort_rows
+from simulplay.analysis.report.stepwise_tables import inputs_table, player_table, stepwise_overview
 from simulplay.grouping import canonical_condition
 from simulplay.signature import base_signature, merge
 from simulplay.traces.model import ends_terminal, join_texts, word_count
 
 TRIGGERS = ("immediate", "timer", "punct", "words", "eos")
-
-
-def panels(df: pd.DataFrame) -> list[str]:
-    return [k for k in PANEL_KEYS if k in df]
-
-
-def condition_order(run: RunData) -> list[str]:
-    """The run's conditions in the order of its rules (canonical strings)."""
-    return [canonical_condition(r) for r in run.rules]
-
-
-def system_order(run: RunData, systems: Sequence[str]) -> list[str]:
-    return [s for s in (run.a, run.f) if s in systems] + sorted(set(systems) - {run.a, run.f})
-
-
-def _sort(df: pd.DataFrame, run: RunData, by: Sequence[str]) -> pd.DataFrame:
-    """Sort by panel, then ``by``; conditions in rule order, systems A, F first."""
-    ranks = {}
-    conds = {c: i for i, c in enumerate(condition_order(run))}
-    systems = {s: i for i, s in enumerate(system_order(run, df["system"].unique() if "system" in df else []))}
-    for col in by:
-        if col in ("condition", "p1", "p2"):
-            ranks[col] = df[col].map(lambda c: conds.get(c, len(conds)))
-        elif col == "system":
-            ranks[col] = df[col].map(systems)
-    order = panels(df) + list(by)
-    key = pd.DataFrame({c: ranks.get(c, df[c]) for c in order})
-    return df.loc[key.sort_values(order, kind="stable").index]
 
 
 def _mean_over_talks(run: RunData) -> tuple[pd.DataFrame, list]:
@@ -63,7 +35,7 @@ def _mean_over_talks(run: RunData) -> tuple[pd.DataFrame, list]:
     table = g.agg(n_talks=("talk_id", "nunique"), requests_per_talk=("requests", "mean"),
                   first_play_s=("first_play_s", "mean"), audio_s=("audio_s", "mean"), idle_s=("idle_s", "mean"),
                   offset_s=("offset_s", "mean"), source_s=("source_s", "mean"), _sig=("_sig", "first")).reset_index()
-    table = _sort(table, run, ["system", "condition"])
+    table = sort_rows(table, run, ["system", "condition"])
     sigs = [extend(run.summary.signatures[i], {"table": "playback-means"}) for i in table["_sig"]]
     return table.drop(columns="_sig"), sigs
 
@@ -79,7 +51,7 @@ def playback_table(run: RunData) -> ReportTable:
 
 
 def eta_table(run: RunData) -> ReportTable:
-    eta = _sort(run.eta.frame.assign(_i=range(len(run.eta.frame))), run, ["condition"])
+    eta = sort_rows(run.eta.frame.assign(_i=range(len(run.eta.frame))), run, ["condition"])
     sigs = [run.eta.signatures[i] for i in eta["_i"]]
     conf = _confidence(run)
     return ReportTable.signed(
@@ -94,7 +66,7 @@ def per_talk_table(run: RunData) -> ReportTable:
     pt = run.per_talk.frame.assign(_i=range(len(run.per_talk.frame)))
     src = run.summary.frame.groupby("talk_id")["source_s"].first()
     pt.insert(pt.columns.get_loc("condition") + 1, "source_s", pt["talk_id"].map(src))
-    pt = _sort(pt, run, ["condition", "talk_id"])
+    pt = sort_rows(pt, run, ["condition", "talk_id"])
     sigs = [run.per_talk.signatures[i] for i in pt["_i"]]
     return ReportTable.signed(
         "table04_per_talk", "Per-talk completion gaps and their change",
@@ -113,7 +85,7 @@ def rules_table(run: RunData) -> ReportTable:
         vf = v.frame.assign(**{f"_sig[{name}]": range(len(v.frame))})[keys + ["eta_s", f"_sig[{name}]"]]
         table = table.merge(vf.rename(columns={"eta_s": col}), on=keys, how="left", validate="one_to_one")
         extra[name] = v
-    table = _sort(table, run, ["condition"])
+    table = sort_rows(table, run, ["condition"])
     sigs = [run.eta.signatures[i] for i in table["_i"]]
     spans = []
     for _, g in table.groupby(panels(table), sort=False) if panels(table) else [((), table)]:
@@ -186,7 +158,7 @@ def trace_table(run: RunData) -> ReportTable | None:
             "pct_terminal_punct": 100.0 * float(np.mean([ends_terminal(t) for t in g["text"]])),
             "after_source_end": int((g["time_s"] > g["source_s"]).sum()),
         })
-    table = _sort(pd.DataFrame(rows), run, ["system"])
+    table = sort_rows(pd.DataFrame(rows), run, ["system"])
     sig = base_signature(**run.trace_signature)
     return ReportTable.signed(
         "table11_traces", "Text updates: lengths and punctuation",
@@ -215,7 +187,7 @@ def requests_table(run: RunData) -> ReportTable:
         for trig in TRIGGERS:
             if trig in shares:
                 table[f"pct_{trig}"] = shares[trig].reindex(pd.MultiIndex.from_frame(table[keys])).to_numpy()
-    table = _sort(table, run, ["system", "condition"])
+    table = sort_rows(table, run, ["system", "condition"])
     sigs = [extend(run.manifest.signatures[i], {"table": "requests"}) for i in table["_sig"]]
     digits = {c: 2 for c in table.columns if c.startswith("pct_")}
     labels = {f"pct_{t}": f"{t} (%)" for t in TRIGGERS}
@@ -230,8 +202,6 @@ def requests_table(run: RunData) -> ReportTable:
 
 def overview_table(run: RunData) -> ReportTable:
     if run.stepwise:
-        from simulplay.analysis.report.stepwise_tables import stepwise_overview
-
         return stepwise_overview(run)
     r, exp = run.record, run.record["experiment"]
     s = run.summary.frame
@@ -263,8 +233,6 @@ def _confidence(run: RunData) -> str:
 
 def all_tables(run: RunData) -> list[ReportTable]:
     """Every table the run supports, in report order (absent inputs leave theirs out)."""
-    from simulplay.analysis.report.stepwise_tables import inputs_table, player_table
-
     tables = [overview_table(run), inputs_table(run), playback_table(run), eta_table(run), per_talk_table(run),
               rules_table(run), contrast_table(run), optional_table(run, "eta_edges"), trace_table(run),
               requests_table(run), optional_table(run, "edges_nonspeech"), optional_table(run, "content"),

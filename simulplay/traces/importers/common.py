@@ -19,7 +19,6 @@ difference of characters is refused.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ import pandas as pd
 
 from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.provenance import file_fingerprint
 from simulplay.tables import check_readable
 from simulplay.traces.model import Stream, frame_from_streams, join_texts, word_count
 
@@ -52,6 +52,19 @@ class ImportResult:
     frame: pd.DataFrame
     stats: pd.DataFrame
     signature: dict[str, Any]
+
+
+def write_import(res: ImportResult, out: str | Path) -> None:
+    """Write an imported trace (format by suffix) or request manifest (``kind="manifest"``,
+    whose metadata carries the import's signature for downstream tables)."""
+    from simulplay.tables import write_table
+    from simulplay.traces.writers import write_trace
+
+    if res.kind == "manifest":
+        upstream = {k: v for k, v in res.signature.items() if k != "table"}
+        write_table(res.frame, out, res.signature, kind="request-manifest", extra_meta={"signature": upstream})
+    else:
+        write_trace(res.frame, out, res.signature)
 
 
 @dataclass
@@ -123,7 +136,7 @@ def check_system(system: str) -> str:
 
 def log_fingerprint(path: Path) -> str:
     """First 12 hex digits of the log's SHA-256, for the signature."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    return file_fingerprint(path)
 
 
 def read_json_lines(path: str | Path, check: Checker) -> list[tuple[int, dict]]:

@@ -1,0 +1,89 @@
+"""Option declarations shared by the commands, defined once: output paths, ``--allow-incomplete``,
+``--quiet`` and the paired-bootstrap flags, with the checks that go with them.
+
+Each factory returns a fresh ``typer.Option`` (a command may word its help to say what it
+excludes or resamples); the flag names and the conventions in the help live here. Library
+modules are imported inside the checks, so that ``simulplay --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from simulplay.errors import InputError
+
+OUT_HELP = "Output table: .parquet (canonical), .csv or .md, chosen by the suffix."
+
+ALLOW_INCOMPLETE_HELP = ("Exclude outputs with failed requests instead of refusing; the count is recorded in every "
+                         "signature.")
+DRAWS, BOOT_SEED, QUANTILE_METHOD, CONFIDENCE = 10_000, 1032026, "linear", 0.95
+
+
+def out_option(help: str, *, flag: str = "--out", table: bool = True) -> Any:
+    """A required output path (``--out PATH``); ``table`` appends the suffix convention
+    (:data:`OUT_HELP`) to the help."""
+    return typer.Option(..., flag, help=help + (" " + OUT_HELP if table else ""))
+
+
+def table_option(flag: str, help: str) -> Any:
+    """An optional extra output table (``--per-talk PATH`` …), in the suffix convention."""
+    return typer.Option(None, flag, help=help + " " + OUT_HELP)
+
+
+def allow_incomplete_option(help: str = ALLOW_INCOMPLETE_HELP) -> Any:
+    """``--allow-incomplete``: exclude what is incomplete and count it, instead of refusing."""
+    return typer.Option(False, "--allow-incomplete", help=help)
+
+
+def quiet_option(help: str = "No progress bar.") -> Any:
+    """``--quiet``."""
+    return typer.Option(False, "--quiet", help=help)
+
+
+def draws_option(help: str = "Paired talk-bootstrap draws.") -> Any:
+    return typer.Option(DRAWS, "--draws", min=1, help=help)
+
+
+def seed_option(flag: str = "--seed", help: str = "Bootstrap seed (0 is a seed).") -> Any:
+    return typer.Option(BOOT_SEED, flag, min=0, help=help)
+
+
+def quantile_option(help: str = "NumPy quantile method.") -> Any:
+    return typer.Option(QUANTILE_METHOD, "--quantile-method", help=help)
+
+
+def confidence_option(help: str = "Interval coverage, in (0, 1).") -> Any:
+    return typer.Option(CONFIDENCE, "--confidence", help=help)
+
+
+def bootstrap(draws: int, seed: int, method: str, confidence: float, *, seed_flag: str = "--seed") -> Any:
+    """The paired :class:`~simulplay.analysis.bootstrap.Bootstrap` from the command's flags;
+    a bad value is an InputError naming the flags of this command (``seed_flag``:
+    ``--seed``, or ``--boot-seed`` for ``blocks``)."""
+    from simulplay.analysis.bootstrap import Bootstrap
+
+    try:
+        return Bootstrap(draws=draws, seed=seed, method=method, confidence=confidence)
+    except ValueError as e:
+        flags = [seed_flag, "--draws", "--quantile-method", "--confidence"]
+        raise InputError.at("/".join(flags), str(e), accepted=f"{seed_flag.lstrip('-')} ≥ 0, draws ≥ 1, a NumPy "
+                            "quantile method and 0 < confidence < 1") from e
+
+
+def check_outputs(*paths: Path | None, allowed: Sequence[str] | None = None) -> None:
+    """Every given output path is writable in a known format (``allowed`` suffixes, by
+    default the table formats), before any work."""
+    from simulplay.tables import TABLE_SUFFIXES, check_writable
+
+    for p in paths:
+        if p:
+            check_writable(p, allowed or TABLE_SUFFIXES)
+
+
+def beside(out: Path, infix: str) -> Path:
+    """``OUT`` with ``infix`` before its suffix (``e.csv`` → ``e.contrasts.csv``)."""
+    return out.with_name(out.stem + infix + out.suffix)

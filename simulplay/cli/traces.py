@@ -1,0 +1,188 @@
+"""``validate``, ``group``, ``import-simuleval`` and ``import-simulstream``: traces in, checked,
+grouped into requests, or imported from translator logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from simulplay.cli.options import check_outputs, out_option, table_option
+
+
+def validate(
+    traces: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl)."),
+    out: Path | None = table_option("--out", "Also save the statistics table."),
+):
+    """Check trace files and print per-stream update statistics.
+
+    Columns: updates, whitespace words, median and 90th-percentile words per update,
+    % of updates with ≤ 2 words, % ending in terminal punctuation (the `punct` rule's
+    sentence end: . ? ! … 。 ？ ！ ؟ । then any closing quotes/brackets and spaces), and
+    updates available after the source end (valid, counted).
+    """
+    from simulplay.cli.console import print_table
+    from simulplay.signature import base_signature
+    from simulplay.tables import write_table
+    from simulplay.traces import read_trace, trace_stats
+
+    check_outputs(out)
+    stats = trace_stats([read_trace(p) for p in traces])
+    sig = base_signature(table="trace-stats")
+    print_table(stats, sig, title=f"{len(stats)} stream(s) valid")
+    if out:
+        write_table(stats, out, sig, kind="trace-stats")
+
+
+def group(
+    trace: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl); a (talk_id, system) "
+                                       "stream may appear in only one of them."),
+    rule: list[str] = typer.Option(..., "--rule", help="Grouping rule, repeatable: immediate, "
+                                   "timer[:w=SECONDS] (default w=4), punct[:cap=S,min_words=N] (defaults 2, 3), "
+                                   "words[:n=N,cap=S] (defaults 8, 2). Seconds. unit=char on punct/words counts "
+                                   "letters and digits instead of whitespace words (Chinese, Japanese, Thai)."),
+    max_chars: int | None = typer.Option(None, "--max-chars", min=1,
+                                            help="Input-limit splitter: at most N characters per request."),
+    out: Path = out_option("Requests table."),
+):
+    """Group traces' updates into synthesis requests (one row per request): the plan
+    that `simulplay synth --requests` synthesizes, to inspect or edit before synthesis.
+
+    Columns: talk_id, system, condition (canonical rule), seq (from 0 per output),
+    dispatch_s (seconds from source start), trigger (immediate/timer/punct/words/eos),
+    n_updates (size of the group the request came from), text, glue (continues the
+    previous request without a space), group, source_s (seconds).
+    """
+    from simulplay.grouping import Splitter, parse_rule, request_signatures, requests_frame, unique_rules
+    from simulplay.tables import check_distinct, write_table
+    from simulplay.traces import read_traces, streams_from_frame
+
+    check_outputs(out)
+    check_distinct({"--out": out}, trace)
+    rules = unique_rules([parse_rule(r) for r in rule])
+    splitter = Splitter(max_chars)
+    df = requests_frame(streams_from_frame(read_traces(trace)), rules, splitter)
+    write_table(df, out, request_signatures(df, splitter), kind="requests")
+    typer.echo(f"wrote {len(df)} requests for {len(rules)} rule(s) to {out}")
+
+
+def import_simuleval_command(
+    log: Path = typer.Argument(..., help="SimulEval instances.log: one JSON object per line, times in ms."),
+    system: str = typer.Option(..., "--system", help="System name written on every row."),
+    out: Path = typer.Option(..., "--out", help="Trace: .parquet (canonical), .csv or .jsonl, chosen by the "
+                             "suffix; with --as-manifest a request manifest: .parquet or .csv."),
+    clock: str = typer.Option("source", "--clock",
+                              help="source: a unit is available at its `delays` entry (source audio read so far); "
+                              "computation-aware: at its `elapsed` entry (adds the agent's computation time)."),
+    unit: str = typer.Option("auto", "--unit",
+                             help="Output units: word (prediction split on spaces), char (one character per delay, "
+                             "no spaces; imported with glue), spm (the prediction_spm pieces) or auto."),
+    as_manifest: bool = typer.Option(False, "--as-manifest",
+                                     help="Speech-to-speech log (durations present) → request manifest for "
+                                     "`replay`: ready_s = the segment's time, audio_s = its duration, dispatch_s "
+                                     "= its delay, service_s empty, condition `logged`."),
+    segmentation: Path | None = typer.Option(
+        None, "--segmentation", help="Short-form log → long-form streams: the MuST-C/IWSLT segmentation YAML "
+        "(a list of {duration, offset, speaker_id, wav}, seconds, in talk order). Each instance becomes its "
+        "segment's part of the talk, its times offset + delays/1000 (or + elapsed/1000)."),
+    wavs: Path | None = typer.Option(None, "--wavs", help="With --segmentation: folder of the talks' wavs (the "
+                                     "YAML's wav names); source_s = the wav's duration. Default: the end of the "
+                                     "talk's last segment."),
+    match: str | None = typer.Option(None, "--match", help="With --segmentation: name (instance wav "
+                                     "<talk>_<N>.wav is segment N of <talk>.wav, 0-based, in the YAML's order), "
+                                     "position (n-th instance = n-th YAML entry) or auto (default: name when "
+                                     "every wav stem ends in _<N>, position when none does)."),
+):
+    """Import a SimulEval instances.log: speech-to-text as a trace,
+    speech-to-speech as a request manifest.
+
+    The log's times are milliseconds; the output's are seconds (ms / 1000)
+    from source start. Consecutive units with the same time form one update
+    available at that time; `</s>` is dropped with its delay. talk_id = the
+    stem of the source wav name (the index when there is no source);
+    source_s = source_length / 1000. Prints per stream: updates, whitespace
+    words, retractions (none in SimulEval logs), characters of the assembled
+    text, which must equal the log's prediction without `</s>`.
+
+    With --segmentation a short-form log (one instance per segment) becomes
+    one long-form stream per talk: segments joined in order with a space
+    between them; an update that would precede the previous one waits for
+    it (counted as held); every segment needs one instance whose
+    source_length equals its duration within 10 ms, and a talk's segments
+    may not overlap. Prints per talk: segments, empty segments, updates,
+    words, first and last time (s), held updates, source_s.
+    """
+    from simulplay.traces.importers import import_simuleval, import_simuleval_segmented
+    from simulplay.traces.readers import TRACE_SUFFIXES
+
+    _check_segmentation_flags(segmentation, wavs=wavs, match=match, as_manifest=as_manifest)
+    check_outputs(out, allowed=(".parquet", ".csv") if as_manifest else TRACE_SUFFIXES)
+    if segmentation is not None:
+        res = import_simuleval_segmented(log, segmentation, system=system, clock=clock, unit=unit, wavs=wavs,
+                                         match=match or "auto")
+    else:
+        res = import_simuleval(log, system=system, clock=clock, unit=unit, as_manifest=as_manifest)
+    _write_import(res, log, out)
+
+
+def _check_segmentation_flags(segmentation: Path | None, *, wavs: Path | None, match: str | None,
+                              as_manifest: bool) -> None:
+    """--wavs and --match need --segmentation; --as-manifest excludes it."""
+    from simulplay.errors import InputError
+
+    for flag, value in (("--wavs", wavs), ("--match", match)):
+        if value is not None and segmentation is None:
+            raise InputError.at(flag, "is used only with --segmentation", accepted="--segmentation SEGMENTS.yaml")
+    if segmentation is not None and as_manifest:
+        raise InputError.at("--as-manifest", "cannot be combined with --segmentation",
+                            accepted="a speech-to-text short-form log (segmented speech output is not supported)")
+
+
+def import_simulstream_command(
+    log: Path = typer.Argument(..., help="simulstream metrics log: JSON lines, times in seconds."),
+    system: str = typer.Option(..., "--system", help="System name written on every row."),
+    out: Path = typer.Option(..., "--out", help="Trace: .parquet (canonical), .csv or .jsonl, chosen by the suffix."),
+    clock: str = typer.Option("source", "--clock",
+                              help="source: a packet's text is available at total_audio_processed; "
+                              "computation-aware: packet k starts at the later of its arrival and the end of "
+                              "packet k−1 and is available computation_time later."),
+    wavs: Path | None = typer.Option(None, "--wavs",
+                                     help="Folder of the talks' wavs (wav_name, or its base name): source_s = the "
+                                     "wav's duration. Default: the talk's last total_audio_processed."),
+    retractions: str = typer.Option("refuse", "--retractions",
+                                    help="refuse: stop at the first packet with deleted_tokens (re-translation); "
+                                    "final: keep only text never deleted later, available when last emitted "
+                                    "(an offline upper bound, marked in the signature)."),
+    unit: str = typer.Option("spm", "--unit",
+                             help="Token kind: spm (SentencePiece; '▁' starts a word, other pieces attach), word "
+                             "(joined with spaces) or char (joined without)."),
+):
+    """Import a simulstream metrics log as a trace: one update per packet
+    that generated text.
+
+    Times are seconds from source start, as in the log. SentencePiece pieces
+    are detokenized; an update whose first piece continues the previous word
+    or is attaching punctuation gets glue (no space before it). Whitespace is
+    one word boundary however it is written (a lone '▁' piece, '▁▁', spaces):
+    a packet of only whitespace makes no update. talk_id = the stem of the wav
+    name. Prints per stream: updates, whitespace words, retractions (packets
+    with deleted tokens), retracted tokens, characters of the assembled text,
+    which must equal the log's full detokenized output with whitespace runs
+    counted as one space (else the error names the packet's line).
+    """
+    from simulplay.traces.importers import import_simulstream
+    from simulplay.traces.readers import TRACE_SUFFIXES
+
+    check_outputs(out, allowed=TRACE_SUFFIXES)
+    res = import_simulstream(log, system=system, clock=clock, wavs=wavs, retractions=retractions, unit=unit)
+    _write_import(res, log, out)
+
+
+def _write_import(res, log: Path, out: Path) -> None:
+    """The imported trace (or manifest) with its signature, and the per-stream statistics."""
+    from simulplay.cli.console import print_table
+    from simulplay.traces.importers import write_import
+
+    write_import(res, out)
+    print_table(res.stats, res.signature, title=f"{len(res.stats)} stream(s) imported from {log}")
+    typer.echo(f"wrote {len(res.frame)} {'requests' if res.kind == 'manifest' else 'updates'} to {out}")

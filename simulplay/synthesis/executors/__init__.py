@@ -1,0 +1,118 @@
+"""Where synthesis runs: ``serial``, ``process:N`` or ``ray[:ADDRESS]``.
+
+Every executor runs each request on a worker that loaded its backend once and warmed
+it up, one request at a time, so service times keep their meaning; parallel workers on
+shared CPU cores still slow each other down, which the run summary quantifies.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+import pandas as pd
+
+from simulplay.backends.base import BackendConfig
+from simulplay.backends.store import AudioStore
+from simulplay.errors import InputError
+from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.synthesis.executors.jobs import Driver, Job, WorkerState, split_units, todo_jobs
+from simulplay.synthesis.stats import SynthStats
+
+__all__ = ["ExecutorSpec", "SynthStats", "parse_executor", "execute"]
+
+
+@dataclass(frozen=True)
+class ExecutorSpec:
+    kind: str = "serial"  # serial | process | ray
+    workers: int | None = None  # process: N; ray: cap on actors (default: as many as fit)
+    address: str | None = None  # ray: None starts a local instance; "auto" or host:port joins
+    worker_cpus: float = 1.0
+    worker_gpus: float = 0.0
+    retries: int = 2
+
+    def label(self) -> str:
+        if self.kind == "process":
+            return f"process:{self.workers}"
+        if self.kind == "ray":
+            return "ray" + (f":{self.address}" if self.address else "")
+        return "serial"
+
+
+def parse_executor(text: str, *, worker_cpus: float = 1.0, worker_gpus: float = 0.0, retries: int = 2,
+                   workers: int | None = None, source: str = "--executor") -> ExecutorSpec:
+    kind, _, rest = text.strip().partition(":")
+    accepted = "serial, process:N (N ≥ 1), ray, ray:auto or ray:HOST:PORT"
+    if kind == "serial" and not rest:
+        return ExecutorSpec("serial", retries=retries)
+    if kind == "process":
+        try:
+            n = int(rest)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise InputError.at(f"{source} '{text}'", "needs a worker count", accepted=accepted)
+        return ExecutorSpec("process", n, None, worker_cpus, worker_gpus, retries)
+    if kind == "ray":
+        return ExecutorSpec("ray", workers, rest or None, worker_cpus, worker_gpus, retries)
+    raise InputError.at(f"{source} '{text}'", "unknown executor", accepted=accepted)
+
+
+def execute(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, executor: ExecutorSpec, *,
+            progress: Progress = NO_PROGRESS, contention_sample: int = 8) -> SynthStats:
+    """Synthesize every planned key the store lacks; only this process writes the store."""
+    from simulplay.synthesis.executors.local import run_processes, run_serial
+
+    driver = Driver(store, progress)
+    units, done = todo_jobs(plan, store)
+    driver.stats.skipped = done
+    state = None
+    try:
+        if executor.kind == "serial":
+            state = run_serial(config, units, driver)
+        else:
+            n = executor.workers or 1
+            if config.kind == "request":
+                units = split_units(units, n)
+            if executor.kind == "process":
+                run_processes(config, units, driver, n, executor.retries)
+            else:
+                from simulplay.synthesis.executors.ray_executor import run_ray
+
+                run_ray(config, units, driver, executor.address, executor.workers, executor.worker_cpus,
+                        executor.worker_gpus, executor.retries)
+        # keys another process held: wait for it, then do what it did not finish
+        while driver.deferred:
+            batch, driver.deferred = driver.deferred, []
+            mine, _ = driver.claim(batch, wait=True)
+            driver.release_all()
+            if mine:
+                state = run_serial(config, [mine], driver, state)
+        if executor.kind != "serial" and contention_sample and driver.stats.synthesized:
+            state = _measure_contention(config, plan, store, driver.stats, contention_sample, state)
+    finally:
+        driver.release_all()
+        if state is not None:
+            state.close()
+    return driver.stats
+
+
+def _measure_contention(config, plan, store, stats, k, state) -> WorkerState:
+    """Re-time a sample of requests serially (not stored) against their parallel times."""
+    rows = plan.drop_duplicates("key")
+    recs = [(r["key"], r["text"], int(r["realization"]), store.get_record(r["key"])) for r in rows.to_dict("records")]
+    recs = [x for x in recs if x[3] is not None and x[3]["n_samples"] > 0 and x[3].get("pid")]
+    if not recs:
+        return state
+    step = max(1, len(recs) // k)
+    sample = recs[::step][:k]
+    state = state or WorkerState.start(config, "serial-check")
+    ratios = []
+    for key, text, realization, rec in sample:
+        out = state.run(Job(key, text, realization, {}))
+        if not out.error and out.service_s > 0:
+            ratios.append(rec["service_s"] / out.service_s)
+    if ratios:
+        stats.contention_ratio = statistics.median(ratios)
+        stats.contention_sample = len(ratios)
+    return state

@@ -1,0 +1,184 @@
+"""Jobs, outcomes, workers and the driver that writes them into the store.
+
+Workers only synthesize: each loads its backend once, warms it up and runs one request
+at a time, returning samples and clocks (:class:`Outcome`). Only the driver writes the
+store and later the manifest, so a cluster needs no shared filesystem.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simulplay.backends.base import Backend, BackendConfig
+from simulplay.backends.store import AudioStore
+from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.synthesis.plan import origin_of
+from simulplay.synthesis.request import synthesize_request
+from simulplay.synthesis.stats import SynthStats, WorkerStats
+
+
+@dataclass
+class Job:
+    """One request to synthesize (a unique request key)."""
+
+    key: str
+    text: str
+    realization: int
+    origin: dict[str, Any]
+    attempts: int = 0  # times a worker died while running it
+
+
+@dataclass
+class Outcome:
+    key: str
+    audio: np.ndarray | None
+    sample_rate: int
+    service_s: float
+    chunks: list[list[float]]
+    error: str
+    worker: str
+    host: str
+    device: str
+    pid: int
+    request_attempts: int = 1  # tries inside the backend (e.g. HTTP retries), not worker deaths
+    request_errors: list[str] = field(default_factory=list)
+
+
+class WorkerState:
+    """A loaded, warmed-up backend inside one worker (made by :meth:`start`)."""
+
+    def __init__(self, backend: Backend, name: str, host: str, device: str):
+        self.name = name
+        self.backend = backend
+        self.host = host
+        self.device = device
+
+    @classmethod
+    def start(cls, config: BackendConfig, name: str) -> WorkerState:
+        """Create the backend, load it and warm it up (outside every clock)."""
+        backend = config.create()
+        backend.load()
+        backend.warmup()
+        return cls(backend, name, socket.gethostname(), str(backend.identity().get("device", "")))
+
+    def run(self, job: Job) -> Outcome:
+        self.backend.prepare(job.realization)
+        try:
+            audio, service, chunks = synthesize_request(self.backend, job.text)
+            error = ""
+        except Exception as e:  # noqa: BLE001 - any backend failure is recorded, never dropped
+            audio, service, chunks = None, float("nan"), []
+            error = f"{type(e).__name__}: {e}".replace("\n", " ")[:500]
+        return Outcome(job.key, audio, int(self.backend.sample_rate), service, chunks, error, self.name,
+                       self.host, self.device, os.getpid(),
+                       max(1, int(getattr(self.backend, "last_attempts", 1) or 1)),
+                       list(getattr(self.backend, "last_errors", []) or []))
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def died(job: Job, worker: str, retries: int) -> Outcome:
+    return Outcome(job.key, None, 0, float("nan"), [], f"WorkerDied: worker {worker} died while synthesizing "
+                   f"this request ({job.attempts} times; retry limit {retries})", worker, "", "", 0)
+
+
+class Driver:
+    """Claims keys, receives outcomes, writes audio and records, counts everything."""
+
+    def __init__(self, store: AudioStore, progress: Progress = NO_PROGRESS):
+        self.store = store
+        self.progress = progress
+        self.stats = SynthStats()
+        self.locks: dict[str, int] = {}
+        self.deferred: list[Job] = []  # keys another process was synthesizing
+
+    def claim(self, unit: list[Job], *, wait: bool = False) -> tuple[list[Job], list[Job]]:
+        """Lock the unit's keys; returns (ours, held by another process). Keys whose
+        record appeared meanwhile are dropped (counted as skipped)."""
+        mine, busy = [], []
+        for job in unit:
+            fd = self.store.try_lock(job.key, wait=wait)
+            if fd is None:
+                busy.append(job)
+            elif self.store.get_record(job.key) is not None:
+                self.store.unlock(fd)
+                self.stats.skipped += 1
+            else:
+                self.locks[job.key] = fd
+                mine.append(job)
+        return mine, busy
+
+    def release_all(self) -> None:
+        for fd in self.locks.values():
+            self.store.unlock(fd)
+        self.locks.clear()
+
+    def retry(self, job: Job) -> None:
+        self.stats.retries += 1
+        self.store.log_event({"event": "retry", "key": job.key, "attempt": job.attempts, "pid": os.getpid()})
+
+    def outcome(self, job: Job, out: Outcome) -> None:
+        meta = {"origin": job.origin, "worker": out.worker, "host": out.host, "pid": out.pid,
+                "device": out.device, "attempts": job.attempts + 1,
+                "request_attempts": out.request_attempts, "request_errors": out.request_errors}
+        if out.error:
+            failure = self.store.get_failure(job.key) or {}
+            self.store.put_failure(job.key, {**meta, "error": out.error,
+                                             "runs": failure.get("runs", 0) + 1})
+            self.store.log_event({"event": "failed", "key": job.key, "worker": out.worker, "error": out.error})
+            self.stats.failed += 1
+            self.stats.failures.append(out.error)
+            audio_s = 0.0
+        else:
+            audio_key = self.store.put_audio(out.audio, out.sample_rate)
+            audio_s = len(out.audio) / out.sample_rate
+            self.store.put_record(job.key, {**meta, "audio_key": audio_key, "sample_rate": out.sample_rate,
+                                            "n_samples": int(len(out.audio)), "service_s": out.service_s,
+                                            "chunks": out.chunks, "created": time.time()})
+            self.store.log_event({"event": "synthesized", "key": job.key, "pid": out.pid, "worker": out.worker})
+            self.stats.synthesized += 1
+            self.stats.audio_s += audio_s
+            self.stats.service_s += out.service_s
+            w = self.stats.per_worker.setdefault(out.worker, WorkerStats())
+            w.requests += 1
+            w.audio_s += audio_s
+            w.service_s += out.service_s
+        fd = self.locks.pop(job.key, None)
+        if fd is not None:
+            self.store.unlock(fd)
+        self.progress.advance(audio_s=audio_s, work_s=0.0 if out.error else out.service_s)
+
+
+def todo_jobs(plan: pd.DataFrame, store: AudioStore) -> tuple[list[list[Job]], int]:
+    """Units of work: the missing keys grouped by output, in plan order; each key once.
+
+    Returns (units, keys already in the store)."""
+    done = store.completed_keys()
+    first = plan.drop_duplicates("key")
+    todo = first[~first["key"].isin(done)]
+    units: dict[tuple, list[Job]] = {}
+    for row in todo.to_dict("records"):
+        out = (row["talk_id"], row["system"], row["condition"], row["realization"])
+        units.setdefault(out, []).append(Job(row["key"], row["text"], int(row["realization"]), origin_of(row)))
+    return list(units.values()), int(len(first) - len(todo))
+
+
+def split_units(units: list[list[Job]], workers: int) -> list[list[Job]]:
+    """With fewer outputs than workers, split outputs into runs of consecutive requests
+    (only for stateless request backends)."""
+    if not units or len(units) >= workers:
+        return units
+    parts = -(-workers // len(units))
+    out = []
+    for unit in units:
+        size = max(1, -(-len(unit) // parts))
+        out += [unit[i:i + size] for i in range(0, len(unit), size)]
+    return out

@@ -1,0 +1,97 @@
+"""The scheduling loop shared by parallel executors.
+
+A pool starts named workers, runs jobs on them, and reports events:
+``("outcome", worker, Outcome)`` or ``("dead", worker, None)`` when a worker process or
+actor died. A unit (one output's requests) stays on one worker, which gets its next job
+only after answering the previous one: one job in flight per worker, so a death is
+blamed on exactly the job that was running (an answer lost in a dying process cannot
+be mistaken for it). Jobs a dead worker had not finished go back to the front of the
+queue; the one it was running counts one retry, and a job that killed workers more than
+``retries`` times is recorded as failed.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import deque
+
+from simulplay.errors import SimulplayError
+from simulplay.synthesis.executors.jobs import Driver, Job, Outcome, died
+
+
+class Pool(ABC):
+    @abstractmethod
+    def start(self, name: str) -> None:
+        """Start a worker (load and warm its backend); raise SimulplayError if it cannot."""
+
+    @abstractmethod
+    def submit(self, name: str, unit: list[Job]) -> None: ...
+
+    @abstractmethod
+    def poll(self, timeout: float) -> list[tuple[str, str, Outcome | None]]: ...
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+
+def schedule(pool: Pool, names: list[str], units: list[list[Job]], driver: Driver, retries: int) -> None:
+    queue: deque[list[Job]] = deque(units)
+    inflight: dict[str, deque[Job]] = {}
+    idle: deque[str] = deque()
+    spawned = idle_deaths = 0
+    for name in names:
+        pool.start(name)
+        idle.append(name)
+    try:
+        while queue or any(inflight.values()):
+            while idle and queue:
+                mine, busy = driver.claim(queue.popleft())
+                driver.deferred.extend(busy)
+                if not mine:
+                    continue
+                name = idle.popleft()
+                inflight[name] = deque(mine)
+                pool.submit(name, [mine[0]])
+            for kind, name, out in pool.poll(0.5):
+                pending = inflight.get(name, deque())
+                if kind == "outcome":
+                    if not pending:  # a late answer from a worker declared dead: already requeued
+                        continue
+                    job = pending.popleft()
+                    if job.key != out.key:
+                        raise SimulplayError(f"worker {name} answered {out.key} for {job.key}")
+                    driver.outcome(job, out)
+                    if pending:
+                        pool.submit(name, [pending[0]])
+                    else:
+                        inflight.pop(name, None)
+                        idle.append(name)
+                    continue
+                # a worker died: retry what it was running, requeue the rest, replace it
+                inflight.pop(name, None)
+                if name in idle:
+                    idle.remove(name)
+                driver.stats.worker_deaths += 1
+                if pending:
+                    job = pending[0]
+                    job.attempts += 1
+                    driver.retry(job)
+                    if job.attempts > retries:
+                        pending.popleft()
+                        driver.outcome(job, died(job, name, retries))
+                    for j in pending:  # give the claims back; the requeued unit claims again
+                        fd = driver.locks.pop(j.key, None)
+                        if fd is not None:
+                            driver.store.unlock(fd)
+                    if pending:
+                        queue.appendleft(list(pending))
+                else:  # died with nothing to do: not a request's fault, so bounded separately
+                    idle_deaths += 1
+                    if idle_deaths > len(names) * (retries + 1):
+                        raise SimulplayError(f"idle workers keep dying ({idle_deaths} times); giving up")
+                spawned += 1
+                replacement = f"{name.rsplit('.', 1)[0]}.{spawned}"
+                pool.start(replacement)
+                idle.append(replacement)
+    finally:
+        pool.stop()

@@ -1,0 +1,60 @@
+"""The request manifest and chunk table read back from the store's records.
+
+One row per planned request (SPEC §7 plus synthesis columns, :data:`MANIFEST_ORDER`): a
+completed request carries its record's audio key, sample count, rate and measured
+service time (``audio_s = n_samples / sample_rate``); a failed or missing one carries its
+error and empty clocks, so comparisons refuse its output. ``reused`` marks rows whose
+record was made for another origin (same request key).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simulplay.backends.base import Backend, backend_summary
+from simulplay.backends.store import AudioStore
+from simulplay.signature import base_signature
+from simulplay.synthesis.columns import CHUNK_ORDER, MANIFEST_ORDER
+from simulplay.synthesis.plan import origin_of
+
+
+def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The request manifest and chunk table from the store's records (no synthesis)."""
+    rows, chunk_rows = [], []
+    for row in plan.to_dict("records"):
+        rec = store.get_record(row["key"])
+        out = {k: row[k] for k in ("talk_id", "system", "condition", "backend", "realization", "seq",
+                                   "dispatch_s", "source_s", "text", "glue", "trigger", "n_updates", "group")}
+        if rec is None:
+            fail = store.get_failure(row["key"]) or {}
+            out.update(service_s=np.nan, audio_s=np.nan, audio_key="", sample_rate=0, n_samples=0,
+                       reused=False, error=fail.get("error", "not synthesized (the run was interrupted)"),
+                       worker=fail.get("worker", ""), host=fail.get("host", ""), device=fail.get("device", ""),
+                       attempts=fail.get("attempts", 0), request_attempts=fail.get("request_attempts", 0))
+        else:
+            rate = rec["sample_rate"]
+            out.update(service_s=rec["service_s"], audio_s=rec["n_samples"] / rate, audio_key=rec["audio_key"],
+                       sample_rate=rate, n_samples=rec["n_samples"], reused=rec["origin"] != origin_of(row),
+                       error="", worker=rec["worker"], host=rec["host"], device=rec.get("device", ""),
+                       attempts=rec.get("attempts", 1), request_attempts=rec.get("request_attempts", 1))
+            for c, (offset, n) in enumerate(rec["chunks"]):
+                chunk_rows.append({k: row[k] for k in ("talk_id", "system", "condition", "backend",
+                                                       "realization", "seq")}
+                                  | {"chunk": c, "ready_offset_s": offset, "audio_s": n / rate, "n_samples": n})
+        rows.append(out)
+    manifest = pd.DataFrame(rows, columns=list(MANIFEST_ORDER))
+    if manifest["n_updates"].isna().any():  # a requests file without n_updates: unknown, not 0
+        manifest["n_updates"] = manifest["n_updates"].astype("Int64")
+    chunks = pd.DataFrame(chunk_rows, columns=list(CHUNK_ORDER))
+    return manifest, chunks
+
+
+def manifest_signature(backend: Backend, plan: pd.DataFrame) -> dict[str, Any]:
+    """The run-level signature every downstream table inherits."""
+    ident = backend.identity()
+    return base_signature(backend=backend_summary(ident), settings=ident.get("settings"), seed=ident.get("seed"),
+                          reuse=plan.attrs.get("reuse"), splitter=plan.attrs.get("splitter"),
+                          **backend.config.signature_fields())

@@ -1,0 +1,127 @@
+"""Synthesize traces under grouping rules, or a requests file, into a store and write the manifest.
+
+Plan (:mod:`.plan`), synthesize what the store lacks on the chosen executor
+(:mod:`.executors`), read the records back (:mod:`.manifest`) and write the manifest and
+its chunk table with their signatures. Resumable: a killed run, run again, synthesizes
+only the requests without a record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simulplay.backends.base import Backend, BackendConfig
+from simulplay.backends.store import AudioStore
+from simulplay.grouping import Rule, Splitter
+from simulplay.grouping.requests_file import RequestsFile, read_requests
+from simulplay.progress import NO_PROGRESS, Progress, tracking
+from simulplay.provenance import sha256_of_file
+from simulplay.synthesis.columns import chunk_path
+from simulplay.synthesis.executors import ExecutorSpec, execute
+from simulplay.synthesis.manifest import build_manifest, manifest_signature
+from simulplay.synthesis.plan import plan_from_requests, plan_requests
+from simulplay.synthesis.stats import SynthStats
+from simulplay.tables import write_table
+from simulplay.traces import read_traces, streams_from_frame
+from simulplay.traces.model import Stream
+
+
+def run_synthesis(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, *,
+                  executor: ExecutorSpec | None = None, progress: Progress = NO_PROGRESS,
+                  contention_sample: int = 8) -> SynthStats:
+    """Synthesize every planned key that has no record yet (resumable, shareable store)."""
+    return execute(plan, config, store, executor or ExecutorSpec(), progress=progress,
+                   contention_sample=contention_sample)
+
+
+@dataclass
+class SynthResult:
+    """The manifest and chunk table written to ``path``, the run's counts and its signature."""
+
+    manifest: pd.DataFrame
+    chunks: pd.DataFrame
+    stats: SynthStats
+    signature: dict
+    path: Path
+
+
+def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: BackendConfig, store: AudioStore,
+                           out: Path, *, realizations: int = 1, max_chars: int | None = None,
+                           reuse: str | None = None, progress: Progress = NO_PROGRESS,
+                           executor: ExecutorSpec | None = None, contention_sample: int = 8,
+                           traces: Sequence[Path] = ()) -> SynthResult:
+    """Plan, synthesize what the store lacks, and write ``out`` plus its chunk table.
+
+    The manifest is written even when requests failed (their ``error`` is filled);
+    comparisons then refuse the incomplete outputs. ``traces``, the files ``streams``
+    came from, are recorded in the manifest's metadata (absolute path and SHA-256 each),
+    so that ``simulplay report`` finds them for its trace statistics.
+    """
+    backend = config.create()
+    splitter = Splitter(max_chars) if max_chars else None
+    plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse)
+    return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
+                       contention_sample=contention_sample, traces=traces)
+
+
+def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: AudioStore, out: Path, *,
+                        realizations: int = 1, max_chars: int | None = None, reuse: str | None = None,
+                        progress: Progress = NO_PROGRESS, executor: ExecutorSpec | None = None,
+                        contention_sample: int = 8) -> SynthResult:
+    """Synthesize exactly the requests of a validated requests file (a ``group`` output,
+    possibly edited); requests beyond the input limit are split as for traces.
+
+    The signatures name the file and its SHA-256 (``requests``, ``requests_sha256``), and
+    each row carries the fields of its request's own signature in the file (when the file
+    is a Parquet table written by simulplay) prefixed ``requests_``: e.g. ``requests_rule``.
+    """
+    backend = config.create()
+    splitter = Splitter(max_chars) if max_chars else None
+    plan = plan_from_requests(requests.frame, backend, realizations=realizations, splitter=splitter, reuse=reuse)
+    sigs = requests.signatures
+    origin = None if sigs is None else [_prefixed(sigs[row - 1]) for row in plan["_row"]]
+    return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
+                       contention_sample=contention_sample, provenance=requests.provenance(), row_extra=origin,
+                       meta={"requests": {"file": str(requests.path), "sha256": requests.sha256}})
+
+
+def synthesize_files(config: BackendConfig, store: str | Path, out: Path, *, traces: Sequence[Path] = (),
+                     rules: Sequence[Rule] = (), requests: Path | None = None, **options: Any) -> SynthResult:
+    """Synthesize the requests of a requests file, or of the trace files under ``rules``,
+    into the store folder ``store`` (opened, and created, only once the inputs have been
+    read and validated in full); ``options`` go to :func:`synthesize_requests` or
+    :func:`synthesize_to_manifest` (realizations, max_chars, progress, executor, …)."""
+    if requests is not None:
+        plan = read_requests(requests)
+        return synthesize_requests(plan, config, AudioStore.open(store), out, **options)
+    streams = streams_from_frame(read_traces(traces))
+    return synthesize_to_manifest(streams, list(rules), config, AudioStore.open(store), out, traces=traces, **options)
+
+
+def _prefixed(sig: dict[str, Any]) -> dict[str, Any]:
+    return {f"requests_{k}": v for k, v in sig.items() if k not in ("table", "version")}
+
+
+def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, store: AudioStore, out: Path, *,
+                progress: Progress, executor: ExecutorSpec | None, contention_sample: int,
+                provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
+                meta: dict[str, Any] | None = None, traces: Sequence[Path] = ()) -> SynthResult:
+    todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
+    with tracking(progress, todo, backend.label()) as bar:
+        stats = run_synthesis(plan, config, store, executor=executor, progress=bar,
+                              contention_sample=contention_sample)
+    manifest, chunks = build_manifest(plan, store)
+    common = {**manifest_signature(backend, plan), **(provenance or {})}
+    extra = row_extra or [{}] * len(manifest)
+    sigs = [{**common, "rule": c, **x} for c, x in zip(manifest["condition"], extra)]
+    recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)}
+                for p in traces]
+    write_table(manifest, out, sigs, kind="manifest",
+                extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded, **(meta or {})})
+    write_table(chunks, chunk_path(out), common, kind="chunks")
+    return SynthResult(manifest, chunks, stats, common, Path(out))

@@ -1,0 +1,279 @@
+"""Experiments: one TOML file that runs synthesis → replay → η into one folder.
+
+Example (paths are relative to the TOML file)::
+
+    name = "demo"
+    traces = ["traces/sample_traces.jsonl"]
+    a = "eager"                 # translator A (δ = L(A) − L(F))
+    f = "batched"               # translator F
+    rules = ["immediate", "timer:w=2", "timer:w=4", "punct", "words"]
+    reference = "immediate"
+    realizations = 1
+    out = "runs/demo"           # output folder
+    store = "runs/store"        # audio store (default: <out>/store)
+    max_chars = 400             # optional input-limit splitter
+
+    [backend]                   # name + any setting of that backend
+    name = "piper"
+    intra_op_threads = 4
+
+    [analysis]
+    draws = 10000
+    seed = 1032026
+    quantile_method = "linear"
+    confidence = 0.95
+    contrasts = [["punct", "timer:w=2"]]
+    variants = ["release=chunk", "service=zero"]   # sensitivity replays
+    edges = [0.3, 0.5, 0.7]     # edge-silence replay: Silero VAD thresholds (extra 'vad')
+
+    [content]                   # content diagnostics (extra 'asr'): transcripts, edits, word timing
+    recognizer = "whisper"      # or "whisper:model=PATH", "qwen3-asr:model=PATH"
+    language = "en"
+    window_s = 15
+    pairs = [["immediate", "timer:w=4"]]
+    timing = true               # word timing against the experiment's reference
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from simulplay.errors import InputError
+
+TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
+            "realizations": int, "out": str, "store": str, "max_chars": int, "backend": dict, "analysis": dict,
+            "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float, "retries": int,
+            "content": dict}
+ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "contrasts": list,
+                 "variants": list, "edges": list}
+REQUIRED = ("traces", "a", "f", "rules", "reference")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    traces: tuple[Path, ...]
+    a: str
+    f: str
+    rules: tuple[str, ...]
+    reference: str
+    backend: str  # a backend spec string
+    out: Path
+    store: Path
+    realizations: int = 1
+    max_chars: int | None = None
+    executor: str = "serial"  # serial | process:N | ray[:ADDRESS]
+    workers: int | None = None
+    worker_cpus: float = 1.0
+    worker_gpus: float = 0.0
+    retries: int = 2
+    draws: int = 10_000
+    seed: int = 1032026
+    quantile_method: str = "linear"
+    confidence: float = 0.95
+    contrasts: tuple[tuple[str, str], ...] = ()
+    variants: tuple[str, ...] = ()
+    edges: tuple[float, ...] = ()  # edge-silence thresholds; empty: no edge replay
+    content: Any = None  # ContentSettings of the [content] table; None: no content diagnostics
+    source: str = field(default="experiment", compare=False)
+
+
+def demo_experiment(out_dir: str | Path, *, realizations: int = 1, piper: str = "",
+                    source: str = "--piper") -> Experiment:
+    """The embedded demo (``simulplay/data/demo.toml`` on the bundled sample traces) with
+    its store and outputs in ``out_dir``, ``realizations`` synthesis realizations and Piper on
+    min(4, CPU cores) intra-op threads plus the settings ``piper`` adds (``key=value,…``, e.g.
+    ``durations=fixed``; its own ``intra_op_threads`` wins). The backend spec is checked here,
+    so a bad setting is an error naming ``source`` before anything is written."""
+    from simulplay.backends import parse_backend
+
+    exp = load_experiment(Path(str(files("simulplay").joinpath("data/demo.toml"))))
+    threads = "" if "intra_op_threads=" in piper else f"intra_op_threads={min(4, os.cpu_count() or 1)}"
+    backend = "piper:" + ",".join(filter(None, [threads, piper.strip()]))
+    parse_backend(backend, source=source)
+    out = Path(out_dir).resolve()
+    return dataclasses.replace(exp, backend=backend, out=out, store=out / "store", realizations=realizations)
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and validate an experiment file; every problem names the key."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError.at(p, "no such file" if not p.exists() else "is not a file", accepted="an EXPERIMENT.toml")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise InputError.at(p, f"is not valid TOML ({e})") from e
+    return experiment_from_dict(data, p)
+
+
+def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
+    src = str(path)
+    base = path.parent
+    _check_keys(data, TOP_KEYS, "", src)
+    for key in REQUIRED:
+        if key not in data:
+            raise _err(src, "is missing", field=key, accepted=_describe(key))
+    analysis = data.get("analysis", {})
+    _check_keys(analysis, ANALYSIS_KEYS, "analysis.", src)
+    backend = _backend_spec(data.get("backend", {"name": "piper"}), src, base)
+    traces = tuple(_path(base, t, "traces", src) for t in _strings(data["traces"], "traces", src))
+    rules = tuple(_strings(data["rules"], "rules", src))
+    from simulplay.grouping import parse_rule
+
+    canon = [parse_rule(r, source=f"{src}: key 'rules'").canonical() for r in rules]
+    if len(set(canon)) != len(canon):
+        twice = next(c for c in canon if canon.count(c) > 1)
+        raise _err(src, f"'{twice}' is listed twice", field="rules",
+                   accepted="each grouping rule once (rules compare by canonical form)")
+    from simulplay.grouping import canonical_condition
+
+    if canonical_condition(data["reference"]) not in canon:
+        raise _err(src, f"'{data['reference']}' is not one of the rules", field="reference",
+                            accepted=", ".join(rules))
+    contrasts = []
+    for item in analysis.get("contrasts", []):
+        if not (isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)):
+            raise _err(src, f"{item!r} is not a pair of rules", field="analysis.contrasts",
+                                accepted='[["punct", "timer:w=2"], …]')
+        contrasts.append((item[0], item[1]))
+    variants = tuple(_strings(analysis.get("variants", []), "analysis.variants", src))
+    for v in variants:
+        _check_variant(v, src)
+    edges = _edge_thresholds(analysis.get("edges", []), src)
+    out = _path(base, data.get("out", f"runs/{data.get('name', path.stem)}"), "out", src, must_exist=False)
+    store = _path(base, data["store"], "store", src, must_exist=False) if "store" in data else out / "store"
+    realizations = data.get("realizations", 1)
+    if realizations < 1:
+        raise _err(src, f"{realizations} is not ≥ 1", field="realizations", accepted="an integer ≥ 1")
+    exp = Experiment(
+        name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=rules,
+        reference=data["reference"], backend=backend, out=out, store=store, realizations=realizations,
+        max_chars=data.get("max_chars"), source=src,
+        content=_content(data["content"], src, canon) if "content" in data else None,
+        **{k: data[k] for k in ("executor", "workers", "worker_cpus", "worker_gpus", "retries") if k in data},
+        **{k: analysis[k] for k in ("draws", "seed", "quantile_method", "confidence") if k in analysis},
+        contrasts=tuple(contrasts), variants=variants, edges=edges)
+    _check_analysis(exp, src)
+    executor_spec(exp)
+    return exp
+
+
+def executor_spec(exp: Experiment):
+    """The experiment's executor (validated: errors name the key)."""
+    from simulplay.synthesis.executors import parse_executor
+
+    return parse_executor(exp.executor, worker_cpus=exp.worker_cpus, worker_gpus=exp.worker_gpus,
+                          retries=exp.retries, workers=exp.workers, source=f"{exp.source}: key 'executor'")
+
+
+def _check_keys(data: dict, schema: dict[str, type], prefix: str, src: str) -> None:
+    for key, value in data.items():
+        if key not in schema:
+            raise _err(src, "is not a known key", field=prefix + key,
+                                accepted="one of " + ", ".join(prefix + k for k in schema))
+        want = schema[key]
+        ok = isinstance(value, want) and not (want in (int, float) and isinstance(value, bool))
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        if not ok:
+            raise _err(src, f"{value!r} is not {_article(want)}", field=prefix + key,
+                                accepted=_describe(prefix + key, want))
+
+
+def _article(t: type) -> str:
+    return {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "a table"}[t]
+
+
+def _describe(key: str, want: type | None = None) -> str:
+    hints = {"traces": 'a list of trace files, e.g. ["traces/sample_traces.jsonl"]',
+             "rules": 'a list of RULE strings, e.g. ["immediate", "timer:w=4"]',
+             "a": "the name of translator A", "f": "the name of translator F",
+             "reference": "the reference rule, e.g. immediate"}
+    return hints.get(key, _article(want) if want else key)
+
+
+def _strings(value: list, key: str, src: str) -> list[str]:
+    if not value or not all(isinstance(v, str) and v for v in value):
+        if key == "analysis.variants" and value == []:
+            return []
+        raise _err(src, f"{value!r} is not a non-empty list of strings", field=key, accepted=_describe(key))
+    return list(value)
+
+
+def _path(base: Path, value: str, key: str, src: str, must_exist: bool = True) -> Path:
+    p = Path(value)
+    p = p if p.is_absolute() else base / p
+    if must_exist and not p.exists():
+        raise _err(src, f"'{value}' does not exist (resolved to {p})", field=key,
+                            accepted="a path relative to the experiment file")
+    return p
+
+
+def _backend_spec(table: dict[str, Any], src: str, base: Path) -> str:
+    """The backend spec string; relative path settings resolve against the experiment's folder."""
+    from simulplay.backends import BACKENDS
+
+    if "name" not in table or not isinstance(table["name"], str):
+        raise _err(src, "is missing", field="backend.name", accepted=", ".join(BACKENDS.names()))
+    cls = BACKENDS.get(table["name"], f"{src}: key 'backend.name'")
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    parts = []
+    for key, value in table.items():
+        if key == "name":
+            continue
+        if key not in fields:
+            raise _err(src, "is not a setting of backend " + table["name"], field=f"backend.{key}",
+                                accepted="one of " + ", ".join(f"backend.{k}" for k in fields))
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        if key in cls.path_settings and text and not Path(text).is_absolute():
+            text = str(base / text)
+        parts.append(f"{key}={text}")
+    spec = table["name"] + (":" + ",".join(parts) if parts else "")
+    from simulplay.backends import parse_backend
+
+    parse_backend(spec, source=f"{src}: table 'backend'")  # validates values now
+    return spec
+
+
+def _check_variant(v: str, src: str) -> None:
+    from simulplay.sim.variants import parse_variant
+
+    parse_variant(v, source=src, key="analysis.variants")
+
+
+def _edge_thresholds(values: list, src: str) -> tuple[float, ...]:
+    accepted = "distinct speech-probability thresholds in (0, 1], e.g. [0.3, 0.5, 0.7]"
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+            raise _err(src, f"{v!r} is not a threshold in (0, 1]", field="analysis.edges", accepted=accepted)
+    if len(set(values)) != len(values):
+        raise _err(src, f"{values!r} repeats a threshold", field="analysis.edges", accepted=accepted)
+    return tuple(sorted(float(v) for v in values))
+
+
+def _content(table: dict[str, Any], src: str, rules: list[str]):
+    from simulplay.workflows.diagnostics import content_settings
+
+    return content_settings(table, src, rules)
+
+
+def _check_analysis(exp: Experiment, src: str) -> None:
+    from simulplay.analysis import Bootstrap
+
+    try:
+        Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
+    except ValueError as e:
+        raise _err(src, str(e), field="analysis",
+                            accepted="draws ≥ 1, a NumPy quantile method, 0 < confidence < 1") from e
+
+
+def _err(src: str, message: str, **kw) -> InputError:
+    """An error located by TOML key (``key 'analysis.draws'``)."""
+    return InputError.at(src, message, field_label="key", **kw)

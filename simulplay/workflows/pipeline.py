@@ -1,0 +1,152 @@
+"""``simulplay run``: synthesis → replay → η (and the sensitivity replays, the edge-silence
+sweep and the content diagnostics an experiment lists) into one folder, with its report."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simulplay.analysis import Bootstrap, EtaResult, compute_eta
+from simulplay.analysis.noise import NoiseCheck, noise_check, write_noise_check
+from simulplay.analysis.report import build_report, write_report
+from simulplay.backends import parse_backend
+from simulplay.backends.store import AudioStore
+from simulplay.grouping import parse_rule
+from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.sim import replay, validate_manifest
+from simulplay.sim.chunks import chunk_path, validate_chunks
+from simulplay.sim.replay import ReplayResult
+from simulplay.sim.variants import Measured, RequestRelease, parse_variant
+from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
+from simulplay.tables import write_table
+from simulplay.traces import read_traces, streams_from_frame
+from simulplay.vad import SileroVad
+from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer, run_diagnostics
+from simulplay.workflows.edges import EdgesRun, run_edges, write_edges
+from simulplay.workflows.experiment import Experiment, executor_spec
+
+
+@dataclass
+class RunResult:
+    """Everything a run wrote: synthesis, the primary replay and η, each sensitivity replay
+    with its η, timings (seconds), and the edge sweep and diagnostics when listed."""
+
+    synth: SynthResult
+    replay: ReplayResult
+    eta: EtaResult
+    variants: dict[str, tuple[ReplayResult, EtaResult]] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    out: Path = Path(".")
+    edges: EdgesRun | None = None  # the edge-silence replay, when the experiment lists thresholds
+    content: DiagnosticsResult | None = None  # the [content] table (transcripts, content, word timing)
+    noise: NoiseCheck | None = None  # η spread across realizations and their duration differences
+
+
+def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: Progress = NO_PROGRESS) -> RunResult:
+    """Run an experiment; every table is written into ``exp.out`` with its signature."""
+    t0 = time.perf_counter()
+    config = parse_backend(exp.backend, source=f"{exp.source}: table 'backend'")
+    rules = [parse_rule(r) for r in exp.rules]
+    streams = streams_from_frame(read_traces(exp.traces))
+    if exp.edges:  # the vad extra must be installed before synthesis starts
+        SileroVad(source=f"{exp.source}: key 'analysis.edges'").path  # noqa: B018 - finds the model file
+    if exp.content is not None:
+        check_recognizer(exp.content, exp.source)  # the recognizer loads and knows the language
+    exp.out.mkdir(parents=True, exist_ok=True)
+    store = AudioStore.open(exp.store, field="store")
+    synth = synthesize_to_manifest(streams, rules, config, store, exp.out / "manifest.parquet",
+                                   realizations=exp.realizations, max_chars=exp.max_chars, progress=progress,
+                                   executor=executor_spec(exp), traces=exp.traces)
+    t1 = time.perf_counter()
+    boot = Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
+    manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
+    base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release=RequestRelease(),
+                                     service=Measured())
+    variants = {}
+    for v in exp.variants:
+        variant = parse_variant(v, source=exp.source, key="analysis.variants")
+        variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + v.replace("=", "-"), allow_incomplete,
+                                      release=variant.release, service=variant.service)
+    edges = _edges(exp, synth, manifest, store, boot, allow_incomplete, progress) if exp.edges else None
+    content = _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete, progress) \
+        if exp.content is not None else None
+    t2 = time.perf_counter()
+    res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
+    res.edges = edges
+    res.content = content
+    res.noise = _noise(exp, synth, base_eta, variants)
+    _write_run_record(exp, res)
+    write_report(build_report(exp.out), exp.out / "report")
+    return res
+
+
+def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service):
+    chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if release.needs_chunks else None
+    rep = replay(manifest, service=service, release=release, chunks=chunks,
+                 allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path))
+    write_table(rep.summary, exp.out / f"summary{suffix}.parquet", rep.signatures, kind="playback-summary")
+    write_table(rep.summary, exp.out / f"summary{suffix}.csv", rep.signatures, kind="playback-summary")
+    eta = compute_eta(rep.summary, a=exp.a, f=exp.f, reference=exp.reference, boot=boot,
+                      contrasts=exp.contrasts, allow_incomplete=allow_incomplete, upstream=rep.signatures,
+                      source=str(exp.out / f"summary{suffix}.parquet"))
+    for ext in (".parquet", ".csv", ".md"):
+        write_table(eta.table, exp.out / f"eta{suffix}{ext}", eta.table_signatures, kind="eta",
+                    signature_column=True)
+    write_table(eta.per_talk, exp.out / f"eta_per_talk{suffix}.csv", eta.per_talk_signatures, kind="eta-per-talk")
+    if exp.contrasts:
+        write_table(eta.contrasts, exp.out / f"contrasts{suffix}.csv", eta.contrast_signatures, kind="contrast",
+                    signature_column=True)
+    return rep, eta
+
+
+def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
+    """Edge-silence replay at the experiment's thresholds: edges_summary.parquet/.csv,
+    eta_edges.csv (η per threshold) and edges_nonspeech.csv (reference vs each condition)."""
+    run = run_edges(manifest, store, exp.edges, a=exp.a, f=exp.f, reference=exp.reference, boot=boot, pairs=[],
+                    allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path),
+                    progress=progress)
+    write_edges(run, exp.out / "edges_summary.parquet")
+    write_edges(run, exp.out / "edges_summary.csv", eta=exp.out / "eta_edges.csv",
+                share=exp.out / "edges_nonspeech.csv")
+    return run
+
+
+def _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete, progress):
+    """Content diagnostics: transcripts.parquet, content.csv (+ .pairs, .per_output) and,
+    with ``timing``, word_timing.csv (+ .per_talk.csv, .words.parquet)."""
+    return run_diagnostics(exp.content, manifest, synth.signature, store, base.parts, streams, exp.out,
+                           reference=exp.reference, boot=boot, allow_incomplete=allow_incomplete,
+                           source=exp.source, progress=progress)
+
+
+def _noise(exp, synth, base_eta, variants) -> NoiseCheck:
+    """η spread across realizations per replay and the duration noise (eta_spread.csv/.md,
+    duration_noise.csv; written when the experiment has two realizations or more)."""
+    check = noise_check(synth.manifest, synth.signature, {"": base_eta, **{v: e for v, (_, e) in variants.items()}})
+    write_noise_check(check, exp.out)
+    return check
+
+
+def _write_run_record(exp: Experiment, res: RunResult) -> None:
+    st = res.synth.stats
+    man = res.synth.manifest
+    record: dict[str, Any] = {
+        "experiment": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(exp).items()},
+        "requests": int(len(man)),
+        "synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed,
+        "reused_rows": int(man["reused"].sum()),
+        "executor": exp.executor, "retries": st.retries, "worker_deaths": st.worker_deaths,
+        "service_time_parallel_over_serial": st.contention_ratio,
+        "per_worker": {w: vars(v) for w, v in st.per_worker.items()},
+        "audio_s": float(man["audio_s"].sum()),
+        "excluded_outputs": res.replay.excluded,
+        "timings_s": res.timings,
+        "edges_vad": None if res.edges is None else {
+            **res.edges.result.vad, "inferred": res.edges.result.stats.inferred,
+            "cached": res.edges.result.stats.cached, "inference_s": res.edges.result.stats.inference_s},
+        "signature": res.synth.signature,
+    }
+    (exp.out / "run.json").write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
