@@ -142,3 +142,21 @@ def test_spread_table_carries_signatures_and_both_replays(runs):
     by_hand = eta.groupby("condition")["eta_s"].agg(lambda v: v.max() - v.min())
     assert s.set_index("replay").loc["service=zero", "eta_range_s"] == pytest.approx(by_hand.iloc[0])
 
+
+def printed_rows(stdout: str, title: str) -> tuple[list[str], list[list[str]]]:
+    """Header and body cells of the rich table printed under ``title``."""
+    section = stdout.split(title, 1)[1].split("signature:", 1)[0]
+    lines = [ln for ln in section.splitlines() if ln.startswith(("┃", "│"))]
+    cells = [[c.strip() for c in ln.strip("┃│").split("┃" if ln.startswith("┃") else "│")] for ln in lines]
+    return cells[0], cells[1:]
+
+
+def test_sensitivity_replay_table_shows_the_realization_of_each_row(runs):
+    # two realizations × one condition (timer:w=3; the reference has no row of its own):
+    # without the realization column the two rows would look duplicated
+    run, out = runs["paper", 1]
+    header, rows = printed_rows(out, "sensitivity replay service=zero")
+    assert header[:2] == ["realization", "condition"]
+    eta = pd.read_csv(run / "eta.service-zero.csv", dtype={"realization": str})
+    assert sorted((r[0], r[1]) for r in rows) == sorted(zip(eta["realization"], eta["condition"]))
+    assert len(set(map(tuple, rows))) == len(rows) == len(eta) == 2

@@ -82,15 +82,22 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
     if len(res.eta.contrasts):
         print_table(res.eta.contrasts, res.eta.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)")
     for name, (_, eta_v) in res.variants.items():
-        print_table(eta_v.table[["condition", "eta_s", "ci_low_s", "ci_high_s"]], eta_v.table_signatures,
-                    title=f"sensitivity replay {name}")
+        print_table(eta_v.table[eta_columns(eta_v.table)], eta_v.table_signatures, title=f"sensitivity replay {name}")
     if res.edges is not None:
-        print_table(res.edges.eta.table[["threshold", "condition", "eta_s", "ci_low_s", "ci_high_s"]],
+        print_table(res.edges.eta.table[eta_columns(res.edges.eta.table, "threshold")],
                     res.edges.eta.table_signatures, title="edge-silence replay (η per VAD threshold)")
     if res.content is not None:
         print_diagnostics(res.content)
     typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")
     typer.echo(f"report: {(exp.out / 'report' / 'report.html').resolve()}")
+
+
+def eta_columns(table, *keys: str) -> list[str]:
+    """The short η columns a replay table is printed with: ``keys``, then the backend and the
+    realization when they take more than one value (else rows would look duplicated), then
+    condition, η and its interval (seconds)."""
+    panels = [k for k in ("backend", "realization") if k in table and k not in keys and table[k].nunique() > 1]
+    return [*keys, *panels, "condition", "eta_s", "ci_low_s", "ci_high_s"]
 
 
 def print_noise(check, one_realization_hint: str) -> None:
