@@ -36,7 +36,8 @@ SPREAD_PANELS = ("backend", "threshold")
 @dataclass
 class NoiseCheck:
     """η spread per replay (``""``: the primary replay; else a variant such as ``service=zero``)
-    and the duration comparison of the manifest's realizations."""
+    and the duration comparison of the manifest's realizations; every ``_s`` column is in
+    seconds (``durations``: |Δ duration| median and maximum per realization, seconds)."""
 
     spread: pd.DataFrame
     spread_signatures: list[dict[str, Any]]
