@@ -25,13 +25,17 @@ from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
 
 #: Report order by key prefix; tables and figures not listed follow in their own order.
-ORDER = ("table00", "inputs", "table01", "table02", "figure01", "table04", "table08", "table09", "table10", "figure02",
+ORDER = ("table00", "inputs", "table01", "table01b", "table01c", "table02", "figure01", "table04", "table08",
+         "table09", "table10", "figure02",
          "figure03", "table11", "table12", "figure04", "table16", "table13", "table17")
 OUTPUTS = ("report.md", "report.html", "tables", "figures")
 
 
 @dataclass
 class Report:
+    """A computed report, nothing written yet: the run's inputs, its tables and figures,
+    the grouped condition of Figures 2–3 and the talk of Figure 3."""
+
     run: RunData
     tables: list[ReportTable]
     figures: list[ReportFigure]
@@ -39,11 +43,13 @@ class Report:
     talk: str  # talk of Figure 3
 
     def items(self) -> list[ReportTable | ReportFigure]:
+        """Tables and figures in report order (:data:`ORDER` by key prefix, others after)."""
         items = self.tables + self.figures
         rank = {p: i for i, p in enumerate(ORDER)}
         return sorted(items, key=lambda x: rank.get(x.key.split("_")[0], len(ORDER)))
 
     def table(self, key: str) -> ReportTable:
+        """The table whose key is ``key`` (``StopIteration`` if there is none)."""
         return next(t for t in self.tables if t.key == key)
 
 
@@ -103,6 +109,7 @@ def _intro(report: Report) -> str:
 
 
 def markdown_report(report: Report) -> str:
+    """The report as Markdown (``report.md``): intro, notes, then every item in report order."""
     title = f"simulplay report: {report.run.name}"
     out = [f"# {title}", "", _intro(report), ""]
     if report.run.notes:
@@ -118,6 +125,7 @@ def markdown_report(report: Report) -> str:
 
 
 def html_report(report: Report) -> str:
+    """The report as one self-contained HTML page (``report.html``)."""
     title = f"simulplay report: {report.run.name}"
     return html.page(title, _intro(report), report.items(), report.run.notes)
 

@@ -41,6 +41,8 @@ OPTIONAL_TABLES = {
     "content": "content.csv",
     "content_pairs": "content.pairs.csv",
     "word_timing": "word_timing.csv",
+    "latency": "latency.csv",  # SimulEval speech-output metrics (Table 1b)
+    "text_latency": "textlatency.csv",  # `simulplay textlatency --out` saved into the run folder (Table 1c)
 }
 
 
@@ -90,10 +92,12 @@ class RunData:
 
     @property
     def stepwise(self) -> bool:
+        """Whether the report reads step-by-step tables (no ``run.json``) rather than a run folder."""
         return not self.record
 
     @property
     def name(self) -> str:
+        """The experiment's name from ``run.json``, else the folder's name."""
         return (self.record.get("experiment") or {}).get("name") or self.folder.name
 
     @property
