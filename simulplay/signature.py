@@ -28,6 +28,7 @@ KEY_ORDER = (
     "settings",
     "seed",
     "reuse",
+    "clock",
     "service",
     "trim",
     "threshold",

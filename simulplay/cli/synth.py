@@ -94,12 +94,24 @@ def report_synthesis(res, out: Path, executor: str, per_worker: bool) -> None:
     st = res.stats
     typer.echo(f"{len(res.manifest)} requests → {out}: synthesized {st.synthesized}, already in store "
                f"{st.skipped}, failed {st.failed}; reused rows {int(res.manifest['reused'].sum())}")
+    print_clock(st.clock)
     print_parallel_summary(st, executor, per_worker)
     failed = res.manifest["error"] != ""
     if failed.any():
         print(f"simulplay: {int(failed.sum())} request(s) failed; see the manifest's error column "
               f"(first: {res.manifest.loc[failed, 'error'].iloc[0]})", file=sys.stderr)
         raise typer.Exit(1)
+
+
+def print_clock(check) -> None:
+    """The clock verdict with the numbers behind it; a contended run also warns on stderr,
+    in one line that names `simulplay retime`."""
+    if check is None:
+        return
+    typer.echo(f"{check.verdict} ({check.details()})")
+    if check.is_contended:
+        print(f"simulplay: warning: service times were measured on a busy CPU ({check.details()}); re-time them "
+              "on a quiet machine: simulplay retime MANIFEST --store DIR --all --out MANIFEST2", file=sys.stderr)
 
 
 def print_parallel_summary(st, executor: str, per_worker: bool) -> None:
