@@ -134,8 +134,8 @@ def print_parallel_summary(st, executor: str, per_worker: bool) -> None:
 
 
 def retime(
-    manifest: Path = typer.Argument(..., help="A request manifest written by `simulplay synth` or `run` (.parquet: "
-                                    "its metadata names the backend; a .csv needs --backend)."),
+    manifest: Path = typer.Argument(..., help="The .parquet request manifest `simulplay synth` or `run` wrote (its "
+                                    "metadata names the backend and holds the clock check)."),
     store: Path = typer.Option(..., "--store", help="The audio store the manifest was synthesized into."),
     out: Path = typer.Option(..., "--out", help="The re-timed manifest (.parquet or .csv); its chunk table goes "
                              "beside it as <stem>.chunks.parquet and the comparison as <stem>.retime.csv."),

@@ -58,7 +58,10 @@ def retime_manifest(source: Path, store: AudioStore, out: Path, *, sample: int |
     """Re-time ``sample`` requests of the manifest ``source`` (None: all) and write ``out``,
     its chunk table and ``<out stem>.retime.csv`` (the comparison)."""
     frame, meta = _read(source)
-    config = parse_backend(backend or meta.get("backend_spec", ""), source="--backend")
+    if not (backend or meta.get("backend_spec")):
+        raise InputError.at(source, "does not record the backend it was synthesized with (a manifest older than "
+                            "retime)", field="--backend", accepted="--backend SPEC, the manifest's backend")
+    config = parse_backend(backend or meta["backend_spec"], source="--backend")
     state = _start(config, meta, source)
     groups = _groups(frame)
     chosen = _choose(groups, sample)
@@ -95,27 +98,29 @@ def retime_manifest(source: Path, store: AudioStore, out: Path, *, sample: int |
 
 
 def _read(source: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The manifest in its file's row order and types, validated, and its metadata."""
+    if Path(source).suffix.lower() != ".parquet":
+        raise InputError.at(source, "is not a Parquet manifest", accepted="the .parquet manifest `simulplay synth` or "
+                            "`run` wrote (a CSV copy lacks the backend and clock metadata)")
     raw, meta = read_table(source)
     for col in ("text", "audio_key", "n_samples"):
         if col not in raw:
             raise InputError.at(source, f"has no column '{col}'", field=col,
                                 accepted="a manifest written by `simulplay synth` or `simulplay run`")
-    frame = validate_manifest(raw, str(source))
-    return (frame if "ready_s" in raw else frame.drop(columns="ready_s")), meta
+    validate_manifest(raw, str(source))
+    return raw.reset_index(drop=True), meta
 
 
 def _start(config, meta: dict[str, Any], source: Path) -> WorkerState:
-    """Load and warm the backend; refuse one whose identity (apart from the device: the
-    point is to re-time on another machine) differs from the manifest's."""
-    state = WorkerState.start(config, f"retime@{socket.gethostname()}")
+    """Refuse a backend whose identity (apart from the device: the point is to re-time on
+    another machine) differs from the manifest's; then load and warm it up."""
     want = {k: v for k, v in (meta.get("identity") or {}).items() if k != "device"}
-    got = {k: v for k, v in state.backend.identity().items() if k != "device"}
+    got = {k: v for k, v in config.create().identity().items() if k != "device"}
     for k in sorted(set(want) | set(got)):
         if want and want.get(k) != got.get(k):
-            state.close()
-            raise InputError.at(source, f"was synthesized with another backend: '{k}' is {want.get(k)} there and "
-                                f"{got.get(k)} here", field="--backend", accepted=SAME_BACKEND)
-    return state
+            raise InputError.at(source, f"was synthesized with another backend: its '{k}' is {want.get(k)}, "
+                                f"this backend's is {got.get(k)}", field="--backend", accepted=SAME_BACKEND)
+    return WorkerState.start(config, f"retime@{socket.gethostname()}")
 
 
 def _groups(frame: pd.DataFrame) -> list[list[int]]:
