@@ -31,6 +31,10 @@ import soundfile as sf
 from simulplay.errors import InputError
 from simulplay.tables import atomic_path
 
+#: libFLAC compression level as soundfile takes it (0–1): the fastest, still lossless. It
+#: encodes about 12 % faster than the default (0.5) for files about 6 % larger (bench/README).
+FLAC_LEVEL = 0.0
+
 
 class AudioStore:
     """The store folder ``root``. Building one touches nothing: writes create the folders
@@ -76,7 +80,7 @@ class AudioStore:
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(path) as tmp:
-                sf.write(tmp, samples, int(sample_rate), format="FLAC", subtype="PCM_16")
+                sf.write(tmp, samples, int(sample_rate), format="FLAC", subtype="PCM_16", compression_level=FLAC_LEVEL)
         return key
 
     def load_audio(self, key: str) -> tuple[np.ndarray, int]:

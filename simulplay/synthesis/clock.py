@@ -25,24 +25,40 @@ from pathlib import Path
 TASKS = Path("/proc/self/task")
 
 
+_threads: list[str] = []  # this process's thread ids, listed again when one ends or a new one may exist
+
+
 def run_queue_wait_s() -> float | None:
     """Seconds this process's threads have spent runnable but waiting for a CPU, summed
-    over its live threads (Linux ``schedstat``), or None where the kernel does not say."""
-    total, seen = 0, False
+    over its live threads (Linux ``schedstat``), or None where the kernel does not say.
+    The thread list is kept between calls and listed again when a thread has ended or the
+    count of threads changed (``/proc/self/status``)."""
     try:
-        tids = os.listdir(TASKS)
+        if not _threads or len(_threads) != _thread_count():
+            _threads[:] = os.listdir(TASKS)
     except OSError:
         return None
-    for tid in tids:
+    total, seen = 0, 0
+    for tid in _threads:
         try:
-            with open(TASKS / tid / "schedstat", "rb") as fh:
+            with open(f"/proc/self/task/{tid}/schedstat", "rb") as fh:
                 fields = fh.read().split()
-        except OSError:  # the thread ended meanwhile, or no schedstat
+        except OSError:  # the thread ended meanwhile, or no schedstat: list again next time
+            _threads.clear()
             continue
         if len(fields) >= 2:
             total += int(fields[1])
-            seen = True
+            seen += 1
     return total / 1e9 if seen else None
+
+
+def _thread_count() -> int:
+    """The number of threads of this process (``Threads:`` in ``/proc/self/status``)."""
+    with open("/proc/self/status", "rb") as fh:
+        for line in fh:
+            if line.startswith(b"Threads:"):
+                return int(line.split()[1])
+    return -1
 
 
 def load1() -> float | None:
