@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -67,10 +68,15 @@ def prepare(tmp: Path, minutes: float | None, n_requests: int | None) -> tuple[P
     return tmp / "requests.parquet", tmp / "texts.json", len(texts)
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds of the whole process, and its CPU seconds (user + system, its children
+    included: a busy machine inflates the first far more than the second)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, env=ENV, capture_output=True)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def plain_cmd(texts: Path, out: Path) -> list[str]:
@@ -82,13 +88,16 @@ def synth_cmd(requests: Path, store: Path, backend: str, *extra: str) -> list[st
             "--reuse", "never", "--store", str(store), "--out", f"{store}.parquet", "--quiet", *extra]
 
 
-def alternate(commands: dict[str, callable], rounds: int) -> dict[str, list[float]]:
-    """Run each command once per round, in the same order every round; seconds each."""
-    times: dict[str, list[float]] = {k: [] for k in commands}
+def alternate(commands: dict[str, callable], rounds: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Run each command once per round, in the same order every round: wall and CPU seconds each."""
+    wall: dict[str, list[float]] = {k: [] for k in commands}
+    cpu: dict[str, list[float]] = {k: [] for k in commands}
     for r in range(rounds):
         for name, make in commands.items():
-            times[name].append(timed(make(r)))
-    return times
+            w, c = timed(make(r))
+            wall[name].append(w)
+            cpu[name].append(c)
+    return wall, cpu
 
 
 def main() -> None:
@@ -109,16 +118,20 @@ def main() -> None:
         if args.parallel:
             commands["process2"] = lambda r: synth_cmd(requests, tmp / f"pstore{r}", "piper:intra_op_threads=1",
                                                        "--executor", "process:2", "--contention-sample", "0")
-        times = alternate(commands, args.rounds)
+        times, cpu = alternate(commands, args.rounds)
     med = {k: statistics.median(v) for k, v in times.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     what = f"{args.talk_minutes:g}-minute talk" if args.talk_minutes else "requests"
     print(f"{n} {what} ({n} requests), {args.rounds} alternated rounds: plain piper loop {med['plain']:.2f} s, "
-          f"simulplay synth {med['synth']:.2f} s → throughput ratio {med['plain'] / med['synth']:.3f}")
+          f"simulplay synth {med['synth']:.2f} s → throughput ratio {med['plain'] / med['synth']:.3f} "
+          f"(CPU seconds {med_cpu['plain']:.2f} vs {med_cpu['synth']:.2f}: {med_cpu['plain'] / med_cpu['synth']:.3f})")
     if "process2" in med:
         print(f"process:2 (1 thread each) {med['process2']:.2f} s vs serial (2 threads) {med['synth']:.2f} s → "
               f"{med['process2'] / med['synth']:.3f}× the serial time")
     print(json.dumps({"requests": n, "talk_minutes": args.talk_minutes, "rounds": args.rounds, "times_s": times,
-                      "median_s": med, "ratio_plain_over_synth": med["plain"] / med["synth"],
+                      "cpu_s": cpu, "median_s": med, "median_cpu_s": med_cpu,
+                      "ratio_plain_over_synth": med["plain"] / med["synth"],
+                      "cpu_ratio_plain_over_synth": med_cpu["plain"] / med_cpu["synth"],
                       "machine": before, "load_after": machine()["load"]}))
 
 

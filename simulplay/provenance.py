@@ -19,8 +19,10 @@ from pathlib import Path
 NOT_INSTALLED = "not-installed"
 
 
+@lru_cache(maxsize=256)
 def package_version(dist: str) -> str:
-    """The installed version of distribution ``dist`` (e.g. ``piper-tts``), or ``not-installed``."""
+    """The installed version of distribution ``dist`` (e.g. ``piper-tts``), or ``not-installed``
+    (looked up once per process: scanning the installed distributions takes tens of ms)."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:

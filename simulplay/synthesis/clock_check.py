@@ -30,9 +30,9 @@ RATIO_FACTOR = 1.5
 RUN_SHARE = 0.05
 PROBE_SPREAD = 1.5
 PROBE_EVERY = 100
-#: The probe request: fixed, about as long as a typical request (2.2 s of audio with Piper's
+#: The probe request: fixed, about as long as a typical request (1.3 s of audio with Piper's
 #: en_US-joe-medium), so that re-timing it costs a run about one request per 100.
-PROBE_TEXT = "A steady clock reads this sentence."
+PROBE_TEXT = "The clock is steady."
 
 
 def contended_requests(service_s: Any, cpu_s: Any, wait_s: Any) -> np.ndarray:
