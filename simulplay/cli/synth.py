@@ -176,6 +176,10 @@ def report_retime(res) -> None:
     typer.echo(f"original clock: {res.original_clock}; re-timing {res.retime_clock.verdict} "
                f"({res.retime_clock.details()})")
     print_clock(res.clock)
+    if res.failed:
+        print(f"simulplay: {len(res.failed)} request(s) failed when re-timed and keep their old times "
+              f"(first: {res.failed[0]})", file=sys.stderr)
+        raise typer.Exit(1)
 
 
 def serve(

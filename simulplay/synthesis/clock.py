@@ -78,6 +78,7 @@ class Reading:
 
     @classmethod
     def now(cls) -> Reading:
+        """The process's CPU seconds and run-queue wait seconds at this moment."""
         return cls(time.process_time(), run_queue_wait_s())
 
 

@@ -76,10 +76,12 @@ class ClockCheck:
 
     @property
     def spread(self) -> float | None:
+        """The probe spread (slowest / fastest probe time), None with fewer than two probes."""
         return probe_spread(self.probes)
 
     @property
     def is_contended(self) -> bool:
+        """Whether the run is contended (see the module docstring for the definition)."""
         spread = self.spread
         many = self.contended >= max(1.0, RUN_SHARE * self.measured)
         return bool(self.measured) and (many or (spread is not None and spread > PROBE_SPREAD))

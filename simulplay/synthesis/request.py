@@ -28,6 +28,7 @@ class TimedRequest:
 
     @property
     def service_s(self) -> float:
+        """The request's service time (wall seconds)."""
         return self.clock.service_s
 
 

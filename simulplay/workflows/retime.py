@@ -31,7 +31,7 @@ from simulplay.sim.manifest import output_keys, validate_manifest
 from simulplay.synthesis.clock_check import ClockCheck, check_clock
 from simulplay.synthesis.columns import chunk_path
 from simulplay.synthesis.executors.jobs import Job, Outcome, WorkerState
-from simulplay.tables import read_table, write_table
+from simulplay.tables import read_table, stored_signatures, write_table
 
 COMPARISON_COLUMNS = ("n_retimed", "old_median_s", "new_median_s", "median_ratio", "worst_ratio")
 SAME_BACKEND = "the backend the manifest was synthesized with (its spec is in the manifest's metadata)"
@@ -49,6 +49,7 @@ class RetimeResult:
     clock: ClockCheck
     original_clock: str
     retimed: int
+    failed: list[str]  # requests whose re-synthesis failed (they keep their old times)
     signature: dict[str, Any]
     path: Path
 
@@ -66,22 +67,30 @@ def retime_manifest(source: Path, store: AudioStore, out: Path, *, sample: int |
     groups = _groups(frame)
     chosen = _choose(groups, sample)
     outcomes: dict[int, Outcome] = {}
+    probes: list[dict[str, Any]] = []
+    failed: list[str] = []
     try:
         with tracking(progress, len(chosen), "retime") as bar:
             for g in chosen:
                 row = frame.loc[groups[g][0]]
-                outcomes[g] = _run(state, g, row)
-                bar.advance(audio_s=float(row["audio_s"]), work_s=outcomes[g].service_s)
-        probes = [p for o in outcomes.values() for p in o.probes] + [state.probe("end")]
+                done = _run(state, g, row)
+                probes += done.probes
+                if done.error:  # kept with its old time, not re-timed
+                    failed.append(f"{row['text'][:40]!r}: {done.error}")
+                else:
+                    outcomes[g] = done
+                bar.advance(audio_s=float(row["audio_s"]), work_s=0.0 if done.error else done.service_s)
+        probes.append(state.probe("end"))
     finally:
         state.close()
     new = _apply(frame, groups, outcomes, state)
     retime_clock = check_clock(new.loc[new["retimed"]], new.loc[new["retimed"], "_group"], probes)
     clock = check_clock(new, new["_group"], probes)
     original = str(meta.get("signature", {}).get("clock", "unmeasured"))
-    sig = {**meta.get("signature", {}), "clock": clock.label,
-           "retime": "all" if sample is None else f"sample:{len(chosen)}"}
-    sigs = [{**sig, "rule": c} for c in new["condition"]]
+    changed = {"clock": clock.label, "retime": "all" if sample is None else f"sample:{len(chosen)}"}
+    sig = {**meta.get("signature", {}), **changed}
+    rows = stored_signatures(meta, len(new)) or [{**sig, "rule": c} for c in new["condition"]]
+    sigs = [{**r, **changed} for r in rows]
     manifest = new.drop(columns=["_group"])
     write_table(manifest, out, sigs, kind="manifest",
                 extra_meta={**{k: v for k, v in meta.items() if k not in ("table", "signatures", "row_signature")},
@@ -94,7 +103,8 @@ def retime_manifest(source: Path, store: AudioStore, out: Path, *, sample: int |
     csv_sig = base_signature(table="retime", **{k: v for k, v in sig.items() if k != "version"})
     write_table(comparison, Path(out).with_name(Path(out).stem + ".retime.csv"), csv_sig, kind="retime",
                 signature_column=True)
-    return RetimeResult(manifest, chunks, comparison, retime_clock, clock, original, len(chosen), sig, Path(out))
+    return RetimeResult(manifest, chunks, comparison, retime_clock, clock, original, len(outcomes), failed, sig,
+                        Path(out))
 
 
 def _read(source: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -140,11 +150,7 @@ def _choose(groups: list[list[int]], sample: int | None) -> list[int]:
 
 def _run(state: WorkerState, g: int, row: pd.Series) -> Outcome:
     realization = int(row["realization"]) if "realization" in row else 0
-    out = state.run(Job(f"group-{g}", str(row["text"]), realization, {}))
-    if out.error:
-        raise InputError.at(f"request '{row['text'][:40]}'", f"failed when re-timed: {out.error}",
-                            accepted="a backend that synthesizes the manifest's requests")
-    return out
+    return state.run(Job(f"group-{g}", str(row["text"]), realization, {}))
 
 
 def _apply(frame: pd.DataFrame, groups: list[list[int]], outcomes: dict[int, Outcome],
