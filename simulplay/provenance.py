@@ -19,8 +19,10 @@ from pathlib import Path
 NOT_INSTALLED = "not-installed"
 
 
+@lru_cache(maxsize=256)
 def package_version(dist: str) -> str:
-    """The installed version of distribution ``dist`` (e.g. ``piper-tts``), or ``not-installed``."""
+    """The installed version of distribution ``dist`` (e.g. ``piper-tts``), or ``not-installed``
+    (looked up once per process: scanning the installed distributions takes tens of ms)."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -83,3 +85,29 @@ def git_revision(folder: str | Path) -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
+def machine() -> dict[str, object]:
+    """Where numbers were measured: host name, CPU model, logical cores (``cores``) and the
+    cores this process may use (``usable_cores``), the platform, and the 1-, 5- and
+    15-minute load averages now (None where the platform has none)."""
+    import socket
+
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count()
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        load = None
+    return {"host": socket.gethostname(), "cpu": cpu_model(), "cores": os.cpu_count(), "usable_cores": usable,
+            "platform": platform.platform(), "load": load}
+
+
+def machine_line(info: dict[str, object]) -> str:
+    """One line for a reader: ``AMD EPYC, 2 cores (2 usable), load 1.60/0.83/1.31, host vm``."""
+    load = info.get("load")
+    load_text = "/".join(f"{x:.2f}" for x in load) if isinstance(load, (list, tuple)) else "unknown"
+    return (f"{info.get('cpu')}, {info.get('cores')} cores ({info.get('usable_cores')} usable), "
+            f"load {load_text}, host {info.get('host')}")

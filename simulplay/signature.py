@@ -30,6 +30,7 @@ KEY_ORDER = (
     "waveforms",
     "seed",
     "reuse",
+    "clock",
     "service",
     "trim",
     "threshold",

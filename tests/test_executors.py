@@ -62,6 +62,11 @@ def test_serial_process_and_ray_give_the_same_requests_and_samples(tmp_path, loc
         st = results[e].stats
         assert st.contention_ratio is not None and st.contention_sample == 2
         assert sum(w.requests for w in st.per_worker.values()) == st.synthesized
+    for e, res in results.items():  # every worker that synthesized timed the clock probe first and last
+        probes = {(p["worker"], p["when"]) for p in res.stats.probes}
+        workers = set(res.manifest["worker"])
+        assert probes == {(w, when) for w in workers for when in ("start", "end")}, e
+        assert res.stats.clock.measured == res.stats.synthesized
 
 
 @pytest.mark.parametrize("executor", ["process:2", "ray"])

@@ -55,6 +55,15 @@ def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder
     workers = set(pd.read_parquet(out / "manifest.parquet")["worker"].str.split("@").str[0])
     assert workers == {"process-0", "process-1"}
     assert "executor process:2" in first.stdout and "parallel/serial" in first.stdout
+    # where the numbers came from (issue 16): the machine and the clock verdict, in run.json,
+    # the summary line, every η table's signature and the report
+    clock = record["clock"]  # the second run's: judged from the stored records (it timed no probe)
+    assert record["machine"]["cores"] and record["machine"]["cpu"] and record["machine"]["load"]
+    assert clock["verdict"] in again.stdout and clock["measured"] == record["requests"] - record["reused_rows"]
+    label = clock["verdict"].removeprefix("clock: ")
+    assert all(f"clock:{label}" in sig for sig in pd.read_csv(out / "eta.release-chunk.csv")["signature"])
+    report = (out / "report" / "report.md").read_text()
+    assert f"Service times were measured on {record['machine']['cpu']}" in report and clock["verdict"] in report
 
 
 @pytest.mark.parametrize("edit,fragments", [

@@ -82,9 +82,9 @@ def test_the_manifest_names_the_requests_file_and_carries_its_rules(cli, runs, t
     req_sigs, meta = signatures(runs / "from_req.parquet")
     trace_sigs, _ = signatures(runs / "from_trace.parquet")
     group_sig = signatures(runs / "req.parquet")[0][0]
-    for got, want in zip(req_sigs, trace_sigs):
-        assert got == {**want, "requests": "req.parquet", "requests_sha256": sha[:12],
-                       "requests_rule": want["rule"], "requests_splitter": group_sig["splitter"]}
+    for got, want in zip(req_sigs, trace_sigs):  # the clock verdicts of two runs may differ
+        assert {**got, "clock": None} == {**want, "clock": None, "requests": "req.parquet", "requests_sha256": sha[:12],
+                                          "requests_rule": want["rule"], "requests_splitter": group_sig["splitter"]}
     assert meta["requests"]["sha256"] == sha and meta["signature"]["requests_sha256"] == sha[:12]
     cli("replay", runs / "from_req.parquet", "--out", tmp_path / "s.csv", check=True)
     assert f"requests_sha256:{sha[:12]}" in pd.read_csv(tmp_path / "s.csv")["signature"][0]

@@ -70,6 +70,11 @@ class AudioDamage(InputError):
         return AudioDamage(self.root, self.key, self.problem, request)
 
 
+#: libFLAC compression level as soundfile takes it (0–1): the fastest, still lossless. It
+#: encodes about 12 % faster than the default (0.5) for files about 6 % larger (bench/README).
+FLAC_LEVEL = 0.0
+
+
 class AudioStore:
     """The store folder ``root``. Building one touches nothing: writes create the folders
     they need; :meth:`open` checks (and creates) the folder first, for a path a user gave."""
@@ -115,7 +120,7 @@ class AudioStore:
         if not path.exists() or self.audio_problem(key) is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(path) as tmp:
-                sf.write(tmp, samples, int(sample_rate), format="FLAC", subtype="PCM_16")
+                sf.write(tmp, samples, int(sample_rate), format="FLAC", subtype="PCM_16", compression_level=FLAC_LEVEL)
         return key
 
     def load_audio(self, key: str, *, n_samples: int | None = None, sample_rate: int | None = None,

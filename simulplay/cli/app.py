@@ -46,6 +46,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("validate", traces.validate), ("group", traces.group), ("replay", replay.replay), ("synth", synth.synth),
+    ("retime", synth.retime),
     ("eta", compare.eta), ("import-simuleval", traces.import_simuleval_command),
     ("import-simulstream", traces.import_simulstream_command), ("player", replay.player), ("edges", replay.edges),
     ("latency", latency.latency), ("export-simuleval", latency.export_simuleval_command),

@@ -71,11 +71,12 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
     """What the run did and its tables: η, contrasts, sensitivity replays, edges, diagnostics."""
     from simulplay.cli.console import print_table
     from simulplay.cli.diagnostics import print_diagnostics
-    from simulplay.cli.synth import print_parallel_summary
+    from simulplay.cli.synth import print_clock, print_parallel_summary
 
     st = res.synth.stats
     typer.echo(f"{len(res.synth.manifest)} requests: synthesized {st.synthesized}, already in store {st.skipped}, "
                f"failed {st.failed} ({res.timings['synthesis_s']:.1f} s); analysis {res.timings['analysis_s']:.1f} s")
+    print_clock(st.clock)
     print_parallel_summary(st, exp.executor, False)
     print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}")
     print_noise(res.noise, one_realization_hint)

@@ -4,6 +4,8 @@ A manifest written by synthesis has the SPEC §7 columns plus the synthesis colu
 :data:`MANIFEST_ORDER`; its chunk table (one row per audio chunk a backend yielded, with
 the chunk's time since its request started) is written beside it as
 ``<manifest stem>.chunks.parquet`` (:func:`chunk_path`), where replay looks for it.
+The clock columns (``cpu_s``, ``wait_s``, ``load1``, ``contended``) come from the clock check
+(:mod:`.clock_check`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 MANIFEST_ORDER = ("talk_id", "system", "condition", "backend", "realization", "seq", "dispatch_s",
                   "service_s", "audio_s", "source_s", "text", "glue", "trigger", "n_updates", "group",
                   "audio_key", "sample_rate", "n_samples", "reused", "error", "worker", "host", "device",
-                  "attempts", "request_attempts")
+                  "attempts", "request_attempts", "cpu_s", "wait_s", "load1", "contended")
 CHUNK_ORDER = ("talk_id", "system", "condition", "backend", "realization", "seq", "chunk",
                "ready_offset_s", "audio_s", "n_samples")
 

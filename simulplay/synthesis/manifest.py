@@ -2,7 +2,8 @@
 
 One row per planned request (SPEC §7 plus synthesis columns, :data:`MANIFEST_ORDER`): a
 completed request carries its record's audio key, sample count, rate and measured
-service time (``audio_s = n_samples / sample_rate``); a failed or missing one carries its
+service time (``audio_s = n_samples / sample_rate``) with its CPU time, run-queue wait and
+load (empty in records older than the clock check); a failed or missing one carries its
 error and empty clocks, so comparisons refuse its output. ``reused`` marks rows whose
 record was made for another origin (same request key).
 """
@@ -33,23 +34,30 @@ def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame,
             out.update(service_s=np.nan, audio_s=np.nan, audio_key="", sample_rate=0, n_samples=0,
                        reused=False, error=fail.get("error", "not synthesized (the run was interrupted)"),
                        worker=fail.get("worker", ""), host=fail.get("host", ""), device=fail.get("device", ""),
-                       attempts=fail.get("attempts", 0), request_attempts=fail.get("request_attempts", 0))
+                       attempts=fail.get("attempts", 0), request_attempts=fail.get("request_attempts", 0),
+                       cpu_s=np.nan, wait_s=np.nan, load1=np.nan)
         else:
             rate = rec["sample_rate"]
             out.update(service_s=rec["service_s"], audio_s=rec["n_samples"] / rate, audio_key=rec["audio_key"],
                        sample_rate=rate, n_samples=rec["n_samples"], reused=rec["origin"] != origin_of(row),
                        error="", worker=rec["worker"], host=rec["host"], device=rec.get("device", ""),
-                       attempts=rec.get("attempts", 1), request_attempts=rec.get("request_attempts", 1))
+                       attempts=rec.get("attempts", 1), request_attempts=rec.get("request_attempts", 1),
+                       **{c: _number(rec.get(c)) for c in ("cpu_s", "wait_s", "load1")})
             for c, (offset, n) in enumerate(rec["chunks"]):
                 chunk_rows.append({k: row[k] for k in ("talk_id", "system", "condition", "backend",
                                                        "realization", "seq")}
                                   | {"chunk": c, "ready_offset_s": offset, "audio_s": n / rate, "n_samples": n})
         rows.append(out)
     manifest = pd.DataFrame(rows, columns=list(MANIFEST_ORDER))
+    manifest["contended"] = False  # set by check_clock
     if manifest["n_updates"].isna().any():  # a requests file without n_updates: unknown, not 0
         manifest["n_updates"] = manifest["n_updates"].astype("Int64")
     chunks = pd.DataFrame(chunk_rows, columns=list(CHUNK_ORDER))
     return manifest, chunks
+
+
+def _number(value: Any) -> float:
+    return float("nan") if value is None else float(value)
 
 
 def manifest_signature(backend: Backend, plan: pd.DataFrame) -> dict[str, Any]:

@@ -20,7 +20,8 @@ from simulplay.backends.store import AudioStore
 from simulplay.grouping import Rule, Splitter
 from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.progress import NO_PROGRESS, Progress, tracking
-from simulplay.provenance import sha256_of_file
+from simulplay.provenance import machine, sha256_of_file
+from simulplay.synthesis.clock_check import check_clock
 from simulplay.synthesis.columns import chunk_path
 from simulplay.synthesis.executors import ExecutorSpec, execute
 from simulplay.synthesis.manifest import build_manifest, manifest_signature
@@ -112,16 +113,21 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
                 provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
                 meta: dict[str, Any] | None = None, traces: Sequence[Path] = ()) -> SynthResult:
     todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
+    at_start = machine()
     with tracking(progress, todo, backend.label()) as bar:
         stats = run_synthesis(plan, config, store, executor=executor, progress=bar,
                               contention_sample=contention_sample)
     manifest, chunks = build_manifest(plan, store)
-    common = {**manifest_signature(backend, plan), **(provenance or {})}
+    stats.clock = check_clock(manifest, plan["key"], stats.probes)
+    stats.machine = {**at_start, "load_at_end": machine()["load"]}
+    common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
     sigs = [{**common, "rule": c, **x} for c, x in zip(manifest["condition"], extra)]
     recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)}
                 for p in traces]
     write_table(manifest, out, sigs, kind="manifest",
-                extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded, **(meta or {})})
+                extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded,
+                            "backend_spec": config.spec(), "clock": stats.clock.to_dict(), "machine": stats.machine,
+                            **(meta or {})})
     write_table(chunks, chunk_path(out), common, kind="chunks")
     return SynthResult(manifest, chunks, stats, common, Path(out))

@@ -1,11 +1,15 @@
 """What a synthesis run did: counts, failures, retries, worker deaths, audio and service
-seconds, per worker, and the contention measured by re-timing a sample serially."""
+seconds, per worker, the contention measured by re-timing a sample serially, and the
+clock check (probe timings and the verdict, :mod:`.clock_check`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
+
+from simulplay.synthesis.clock_check import ClockCheck
 
 
 @dataclass
@@ -22,7 +26,8 @@ class SynthStats:
     """Requests synthesized, failed, already in the store (skipped), found damaged in the
     store (``damaged``: record or audio unusable, so synthesized again); retries after worker
     deaths; audio and service seconds; per worker; the median parallel/serial service-time
-    ratio over ``contention_sample`` re-timed requests (None: not measured)."""
+    ratio over ``contention_sample`` re-timed requests (None: not measured); the clock
+    probes every worker timed and the clock check of the manifest's requests."""
 
     synthesized: int = 0
     failed: int = 0
@@ -36,6 +41,9 @@ class SynthStats:
     per_worker: dict[str, WorkerStats] = field(default_factory=dict)
     contention_ratio: float | None = None
     contention_sample: int = 0
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    clock: ClockCheck | None = None
+    machine: dict[str, Any] = field(default_factory=dict)  # provenance.machine() at the start, load at the end
 
 
 def worker_rates(stats: SynthStats) -> pd.DataFrame:

@@ -139,6 +139,12 @@ def _noise(exp, synth, base_eta, variants) -> NoiseCheck:
     return check
 
 
+def clock_record(st) -> dict[str, Any]:
+    """Where the service times were measured: ``machine`` (CPU, cores, load at the start
+    and end of synthesis) and ``clock`` (the clock check's verdict, counts and probes)."""
+    return {"machine": st.machine, "clock": None if st.clock is None else st.clock.to_dict()}
+
+
 def _write_run_record(exp: Experiment, res: RunResult) -> None:
     st = res.synth.stats
     man = res.synth.manifest
@@ -157,5 +163,6 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
             **res.edges.result.vad, "inferred": res.edges.result.stats.inferred,
             "cached": res.edges.result.stats.cached, "inference_s": res.edges.result.stats.inference_s},
         "signature": res.synth.signature,
+        **clock_record(st),
     }
     (exp.out / "run.json").write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")

@@ -16,6 +16,7 @@ from simulplay import __version__
 from simulplay.analysis.report import html, render
 from simulplay.analysis.report.figures import all_figures, default_condition, default_talk
 from simulplay.analysis.report.load import RunData, load_run
+from simulplay.analysis.report.measured import measured_sentence
 from simulplay.analysis.report.model import ReportFigure, ReportTable
 from simulplay.analysis.report.order import condition_order
 from simulplay.analysis.report.queue import replay_parts
@@ -105,7 +106,7 @@ def _intro(report: Report) -> str:
             f"seconds from source start; δ = L(A) − L(F) is negative when A finishes earlier and η(w) = δ(w) − δ(0). "
             f"Figures 2–3 show condition {report.condition}; Figure 3 shows talk {report.talk}. Every table and "
             f"figure carries its signature; tables/ holds each table as CSV (full precision, one signature per row) "
-            f"and LaTeX (booktabs). Made by simulplay {__version__}.")
+            f"and LaTeX (booktabs). Made by simulplay {__version__}. {measured_sentence(run)}")
 
 
 def markdown_report(report: Report) -> str:

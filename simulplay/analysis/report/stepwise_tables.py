@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from simulplay.analysis.report.load import RunData
+from simulplay.analysis.report.measured import machine_items
 from simulplay.analysis.report.model import ReportTable, extend, signature_lines
 from simulplay.analysis.report.order import condition_order, panels, sort_rows
 from simulplay.grouping import canonical_condition
@@ -61,6 +62,7 @@ def stepwise_overview(run: RunData) -> ReportTable:
         ("sensitivity replays", ", ".join(run.variants) or "none"),
         ("per-talk η", "rebuilt from the summary" if str(run.per_talk.path).startswith("(") else
          str(run.per_talk.path)),
+        *machine_items(run),
     ]
     frame = pd.DataFrame({"item": [k for k, _ in items], "value": [str(v) for _, v in items]})
     common = next((x for x in run.manifest.signatures if isinstance(x, dict)), {})

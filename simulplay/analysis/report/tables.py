@@ -15,6 +15,7 @@ import pandas as pd
 
 from simulplay.analysis.report.latency_tables import speech_latency_table, text_latency_table
 from simulplay.analysis.report.load import RunData, Signed
+from simulplay.analysis.report.measured import machine_items
 from simulplay.analysis.report.model import ReportTable, extend, row_strings, signature_lines
 from simulplay.analysis.report.order import condition_order, panels, sort_rows
 from simulplay.analysis.report.stepwise_tables import inputs_table, player_table, stepwise_overview
@@ -232,6 +233,7 @@ def overview_table(run: RunData) -> ReportTable:
         ("bootstrap", f"{exp.get('draws')} draws, seed {exp.get('seed')}, quantile {exp.get('quantile_method')}, "
                       f"confidence {exp.get('confidence')}"),
         ("sensitivity replays", ", ".join(exp.get("variants", [])) or "none"),
+        *machine_items(run),
     ]
     frame = pd.DataFrame({"item": [k for k, _ in items], "value": [str(v) for _, v in items]})
     sig = merge(r.get("signature") or {}, base_signature(table="run"))

@@ -100,6 +100,8 @@ def _execute(plan, config, store, executor, progress, contention_sample) -> Synt
             driver.release_all()
             if mine:
                 state = run_serial(config, [mine], driver, state)
+        if state is not None and state.runs:  # the serial worker's last probe
+            driver.stats.probes.append(state.probe("end"))
         if executor.kind != "serial" and contention_sample and driver.stats.synthesized:
             state = _measure_contention(config, plan, store, driver.stats, contention_sample, state)
     finally:

@@ -19,8 +19,9 @@ import pandas as pd
 from simulplay.backends.base import Backend, BackendConfig
 from simulplay.backends.store import AudioStore
 from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.synthesis.clock_check import PROBE_EVERY, PROBE_TEXT
 from simulplay.synthesis.plan import origin_of
-from simulplay.synthesis.request import synthesize_request
+from simulplay.synthesis.request import timed_request
 from simulplay.synthesis.stats import SynthStats, WorkerStats
 
 
@@ -33,6 +34,12 @@ class Job:
     realization: int
     origin: dict[str, Any]
     attempts: int = 0  # times a worker died while running it
+    probe: bool = False  # not a request: the worker re-times the clock probe (the end of a run)
+
+
+def end_probe() -> Job:
+    """The job that asks a worker for its last probe before it stops."""
+    return Job("probe", "", 0, {}, probe=True)
 
 
 @dataclass
@@ -49,16 +56,22 @@ class Outcome:
     pid: int
     request_attempts: int = 1  # tries inside the backend (e.g. HTTP retries), not worker deaths
     request_errors: list[str] = field(default_factory=list)
+    clock: dict[str, float | None] = field(default_factory=dict)  # cpu_s, wait_s, load1 (clock.RequestClock)
+    probes: list[dict[str, Any]] = field(default_factory=list)  # probes timed since the previous outcome
+    probe_only: bool = False  # the answer to an end_probe() job: no request
 
 
 class WorkerState:
-    """A loaded, warmed-up backend inside one worker (made by :meth:`start`)."""
+    """A loaded, warmed-up backend inside one worker (made by :meth:`start`). It re-times
+    the clock probe before its first request, after every ``PROBE_EVERY`` requests and when
+    asked (:func:`end_probe`); the probes travel with the next outcome."""
 
     def __init__(self, backend: Backend, name: str, host: str, device: str):
         self.name = name
         self.backend = backend
         self.host = host
         self.device = device
+        self.runs = 0
 
     @classmethod
     def start(cls, config: BackendConfig, name: str) -> WorkerState:
@@ -68,18 +81,37 @@ class WorkerState:
         backend.warmup()
         return cls(backend, name, socket.gethostname(), str(backend.identity().get("device", "")))
 
-    def run(self, job: Job) -> Outcome:
-        self.backend.prepare(job.realization)
+    def probe(self, when: str) -> dict[str, Any]:
+        """Time the probe request once: ``when`` (start, every, end), its clocks, audio seconds."""
+        base = {"worker": self.name, "when": when, "after_requests": self.runs, "time": time.time()}
         try:
-            audio, service, chunks = synthesize_request(self.backend, job.text)
-            error = ""
+            done = timed_request(self.backend, PROBE_TEXT)
+        except Exception as e:  # noqa: BLE001 - a probe that fails is recorded, never fatal
+            return {**base, "service_s": None, "error": f"{type(e).__name__}: {e}"[:200]}
+        rate = int(self.backend.sample_rate) or 1
+        return {**base, "service_s": done.service_s, **done.clock.as_record(), "audio_s": len(done.audio) / rate}
+
+    def run(self, job: Job) -> Outcome:
+        if job.probe:
+            return Outcome(job.key, None, 0, float("nan"), [], "", self.name, self.host, self.device, os.getpid(),
+                           probes=[self.probe("end")] if self.runs else [], probe_only=True)
+        probes = [self.probe("start")] if self.runs == 0 else []
+        self.backend.prepare(job.realization)
+        clock: dict[str, float | None] = {}
+        try:
+            done = timed_request(self.backend, job.text)
+            audio, service, chunks, error = done.audio, done.service_s, done.chunks, ""
+            clock = done.clock.as_record()
         except Exception as e:  # noqa: BLE001 - any backend failure is recorded, never dropped
             audio, service, chunks = None, float("nan"), []
             error = f"{type(e).__name__}: {e}".replace("\n", " ")[:500]
+        self.runs += 1
+        if self.runs % PROBE_EVERY == 0:
+            probes.append(self.probe("every"))
         return Outcome(job.key, audio, int(self.backend.sample_rate), service, chunks, error, self.name,
                        self.host, self.device, os.getpid(),
                        max(1, int(getattr(self.backend, "last_attempts", 1) or 1)),
-                       list(getattr(self.backend, "last_errors", []) or []))
+                       list(getattr(self.backend, "last_errors", []) or []), clock, probes)
 
     def close(self) -> None:
         self.backend.close()
@@ -127,6 +159,9 @@ class Driver:
         self.store.log_event({"event": "retry", "key": job.key, "attempt": job.attempts, "pid": os.getpid()})
 
     def outcome(self, job: Job, out: Outcome) -> None:
+        self.stats.probes.extend(out.probes)
+        if out.probe_only:
+            return
         meta = {"origin": job.origin, "worker": out.worker, "host": out.host, "pid": out.pid,
                 "device": out.device, "attempts": job.attempts + 1,
                 "request_attempts": out.request_attempts, "request_errors": out.request_errors}
@@ -143,7 +178,7 @@ class Driver:
             audio_s = len(out.audio) / out.sample_rate
             self.store.put_record(job.key, {**meta, "audio_key": audio_key, "sample_rate": out.sample_rate,
                                             "n_samples": int(len(out.audio)), "service_s": out.service_s,
-                                            "chunks": out.chunks, "created": time.time()})
+                                            **out.clock, "chunks": out.chunks, "created": time.time()})
             self.store.log_event({"event": "synthesized", "key": job.key, "pid": out.pid, "worker": out.worker})
             self.stats.synthesized += 1
             self.stats.audio_s += audio_s

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections import deque
 
 from simulplay.errors import SimulplayError
-from simulplay.synthesis.executors.jobs import Driver, Job, Outcome, died
+from simulplay.synthesis.executors.jobs import Driver, Job, Outcome, died, end_probe
 
 
 class Pool(ABC):
@@ -93,5 +93,19 @@ def schedule(pool: Pool, names: list[str], units: list[list[Job]], driver: Drive
                 replacement = f"{name.rsplit('.', 1)[0]}.{spawned}"
                 pool.start(replacement)
                 idle.append(replacement)
+        end_probes(pool, list(idle), driver)
     finally:
         pool.stop()
+
+
+def end_probes(pool: Pool, names: list[str], driver: Driver) -> None:
+    """Every live worker times the clock probe once more before it stops (the run's end)."""
+    waiting = set(names)
+    for name in names:
+        pool.submit(name, [end_probe()])
+    while waiting:
+        for kind, name, out in pool.poll(0.5):
+            if name in waiting:
+                waiting.discard(name)
+                if kind == "outcome":
+                    driver.outcome(end_probe(), out)

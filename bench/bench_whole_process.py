@@ -1,0 +1,139 @@
+"""Whole-process cost: `simulplay synth` against a plain piper-tts loop, as whole processes.
+
+Both are timed from process start to exit — imports, voice loading, warm-up, synthesis and
+writing included — on the same requests, same voice (en_US-joe-medium), same onnxruntime
+session (THREADS intra-op threads, sequential), in alternated runs (plain, synth, plain,
+synth, …) so that drifts in the machine's speed hit both alike. The throughput ratio is
+median(plain) / median(synth): 1.0 means simulplay costs nothing beyond Piper itself.
+
+    python bench/bench_whole_process.py                 # 80 requests, 3 rounds
+    python bench/bench_whole_process.py --talk-minutes 10 --rounds 2   # a 10-minute talk
+    python bench/bench_whole_process.py --parallel      # also process:2 (1 thread each) vs serial
+
+Every run gets a fresh store. Prints one line per comparison and a JSON record (with the
+machine and the load averages before and after) on the last line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from simulplay.provenance import machine  # noqa: E402
+from simulplay.traces import read_trace, write_trace  # noqa: E402
+
+THREADS = 2
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def talk_trace(path: Path, minutes: float | None, n_requests: int | None) -> None:
+    """One talk made of the sample traces' `eager` streams laid end to end (repeated as
+    needed): ``minutes`` of source, or the first ``n_requests`` updates."""
+    df = read_trace(ROOT / "traces" / "sample_traces.jsonl")
+    eager = [g for _, g in df[df["system"] == "eager"].groupby("talk_id", sort=False)]
+    rows, offset, k = [], 0.0, 0
+    while (minutes and offset < 60 * minutes) or (n_requests and len(rows) < n_requests):
+        g = eager[k % len(eager)]
+        for t, text in zip(g["time_s"], g["text"]):
+            if (minutes and offset + t >= 60 * minutes) or (n_requests and len(rows) >= n_requests):
+                break
+            rows.append({"talk_id": "talk", "system": "eager", "seq": len(rows), "time_s": offset + float(t),
+                         "text": text, "glue": False})
+        offset += float(g["source_s"].iloc[0])
+        k += 1
+    frame = pd.DataFrame(rows).assign(source_s=max(offset, rows[-1]["time_s"] + 1.0))
+    write_trace(frame, path, {"table": "trace"})
+
+
+def prepare(tmp: Path, minutes: float | None, n_requests: int | None) -> tuple[Path, Path, int]:
+    """The requests file (`simulplay group … --rule immediate`) and the same texts as JSON."""
+    talk_trace(tmp / "talk.parquet", minutes, n_requests)
+    subprocess.run([sys.executable, "-m", "simulplay", "group", str(tmp / "talk.parquet"), "--rule", "immediate",
+                    "--out", str(tmp / "requests.parquet")], check=True, env=ENV, capture_output=True)
+    texts = pd.read_parquet(tmp / "requests.parquet")["text"].tolist()
+    (tmp / "texts.json").write_text(json.dumps(texts), encoding="utf-8")
+    return tmp / "requests.parquet", tmp / "texts.json", len(texts)
+
+
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds of the whole process, and its CPU seconds (user + system, its children
+    included: a busy machine inflates the first far more than the second)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, env=ENV, capture_output=True)
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+
+
+def plain_cmd(texts: Path, out: Path) -> list[str]:
+    return [sys.executable, str(ROOT / "bench" / "plain_piper_loop.py"), str(texts), str(out), str(THREADS)]
+
+
+def synth_cmd(requests: Path, store: Path, backend: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "simulplay", "synth", "--requests", str(requests), "--backend", backend,
+            "--reuse", "never", "--store", str(store), "--out", f"{store}.parquet", "--quiet", *extra]
+
+
+def alternate(commands: dict[str, callable], rounds: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Run each command once per round, in the same order every round: wall and CPU seconds each."""
+    wall: dict[str, list[float]] = {k: [] for k in commands}
+    cpu: dict[str, list[float]] = {k: [] for k in commands}
+    for r in range(rounds):
+        for name, make in commands.items():
+            w, c = timed(make(r))
+            wall[name].append(w)
+            cpu[name].append(c)
+    return wall, cpu
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--requests", type=int, default=80)
+    ap.add_argument("--talk-minutes", type=float, default=None)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--parallel", action="store_true")
+    args = ap.parse_args()
+    before = machine()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        n_req = None if args.talk_minutes else args.requests
+        requests, texts, n = prepare(tmp, args.talk_minutes, n_req)
+        serial = f"piper:intra_op_threads={THREADS}"
+        commands = {"plain": lambda r: plain_cmd(texts, tmp / f"wav{r}"),
+                    "synth": lambda r: synth_cmd(requests, tmp / f"store{r}", serial)}
+        if args.parallel:
+            commands["process2"] = lambda r: synth_cmd(requests, tmp / f"pstore{r}", "piper:intra_op_threads=1",
+                                                       "--executor", "process:2", "--contention-sample", "0")
+        times, cpu = alternate(commands, args.rounds)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+    what = f"{args.talk_minutes:g}-minute talk" if args.talk_minutes else "requests"
+    print(f"{n} {what} ({n} requests), {args.rounds} alternated rounds: plain piper loop {med['plain']:.2f} s, "
+          f"simulplay synth {med['synth']:.2f} s → throughput ratio {med['plain'] / med['synth']:.3f} "
+          f"(CPU seconds {med_cpu['plain']:.2f} vs {med_cpu['synth']:.2f}: {med_cpu['plain'] / med_cpu['synth']:.3f})")
+    if "process2" in med:
+        print(f"process:2 (1 thread each) {med['process2']:.2f} s vs serial (2 threads) {med['synth']:.2f} s → "
+              f"{med['process2'] / med['synth']:.3f}× the serial time")
+    print(json.dumps({"requests": n, "talk_minutes": args.talk_minutes, "rounds": args.rounds, "times_s": times,
+                      "cpu_s": cpu, "median_s": med, "median_cpu_s": med_cpu,
+                      "ratio_plain_over_synth": med["plain"] / med["synth"],
+                      "cpu_ratio_plain_over_synth": med_cpu["plain"] / med_cpu["synth"],
+                      "machine": before, "load_after": machine()["load"]}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Where a report's numbers were measured: the machine and the clock check of its synthesis.
+
+Read from ``run.json`` (a run folder), else from the request manifest's metadata (a
+manifest written by ``simulplay synth``); a manifest from elsewhere says neither, and the
+report says so. Service times — and so readiness, idle time and η — depend on the machine
+and on what else ran on it: the report states both, and that another machine will differ.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from simulplay.analysis.report.load import RunData
+from simulplay.provenance import machine_line
+from simulplay.synthesis.clock_check import ClockCheck
+
+NOT_RECORDED = "not recorded"
+
+
+def measured_on(run: RunData) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(machine, clock) of the run's synthesis; empty dicts when nothing recorded them."""
+    if run.record.get("clock") or run.record.get("machine"):
+        return run.record.get("machine") or {}, run.record.get("clock") or {}
+    meta = _parquet_meta(Path(run.manifest.path))
+    return meta.get("machine") or {}, meta.get("clock") or {}
+
+
+def _parquet_meta(path: Path) -> dict[str, Any]:
+    if path.suffix != ".parquet" or not path.is_file():
+        return {}
+    import pyarrow.parquet as pq
+
+    raw = (pq.read_schema(path).metadata or {}).get(b"simulplay")
+    return json.loads(raw) if raw else {}
+
+
+def clock_text(clock: dict[str, Any]) -> str:
+    """``clock: stable (0 of 80 measured requests contended (0.0 %); probe spread 1.041 over 3 probes)``."""
+    if not clock:
+        return f"clock: {NOT_RECORDED}"
+    check = ClockCheck(int(clock.get("measured", 0)), int(clock.get("unmeasured", 0)),
+                       int(clock.get("contended", 0)), str(clock.get("criterion", "")), list(clock.get("probes", [])))
+    return f"{clock.get('verdict', check.verdict)} ({check.details()})"
+
+
+def machine_items(run: RunData) -> list[tuple[str, str]]:
+    """The overview table's rows: the machine and the clock verdict with its numbers."""
+    mach, clock = measured_on(run)
+    return [("machine", machine_line(mach) if mach else NOT_RECORDED), ("clock", clock_text(clock))]
+
+
+def measured_sentence(run: RunData) -> str:
+    """The report's statement of where its service times come from."""
+    mach, clock = measured_on(run)
+    if not mach and not clock:
+        return ("The inputs do not record the machine or the clock check of their synthesis; service times, and so "
+                "idle time and η, depend on both.")
+    where = machine_line(mach) if mach else "a machine the inputs do not name"
+    return (f"Service times were measured on {where}; {clock_text(clock)}. They feed readiness, idle time and η, so "
+            "a run on another machine, or on a busy one, gives other numbers (see the clock check in the README).")
