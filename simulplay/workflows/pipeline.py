@@ -56,7 +56,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     exp.out.mkdir(parents=True, exist_ok=True)
     store = AudioStore.open(exp.store, field="store")
     synth = synthesize_to_manifest(streams, rules, config, store, exp.out / "manifest.parquet",
-                                   realizations=exp.realizations, max_chars=exp.max_chars, progress=progress,
+                                   realizations=exp.realizations, order=exp.order, max_chars=exp.max_chars,
+                                   progress=progress,
                                    executor=executor_spec(exp), traces=exp.traces)
     t1 = time.perf_counter()
     boot = Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
