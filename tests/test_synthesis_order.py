@@ -21,16 +21,16 @@ from tests.checks import assert_one_line_error
 from tests.factories import small_trace, stream
 
 RULES = ("immediate", "timer:w=2", "timer:w=4")
-I, W2, W4 = "immediate", "timer:w=2", "timer:w=4"
+IM, W2, W4 = "immediate", "timer:w=2", "timer:w=4"
 
 # (realization, talk) -> conditions in synthesis order, by hand from the formula
 COUNTERBALANCED = {
-    (0, "t0"): [I, W2, W4],  # k = 0
-    (0, "t1"): [W2, W4, I],  # k = 1: immediate (0) at (0-1) mod 3 = 2, timer:w=2 (1) at 0, timer:w=4 (2) at 1
-    (0, "t2"): [W4, I, W2],  # k = 2
-    (1, "t0"): [W2, W4, I],  # k = 1
-    (1, "t1"): [W4, I, W2],  # k = 2
-    (1, "t2"): [I, W2, W4],  # k = (2 + 1) mod 3 = 0
+    (0, "t0"): [IM, W2, W4],  # k = 0
+    (0, "t1"): [W2, W4, IM],  # k = 1: immediate (0) at (0-1) mod 3 = 2, timer:w=2 (1) at 0, timer:w=4 (2) at 1
+    (0, "t2"): [W4, IM, W2],  # k = 2
+    (1, "t0"): [W2, W4, IM],  # k = 1
+    (1, "t1"): [W4, IM, W2],  # k = 2
+    (1, "t2"): [IM, W2, W4],  # k = (2 + 1) mod 3 = 0
 }
 ORDER_ID = {(0, "t0"): 0, (0, "t1"): 1, (0, "t2"): 2, (1, "t0"): 1, (1, "t1"): 2, (1, "t2"): 0}
 
@@ -92,7 +92,7 @@ def _keys(res):
 
 def test_fixed_order_keeps_the_listed_condition_order(tmp_path):
     res = _synth(tmp_path, "fixed")
-    assert _blocks(res.manifest) == {key: [I, W2, W4] for key in COUNTERBALANCED}
+    assert _blocks(res.manifest) == {key: [IM, W2, W4] for key in COUNTERBALANCED}
     assert set(res.manifest["order_id"]) == {0}
     assert res.signature["order"] == "fixed"
 

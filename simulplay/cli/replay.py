@@ -21,6 +21,10 @@ from simulplay.cli.options import (
 )
 from simulplay.errors import InputError
 
+SERVICE_HELP = ("measured, zero, scale=F (service time × F), or fit: a modelled clock, each request's service "
+                "time predicted as b0 + b1·audio_s + b2·chars by a least-absolute-deviations fit over the replayed "
+                "requests, one per backend and realization (coefficients in the signature's 'fit').")
+
 
 def replay(
     manifest: Path = typer.Argument(..., help="Request manifest (.parquet or .csv)."),
@@ -28,8 +32,7 @@ def replay(
     release: str = typer.Option("request", "--release",
                                 help="request: audio ready when the whole request is done (primary); "
                                 "chunk: each chunk ready at its recorded time (needs --chunks)."),
-    service: str = typer.Option("measured", "--service",
-                                help="measured, zero, or scale=F (service time × F)."),
+    service: str = typer.Option("measured", "--service", help=SERVICE_HELP),
     parts: Path | None = table_option("--parts", "Also write per-part playback."),
     chunks: Path | None = typer.Option(None, "--chunks", help="Chunk table for --release chunk "
                                           "(default: MANIFEST's sibling *.chunks.parquet)."),
@@ -78,7 +81,7 @@ def player(
     prebuffer_s: str = typer.Option("0,0.5,1.5", "--prebuffer-s", help="Pre-buffers in seconds, comma-"
                                     "separated (each ≥ 0, no repeats): playback starts this long after the "
                                     "first part's readiness. One row per value, ascending."),
-    service: str = typer.Option("measured", "--service", help="measured, zero, or scale=F (service time × F)."),
+    service: str = typer.Option("measured", "--service", help=SERVICE_HELP),
     chunks: Path | None = typer.Option(None, "--chunks", help="Chunk table for --release chunk "
                                        "(default: MANIFEST's sibling *.chunks.parquet)."),
     store: Path | None = typer.Option(None, "--store", help="Audio store of `simulplay synth`: adds "
