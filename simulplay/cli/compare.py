@@ -45,7 +45,9 @@ def eta(
     ci_low_s, ci_high_s, n_negative / n_positive (talks with η < 0 / > 0),
     duration_part_s, idle_part_s (they sum to eta_s), signature. Means weight talks
     equally; each backend and realization is a separate panel. Columns ending in _s are
-    seconds.
+    seconds. A panel of fewer than 10 talks gets a note under the table (printed, and in a
+    Markdown --out): its interval is close to the range of the per-talk η; read the
+    direction counts first.
     """
     from simulplay.analysis import compute_eta, read_summary
     from simulplay.cli.console import print_table
@@ -59,13 +61,15 @@ def eta(
     df, upstream = read_summary(summary)
     res = compute_eta(df, a=a, f=f, reference=reference, boot=boot, contrasts=pairs,
                       allow_incomplete=allow_incomplete, upstream=upstream, source=str(summary))
-    write_table(res.table, out, res.table_signatures, kind="eta", signature_column=True)
-    print_table(res.table, res.table_signatures, title=f"η: {a} vs {f}, reference {reference}")
+    write_table(res.table, out, res.table_signatures, kind="eta", signature_column=True, notes=res.notes)
+    print_table(res.table, res.table_signatures, title=f"η: {a} vs {f}, reference {reference}", notes=res.notes)
     if per_talk:
         write_table(res.per_talk, per_talk, res.per_talk_signatures, kind="eta-per-talk")
     if pairs:
         target = contrast_out or beside(out, ".contrasts")
-        write_table(res.contrasts, target, res.contrast_signatures, kind="contrast", signature_column=True)
-        print_table(res.contrasts, res.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)")
+        write_table(res.contrasts, target, res.contrast_signatures, kind="contrast", signature_column=True,
+                    notes=res.contrast_notes)
+        print_table(res.contrasts, res.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)",
+                    notes=res.contrast_notes)
     if res.excluded:
         typer.echo(f"excluded {len(res.excluded)} missing output(s); their talks are not in the means")

@@ -53,16 +53,26 @@ def finish_run(res, exp) -> None:
     typer.echo(f"{len(res.synth.manifest)} requests: synthesized {st.synthesized}, already in store {st.skipped}, "
                f"failed {st.failed} ({res.timings['synthesis_s']:.1f} s); analysis {res.timings['analysis_s']:.1f} s")
     print_parallel_summary(st, exp.executor, False)
-    print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}")
+    print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}",
+                notes=res.eta.notes)
     if len(res.eta.contrasts):
-        print_table(res.eta.contrasts, res.eta.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)")
+        print_table(res.eta.contrasts, res.eta.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)",
+                    notes=res.eta.contrast_notes)
     for name, (_, eta_v) in res.variants.items():
-        print_table(eta_v.table[["condition", "eta_s", "ci_low_s", "ci_high_s"]], eta_v.table_signatures,
-                    title=f"sensitivity replay {name}")
+        print_table(eta_v.table[["condition", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive"]],
+                    eta_v.table_signatures, title=f"sensitivity replay {name}", notes=_short(eta_v.table))
     if res.edges is not None:
-        print_table(res.edges.eta.table[["threshold", "condition", "eta_s", "ci_low_s", "ci_high_s"]],
-                    res.edges.eta.table_signatures, title="edge-silence replay (η per VAD threshold)")
+        print_table(res.edges.eta.table[["threshold", "condition", "eta_s", "ci_low_s", "ci_high_s", "n_negative",
+                                         "n_positive"]], res.edges.eta.table_signatures,
+                    title="edge-silence replay (η per VAD threshold)", notes=_short(res.edges.eta.table))
     if res.content is not None:
         print_diagnostics(res.content)
     typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")
     typer.echo(f"report: {(exp.out / 'report' / 'report.html').resolve()}")
+
+
+def _short(table) -> list[str]:
+    """The brief small-panel note of a sensitivity table (its columns hold the counts)."""
+    from simulplay.analysis.small_panels import small_panel_notes
+
+    return small_panel_notes(table, brief=True)

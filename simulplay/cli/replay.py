@@ -227,7 +227,7 @@ def _print_edges(res, vad, out: Path, *, title: str) -> None:
     typer.echo(f"silero-vad {vad.variant}: inferred {st.inferred} waveform(s) ({st.audio_s:.1f} s of audio in "
                f"{st.inference_s:.1f} s), {st.cached} from the cache; {len(er.summary)} row(s) → {out}")
     if res.eta is not None:
-        print_table(res.eta.table, res.eta.table_signatures, title=title)
+        print_table(res.eta.table, res.eta.table_signatures, title=title, notes=res.eta.notes)
     if res.share is not None:
         print_table(res.share, res.share_signatures, title="non-speech share of the audio-duration reduction")
     if er.excluded:

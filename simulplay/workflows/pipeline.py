@@ -92,7 +92,7 @@ def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, rel
                       source=str(exp.out / f"summary{suffix}.parquet"))
     for ext in (".parquet", ".csv", ".md"):
         write_table(eta.table, exp.out / f"eta{suffix}{ext}", eta.table_signatures, kind="eta",
-                    signature_column=True)
+                    signature_column=True, notes=eta.notes)
     write_table(eta.per_talk, exp.out / f"eta_per_talk{suffix}.csv", eta.per_talk_signatures, kind="eta-per-talk")
     if exp.contrasts:
         write_table(eta.contrasts, exp.out / f"contrasts{suffix}.csv", eta.contrast_signatures, kind="contrast",

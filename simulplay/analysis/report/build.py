@@ -21,6 +21,7 @@ from simulplay.analysis.report.order import condition_order
 from simulplay.analysis.report.queue import replay_parts
 from simulplay.analysis.report.stepwise import load_tables
 from simulplay.analysis.report.tables import all_tables
+from simulplay.analysis.small_panels import report_note
 from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
 
@@ -75,6 +76,7 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
     every table and figure (nothing is written). ``traces`` replace the trace files the
     inputs name (Table 11)."""
     run = load_inputs(inputs, traces)
+    run.notes += report_note(run.summary.frame["talk_id"].nunique())
     ref = canonical_condition(run.reference)
     others = [c for c in condition_order(run) if c != ref]
     if not others:

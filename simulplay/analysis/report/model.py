@@ -93,6 +93,7 @@ class ReportTable:
     number: str = ""  # "Table 2"
     labels: dict[str, str] = field(default_factory=dict)  # overrides of LABELS for this table
     extra_signatures: dict[str, list[str]] = field(default_factory=dict)  # CSV columns signature[NAME]
+    notes: list[str] = field(default_factory=list)  # shown under the table, before its signatures
 
     def label(self, col: str) -> str:
         """The column's heading: this table's override, else the shared :data:`LABELS` one."""
