@@ -82,8 +82,8 @@ def text_chars(manifest: pd.DataFrame) -> np.ndarray:
 
 def fit_panel(audio_s: np.ndarray, chars: np.ndarray, service_s: np.ndarray,
               panel: tuple[tuple[str, str], ...] = ()) -> ServiceFit:
-    """The LAD fit of ``service_s`` on an intercept, ``audio_s`` and ``chars`` (module
-    docstring); a regressor constant over the rows is left out."""
+    """The LAD fit of ``service_s`` (seconds) on an intercept, ``audio_s`` (seconds) and
+    ``chars`` (characters; module docstring); a regressor constant over the rows is left out."""
     columns, fitted = [np.ones(len(service_s))], ["intercept_s"]
     for term, values in (("per_audio_s", audio_s), ("per_char_s", chars)):
         if len(values) and np.ptp(values) > 0:

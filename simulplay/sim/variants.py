@@ -131,9 +131,11 @@ class Fit(ServiceModel):
     syntax = "fit (a modelled clock)"
 
     def apply(self, service: np.ndarray) -> np.ndarray:
+        """Not defined: the fit predicts from a manifest's rows (:meth:`bind` first)."""
         raise SimulplayError("service model 'fit' predicts from a manifest: bind it first")
 
     def bind(self, manifest: pd.DataFrame, source: str = "manifest") -> ServiceModel:
+        """Fit every panel of ``manifest`` (errors name ``source``): a :class:`FittedClock`."""
         fits, codes, predicted = fit_service(manifest, source)
         return FittedClock(tuple(fits), codes, predicted, np.nan_to_num(manifest["service_s"].to_numpy(float)))
 
@@ -150,24 +152,30 @@ class FittedClock(Fit):
     measured: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def bind(self, manifest: pd.DataFrame, source: str = "manifest") -> ServiceModel:
+        """Already bound: itself."""
         return self
 
     def request_seconds(self, manifest: pd.DataFrame) -> np.ndarray:
+        """The predicted service seconds of the bound manifest's rows."""
         return self.predicted
 
     def chunk_seconds(self, offsets: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Offsets (s) × their request's predicted / measured seconds (without ``rows``:
+        × the largest such ratio, a bound for range checks)."""
         ratio = np.divide(self.predicted, self.measured, out=np.ones(len(self.measured)), where=self.measured > 0)
         if rows is None:
             return offsets * float(ratio.max(initial=1.0))
         return offsets * ratio[rows]
 
     def output_signature(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """``fit``: the modelled clock of the output's panel (:meth:`ServiceFit.describe`)."""
         for fit in self.fits:
             if all(str(row.get(k)) == v for k, v in fit.panel):
                 return {"fit": fit.describe()}
         return {}
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"service": "fit"}``: binding again refits from the manifest."""
         return {"service": self.name}
 
 
