@@ -55,6 +55,9 @@ def finish_run(res, exp) -> None:
     print_parallel_summary(st, exp.executor, False)
     print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}",
                 notes=res.eta.notes)
+    if res.realizations is not None:
+        print_table(res.realizations.summary, res.realizations.summary_signatures,
+                    title="η across realizations, talk by talk: sample SD of each talk's η (s), the widest talk")
     if len(res.eta.contrasts):
         print_table(res.eta.contrasts, res.eta.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)",
                     notes=res.eta.contrast_notes)

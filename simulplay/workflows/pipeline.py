@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from simulplay.analysis import Bootstrap, EtaResult, compute_eta
+from simulplay.analysis.realizations import RealizationTables, realization_tables, write_realization_tables
 from simulplay.analysis.report import build_report, write_report
 from simulplay.backends import parse_backend
 from simulplay.backends.store import AudioStore
@@ -41,6 +42,7 @@ class RunResult:
     out: Path = Path(".")
     edges: EdgesRun | None = None  # the edge-silence replay, when the experiment lists thresholds
     content: DiagnosticsResult | None = None  # the [content] table (transcripts, content, word timing)
+    realizations: RealizationTables | None = None  # per-talk η across realizations (two or more)
 
 
 def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: Progress = NO_PROGRESS) -> RunResult:
@@ -76,6 +78,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
     res.edges = edges
     res.content = content
+    res.realizations = _realizations(exp, base_eta)
     _write_run_record(exp, res)
     write_report(build_report(exp.out), exp.out / "report")
     return res
@@ -98,6 +101,17 @@ def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, rel
         write_table(eta.contrasts, exp.out / f"contrasts{suffix}.csv", eta.contrast_signatures, kind="contrast",
                     signature_column=True)
     return rep, eta
+
+
+def _realizations(exp: Experiment, eta: EtaResult) -> RealizationTables | None:
+    """With two realizations or more: eta_talk_spread.csv (each talk's η per realization,
+    its SD and range) and eta_talk_sd.csv/.md (median and maximum SD, the widest talk)."""
+    tables = realization_tables(eta)
+    if tables is not None:
+        write_realization_tables(tables, exp.out / "eta_talk_spread.csv", exp.out / "eta_talk_sd.csv")
+        write_table(tables.summary, exp.out / "eta_talk_sd.md", tables.summary_signatures, kind="eta-talk-sd",
+                    signature_column=True)
+    return tables
 
 
 def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
