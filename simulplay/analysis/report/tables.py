@@ -15,6 +15,7 @@ import pandas as pd
 
 from simulplay.analysis.report.load import RunData, Signed
 from simulplay.analysis.report.model import ReportTable, extend, row_strings, signature_lines
+from simulplay.analysis.report.noise_tables import fit_check_table, realization_table, talk_realizations_table
 from simulplay.analysis.report.order import condition_order, panels, sort_rows
 from simulplay.analysis.report.stepwise_tables import inputs_table, player_table, stepwise_overview
 from simulplay.analysis.small_panels import counts_first, small_panel_notes
@@ -259,7 +260,8 @@ def _confidence(run: RunData) -> str:
 
 def all_tables(run: RunData) -> list[ReportTable]:
     """Every table the run supports, in report order (absent inputs leave theirs out)."""
-    tables = [overview_table(run), inputs_table(run), playback_table(run), eta_table(run), per_talk_table(run),
+    tables = [overview_table(run), inputs_table(run), playback_table(run), eta_table(run), realization_table(run),
+              fit_check_table(run), talk_realizations_table(run), per_talk_table(run),
               rules_table(run), contrast_table(run), optional_table(run, "eta_edges"), trace_table(run),
               requests_table(run), optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
               optional_table(run, "content_pairs"), optional_table(run, "word_timing"), player_table(run)]
