@@ -31,7 +31,8 @@ def demo(
     """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
     `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,
     timer:w=2, timer:w=4, punct and words; replayed (also with chunk release, zero
-    service and edge silence removed at VAD thresholds 0.3/0.5/0.7); η with intervals
+    service, the modelled clock service=fit and edge silence removed at VAD thresholds
+    0.3/0.5/0.7); η with intervals
     printed and a report written. A second run reuses the store. onnxruntime uses
     min(4, CPU cores) intra-op threads here."""
     from simulplay.cli.console import progress_bar
@@ -63,7 +64,9 @@ def finish_run(res, exp) -> None:
                     notes=res.eta.contrast_notes)
     for name, (_, eta_v) in res.variants.items():
         print_table(eta_v.table[["condition", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive"]],
-                    eta_v.table_signatures, title=f"sensitivity replay {name}", notes=_short(eta_v.table))
+                    eta_v.table_signatures, title=f"sensitivity replay {name}" + (
+                        " (a modelled clock, not a measurement)" if name == "service=fit" else ""),
+                    notes=_short(eta_v.table))
     if res.edges is not None:
         print_table(res.edges.eta.table[["threshold", "condition", "eta_s", "ci_low_s", "ci_high_s", "n_negative",
                                          "n_positive"]], res.edges.eta.table_signatures,

@@ -32,6 +32,8 @@ def label(col: str) -> str:
     """The display label of a column (the name itself when none is defined)."""
     if col in LABELS:
         return LABELS[col]
+    if col == "eta_s[service-fit]":
+        return "η service-fit, modelled clock (s)"
     if col.startswith("eta_s[") and col.endswith("]"):
         return f"η {col[6:-1]} (s)"
     return col
