@@ -131,10 +131,13 @@ def realization_tables(eta: EtaResult) -> RealizationTables | None:
     return RealizationTables(spread, sigs, summary, summary_sigs)
 
 
-def write_realization_tables(tables: RealizationTables, spread_path: Path, summary_path: Path | None = None) -> None:
+def write_realization_tables(tables: RealizationTables, spread_path: Path,
+                             summary_path: Path | None = None) -> list[Path]:
     """The per-talk spread at ``spread_path`` and the summary at ``summary_path`` (any
-    table format; ``signature`` column in both)."""
-    write_table(tables.spread, spread_path, tables.spread_signatures, kind="eta-talk-spread", signature_column=True)
+    table format; ``signature`` column in both); the paths written."""
+    paths = [write_table(tables.spread, spread_path, tables.spread_signatures, kind="eta-talk-spread",
+                         signature_column=True)]
     if summary_path is not None:
-        write_table(tables.summary, summary_path, tables.summary_signatures, kind="eta-talk-sd",
-                    signature_column=True)
+        paths.append(write_table(tables.summary, summary_path, tables.summary_signatures, kind="eta-talk-sd",
+                                 signature_column=True))
+    return paths

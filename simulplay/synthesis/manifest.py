@@ -58,4 +58,4 @@ def manifest_signature(backend: Backend, plan: pd.DataFrame) -> dict[str, Any]:
     ident = backend.identity()
     return base_signature(backend=backend_summary(ident), settings=ident.get("settings"), seed=ident.get("seed"),
                           reuse=plan.attrs.get("reuse"), splitter=plan.attrs.get("splitter"),
-                          order=plan.attrs.get("order"))
+                          order=plan.attrs.get("order"), **backend.config.signature_fields())

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from simulplay.analysis import Bootstrap, EtaResult, compute_eta
-from simulplay.analysis.realizations import RealizationTables, realization_tables, write_realization_tables
+from simulplay.analysis.latency_table import latency_table
+from simulplay.analysis.noise import NoiseCheck, noise_check, write_noise_check
 from simulplay.analysis.report import build_report, write_report
 from simulplay.backends import parse_backend
 from simulplay.backends.store import AudioStore
@@ -42,7 +43,7 @@ class RunResult:
     out: Path = Path(".")
     edges: EdgesRun | None = None  # the edge-silence replay, when the experiment lists thresholds
     content: DiagnosticsResult | None = None  # the [content] table (transcripts, content, word timing)
-    realizations: RealizationTables | None = None  # per-talk η across realizations (two or more)
+    noise: NoiseCheck | None = None  # η spread across realizations and their duration differences
 
 
 def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: Progress = NO_PROGRESS) -> RunResult:
@@ -66,6 +67,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
     base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release=RequestRelease(),
                                      service=Measured())
+    _latency(exp, synth, manifest, allow_incomplete)
     variants = {}
     for v in exp.variants:
         variant = parse_variant(v, source=exp.source, key="analysis.variants")
@@ -78,7 +80,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
     res.edges = edges
     res.content = content
-    res.realizations = _realizations(exp, base_eta)
+    res.noise = _noise(exp, synth, base_eta, variants)
     _write_run_record(exp, res)
     write_report(build_report(exp.out), exp.out / "report")
     return res
@@ -103,15 +105,11 @@ def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, rel
     return rep, eta
 
 
-def _realizations(exp: Experiment, eta: EtaResult) -> RealizationTables | None:
-    """With two realizations or more: eta_talk_spread.csv (each talk's η per realization,
-    its SD and range) and eta_talk_sd.csv/.md (median and maximum SD, the widest talk)."""
-    tables = realization_tables(eta)
-    if tables is not None:
-        write_realization_tables(tables, exp.out / "eta_talk_spread.csv", exp.out / "eta_talk_sd.csv")
-        write_table(tables.summary, exp.out / "eta_talk_sd.md", tables.summary_signatures, kind="eta-talk-sd",
-                    signature_column=True)
-    return tables
+def _latency(exp, synth, manifest, allow_incomplete):
+    """SimulEval's speech-output metrics of the primary replay: latency.parquet/.csv."""
+    lat = latency_table(manifest, allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path))
+    for ext in (".parquet", ".csv"):
+        write_table(lat.table, exp.out / f"latency{ext}", lat.signatures, kind="latency")
 
 
 def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
@@ -132,6 +130,14 @@ def _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete,
     return run_diagnostics(exp.content, manifest, synth.signature, store, base.parts, streams, exp.out,
                            reference=exp.reference, boot=boot, allow_incomplete=allow_incomplete,
                            source=exp.source, progress=progress)
+
+
+def _noise(exp, synth, base_eta, variants) -> NoiseCheck:
+    """η spread across realizations per replay and the duration noise (eta_spread.csv/.md,
+    duration_noise.csv; written when the experiment has two realizations or more)."""
+    check = noise_check(synth.manifest, synth.signature, {"": base_eta, **{v: e for v, (_, e) in variants.items()}})
+    write_noise_check(check, exp.out)
+    return check
 
 
 def _write_run_record(exp: Experiment, res: RunResult) -> None:

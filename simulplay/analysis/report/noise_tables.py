@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulplay.analysis.noise import SPREAD_PANELS, spread_table
 from simulplay.analysis.realizations import has_realizations, talk_sd_summary, talk_spread
 from simulplay.analysis.report.load import RunData
 from simulplay.analysis.report.model import ReportTable, extend
@@ -26,18 +27,19 @@ def _without_realization(sig, table: str):
 
 
 def realization_table(run: RunData) -> ReportTable | None:
-    """Per condition: η's spread across realizations (mean, lowest, highest, range of the
-    realizations' η), the mean width of their bootstrap intervals, and the per-talk
-    standard deviations across realizations (median, maximum, the widest talk)."""
-    eta = run.eta.frame
+    """Per condition: η's spread across realizations (mean, lowest, highest, range and SD of
+    the realizations' η, :func:`simulplay.analysis.noise.spread_table`), the mean width of
+    their bootstrap intervals, and the per-talk standard deviations across realizations
+    (median, maximum, the widest talk)."""
+    eta = run.eta.frame.reset_index(drop=True)
     if not has_realizations(eta):
         return None
-    keys = [k for k in ("backend", "threshold") if k in eta]
-    eta = eta.assign(_i=range(len(eta)), _w=eta["ci_high_s"] - eta["ci_low_s"])
-    g = eta.groupby([*keys, "condition"], sort=False)
-    table = g.agg(n_realizations=("eta_s", "size"), eta_mean_s=("eta_s", "mean"), eta_min_s=("eta_s", "min"),
-                  eta_max_s=("eta_s", "max"), ci_width_mean_s=("_w", "mean"), _i=("_i", "first")).reset_index()
-    table.insert(table.columns.get_loc("ci_width_mean_s"), "eta_range_s", table["eta_max_s"] - table["eta_min_s"])
+    keys = [k for k in SPREAD_PANELS if k in eta]
+    table, _ = spread_table(eta, [s if isinstance(s, dict) else {} for s in run.eta.signatures])
+    eta = eta.assign(_i=range(len(eta)), ci_width_mean_s=eta["ci_high_s"] - eta["ci_low_s"])
+    width = eta.groupby([*keys, "condition"], sort=False).agg(ci_width_mean_s=("ci_width_mean_s", "mean"),
+                                                              _i=("_i", "first")).reset_index()
+    table = table.merge(width, on=[*keys, "condition"], how="left")
     talk, _ = talk_sd_summary(talk_spread(run.per_talk.frame)[0])
     cols = ["median_talk_sd_s", "max_talk_sd_s", "widest_talk", "widest_low_s", "widest_high_s"]
     table = table.merge(talk[[*keys, "condition", *cols]], on=[*keys, "condition"], how="left")
@@ -47,13 +49,14 @@ def realization_table(run: RunData) -> ReportTable | None:
     return ReportTable.signed(
         "realizations_eta", "η across realizations beside its bootstrap interval",
         f"Seconds. {n} synthesis realizations of the same plan, each its own panel (never pooled): the mean, lowest "
-        "and highest of their η and its range (how much realizations disagree), beside the mean width of their "
+        "and highest of their η, its range (how much realizations disagree) and standard deviation, beside the mean "
+        "width of their "
         "paired talk-bootstrap intervals (which describe the talks, not synthesis noise). Per talk, the sample "
         "standard deviation (ddof 1) of its η across realizations: median and maximum over talks, and the talk whose "
         "η ranges widest, from its lowest to its highest η. A range small against the interval width says the effect "
         "is not clock or synthesis noise.", table.drop(columns="_i"), sigs,
         labels={"n_realizations": "realizations", "eta_mean_s": "η mean (s)", "eta_min_s": "η lowest (s)",
-                "eta_max_s": "η highest (s)", "eta_range_s": "η range (s)",
+                "eta_max_s": "η highest (s)", "eta_range_s": "η range (s)", "eta_sd_s": "η SD (s)",
                 "ci_width_mean_s": "interval width, mean (s)", "median_talk_sd_s": "per-talk SD, median (s)",
                 "max_talk_sd_s": "per-talk SD, max (s)", "widest_talk": "widest talk",
                 "widest_low_s": "its lowest η (s)", "widest_high_s": "its highest η (s)"})
