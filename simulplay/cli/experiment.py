@@ -20,8 +20,13 @@ def run(
     With realizations = N ≥ 2 it also prints and writes (eta_spread.csv/.md) the spread of
     η per rule across the realizations — max − min and standard deviation, seconds, per
     replay — and how far the same request's duration differs between realizations
-    (duration_noise.csv). With Piper's paper settings a fresh realization draws new
-    durations; under piper:durations=fixed and service=zero the spread is exactly 0."""
+    (duration_noise.csv), and talk by talk each talk's η per realization with its sample
+    SD (eta_talk_spread.csv) and per rule the median and maximum per-talk SD and the talk
+    with the largest range (eta_talk_sd.csv/.md, printed). With Piper's paper settings a
+    fresh realization draws new durations; under piper:durations=fixed and service=zero
+    the spread is exactly 0. Conditions are synthesized in the experiment's order
+    (counterbalanced by default: see `simulplay synth --help`). A panel of fewer than 10
+    talks gets a note under each η table: read its direction counts first."""
     from simulplay.cli.console import progress_bar
     from simulplay.workflows.experiment import load_experiment
     from simulplay.workflows.pipeline import run_experiment
@@ -43,8 +48,7 @@ def demo(
     `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,
     timer:w=2, timer:w=4, punct and words; replayed (also with chunk release, zero
     service, the modelled clock service=fit and edge silence removed at VAD thresholds
-    0.3/0.5/0.7); η with intervals
-    printed and a report written. A second run reuses the store. onnxruntime uses
+    0.3/0.5/0.7); η with intervals printed and a report written. A second run reuses the store. onnxruntime uses
     min(4, CPU cores) intra-op threads here.
 
     Piper draws fresh noise in every run (onnxruntime seeds it once per process), so η
