@@ -186,11 +186,14 @@ def write_table(
     kind: str,
     signature_column: bool = False,
     extra_meta: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
 ) -> Path:
     """Write ``df`` with one signature per row (or one for all rows), atomically.
 
     ``signature_column`` adds the display string as a ``signature`` column in every
-    format (tables whose contract lists it); CSV always gets the column.
+    format (tables whose contract lists it); CSV always gets the column. ``notes``
+    (e.g. the small-panel note) go under a Markdown table as ``Note:`` lines and into
+    Parquet metadata (``notes``); a CSV has no place for them.
     """
     p = Path(path)
     fmt = table_format(p)
@@ -208,6 +211,8 @@ def write_table(
                     unique.append(s)
                 index.append(unique.index(s))
             meta = {"table": kind, "signatures": unique, "row_signature": index}
+            if notes:
+                meta["notes"] = list(notes)
             meta.update(extra_meta or {})
             table = pa.Table.from_pandas(out, preserve_index=False)
             md = dict(table.schema.metadata or {})
@@ -218,7 +223,7 @@ def write_table(
                 out["signature"] = shown
             out.to_csv(tmp, index=False)
         else:
-            tmp.write_text(to_markdown(out, shown, with_column=signature_column), encoding="utf-8")
+            tmp.write_text(to_markdown(out, shown, with_column=signature_column, notes=notes), encoding="utf-8")
     return p
 
 
@@ -230,8 +235,10 @@ def _md_cell(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
-def to_markdown(df: pd.DataFrame, signatures: Sequence[str], *, with_column: bool = False) -> str:
-    """A GitHub-flavoured Markdown table; floats at 3 decimals; signatures as footnotes."""
+def to_markdown(df: pd.DataFrame, signatures: Sequence[str], *, with_column: bool = False,
+                notes: Sequence[str] = ()) -> str:
+    """A GitHub-flavoured Markdown table; floats at 3 decimals; ``Note:`` lines, then the
+    signatures as footnotes."""
     body = df.drop(columns=["signature"], errors="ignore") if with_column else df
     unique = list(dict.fromkeys(signatures))
     cols = list(body.columns) + (["sig"] if len(unique) > 1 else [])
@@ -242,6 +249,7 @@ def to_markdown(df: pd.DataFrame, signatures: Sequence[str], *, with_column: boo
             cells.append(f"[{unique.index(signatures[i]) + 1}]")
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
+    lines += [f"Note: {n}  " for n in notes]
     if len(unique) == 1:
         lines.append(f"Signature: `{unique[0]}`")
     else:

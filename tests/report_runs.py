@@ -48,18 +48,25 @@ def synthetic_manifest(n_talks: int, seed: int = 7, names=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True, names=None) -> Path:
+def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True, names=None,
+             realizations: int = 1, services: tuple[str, ...] = ("zero",)) -> Path:
     """Write a run folder as `simulplay run` does: manifest, summary, η (+ per talk,
-    contrasts), the service=zero variant, run.json and the trace file it names."""
+    contrasts), the service variants (``service=zero``), run.json and the trace file it
+    names. Realizations after the first repeat the plan with service times drawn afresh
+    (uniform 0.5–1.5 × the first's, seeded)."""
     folder.mkdir(parents=True, exist_ok=True)
     man = synthetic_manifest(n_talks, names=names)
+    if realizations > 1:
+        rng = np.random.default_rng(11)
+        man = pd.concat([man] + [man.assign(realization=r, service_s=man["service_s"] * rng.uniform(0.5, 1.5, len(man)))
+                                 for r in range(1, realizations)], ignore_index=True)
     common = base_signature(backend="fake@0/sine/abc", splitter="none", reuse="always")
     write_table(man, folder / "manifest.parquet", [{**common, "rule": c} for c in man["condition"]], kind="manifest",
                 extra_meta={"signature": common})
     valid = validate_manifest(man, "manifest.parquet")
     boot = Bootstrap(draws=draws, seed=3)
     contrasts = [("punct", "timer:w=4")]
-    for suffix, service in (("", "measured"), (".service-zero", "zero")):
+    for suffix, service in (("", "measured"), *((f".service-{v}", v) for v in services)):
         rep = replay(valid, service=parse_service(service), upstream=common)
         write_table(rep.summary, folder / f"summary{suffix}.parquet", rep.signatures, kind="playback-summary")
         eta = compute_eta(rep.summary, a="A", f="F", reference="immediate", boot=boot, contrasts=contrasts,
@@ -77,9 +84,10 @@ def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = Tru
                 for i, w in enumerate(["Hello there", "world.", "a b c d", "end!"])]
         write_trace(pd.DataFrame(rows), trace_path, base_signature(table="trace"))
     record = {"experiment": {"name": f"synthetic-{n_talks}", "traces": [str(trace_path)], "a": "A", "f": "F",
-                             "rules": RULES, "reference": "immediate", "backend": BACKEND, "realizations": 1,
+                             "rules": RULES, "reference": "immediate", "backend": BACKEND, "realizations": realizations,
                              "draws": draws, "seed": 3, "quantile_method": "linear", "confidence": 0.95,
-                             "contrasts": [list(c) for c in contrasts], "variants": ["service=zero"]},
+                             "contrasts": [list(c) for c in contrasts],
+                             "variants": [f"service={v}" for v in services]},
               "requests": len(man), "synthesized": 0, "already_in_store": 0, "failed": 0, "reused_rows": 0,
               "audio_s": float(man["audio_s"].sum()), "excluded_outputs": [], "signature": common}
     (folder / "run.json").write_text(json.dumps(record), encoding="utf-8")

@@ -15,6 +15,7 @@ import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.gaps import direction_counts, per_talk_effects
+from simulplay.analysis.small_panels import small_panel_notes
 from simulplay.errors import IncompleteError, InputError
 from simulplay.fields import Checker
 from simulplay.grouping import canonical_condition
@@ -43,6 +44,8 @@ class EtaResult:
     contrasts: pd.DataFrame
     contrast_signatures: list[dict[str, Any]]
     excluded: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # small-panel notes under the η table
+    contrast_notes: list[str] = field(default_factory=list)  # and under the contrast table
 
 
 def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
@@ -168,7 +171,8 @@ def compute_eta(
     per_talk = pd.DataFrame(talk_rows, columns=[*panel_keys, "talk_id", "condition", "delta_ref_s",
                                                 "delta_s", "eta_s", "duration_part_s", "idle_part_s"])
     contrast = pd.DataFrame(c_rows, columns=[*panel_keys, *CONTRAST_COLUMNS])
-    return EtaResult(table, sigs, per_talk, talk_sigs, contrast, c_sigs, excluded)
+    return EtaResult(table, sigs, per_talk, talk_sigs, contrast, c_sigs, excluded, small_panel_notes(table, per_talk),
+                     small_panel_notes(contrast, name="p1", symbol="diff"))
 
 
 #: Signature keys that may differ between the rows of one panel (they are table columns).

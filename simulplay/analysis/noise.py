@@ -8,7 +8,9 @@ how much they disagree) and the sample standard deviation (ddof 1), in seconds.
 by text: with Piper's paper settings the same text gets another sample count almost every
 time; with ``durations=fixed`` never. Under ``reuse=always`` later realizations reuse the first
 one's audio and service times, so their spread is zero by construction (``n_fresh`` counts
-the texts a realization synthesized itself).
+the texts a realization synthesized itself). ``talks`` goes one level down, talk by talk
+(the paper's C.4, :mod:`simulplay.analysis.realizations`): each talk's η per realization,
+its sample SD, and per condition the median and maximum SD and the widest talk.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.eta import EtaResult
+from simulplay.analysis.realizations import RealizationTables, realization_tables, write_realization_tables
 from simulplay.signature import merge
 from simulplay.tables import write_table
 
@@ -45,13 +48,20 @@ class NoiseCheck:
     duration_signatures: list[dict[str, Any]]
     reuse: str | None = None
     notes: list[str] = field(default_factory=list)
+    talks: RealizationTables | None = None  # the primary replay's η talk by talk across realizations
 
 
 def eta_spread(eta: EtaResult) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """One row per (backend, threshold, condition) over its realizations; empty when the
     table has fewer than two realizations. Signatures: the η rows' without ``realization``,
     with ``table: eta-spread`` and the realizations' count."""
-    t = eta.table
+    return spread_table(eta.table, eta.table_signatures)
+
+
+def spread_table(t: pd.DataFrame, table_signatures: list[dict[str, Any]]) -> tuple[pd.DataFrame,
+                                                                                 list[dict[str, Any]]]:
+    """:func:`eta_spread` of an η table (seconds) and its row signatures (``t`` indexed
+    0…n−1, as the signatures are)."""
     keys = [k for k in SPREAD_PANELS if k in t]
     cols = [*keys, *SPREAD_COLUMNS]
     if "realization" not in t or t["realization"].nunique() < 2:
@@ -63,7 +73,7 @@ def eta_spread(eta: EtaResult) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
                      "n_realizations": len(eta_s), "eta_mean_s": eta_s.mean(), "eta_min_s": eta_s.min(),
                      "eta_max_s": eta_s.max(), "eta_range_s": eta_s.max() - eta_s.min(),
                      "eta_sd_s": eta_s.std(ddof=1) if len(eta_s) > 1 else np.nan})
-        first = {k: v for k, v in eta.table_signatures[int(g.index[0])].items() if k != "realization"}
+        first = {k: v for k, v in table_signatures[int(g.index[0])].items() if k != "realization"}
         sigs.append(merge(first, {"table": "eta-spread", "realizations": len(eta_s)}))
     return pd.DataFrame(rows, columns=cols), sigs
 
@@ -96,7 +106,8 @@ def duration_noise(manifest: pd.DataFrame) -> pd.DataFrame:
 
 def noise_check(manifest: pd.DataFrame, signature: Mapping[str, Any], etas: Mapping[str, EtaResult]) -> NoiseCheck:
     """η spread of every replay in ``etas`` (keyed by variant, ``""`` for the primary one),
-    stacked with a ``replay`` column, and the duration comparison of ``manifest``."""
+    stacked with a ``replay`` column, the primary replay's η talk by talk, and the duration
+    comparison of ``manifest``."""
     frames, sigs = [], []
     for name, eta in etas.items():
         table, s = eta_spread(eta)
@@ -111,11 +122,13 @@ def noise_check(manifest: pd.DataFrame, signature: Mapping[str, Any], etas: Mapp
     if len(durations) and (durations["n_fresh"] == 0).all():
         notes.append(f"later realizations reuse the first one's audio and service times (reuse={reuse}): "
                      "their spread is 0 by construction; reuse = \"same-realization\" synthesizes each afresh")
-    return NoiseCheck(spread, sigs, durations, dsigs, reuse, notes)
+    talks = realization_tables(etas[""]) if "" in etas else None
+    return NoiseCheck(spread, sigs, durations, dsigs, reuse, notes, talks)
 
 
 def write_noise_check(check: NoiseCheck, out: Path) -> list[Path]:
-    """``eta_spread.csv``/``.md`` and ``duration_noise.csv`` in ``out`` (nothing when the run
+    """``eta_spread.csv``/``.md``, ``duration_noise.csv`` and, talk by talk,
+    ``eta_talk_spread.csv`` and ``eta_talk_sd.csv``/``.md`` in ``out`` (nothing when the run
     has one realization)."""
     if check.spread.empty:
         return []
@@ -123,5 +136,9 @@ def write_noise_check(check: NoiseCheck, out: Path) -> list[Path]:
                          signature_column=True) for ext in (".csv", ".md")]
     paths.append(write_table(check.durations, out / "duration_noise.csv", check.duration_signatures,
                              kind="duration-noise", signature_column=True))
+    if check.talks is not None:
+        paths += write_realization_tables(check.talks, out / "eta_talk_spread.csv", out / "eta_talk_sd.csv")
+        paths.append(write_table(check.talks.summary, out / "eta_talk_sd.md", check.talks.summary_signatures,
+                                 kind="eta-talk-sd", signature_column=True))
     return paths
 

@@ -29,14 +29,17 @@ def _cell(v: Any) -> str:
 
 
 def print_table(df: pd.DataFrame, signatures: Sequence[Mapping[str, Any]] | Mapping[str, Any],
-                title: str | None = None) -> None:
-    """Print a table and, under it, every distinct signature its rows carry."""
+                title: str | None = None, notes: Sequence[str] = ()) -> None:
+    """Print a table and, under it, its notes (``note: …``, e.g. a small panel) and every
+    distinct signature its rows carry."""
     table = Table(title=title, title_justify="left")
     for col in df.columns:
         table.add_column(col, justify="right" if df[col].dtype.kind in "fiu" else "left")
     for row in df.itertuples(index=False):
         table.add_row(*(_cell(v) for v in row))
     console.print(table)
+    for note in notes:
+        console.print(f"note: {note}", soft_wrap=True)
     sigs = [signatures] if isinstance(signatures, Mapping) else list(signatures)
     for s in dict.fromkeys(format_signature(x) for x in compact_signatures(sigs)):
         console.print(f"[dim]signature: {s}[/dim]", soft_wrap=True)

@@ -20,8 +20,13 @@ def run(
     With realizations = N ≥ 2 it also prints and writes (eta_spread.csv/.md) the spread of
     η per rule across the realizations — max − min and standard deviation, seconds, per
     replay — and how far the same request's duration differs between realizations
-    (duration_noise.csv). With Piper's paper settings a fresh realization draws new
-    durations; under piper:durations=fixed and service=zero the spread is exactly 0."""
+    (duration_noise.csv), and talk by talk each talk's η per realization with its sample
+    SD (eta_talk_spread.csv) and per rule the median and maximum per-talk SD and the talk
+    with the largest range (eta_talk_sd.csv/.md, printed). With Piper's paper settings a
+    fresh realization draws new durations; under piper:durations=fixed and service=zero
+    the spread is exactly 0. Conditions are synthesized in the experiment's order
+    (counterbalanced by default: see `simulplay synth --help`). A panel of fewer than 10
+    talks gets a note under each η table: read its direction counts first."""
     from simulplay.cli.console import progress_bar
     from simulplay.workflows.experiment import load_experiment
     from simulplay.workflows.pipeline import run_experiment
@@ -42,8 +47,8 @@ def demo(
     """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
     `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,
     timer:w=2, timer:w=4, punct and words; replayed (also with chunk release, zero
-    service and edge silence removed at VAD thresholds 0.3/0.5/0.7); η with intervals
-    printed and a report written. A second run reuses the store. onnxruntime uses
+    service, the modelled clock service=fit and edge silence removed at VAD thresholds
+    0.3/0.5/0.7); η with intervals printed and a report written. A second run reuses the store. onnxruntime uses
     min(4, CPU cores) intra-op threads here.
 
     Piper draws fresh noise in every run (onnxruntime seeds it once per process), so η
@@ -69,6 +74,7 @@ ONE_REALIZATION_HINT = ("η of one realization; `simulplay demo --realizations 2
 
 def finish_run(res, exp, one_realization_hint: str = "") -> None:
     """What the run did and its tables: η, contrasts, sensitivity replays, edges, diagnostics."""
+    from simulplay.analysis.small_panels import small_panel_notes
     from simulplay.cli.console import print_table
     from simulplay.cli.diagnostics import print_diagnostics
     from simulplay.cli.synth import print_clock, print_parallel_summary
@@ -78,15 +84,21 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
                f"failed {st.failed} ({res.timings['synthesis_s']:.1f} s); analysis {res.timings['analysis_s']:.1f} s")
     print_clock(st.clock)
     print_parallel_summary(st, exp.executor, False)
-    print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}")
+    print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}",
+                notes=res.eta.notes)
     print_noise(res.noise, one_realization_hint)
     if len(res.eta.contrasts):
-        print_table(res.eta.contrasts, res.eta.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)")
+        print_table(res.eta.contrasts, res.eta.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)",
+                    notes=res.eta.contrast_notes)
     for name, (_, eta_v) in res.variants.items():
-        print_table(eta_v.table[eta_columns(eta_v.table)], eta_v.table_signatures, title=f"sensitivity replay {name}")
+        print_table(eta_v.table[eta_columns(eta_v.table)], eta_v.table_signatures,
+                    title=f"sensitivity replay {name}" + (
+                        " (a modelled clock, not a measurement)" if name == "service=fit" else ""),
+                    notes=small_panel_notes(eta_v.table, brief=True))
     if res.edges is not None:
         print_table(res.edges.eta.table[eta_columns(res.edges.eta.table, "threshold")],
-                    res.edges.eta.table_signatures, title="edge-silence replay (η per VAD threshold)")
+                    res.edges.eta.table_signatures, title="edge-silence replay (η per VAD threshold)",
+                    notes=small_panel_notes(res.edges.eta.table, brief=True))
     if res.content is not None:
         print_diagnostics(res.content)
     typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")
@@ -96,9 +108,9 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
 def eta_columns(table, *keys: str) -> list[str]:
     """The short η columns a replay table is printed with: ``keys``, then the backend and the
     realization when they take more than one value (else rows would look duplicated), then
-    condition, η and its interval (seconds)."""
+    condition, η and its interval (seconds) and the direction counts."""
     panels = [k for k in ("backend", "realization") if k in table and k not in keys and table[k].nunique() > 1]
-    return [*keys, *panels, "condition", "eta_s", "ci_low_s", "ci_high_s"]
+    return [*keys, *panels, "condition", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive"]
 
 
 def print_noise(check, one_realization_hint: str) -> None:
@@ -115,6 +127,9 @@ def print_noise(check, one_realization_hint: str) -> None:
              for s in compact_signatures([x for x, y in zip(check.spread_signatures, replays) if y == r])]
     print_table(check.spread, shown, title="η across realizations (synthesis noise): "
                 "eta_range_s is how much the realizations disagree, in seconds")
+    if check.talks is not None:
+        print_table(check.talks.summary, check.talks.summary_signatures,
+                    title="η across realizations, talk by talk: sample SD of each talk's η (s), the widest talk")
     print_table(check.durations, check.duration_signatures, title="Same text, another realization: durations")
     for note in check.notes:
         typer.echo(f"note: {note}")

@@ -23,14 +23,17 @@ from simulplay.cli.options import (
 )
 from simulplay.errors import InputError
 
+SERVICE_HELP = ("measured, zero, scale=F (service time × F), or fit: a modelled clock, each request's service "
+                "time predicted as b0 + b1·audio_s + b2·chars by a least-absolute-deviations fit over the replayed "
+                "requests, one per backend and realization (coefficients in the signature's 'fit').")
+
 
 def replay(
     manifest: Path = typer.Argument(..., help="Request manifest (.parquet or .csv)."),
     out: Path = out_option("Playback summary."),
     release: str = release_option("request: audio ready when the whole request is done (primary); "
                                   "chunk: each chunk ready at its recorded time (needs --chunks)."),
-    service: str = typer.Option("measured", "--service",
-                                help="measured, zero, or scale=F (service time × F)."),
+    service: str = typer.Option("measured", "--service", help=SERVICE_HELP),
     parts: Path | None = table_option("--parts", "Also write per-part playback."),
     chunks: Path | None = chunks_option(),
     allow_incomplete: bool = allow_incomplete_option(),
@@ -76,7 +79,7 @@ def player(
     prebuffer_s: str = typer.Option("0,0.5,1.5", "--prebuffer-s", help="Pre-buffers in seconds, comma-"
                                     "separated (each ≥ 0, no repeats): playback starts this long after the "
                                     "first part's readiness. One row per value, ascending."),
-    service: str = typer.Option("measured", "--service", help="measured, zero, or scale=F (service time × F)."),
+    service: str = typer.Option("measured", "--service", help=SERVICE_HELP),
     chunks: Path | None = chunks_option(),
     store: Path | None = typer.Option(None, "--store", help="Audio store of `simulplay synth`: adds "
                                       "first_audible_s (needs audio_key, sample_rate, n_samples columns)."),
@@ -221,7 +224,7 @@ def _print_edges(res, vad, out: Path, *, title: str) -> None:
     typer.echo(f"silero-vad {vad.variant}: inferred {st.inferred} waveform(s) ({st.audio_s:.1f} s of audio in "
                f"{st.inference_s:.1f} s), {st.cached} from the cache; {len(er.summary)} row(s) → {out}")
     if res.eta is not None:
-        print_table(res.eta.table, res.eta.table_signatures, title=title)
+        print_table(res.eta.table, res.eta.table_signatures, title=title, notes=res.eta.notes)
     if res.share is not None:
         print_table(res.share, res.share_signatures, title="non-speech share of the audio-duration reduction")
     if er.excluded:

@@ -32,6 +32,12 @@ def synth(
     out: Path = typer.Option(..., "--out", help="Request manifest (.parquet canonical, or .csv); the chunk "
                              "table goes beside it as <stem>.chunks.parquet."),
     realizations: int = typer.Option(1, "--realizations", min=1, help="Independent synthesis realizations."),
+    order: str = typer.Option("counterbalanced", "--order", help="Synthesis order: counterbalanced (default) or "
+                              "fixed. Realization by realization, talk by talk, then the conditions: with C "
+                              "conditions numbered c = 0…C−1 by first appearance, talk t (0-based, first "
+                              "appearance) in realization r puts condition c at position (c − k) mod C with order "
+                              "id k = (t + r) mod C (fixed: k = 0), so no condition is always first. Recorded per "
+                              "request: synth_order, order_id, condition_pos."),
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                          help="Input-limit splitter (default: the backend's own limit)."),
     reuse: str | None = typer.Option(None, "--reuse", help="never | same-realization | always "
@@ -71,6 +77,7 @@ def synth(
     from simulplay.cli.console import progress_bar
     from simulplay.grouping import parse_rule, unique_rules
     from simulplay.synthesis.executors import parse_executor
+    from simulplay.synthesis.plan import check_order
     from simulplay.synthesis.run import synthesize_files
     from simulplay.tables import check_distinct, check_writable
 
@@ -79,11 +86,12 @@ def synth(
     check_writable(out, (".parquet", ".csv"))
     check_distinct({"--out": out}, [*trace, *([requests] if requests else [])])
     rules = unique_rules([parse_rule(r) for r in rule])
+    check_order(order)
     config = backend_with_reuse(backend, reuse)
     spec = parse_executor(executor, worker_cpus=worker_cpus, worker_gpus=worker_gpus, retries=retries,
                           workers=workers)
     res = synthesize_files(config, store, out, traces=trace, rules=rules, requests=requests,
-                           realizations=realizations, max_chars=max_chars, progress=progress_bar(quiet),
+                           realizations=realizations, order=order, max_chars=max_chars, progress=progress_bar(quiet),
                            executor=spec, contention_sample=contention_sample)
     report_synthesis(res, out, spec.label(), worker_stats)
 

@@ -105,12 +105,12 @@ def replay(
     nanoseconds computed exactly (module docstring). A caller that changes a request's
     duration after validation changes ``n_samples`` too when the manifest has it.
     """
-    service = service or Measured()
     rel = parse_release(release)
     manifest, excluded = drop_incomplete(manifest, allow_incomplete, source)
     keys = output_keys(manifest)
     if manifest.empty:
         raise IncompleteError(f"{source}: no complete output to replay ({len(excluded)} excluded)")
+    service = (service or Measured()).bind(manifest, source)
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
     outputs = manifest.drop_duplicates(keys)[keys + ["source_s"]].reset_index(drop=True)
     _check_range(manifest, codes, service, chunks if rel.needs_chunks else None, source)
@@ -148,7 +148,7 @@ def replay(
     common = merge(upstream, base_signature(
         release=rel.label(), service=service.label(), trim="none",
         excluded=len(excluded) if allow_incomplete else None))
-    sigs = [merge(common, {"rule": row["condition"], "backend": row.get("backend")})
+    sigs = [merge(common, {"rule": row["condition"], "backend": row.get("backend")}, service.output_signature(row))
             for row in summary.to_dict("records")]
     return ReplayResult(summary, parts, sigs, excluded)
 
@@ -159,14 +159,14 @@ def _check_range(manifest: pd.DataFrame, codes: np.ndarray, service: ServiceMode
     summed service and audio must stay below 2⁶² ns (about 146 years), so that every sum
     and difference of the clock and the playback (at most twice that) fits."""
     n = int(codes.max()) + 1
-    per_output = {"service_s": service.apply(np.nan_to_num(manifest["service_s"].to_numpy(float))),
+    per_output = {"service_s": service.request_seconds(manifest),
                   "audio_s": manifest["audio_s"].to_numpy(float)}
     reach = {col: float(np.nanmax(np.abs(manifest[col].to_numpy(float)), initial=0.0))
              for col in ("dispatch_s", "ready_s")}
     reach |= {col: float(np.bincount(codes, np.nan_to_num(np.abs(v), nan=0.0, posinf=np.inf), minlength=n).max())
               for col, v in per_output.items()}
     if chunks is not None and len(chunks):
-        offsets = service.apply(np.abs(chunks["ready_offset_s"].to_numpy(float)))
+        offsets = service.chunk_seconds(np.abs(chunks["ready_offset_s"].to_numpy(float)))
         reach["ready_offset_s"] = float(np.nanmax(offsets, initial=0.0))
     total = sum(reach.values())
     if not total < MAX_S / 2:
@@ -190,7 +190,7 @@ def _request_clock(manifest: pd.DataFrame, codes: np.ndarray, service: ServiceMo
                             f"{row['condition']})", field="service_s" if np.isnan(svc[i]) else "dispatch_s",
                             accepted="dispatch_s and service_s on every request "
                             "(or --service measured with ready_s)")
-    clock = serial_clock(codes, to_ns(np.nan_to_num(dispatch)), to_ns(service.apply(np.nan_to_num(svc))))
+    clock = serial_clock(codes, to_ns(np.nan_to_num(dispatch)), to_ns(service.request_seconds(manifest)))
     ready = np.where(need_clock, clock.ready, to_ns(manifest["ready_s"].fillna(0.0).to_numpy(float)))
     return clock.start, ready
 
@@ -209,7 +209,7 @@ def _chunk_parts(manifest, keys, codes, start, service, chunks, source):
     ch = ch.drop(columns=["sample_rate"], errors="ignore").merge(req, on=keys + ["seq"], how="inner",
                                                                  validate="many_to_one")
     ch = ch.sort_values(["_row", "chunk"], kind="stable").reset_index(drop=True)
-    offsets = to_ns(service.apply(ch["ready_offset_s"].to_numpy(float)))
+    offsets = to_ns(service.chunk_seconds(ch["ready_offset_s"].to_numpy(float), ch["_row"].to_numpy()))
     ready = ch["_start"].to_numpy() + offsets
     parts = ch[keys + ["seq", "chunk"]].copy()
     codes = ch["_code"].to_numpy()

@@ -2,24 +2,32 @@
 
 Service models (``--service``) change the measured synthesis time: ``measured`` keeps
 each request's measured service time; ``zero`` removes it; ``scale=F`` multiplies it by
-F (faster or slower hardware). Releases (``--release``) decide when audio enters
+F (faster or slower hardware); ``fit`` is a modelled clock, each request's service time
+predicted from the replayed requests by a robust per-panel fit on audio duration and text
+length (:mod:`simulplay.sim.servicefit`). Releases (``--release``) decide when audio enters
 playback: ``request`` (primary) when the whole request is done, ``chunk`` each chunk at
 its own recorded time. Samples, grouping and text stay fixed in every variant.
 
 A variant is a frozen dataclass registered by name (``@register_service_model``,
 ``@register_release``) whose fields are its parameters; ``to_dict()`` rebuilds it and
-``label()`` is what signatures record. An experiment file names variants as
+``label()`` is what signatures record. Replay calls ``bind(manifest)`` once (a model that
+needs the manifest's own data, such as ``fit``, returns a bound copy) and then asks the
+bound model for each request's seconds (``request_seconds``), each chunk's offset
+(``chunk_seconds``) and what each output's signature adds (``output_signature``). An experiment file names variants as
 ``release=NAME`` or ``service=MODEL`` (:func:`parse_variant`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
-from simulplay.errors import InputError
+from simulplay.errors import InputError, SimulplayError
+from simulplay.sim.servicefit import ServiceFit, fit_service
 from simulplay.specs import Registry, format_value, params
 
 
@@ -52,6 +60,23 @@ class ServiceModel:
     def to_dict(self) -> dict[str, Any]:
         """The registered name and every parameter."""
         return {"service": self.name, **params(self)}
+
+    def bind(self, manifest: pd.DataFrame, source: str = "manifest") -> ServiceModel:
+        """The model for this validated manifest's rows (this one: no data needed)."""
+        return self
+
+    def request_seconds(self, manifest: pd.DataFrame) -> np.ndarray:
+        """Each request's service seconds under the variant (missing ones as 0)."""
+        return self.apply(np.nan_to_num(manifest["service_s"].to_numpy(float)))
+
+    def chunk_seconds(self, offsets: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Chunk offsets (seconds since the request started) under the variant; ``rows``:
+        each chunk's request row in the bound manifest (``None``: a bound over all rows)."""
+        return self.apply(offsets)
+
+    def output_signature(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """What the signature of the output in ``row`` (its key columns) adds."""
+        return {}
 
 
 SERVICE_MODELS: Registry[ServiceModel] = Registry("service model")
@@ -94,6 +119,64 @@ class Scale(ServiceModel):
     def label(self) -> str:
         """``scale=F`` with the factor written as in RULE strings (``scale=0.5``)."""
         return f"scale={format_value(self.factor)}"
+
+
+@register_service_model("fit")
+@dataclass(frozen=True)
+class Fit(ServiceModel):
+    """A modelled clock: each request's service time predicted by a least-absolute-
+    deviations fit of service_s on audio_s and text characters, one fit per backend and
+    realization, over the replayed requests (:mod:`simulplay.sim.servicefit`)."""
+
+    syntax = "fit (a modelled clock)"
+
+    def apply(self, service: np.ndarray) -> np.ndarray:
+        """Not defined: the fit predicts from a manifest's rows (:meth:`bind` first)."""
+        raise SimulplayError("service model 'fit' predicts from a manifest: bind it first")
+
+    def bind(self, manifest: pd.DataFrame, source: str = "manifest") -> ServiceModel:
+        """Fit every panel of ``manifest`` (errors name ``source``): a :class:`FittedClock`."""
+        fits, codes, predicted = fit_service(manifest, source)
+        return FittedClock(tuple(fits), codes, predicted, np.nan_to_num(manifest["service_s"].to_numpy(float)))
+
+
+@dataclass(frozen=True, eq=False)
+class FittedClock(Fit):
+    """``fit`` bound to one manifest: its fits, each row's panel number, each row's
+    predicted and measured seconds. Chunk offsets scale with their request
+    (predicted / measured; unchanged when nothing was measured)."""
+
+    fits: tuple[ServiceFit, ...] = ()
+    panel_of_row: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    predicted: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    measured: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def bind(self, manifest: pd.DataFrame, source: str = "manifest") -> ServiceModel:
+        """Already bound: itself."""
+        return self
+
+    def request_seconds(self, manifest: pd.DataFrame) -> np.ndarray:
+        """The predicted service seconds of the bound manifest's rows."""
+        return self.predicted
+
+    def chunk_seconds(self, offsets: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Offsets (s) × their request's predicted / measured seconds (without ``rows``:
+        × the largest such ratio, a bound for range checks)."""
+        ratio = np.divide(self.predicted, self.measured, out=np.ones(len(self.measured)), where=self.measured > 0)
+        if rows is None:
+            return offsets * float(ratio.max(initial=1.0))
+        return offsets * ratio[rows]
+
+    def output_signature(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """``fit``: the modelled clock of the output's panel (:meth:`ServiceFit.describe`)."""
+        for fit in self.fits:
+            if all(str(row.get(k)) == v for k, v in fit.panel):
+                return {"fit": fit.describe()}
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"service": "fit"}``: binding again refits from the manifest."""
+        return {"service": self.name}
 
 
 def service_syntax() -> str:
@@ -196,13 +279,13 @@ class ReplayVariant:
 
 
 def parse_variant(text: str, *, source: str, key: str | None = None) -> ReplayVariant:
-    """``release=chunk`` (measured service) or ``service=zero``, ``service=scale=F``
-    (request release); errors name ``source`` (the experiment file) and ``key`` (its key)."""
+    """``release=chunk`` (measured service) or ``service=zero``, ``service=scale=F``,
+    ``service=fit`` (request release); errors name ``source`` (the experiment file) and ``key`` (its key)."""
     kind, eq, value = text.partition("=")
     where = f"{source}: key '{key}'" if key else source
     if kind == "release" and value in RELEASES.names():
         return ReplayVariant(parse_release(value, source=where), Measured())
     if kind == "service" and eq:
         return ReplayVariant(RequestRelease(), parse_service(value, source=where))
-    accepted = ", ".join(["release=chunk", "service=zero", "service=scale=F"])
+    accepted = ", ".join(["release=chunk", "service=zero", "service=scale=F", "service=fit"])
     raise InputError.at(source, f"'{text}' is not a replay variant", field=key, field_label="key", accepted=accepted)

@@ -19,7 +19,7 @@ from simulplay.backends.base import Backend, backend_summary
 from simulplay.backends.store import AudioStore
 from simulplay.signature import base_signature
 from simulplay.synthesis.columns import CHUNK_ORDER, MANIFEST_ORDER
-from simulplay.synthesis.plan import origin_of
+from simulplay.synthesis.plan import ORDER_COLUMNS, origin_of
 
 
 def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -28,7 +28,8 @@ def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame,
     for row in plan.to_dict("records"):
         rec = store.get_record(row["key"])
         out = {k: row[k] for k in ("talk_id", "system", "condition", "backend", "realization", "seq",
-                                   "dispatch_s", "source_s", "text", "glue", "trigger", "n_updates", "group")}
+                                   "dispatch_s", "source_s", "text", "glue", "trigger", "n_updates", "group",
+                                   *ORDER_COLUMNS)}
         if rec is None:
             fail = store.get_failure(row["key"]) or {}
             out.update(service_s=np.nan, audio_s=np.nan, audio_key="", sample_rate=0, n_samples=0,
@@ -65,4 +66,4 @@ def manifest_signature(backend: Backend, plan: pd.DataFrame) -> dict[str, Any]:
     ident = backend.identity()
     return base_signature(backend=backend_summary(ident), settings=ident.get("settings"), seed=ident.get("seed"),
                           reuse=plan.attrs.get("reuse"), splitter=plan.attrs.get("splitter"),
-                          **backend.config.signature_fields())
+                          order=plan.attrs.get("order"), **backend.config.signature_fields())

@@ -1,4 +1,4 @@
-"""Planning synthesis: every request of every output, in a counterbalanced order, with its key.
+"""Planning synthesis: every request of every output, in a synthesis order, with its key.
 
 ``plan_requests`` turns streams × rules × realizations into requests (through
 ``plan_from_requests``, which a requests file read with ``--requests`` also takes), each with a
@@ -6,6 +6,15 @@
 (``never``: the request itself; ``same-realization``: the realization; ``always``: none).
 Requests that share a key share audio and measured service time (reuse, recorded).
 Planning reads no model: the backend is created but not loaded.
+
+Synthesis order (``order``, :data:`ORDERS`): realization by realization, talk by talk
+(first appearance), and within a talk condition by condition. With C conditions numbered
+c = 0…C−1 by first appearance and talks t = 0…T−1, realization r uses the *order id*
+``k = (t + r) mod C`` under ``counterbalanced`` (``k = 0`` under ``fixed``), and condition c
+takes position ``(c − k) mod C`` in its talk's block: a cyclic Latin square, so over any C
+consecutive talks, or C realizations of one talk, every condition is synthesized once in
+every position. Each planned request records ``synth_order`` (its 0-based position in the
+run's order), ``order_id`` (k) and ``condition_pos`` (its condition's position).
 """
 
 from __future__ import annotations
@@ -18,8 +27,21 @@ from typing import Any
 import pandas as pd
 
 from simulplay.backends.base import Backend, identity_key
+from simulplay.errors import InputError
 from simulplay.grouping import Rule, Splitter, requests_frame, split_requests
 from simulplay.traces.model import Stream
+
+#: Synthesis orders: ``counterbalanced`` rotates the condition order per talk and realization.
+ORDERS = ("counterbalanced", "fixed")
+#: Columns a plan (and the manifest) records about the synthesis order.
+ORDER_COLUMNS = ("synth_order", "order_id", "condition_pos")
+
+
+def check_order(order: str, source: str = "--order") -> str:
+    """``order`` when it is one of :data:`ORDERS`, else an InputError naming ``source``."""
+    if order not in ORDERS:
+        raise InputError.at(f"{source} '{order}'", "unknown synthesis order", accepted=" or ".join(ORDERS))
+    return order
 
 
 def request_key(ident_hash: str, text: str, reuse: str, origin: dict[str, Any]) -> str:
@@ -36,22 +58,30 @@ def request_key(ident_hash: str, text: str, reuse: str, origin: dict[str, Any]) 
 
 
 def plan_requests(streams: list[Stream], rules: Iterable[Rule], backend: Backend, *,
-                  realizations: int = 1, splitter: Splitter | None = None, reuse: str | None = None) -> pd.DataFrame:
+                  realizations: int = 1, splitter: Splitter | None = None, reuse: str | None = None,
+                  order: str = "counterbalanced") -> pd.DataFrame:
     """Every request of every output of ``streams`` grouped by ``rules`` (see
     :func:`plan_from_requests`, which it calls on the unsplit groups)."""
     return plan_from_requests(requests_frame(streams, rules), backend, realizations=realizations,
-                              splitter=splitter, reuse=reuse)
+                              splitter=splitter, reuse=reuse, order=order)
+
+
+def order_ids(talk_index: pd.Series, realization: int, n_conditions: int, order: str) -> pd.Series:
+    """The order id k of each row's (talk, realization): ``(t + r) mod C`` under
+    ``counterbalanced``, 0 under ``fixed`` (module docstring)."""
+    if order == "fixed":
+        return talk_index * 0
+    return (talk_index + realization) % n_conditions
 
 
 def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations: int = 1,
-                       splitter: Splitter | None = None, reuse: str | None = None) -> pd.DataFrame:
+                       splitter: Splitter | None = None, reuse: str | None = None,
+                       order: str = "counterbalanced") -> pd.DataFrame:
     """Every request of a requests table (rows of an output in ``seq`` order), split by
-    the input limit (``splitter``, default the backend's), in a counterbalanced synthesis order.
-
-    Order: realization by realization; within it talk by talk (in order of first
-    appearance), with the condition order (first appearance) rotated by one position per
-    talk (and per realization) so that no condition is always synthesized first.
+    the input limit (``splitter``, default the backend's), in the synthesis ``order``
+    (module docstring): realization, talk, condition position, system, seq.
     """
+    check_order(order)
     splitter = splitter or backend.splitter()
     reuse = reuse or backend.config.reuse_policy()
     ident = identity_key(backend.identity())
@@ -63,17 +93,20 @@ def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations
         df = base.assign(realization=r)
         t_index = df["talk_id"].map({t: i for i, t in enumerate(talks)})
         c_index = df["condition"].map({c: i for i, c in enumerate(conds)})
-        df["_order"] = (c_index - t_index - r) % len(conds)
+        df["order_id"] = order_ids(t_index, r, len(conds), order)
+        df["condition_pos"] = (c_index - df["order_id"]) % len(conds)
         df["_talk"] = t_index
         frames.append(df)
     plan = pd.concat(frames, ignore_index=True)
-    plan = plan.sort_values(["realization", "_talk", "_order", "system", "seq"], kind="stable")
-    plan = plan.drop(columns=["_order", "_talk"]).reset_index(drop=True)
+    plan = plan.sort_values(["realization", "_talk", "condition_pos", "system", "seq"], kind="stable")
+    plan = plan.drop(columns=["_talk"]).reset_index(drop=True)
+    plan["synth_order"] = range(len(plan))
     plan["backend"] = backend.label()
     origins = plan[["talk_id", "system", "condition", "realization", "seq"]].to_dict("records")
     plan["key"] = [request_key(ident, t, reuse, o) for t, o in zip(plan["text"], origins)]
     plan.attrs["reuse"] = reuse
     plan.attrs["splitter"] = splitter.describe()
+    plan.attrs["order"] = order
     return plan
 
 

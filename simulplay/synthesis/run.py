@@ -53,7 +53,7 @@ class SynthResult:
 
 def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: BackendConfig, store: AudioStore,
                            out: Path, *, realizations: int = 1, max_chars: int | None = None,
-                           reuse: str | None = None, progress: Progress = NO_PROGRESS,
+                           reuse: str | None = None, order: str = "counterbalanced", progress: Progress = NO_PROGRESS,
                            executor: ExecutorSpec | None = None, contention_sample: int = 8,
                            traces: Sequence[Path] = ()) -> SynthResult:
     """Plan, synthesize what the store lacks, and write ``out`` plus its chunk table.
@@ -65,14 +65,16 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     """
     backend = config.create()
     splitter = Splitter(max_chars) if max_chars else None
-    plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse)
+    plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse,
+                         order=order)
     return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
                        contention_sample=contention_sample, traces=traces)
 
 
 def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: AudioStore, out: Path, *,
                         realizations: int = 1, max_chars: int | None = None, reuse: str | None = None,
-                        progress: Progress = NO_PROGRESS, executor: ExecutorSpec | None = None,
+                        order: str = "counterbalanced", progress: Progress = NO_PROGRESS,
+                        executor: ExecutorSpec | None = None,
                         contention_sample: int = 8) -> SynthResult:
     """Synthesize exactly the requests of a validated requests file (a ``group`` output,
     possibly edited); requests beyond the input limit are split as for traces.
@@ -83,7 +85,8 @@ def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: Au
     """
     backend = config.create()
     splitter = Splitter(max_chars) if max_chars else None
-    plan = plan_from_requests(requests.frame, backend, realizations=realizations, splitter=splitter, reuse=reuse)
+    plan = plan_from_requests(requests.frame, backend, realizations=realizations, splitter=splitter, reuse=reuse,
+                              order=order)
     sigs = requests.signatures
     origin = None if sigs is None else [_prefixed(sigs[row - 1]) for row in plan["_row"]]
     return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
@@ -96,7 +99,7 @@ def synthesize_files(config: BackendConfig, store: str | Path, out: Path, *, tra
     """Synthesize the requests of a requests file, or of the trace files under ``rules``,
     into the store folder ``store`` (opened, and created, only once the inputs have been
     read and validated in full); ``options`` go to :func:`synthesize_requests` or
-    :func:`synthesize_to_manifest` (realizations, max_chars, progress, executor, …)."""
+    :func:`synthesize_to_manifest` (realizations, order, max_chars, progress, executor, …)."""
     if requests is not None:
         plan = read_requests(requests)
         return synthesize_requests(plan, config, AudioStore.open(store), out, **options)

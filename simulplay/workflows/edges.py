@@ -179,6 +179,7 @@ def write_edges(run: EdgesRun, summary: Path, *, eta: Path | None = None, share:
     er = run.result
     write_table(er.summary, summary, er.signatures, kind="edges-summary", extra_meta={"vad": er.vad})
     if eta is not None and run.eta is not None:
-        write_table(run.eta.table, eta, run.eta.table_signatures, kind="eta-edges", signature_column=True)
+        write_table(run.eta.table, eta, run.eta.table_signatures, kind="eta-edges", signature_column=True,
+                    notes=run.eta.notes)
     if share is not None and run.share is not None:
         write_table(run.share, share, run.share_signatures, kind="edges-nonspeech", signature_column=True)

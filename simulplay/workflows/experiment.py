@@ -9,6 +9,7 @@ Example (paths are relative to the TOML file)::
     rules = ["immediate", "timer:w=2", "timer:w=4", "punct", "words"]
     reference = "immediate"
     realizations = 1
+    order = "counterbalanced"   # synthesis order (or "fixed"); see simulplay.synthesis.plan
     out = "runs/demo"           # output folder
     store = "runs/store"        # audio store (default: <out>/store)
     max_chars = 400             # optional input-limit splitter
@@ -47,9 +48,9 @@ from typing import Any
 from simulplay.errors import InputError
 
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
-            "realizations": int, "out": str, "store": str, "max_chars": int, "backend": dict, "analysis": dict,
-            "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float, "retries": int,
-            "content": dict}
+            "realizations": int, "order": str, "out": str, "store": str, "max_chars": int, "backend": dict,
+            "analysis": dict, "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float,
+            "retries": int, "content": dict}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "contrasts": list,
                  "variants": list, "edges": list}
 REQUIRED = ("traces", "a", "f", "rules", "reference")
@@ -67,6 +68,7 @@ class Experiment:
     out: Path
     store: Path
     realizations: int = 1
+    order: str = "counterbalanced"  # synthesis order: counterbalanced | fixed
     max_chars: int | None = None
     executor: str = "serial"  # serial | process:N | ray[:ADDRESS]
     workers: int | None = None
@@ -155,7 +157,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     exp = Experiment(
         name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=rules,
         reference=data["reference"], backend=backend, out=out, store=store, realizations=realizations,
-        max_chars=data.get("max_chars"), source=src,
+        max_chars=data.get("max_chars"), order=_order(data.get("order", "counterbalanced"), src), source=src,
         content=_content(data["content"], src, canon) if "content" in data else None,
         **{k: data[k] for k in ("executor", "workers", "worker_cpus", "worker_gpus", "retries") if k in data},
         **{k: analysis[k] for k in ("draws", "seed", "quantile_method", "confidence") if k in analysis},
@@ -240,6 +242,14 @@ def _backend_spec(table: dict[str, Any], src: str, base: Path) -> str:
 
     parse_backend(spec, source=f"{src}: table 'backend'")  # validates values now
     return spec
+
+
+def _order(value: str, src: str) -> str:
+    from simulplay.synthesis.plan import ORDERS
+
+    if value not in ORDERS:
+        raise _err(src, f"'{value}' is not a synthesis order", field="order", accepted=" or ".join(ORDERS))
+    return value
 
 
 def _check_variant(v: str, src: str) -> None:

@@ -59,7 +59,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     exp.out.mkdir(parents=True, exist_ok=True)
     store = AudioStore.open(exp.store, field="store")
     synth = synthesize_to_manifest(streams, rules, config, store, exp.out / "manifest.parquet",
-                                   realizations=exp.realizations, max_chars=exp.max_chars, progress=progress,
+                                   realizations=exp.realizations, order=exp.order, max_chars=exp.max_chars,
+                                   progress=progress,
                                    executor=executor_spec(exp), traces=exp.traces)
     t1 = time.perf_counter()
     boot = Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
@@ -96,7 +97,7 @@ def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, rel
                       source=str(exp.out / f"summary{suffix}.parquet"))
     for ext in (".parquet", ".csv", ".md"):
         write_table(eta.table, exp.out / f"eta{suffix}{ext}", eta.table_signatures, kind="eta",
-                    signature_column=True)
+                    signature_column=True, notes=eta.notes)
     write_table(eta.per_talk, exp.out / f"eta_per_talk{suffix}.csv", eta.per_talk_signatures, kind="eta-per-talk")
     if exp.contrasts:
         write_table(eta.contrasts, exp.out / f"contrasts{suffix}.csv", eta.contrast_signatures, kind="contrast",

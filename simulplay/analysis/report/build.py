@@ -22,13 +22,14 @@ from simulplay.analysis.report.order import condition_order
 from simulplay.analysis.report.queue import replay_parts
 from simulplay.analysis.report.stepwise import load_tables
 from simulplay.analysis.report.tables import all_tables
+from simulplay.analysis.small_panels import report_note
 from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
 
 #: Report order by key prefix; tables and figures not listed follow in their own order.
-ORDER = ("table00", "inputs", "table01", "table01b", "table01c", "table02", "figure01", "table04", "table08",
-         "table09", "table10", "figure02",
-         "figure03", "table11", "table12", "figure04", "table16", "table13", "table17")
+ORDER = ("table00", "inputs", "table01", "table01b", "table01c", "table02", "realizations", "fitclock", "figure01",
+         "table04", "table08", "table09", "table10", "figure02", "figure03", "table11", "table12", "figure04",
+         "table16", "table13", "table17")
 OUTPUTS = ("report.md", "report.html", "tables", "figures")
 
 
@@ -77,6 +78,7 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
     every table and figure (nothing is written). ``traces`` replace the trace files the
     inputs name (Table 11)."""
     run = load_inputs(inputs, traces)
+    run.notes += report_note(run.summary.frame["talk_id"].nunique())
     ref = canonical_condition(run.reference)
     others = [c for c in condition_order(run) if c != ref]
     if not others:

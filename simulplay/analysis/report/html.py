@@ -32,6 +32,7 @@ figcaption{color:var(--muted);font-size:.9rem;margin-top:.4rem}
 .sig code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 nav ol{padding-left:1.2rem;columns:2 16rem;font-size:.9rem}
 .notes li{color:#7a4b00}
+.note{color:#7a4b00;font-size:.9rem}
 """
 
 
@@ -51,7 +52,12 @@ def _signatures(lines: list[str]) -> str:
 
 def _section_table(table: ReportTable) -> str:
     return (f'<section id="{table.key}"><h2>{escape(heading(table))}</h2>'
-            f'<p class="caption">{escape(caption(table))}</p>{_table(table)}{_signatures(table.lines)}</section>')
+            f'<p class="caption">{escape(caption(table))}</p>{_table(table)}{_notes(table.notes)}'
+            f'{_signatures(table.lines)}</section>')
+
+
+def _notes(notes: list[str]) -> str:
+    return "".join(f'<p class="note"><strong>Note:</strong> {escape(n)}</p>' for n in notes)
 
 
 def png_size(png: bytes) -> tuple[int, int]:

@@ -32,6 +32,8 @@ def label(col: str) -> str:
     """The display label of a column (the name itself when none is defined)."""
     if col in LABELS:
         return LABELS[col]
+    if col == "eta_s[service-fit]":
+        return "η service-fit, modelled clock (s)"
     if col.startswith("eta_s[") and col.endswith("]"):
         return f"η {col[6:-1]} (s)"
     return col
@@ -93,6 +95,7 @@ class ReportTable:
     number: str = ""  # "Table 2"
     labels: dict[str, str] = field(default_factory=dict)  # overrides of LABELS for this table
     extra_signatures: dict[str, list[str]] = field(default_factory=dict)  # CSV columns signature[NAME]
+    notes: list[str] = field(default_factory=list)  # shown under the table, before its signatures
 
     def label(self, col: str) -> str:
         """The column's heading: this table's override, else the shared :data:`LABELS` one."""

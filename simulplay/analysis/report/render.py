@@ -81,6 +81,7 @@ def markdown(table: ReportTable) -> str:
              "| " + " | ".join(esc) + " |", "|" + "|".join(align) + "|"]
     lines += ["| " + " | ".join(v.replace("|", "\\|") for v in row) + " |" for row in cells(table, df)]
     lines.append("")
+    lines += [f"**Note:** {n}  " for n in table.notes]
     lines += [f"Signature: `{s}`  " for s in table.lines]
     return "\n".join(lines) + "\n"
 
@@ -125,8 +126,9 @@ def latex(table: ReportTable) -> str:
     body = [" & ".join(_latex_cell(v, n) for v, n in zip(row, numeric)) + r" \\" for row in cells(table, df)]
     cap = latex_escape(f"{table.title}. {caption(table)}")  # LaTeX numbers the table itself
     label = f"tab:simulplay-{table.key}"
-    sig = "\n".join(r"Signature: \texttt{" + latex_escape(s).replace("|", r"|\allowbreak{}") + r"}\par"
-                    for s in table.lines)
+    sig = "\n".join([r"\textbf{Note:} " + latex_escape(n) + r"\par" for n in table.notes]
+                    + [r"Signature: \texttt{" + latex_escape(s).replace("|", r"|\allowbreak{}") + r"}\par"
+                       for s in table.lines])
     comments = [f"% {heading(table)} (simulplay report)"] + [f"% Signature: {s}" for s in table.lines]
     if len(df) > LATEX_LONG:
         lines = comments + [rf"\begin{{longtable}}{{{spec}}}", rf"\caption{{{cap}}}\label{{{label}}}\\",

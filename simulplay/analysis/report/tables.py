@@ -17,8 +17,10 @@ from simulplay.analysis.report.latency_tables import speech_latency_table, text_
 from simulplay.analysis.report.load import RunData, Signed
 from simulplay.analysis.report.measured import machine_items
 from simulplay.analysis.report.model import ReportTable, extend, row_strings, signature_lines
+from simulplay.analysis.report.noise_tables import fit_check_table, realization_table, talk_realizations_table
 from simulplay.analysis.report.order import condition_order, panels, sort_rows
 from simulplay.analysis.report.stepwise_tables import inputs_table, player_table, stepwise_overview
+from simulplay.analysis.small_panels import counts_first, small_panel_notes
 from simulplay.grouping import canonical_condition
 from simulplay.signature import base_signature, merge
 from simulplay.traces.model import ends_terminal, join_texts, word_count
@@ -59,12 +61,18 @@ def eta_table(run: RunData) -> ReportTable:
     eta = sort_rows(run.eta.frame.assign(_i=range(len(run.eta.frame))), run, ["condition"])
     sigs = [run.eta.signatures[i] for i in eta["_i"]]
     conf = _confidence(run)
-    return ReportTable.signed(
+    notes = small_panel_notes(run.eta.frame, run.per_talk.frame)
+    frame = eta.drop(columns=["_i", "signature"], errors="ignore")
+    if notes:  # direction counts beside η, before the interval they outweigh
+        frame = counts_first(frame)
+    out = ReportTable.signed(
         "table02_eta", "Grouping changes the between-translator completion gap",
         f"δ = L({run.a}) − L({run.f}) in seconds, negative when {run.a} finishes earlier; "
         f"η(w) = δ(w) − δ(0) against {run.reference}; duration part + idle part = η. Means weight talks "
         f"equally; {conf}intervals from the paired talk bootstrap within each panel; η<0 / η>0 count talks.",
-        eta.drop(columns=["_i", "signature"], errors="ignore"), sigs, number="Table 2")
+        frame, sigs, number="Table 2")
+    out.notes = notes
+    return out
 
 
 def per_talk_table(run: RunData) -> ReportTable:
@@ -105,6 +113,7 @@ def rules_table(run: RunData) -> ReportTable:
         "The η columns of the sensitivity replays keep text, grouping and samples fixed and change only release "
         "or service.", table.drop(columns=["_i"] + [f"_sig[{n}]" for n in extra]), sigs, number="Table 8")
     out.lines = [f"primary: {line}" for line in out.lines]
+    out.notes = small_panel_notes(run.eta.frame, brief=True)
     for name, v in extra.items():
         vs = [v.signatures[int(i)] if not pd.isna(i) else "" for i in table[f"_sig[{name}]"]]
         out.lines += [f"{name}: {line}" for line in signature_lines([s for s in vs if s != ""])]
@@ -118,11 +127,13 @@ def contrast_table(run: RunData) -> ReportTable | None:
         return None
     c = run.contrasts
     conf = _confidence(run)
-    return ReportTable.signed(
+    out = ReportTable.signed(
         "table09_contrasts", "Buffered-policy contrasts δ(P1) − δ(P2)",
         f"Seconds. Compared directly, with the same paired talk bootstrap ({conf}intervals); the counts are "
         "talks with a negative / positive difference.", c.frame.drop(columns="signature"), c.signatures,
         labels={"n_negative": "diff<0", "n_positive": "diff>0"}, number="Table 9")
+    out.notes = small_panel_notes(c.frame, name="p1", symbol="diff")
+    return out
 
 
 def optional_table(run: RunData, key: str) -> ReportTable | None:
@@ -149,7 +160,10 @@ def optional_table(run: RunData, key: str) -> ReportTable | None:
         return None
     frame = t.frame.drop(columns="signature", errors="ignore")
     digits = {c: 2 for c in frame.columns if "pct" in c or "share" in c or "rate" in c}
-    return ReportTable.signed(spec[0], spec[1], spec[3], frame, t.signatures, digits=digits, number=spec[2])
+    out = ReportTable.signed(spec[0], spec[1], spec[3], frame, t.signatures, digits=digits, number=spec[2])
+    if key == "eta_edges":
+        out.notes = small_panel_notes(frame, brief=True)
+    return out
 
 
 def trace_table(run: RunData) -> ReportTable | None:
@@ -250,7 +264,8 @@ def _confidence(run: RunData) -> str:
 def all_tables(run: RunData) -> list[ReportTable]:
     """Every table the run supports, in report order (absent inputs leave theirs out)."""
     tables = [overview_table(run), inputs_table(run), playback_table(run), speech_latency_table(run),
-              text_latency_table(run), eta_table(run), per_talk_table(run),
+              text_latency_table(run), eta_table(run), realization_table(run), fit_check_table(run),
+              talk_realizations_table(run), per_talk_table(run),
               rules_table(run), contrast_table(run), optional_table(run, "eta_edges"), trace_table(run),
               requests_table(run), optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
               optional_table(run, "content_pairs"), optional_table(run, "word_timing"), player_table(run)]
