@@ -1,0 +1,47 @@
+"""File names made from data: talk ids, systems and conditions never become paths.
+
+A talk id such as ``../../etc/t1`` or ``/abs`` must not reach outside the folder a
+command writes into or reads from. :func:`safe_component` turns any string into one
+path component that stays inside its folder: an ordinary name (letters, digits and
+``._-``, not starting with a dot, at most 100 characters) is kept as it is, so ``t1``
+stays ``t1`` and a user's ``DIR/t1.wav`` is found; anything else is made of its safe
+characters plus ``~`` and 8 hex digits of its SHA-256, so two different ids never share a
+name (``timer:w=4`` → ``timer-w-4~…``; ``~`` never appears in a kept name).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+_KEEP = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_STEM = 80  # characters of a changed name kept before its hash
+
+
+def safe_component(name: str) -> str:
+    """``name`` as one safe path component (module docstring): unchanged when it is an
+    ordinary name, else its safe characters, ``~`` and 8 hex digits of its SHA-256."""
+    name = str(name)
+    if _KEEP.fullmatch(name):
+        return name
+    stem = _UNSAFE.sub("-", name).lstrip(".-")[:_STEM]
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{stem}~{digest}"
+
+
+def safe_names(parts: Sequence[Sequence[str]], *, sep: str = "__") -> list[str]:
+    """One file name stem per row of ``parts`` (each a sequence of strings): the safe
+    components joined with ``sep``; a stem equal to an earlier row's (``a__b`` + ``c``
+    against ``a`` + ``b__c``) gets ``-2``, ``-3``… so every row has its own name."""
+    names: list[str] = []
+    seen: set[str] = set()
+    for row in parts:
+        base = sep.join(safe_component(p) for p in row)
+        name, k = base, 2
+        while name in seen:
+            name, k = f"{base}-{k}", k + 1
+        seen.add(name)
+        names.append(name)
+    return names
