@@ -43,11 +43,26 @@ def synthetic_manifest(n_talks: int, seed: int = 7) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True) -> Path:
+def with_audio(man: pd.DataFrame, store: Path, rate: int = 16_000) -> pd.DataFrame:
+    """The manifest with stored audio: each request's duration taken to whole samples at
+    ``rate`` Hz and a tone of that many samples put into the audio store at ``store``."""
+    from simulplay.backends.store import AudioStore
+
+    audio = AudioStore(store)
+    n = np.rint(man["audio_s"].to_numpy(float) * rate).astype(np.int64)
+    keys = [audio.put_audio((np.sin(np.arange(k) * (0.05 + 0.01 * (i % 7))) * 8000).astype(np.int16), rate)
+            for i, k in enumerate(n)]
+    return man.assign(audio_s=n / rate, n_samples=n, sample_rate=rate, audio_key=keys)
+
+
+def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True, store: Path | None = None) -> Path:
     """Write a run folder as `simulplay run` does: manifest, summary, η (+ per talk,
-    contrasts), the service=zero variant, run.json and the trace file it names."""
+    contrasts), the service=zero variant, run.json and the trace file it names; with
+    ``store``, the requests' audio (tones) in that audio store, named in run.json."""
     folder.mkdir(parents=True, exist_ok=True)
     man = synthetic_manifest(n_talks)
+    if store is not None:
+        man = with_audio(man, store)
     common = base_signature(backend="fake@0/sine/abc", splitter="none", reuse="always")
     write_table(man, folder / "manifest.parquet", [{**common, "rule": c} for c in man["condition"]], kind="manifest",
                 extra_meta={"signature": common})
@@ -74,7 +89,8 @@ def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = Tru
     record = {"experiment": {"name": f"synthetic-{n_talks}", "traces": [str(trace_path)], "a": "A", "f": "F",
                              "rules": RULES, "reference": "immediate", "backend": BACKEND, "realizations": 1,
                              "draws": draws, "seed": 3, "quantile_method": "linear", "confidence": 0.95,
-                             "contrasts": [list(c) for c in contrasts], "variants": ["service=zero"]},
+                             "contrasts": [list(c) for c in contrasts], "variants": ["service=zero"],
+                             **({"store": str(store)} if store is not None else {})},
               "requests": len(man), "synthesized": 0, "already_in_store": 0, "failed": 0, "reused_rows": 0,
               "audio_s": float(man["audio_s"].sum()), "excluded_outputs": [], "signature": common}
     (folder / "run.json").write_text(json.dumps(record), encoding="utf-8")
