@@ -26,6 +26,8 @@ KEY_ORDER = (
     "backend",
     "realization",
     "settings",
+    "preset",
+    "waveforms",
     "seed",
     "reuse",
     "service",

@@ -2,8 +2,9 @@
 
 Grouping rules, backends and recognizers are frozen dataclasses registered under a name;
 their fields are their parameters. A spec string ``name`` or ``name:key=value,key=value``
-builds one; :func:`canonical_spec` writes every parameter back in field order, so a
-saved spec recreates the exact object.
+builds one; a bool parameter named alone is ``true`` (``piper:deterministic`` is
+``piper:deterministic=true``); :func:`canonical_spec` writes every parameter back in field
+order, so a saved spec recreates the exact object.
 
 Building an instance has no side effects: a config that names files or folders checks
 them in its ``check()`` method (raising ``ValueError``), which :meth:`Registry.parse`
@@ -19,7 +20,7 @@ while it holds its default, so adding such a parameter keeps existing strings st
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any, Generic, TypeVar
 
 from simulplay.errors import InputError, RegistryError
@@ -75,8 +76,11 @@ class Registry(Generic[T]):
         fields = {f.name: f for f in dataclasses.fields(cls) if f.init and not f.name.startswith("_")}
         accepted = ", ".join(f"{k}=<{_kind(f)}>" for k, f in fields.items()) or "no parameters"
         kwargs: dict[str, Any] = {}
-        for item in filter(None, (s.strip() for s in _split_items(rest))):
+        flags = {k for k, f in fields.items() if _kind(f) == "bool"}
+        for item in filter(None, (s.strip() for s in _split_items(rest, flags))):
             key, eq, value = item.partition("=")
+            if not eq and key in fields and _kind(fields[key]) == "bool":
+                eq, value = "=", "true"  # a bool parameter named alone is switched on
             if not eq or key not in fields:
                 raise InputError.at(where, f"unknown parameter '{item}' for {self.what} '{name}'",
                                     accepted=accepted)
@@ -107,11 +111,12 @@ def build(cls, kwargs: dict[str, Any], where: str, accepted: str, *, check: bool
         raise InputError.at(where, str(e), accepted=accepted) from e
 
 
-def _split_items(rest: str) -> list[str]:
-    """Split on commas that start a new ``key=`` item (values such as paths may hold commas)."""
+def _split_items(rest: str, flags: Container[str] = ()) -> list[str]:
+    """Split on commas that start a new ``key=`` item or name a bool parameter of ``flags``
+    alone (values such as paths may hold commas)."""
     items: list[str] = []
     for part in rest.split(","):
-        if items and "=" not in part:
+        if items and "=" not in part and part.strip() not in flags:
             items[-1] += "," + part
         else:
             items.append(part)

@@ -39,6 +39,7 @@ class Bootstrap:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
 
     def signature(self) -> dict:
+        """The settings as signature keys: ``draws``, ``boot_seed``, ``quantile``, ``confidence``."""
         return {"draws": self.draws, "boot_seed": self.seed, "quantile": self.method,
                 "confidence": self.confidence}
 
@@ -48,7 +49,8 @@ class Bootstrap:
         return rng.integers(0, n_talks, size=(self.draws, n_talks))
 
     def interval(self, per_talk: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
-        """Percentile interval of the mean of ``per_talk`` values over the draws."""
+        """Percentile interval (low, high) of the mean of ``per_talk`` values over the draws
+        of ``idx``, in the values' own unit (seconds for η)."""
         means = np.asarray(per_talk, dtype=np.float64)[idx].mean(axis=1)
         alpha = round((1 - self.confidence) / 2, 12)  # 0.025, not 0.025000000000000022
         low, high = np.quantile(means, [alpha, 1 - alpha], method=self.method)

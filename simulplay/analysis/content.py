@@ -65,6 +65,10 @@ def edit_counts(intended: Sequence[str], recognized: Sequence[str]) -> dict[str,
 
 @dataclass
 class ContentResult:
+    """Edit counts per output and normalization, the per-condition table (pooled counts,
+    equal-talk mean and pooled error rates in %) and the condition-pair table, each with
+    one signature per row; ``excluded`` names the outputs left out (``allow_incomplete``)."""
+
     per_output: pd.DataFrame
     per_output_signatures: list[dict[str, Any]]
     table: pd.DataFrame

@@ -52,6 +52,7 @@ class EdgesResult:
 
 
 def trim_label(guard_ms: float) -> str:
+    """The signature's ``trim`` value for a guard of ``guard_ms`` milliseconds: ``edges:guard=40ms``."""
     return f"edges:guard={format_value(float(guard_ms))}ms"
 
 

@@ -31,6 +31,11 @@ CONTRAST_COLUMNS = ("p1", "p2", "n_talks", "delta_p1_s", "delta_p2_s", "diff_s",
 
 @dataclass
 class EtaResult:
+    """The η table (one row per panel and condition other than the reference), the per-talk
+    effects behind it, and the contrasts, each with one signature per row; values in
+    seconds (``_s`` columns), counts of talks. ``excluded`` names the outputs whose talks
+    were left out (``allow_incomplete``)."""
+
     table: pd.DataFrame
     table_signatures: list[dict[str, Any]]
     per_talk: pd.DataFrame
@@ -41,7 +46,8 @@ class EtaResult:
 
 
 def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """A playback summary and its per-row upstream signatures."""
+    """A playback summary (``audio_s``, ``idle_s``, ``offset_s`` in seconds, NaN for an
+    output without audio; ``source_s`` > 0) and its per-row upstream signatures."""
     df, meta = read_table(path)
     source = str(path)
     if len(df) == 0:
@@ -75,6 +81,17 @@ def compute_eta(
     upstream: Sequence[dict[str, Any]] | None = None,
     source: str = "summary",
 ) -> EtaResult:
+    """η of translator ``a`` against ``f`` (system names) per panel and condition: the
+    equal-talk mean of ``δ_s(w) − δ_s(reference)`` with δ the gap of ``offset_s`` (SPEC §5),
+    its duration and idle parts, in seconds, with a paired talk-bootstrap interval (one
+    index matrix per panel, talks in sorted order) and the talks moving each way.
+
+    ``summary``: playback summary rows (:func:`read_summary`), ``upstream`` their
+    signatures; conditions compare in canonical form. ``contrasts`` (``p1``, ``p2``) give
+    ``δ(p1) − δ(p2)`` likewise. A talk without a playable output for both systems under
+    every condition is an :class:`IncompleteError` unless ``allow_incomplete`` drops it
+    (counted in the signatures); bad names or mixed settings are :class:`InputError`.
+    """
     boot = boot or Bootstrap()
     summary = summary.copy()
     summary["condition"] = summary["condition"].map(canonical_condition)

@@ -20,7 +20,7 @@ def delta(L: pd.DataFrame, a: str, f: str) -> pd.Series:
 
 
 def per_talk_effects(panel: pd.DataFrame, a: str, f: str, reference: str, condition: str) -> pd.DataFrame:
-    """Per-talk δ(0), δ(w), η(w) and its duration and idle parts.
+    """Per-talk δ(0), δ(w), η(w) and its duration and idle parts, in seconds.
 
     ``panel``: summary rows of one panel, with talks complete in every needed output.
     """

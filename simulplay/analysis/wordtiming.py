@@ -93,7 +93,10 @@ def valid_times(start: np.ndarray, end: np.ndarray, lo: np.ndarray, hi: np.ndarr
 
 def output_words(intended: str, available_s: np.ndarray, transcript: dict[str, Any], q: np.ndarray,
                  d: np.ndarray, p: np.ndarray) -> pd.DataFrame:
-    """One row per intended whitespace word of one output (see the module for the rules)."""
+    """One row per intended whitespace word of one output (see the module for the rules):
+    ``available_s`` per word (seconds from source start), the transcript's word and piece
+    times (compact seconds) and the played parts' ``q``, ``d``, ``p`` of :func:`to_playback`;
+    ``play_end_s`` and ``added_delay_s`` in seconds, NaN for a word not timed."""
     words = intended.split()
     units = [normalize_token(w) for w in words]
     rec = [normalize_token(str(w)) for w in transcript["word"]]
@@ -127,6 +130,10 @@ def output_words(intended: str, available_s: np.ndarray, transcript: dict[str, A
 
 @dataclass
 class TimingResult:
+    """Per-word timing (seconds; NaN where a word is not timed), the per-talk quantile
+    changes and the Table 17 summary (seconds, bootstrap intervals), each with one
+    signature per row; ``excluded`` names the outputs left out (``allow_incomplete``)."""
+
     words: pd.DataFrame
     word_signatures: list[dict[str, Any]]
     per_talk: pd.DataFrame
@@ -139,7 +146,7 @@ class TimingResult:
 def word_timing(transcripts: pd.DataFrame, signatures: Sequence[dict[str, Any]], parts: pd.DataFrame,
                 streams: Sequence[Stream], *, reference: str, boot: Bootstrap | None = None,
                 allow_incomplete: bool = False, source: str = "transcripts") -> TimingResult:
-    """Per-word timing, per-talk quantile changes and the Table 17 summary.
+    """Per-word timing, per-talk quantile changes and the Table 17 summary (seconds).
 
     ``parts``: the replay's part table (request release) of the transcripts' manifest;
     ``streams``: the traces the manifest was synthesized from.

@@ -67,9 +67,18 @@ class BackendConfig:
     def to_dict(self) -> dict[str, Any]:
         return {"backend": self.name, **self.settings()}
 
+    def reproducible(self) -> bool:
+        """Whether a rerun reproduces what timing depends on, so that identical requests may share
+        audio across realizations by default (the class's ``seed_reproducible``; Piper: its presets)."""
+        return self.seed_reproducible
+
+    def signature_fields(self) -> dict[str, Any]:
+        """Fields this configuration adds to the run's signature (none by default)."""
+        return {}
+
     def reuse_policy(self) -> str:
         """The configured reuse policy, or the backend's default."""
-        reuse = getattr(self, "reuse", "") or ("always" if self.seed_reproducible else "same-realization")
+        reuse = getattr(self, "reuse", "") or ("always" if self.reproducible() else "same-realization")
         if reuse not in REUSE_POLICIES:
             raise ValueError(f"reuse must be one of {', '.join(REUSE_POLICIES)}, got '{reuse}'")
         return reuse

@@ -4,15 +4,24 @@ Default voice: ``en_US-joe-medium`` from the registry package ``joe-us-piper-voi
 download at run time); any local ``.onnx`` voice by path (its ``.onnx.json`` beside it).
 Defaults follow SPEC §3: length 1.0, noise 0.667, noise-w 0.8, normalization on, volume
 1.0, 4 intra-op threads, 1 inter-op thread, sequential execution. One chunk per internal
-sentence. onnxruntime's noise is not seedable, so a seed does not reproduce samples and
-audio is reused only within one realization by default.
+sentence. onnxruntime seeds the voice's noise once per process (from the clock) and
+advances it with every request, so no seed reproduces a request's samples independently
+of the order of requests, and audio is reused only within one realization by default.
+
+Two settings carry Piper's randomness: ``noise_w_scale`` the duration noise (how long each
+phoneme lasts, hence a request's sample count) and ``noise_scale`` the waveform noise (the
+fine detail of the samples, never their count). Two presets remove them: ``durations=fixed``
+sets ``noise_w_scale=0`` (same sample counts every run; waveforms may differ) and
+``deterministic`` sets both to 0 (same samples every run). Under either the backend declares
+itself reproducible, so identical requests share audio across realizations by default
+(``reuse=always``); the preset is recorded in the identity and the signature.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +31,13 @@ from simulplay.backends.base import Backend, BackendConfig, BackendError, regist
 from simulplay.provenance import cpu_model, file_sha256, package_version
 
 EXECUTION_MODES = ("sequential", "parallel")
+#: What each noise preset sets (the other settings stay as given).
+NOISE_PRESETS: dict[str, dict[str, float]] = {
+    "durations=fixed": {"noise_w_scale": 0.0},
+    "deterministic": {"noise_scale": 0.0, "noise_w_scale": 0.0},
+}
+#: Preset fields: not inference settings themselves, so they stay out of the identity's settings.
+PRESET_FIELDS = ("durations", "deterministic")
 
 
 def default_voice() -> Path:
@@ -51,8 +67,11 @@ class PiperSettings(BackendConfig):
     inter_op_threads: int = 1
     execution_mode: str = "sequential"
     reuse: str = ""
+    durations: str = field(default="sampled", metadata={"choices": ("sampled", "fixed"), "omit_default": True})
+    deterministic: bool = field(default=False, metadata={"omit_default": True})
 
     def __post_init__(self):
+        self._apply_preset()
         if self.execution_mode not in EXECUTION_MODES:
             raise ValueError(f"execution_mode must be sequential or parallel, got '{self.execution_mode}'")
         if self.intra_op_threads < 0 or self.inter_op_threads < 0:
@@ -65,6 +84,35 @@ class PiperSettings(BackendConfig):
             raise ValueError(f"voice file {self.voice} does not exist (a Piper .onnx voice with its .onnx.json)")
         if self.voice and not Path(self.voice + ".json").is_file():
             raise ValueError(f"voice config {self.voice}.json does not exist (Piper voices come as .onnx + .onnx.json)")
+
+    def preset(self) -> str:
+        """``deterministic``, ``durations=fixed`` or ``""`` (the noises as given)."""
+        return "deterministic" if self.deterministic else "durations=fixed" if self.durations == "fixed" else ""
+
+    def _apply_preset(self) -> None:
+        """Set the preset's noises; a noise given at another value than its default or the
+        preset's is refused."""
+        if self.deterministic:
+            object.__setattr__(self, "durations", "fixed")
+        preset = self.preset()
+        defaults = {f.name: f.default for f in fields(self)}
+        for key, value in NOISE_PRESETS.get(preset, {}).items():
+            given = getattr(self, key)
+            if given not in (value, defaults[key]):
+                raise ValueError(f"{preset} sets {key}={value:g}; drop {key}={given:g} or the preset")
+            object.__setattr__(self, key, value)
+
+    def reproducible(self) -> bool:
+        """Under a preset a rerun gives the same sample counts (``durations=fixed``) or the
+        same samples (``deterministic``): identical requests share audio by default."""
+        return bool(self.preset())
+
+    def signature_fields(self) -> dict[str, Any]:
+        """``preset`` and, under ``durations=fixed``, ``waveforms: may differ``."""
+        preset = self.preset()
+        if not preset:
+            return {}
+        return {"preset": preset, **({"waveforms": "may differ"} if preset == "durations=fixed" else {})}
 
     def voice_path(self) -> Path:
         return Path(self.voice) if self.voice else default_voice()
@@ -131,7 +179,9 @@ class PiperBackend(Backend):
             "voice": path.name.removesuffix(".onnx"),
             "voice_sha256": file_sha256(path),
             "voice_config_sha256": file_sha256(str(path) + ".json"),
-            "settings": {k: v for k, v in self.config.settings().items() if k not in ("voice", "reuse")},
+            "settings": {k: v for k, v in self.config.settings().items()
+                         if k not in ("voice", "reuse", *PRESET_FIELDS)},
+            **({"preset": self.config.preset()} if self.config.preset() else {}),
             "seed": None,
             "device": f"cpu:{cpu_model()}",
             "threads": f"intra={self.config.intra_op_threads},inter={self.config.inter_op_threads},"

@@ -22,7 +22,11 @@ def synth(
                                          "before any synthesis; requests beyond the input limit are split as "
                                          "for traces."),
     backend: str = typer.Option("piper", "--backend", help="TTS backend spec: piper, "
-                                "piper:voice=PATH,intra_op_threads=N,… (every setting is a parameter)."),
+                                "piper:voice=PATH,intra_op_threads=N,… (every setting is a parameter). Piper's "
+                                "noise: noise_w_scale (0.8) draws durations, noise_scale (0.667) the waveform; "
+                                "piper:durations=fixed sets noise_w_scale=0 (the same sample counts every run, "
+                                "waveforms may differ), piper:deterministic both 0 (the same samples); under "
+                                "either, identical requests share audio across realizations (reuse=always)."),
     store: Path = typer.Option(..., "--store", help="Audio store folder (created; reused and resumed)."),
     out: Path = typer.Option(..., "--out", help="Request manifest (.parquet canonical, or .csv); the chunk "
                              "table goes beside it as <stem>.chunks.parquet."),
@@ -55,6 +59,13 @@ def synth(
     in the manifest's error column and comparisons refuse their outputs. With
     --requests the manifest equals the one `synth TRACE… --rule …` writes for the same
     plan; its signature names the requests file and its SHA-256.
+
+    \b
+    Piper's noise, the demo's 757 distinct requests synthesized in two fresh processes:
+    setting                        same count  same samples  |Δ duration| median/p95/max
+    paper (noise 0.667, noise-w 0.8)   80/757         0/757  35 ms / 139 ms / 0.46 s
+    durations=fixed (noise-w 0)       757/757         0/757  0
+    deterministic (both 0)            757/757       757/757  0
     """
     from simulplay.backends import parse_backend
     from simulplay.cli.console import progress_bar

@@ -30,7 +30,9 @@ TRIGGERS = ("immediate", "timer", "punct", "words", "eos")
 
 @dataclass(frozen=True)
 class Group:
-    """Consecutive updates ``first..last`` (indices into the stream) released together."""
+    """Consecutive updates ``first..last`` (0-based indices into the stream, both inclusive)
+    released together at ``dispatch_s`` (seconds from source start) by ``trigger``
+    (one of :data:`TRIGGERS`)."""
 
     first: int
     last: int
@@ -39,6 +41,7 @@ class Group:
 
     @property
     def n_updates(self) -> int:
+        """How many updates the group holds (``last - first + 1``)."""
         return self.last - self.first + 1
 
 
@@ -49,9 +52,11 @@ class Rule:
     name: ClassVar[str] = ""
 
     def group(self, stream: Stream) -> list[Group]:  # pragma: no cover - interface
+        """The stream's groups in order, covering every update once (dispatch in seconds)."""
         raise NotImplementedError
 
     def params(self) -> dict[str, Any]:
+        """The rule's parameters (its dataclass fields) by name, in field order."""
         return params(self)
 
     def canonical(self) -> str:
@@ -76,6 +81,7 @@ def register_rule(name: str) -> Callable[[R], R]:
 
 
 def known_rules() -> list[str]:
+    """The registered rule names."""
     return RULES.names()
 
 

@@ -21,7 +21,8 @@ OUTPUT_KEYS = ("talk_id", "system", "condition")
 
 
 def group_requests(stream: Stream, rule: Rule) -> list[dict]:
-    """One request per group of one stream (no input limit); ``seq`` = group index.
+    """One request per group of one stream (no input limit); ``seq`` = group index (0-based),
+    ``dispatch_s`` the group's dispatch in seconds from source start.
 
     ``glue`` marks a group whose first update is glued to the previous update, so the
     requests' joined text equals the stream's.

@@ -61,7 +61,8 @@ def read_requests(path: str | Path) -> RequestsFile:
 
 
 def validate_requests(df: pd.DataFrame, source: str) -> pd.DataFrame:
-    """Check a raw requests table and return it in canonical columns and types."""
+    """Check a raw requests table and return it in canonical columns and types (``dispatch_s``
+    and ``source_s`` float seconds, ``seq`` 0..n−1 per output; see the module for the rules)."""
     if len(df) == 0:
         raise InputError.at(source, "has no rows", accepted="one row per request")
     check = Checker(source, df)

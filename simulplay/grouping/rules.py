@@ -51,6 +51,7 @@ class Immediate(Rule):
     """Every update is its own group, dispatched at its availability (ties included)."""
 
     def group(self, stream: Stream) -> list[Group]:
+        """One group per update, ``dispatch_s`` its ``time_s`` (seconds from source start)."""
         return [Group(i, i, float(t), "immediate") for i, t in enumerate(stream.times)]
 
 
@@ -62,8 +63,11 @@ def buffered_groups(
 ) -> list[Group]:
     """The instant-based engine shared by timer, punct and words.
 
-    ``wait_s``: the deadline after the oldest pending update; ``content``: a test on the
-    pending joined text that releases the group at the current instant.
+    ``wait_s``: the deadline after the oldest pending update, in seconds (inclusive: updates
+    available exactly at it join); ``content``: a test on the pending joined text that
+    releases the group at the current instant, labelled ``content_trigger``. A group released
+    by its deadline is dispatched at ``max(a_first + wait_s, a_last)``, any other at its
+    last update's availability; dispatch times in seconds from source start.
     """
     keys = instant_keys(stream.times)
     wait_ns = int(round(wait_s * 1e9))
@@ -113,6 +117,7 @@ class Timer(Rule):
         _positive("w", self.w)
 
     def group(self, stream: Stream) -> list[Group]:
+        """The stream's groups under the ``w``-second deadline (dispatch in seconds)."""
         return buffered_groups(stream, self.w)
 
 
@@ -141,6 +146,7 @@ class Punct(Rule):
         _check_unit(self.unit)
 
     def group(self, stream: Stream) -> list[Group]:
+        """The stream's groups: sentence end with ``min_words`` units, else the ``cap``-second deadline."""
         def done(text: str) -> bool:
             return ends_terminal(text) and unit_count(text, self.unit) >= self.min_words
 
@@ -164,4 +170,5 @@ class Words(Rule):
         _check_unit(self.unit)
 
     def group(self, stream: Stream) -> list[Group]:
+        """The stream's groups: ``n`` units pending, else the ``cap``-second deadline."""
         return buffered_groups(stream, self.cap, lambda text: unit_count(text, self.unit) >= self.n, "words")

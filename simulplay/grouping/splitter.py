@@ -27,9 +27,11 @@ class Splitter:
             raise ValueError(f"limit must be ≥ 1, got {self.limit}")
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"splitter": "none"}`` or ``{"splitter": "max-<unit>=<limit>"}``, for signatures."""
         return {"splitter": "none" if self.limit is None else f"max-{self.unit}={self.limit}"}
 
     def describe(self) -> str:
+        """The splitter as one string (``none``, ``max-chars=250``)."""
         return self.to_dict()["splitter"]
 
     def split(self, text: str) -> list[tuple[str, bool]]:

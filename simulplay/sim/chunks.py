@@ -25,6 +25,9 @@ CHUNK_REQUIRED = ("talk_id", "system", "condition", "seq", "chunk", "ready_offse
 
 
 def read_chunks(manifest: str | Path, path: str | Path | None = None) -> pd.DataFrame:
+    """The validated chunk table at ``path`` (default ``<manifest stem>.chunks.parquet`` next to
+    ``manifest``); ``ready_offset_s`` and ``audio_s`` in seconds. A missing file is an
+    :class:`InputError` on ``--chunks``."""
     p = Path(path) if path else chunk_path(manifest)
     if not p.exists():
         raise InputError.at(p, "no chunk table", field="--chunks",
@@ -34,7 +37,8 @@ def read_chunks(manifest: str | Path, path: str | Path | None = None) -> pd.Data
 
 
 def validate_chunks(df: pd.DataFrame, source: str) -> pd.DataFrame:
-    """Check a chunk table and bring its key columns to the manifest's types (text)."""
+    """Check a chunk table and bring its key columns to the manifest's types (text);
+    ``ready_offset_s`` and ``audio_s`` are seconds ≥ 0, ``n_samples`` (if present) int64."""
     check = Checker(source, df)
     check.require_columns(CHUNK_REQUIRED, "chunk table")
     out = df.copy()

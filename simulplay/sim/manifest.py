@@ -63,12 +63,22 @@ def samples_disagree(audio_s: np.ndarray, n_samples: np.ndarray, sample_rate: np
 
 
 def read_manifest(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Read and validate a manifest; rows come back sorted by output and ``seq``."""
+    """Read and validate a manifest (:func:`validate_manifest`: times in float seconds, NaN
+    where empty), with the file's metadata; rows come back sorted by output and ``seq``."""
     df, meta = read_table(path)
     return validate_manifest(df, str(path)), meta
 
 
 def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Check a raw manifest (``source`` names it in errors) and return it canonical.
+
+    Keys come back as text, ``seq`` as int64 (unique per output; a synthesized manifest,
+    one with ``audio_key``, must hold every seq from 0), ``error`` as text (``""``: the
+    request succeeded), times as float seconds with NaN where empty (``ready_s`` all NaN
+    when the file has no such column); ``n_samples``/``sample_rate`` (Hz), when present, as
+    int64 (0 on failed requests). Rows are sorted by output (file order of first
+    appearance), then ``seq``. Every problem is an :class:`InputError` naming row and field.
+    """
     if len(df) == 0:
         raise InputError.at(source, "has no rows", accepted="one row per request")
     check = Checker(source, df)

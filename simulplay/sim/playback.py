@@ -102,7 +102,7 @@ class OutputSummary:
 
 
 def summarize_playback(pb: Playback, n_outputs: int) -> OutputSummary:
-    """D, I, first playback, ``C_m`` and the limiting event of each output.
+    """D, I, first playback, ``C_m`` and the limiting event of each output (int64 ns).
 
     The limiting event is the last ``k`` maximizing ``r_k + Σ_{j≥k} d_j`` (exact ties:
     the later part). When that maximum is below ``Σ d`` (every part was ready before

@@ -116,7 +116,8 @@ def stall_free_prebuffer(tl: Timeline, min_stall: int = 0) -> int:
 
 @dataclass(frozen=True)
 class Stalls:
-    """Serial playback from ``start`` (ns); stalls are waits longer than the threshold."""
+    """Serial playback from ``start`` to ``end``; stalls are waits longer than the threshold
+    (``count`` of them, their ``total`` and the ``longest``). Times and durations in ns."""
 
     start: int
     end: int
@@ -173,6 +174,7 @@ class Fluidity:
 
     @property
     def index(self) -> float:
+        """The share of deadlines met, ``(deadlines − missed) / deadlines``, in [0, 1]."""
         return (self.deadlines - self.missed) / self.deadlines
 
 

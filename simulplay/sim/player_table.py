@@ -56,6 +56,7 @@ class PlayerConfig:
     threshold_dbfs: float = -40.0
 
     def to_dict(self) -> dict[str, Any]:
+        """``name: player`` and every setting (seconds, dBFS), to rebuild the config."""
         return {"name": "player", **asdict(self)}
 
     def signature(self, prebuffer_s: float, audible: bool) -> dict[str, Any]:
@@ -73,7 +74,9 @@ def _ms(seconds: float) -> str:
 
 def player_config(*, frame_ms: float = 20.0, min_stall_ms: float = 10.0, startup_delay_ms: float = 0.0,
                   prebuffer_s: str = "0,0.5,1.5") -> PlayerConfig:
-    """Validate the CLI's settings; every bad one is reported at once."""
+    """Validate the CLI's settings (``*_ms`` in milliseconds, ``frame_ms`` at least 1 ns;
+    ``prebuffer_s`` comma-separated seconds) into a config in seconds; every bad one is
+    reported at once, as one :class:`InputError`."""
     problems: list[InputError] = []
     for flag, value, positive in (("--frame-ms", frame_ms, True), ("--min-stall-ms", min_stall_ms, False),
                                   ("--startup-delay-ms", startup_delay_ms, False)):
@@ -113,6 +116,9 @@ def parse_prebuffers(text: str) -> tuple[float, ...]:
 
 @dataclass
 class PlayerResult:
+    """The player table (times in seconds), one signature per table row, and the outputs
+    that replay excluded (``allow_incomplete``)."""
+
     table: pd.DataFrame
     signatures: list[dict[str, Any]]  # one per table row
     excluded: list[str] = field(default_factory=list)
@@ -144,7 +150,8 @@ def player_metrics(
 
 
 def player_table(res: ReplayResult, config: PlayerConfig, waveforms: WaveformSource | None = None) -> PlayerResult:
-    """Player rows for every output of a replay (see the module docstring)."""
+    """Player rows for every output of a replay, times and durations in seconds (see the
+    module docstring); ``waveforms`` adds ``first_audible_s``."""
     keys = output_keys(res.summary)
     parts = res.parts
     codes = parts[keys].merge(res.summary[keys].assign(_out=np.arange(len(res.summary))), on=keys,

@@ -38,7 +38,13 @@ OUTPUT_KEY_COLUMNS = ("talk_id", "system", "condition", "backend", "realization"
 @dataclass
 class ReplayResult:
     """Summary (one row per output), parts (one per played or silent part), the summary's
-    signatures and the outputs excluded as incomplete."""
+    signatures and the outputs excluded as incomplete.
+
+    Times are float seconds from source start, durations seconds; ``first_play_s``,
+    ``end_s`` and ``offset_s`` (``end_s − source_s``) are NaN for an output with no audio,
+    as are a silent part's ``play_s`` and ``end_s``; ``limiting_seq`` is the seq of the
+    limiting part (the last maximizing ``r_k + Σ_{j≥k} d_j``; the first part when every part
+    was ready in time; ``<NA>`` without audio)."""
 
     summary: pd.DataFrame
     parts: pd.DataFrame
@@ -53,6 +59,7 @@ class ReplayResult:
 
 
 def output_label(row: Mapping[str, Any], keys: list[str]) -> str:
+    """An output named for messages: ``(talk_id=t1, system=A, condition=immediate)``."""
     return "(" + ", ".join(f"{k}={row[k]}" for k in keys) + ")"
 
 

@@ -14,10 +14,12 @@ import pandas as pd
 
 
 def seg_cumsum(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Running sum of ``values`` restarting at each segment (same length, same dtype kind)."""
     return pd.Series(values).groupby(codes, sort=False).cumsum().to_numpy()
 
 
 def seg_cummax(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Running maximum of ``values`` restarting at each segment (same length)."""
     return pd.Series(values).groupby(codes, sort=False).cummax().to_numpy()
 
 
@@ -31,6 +33,7 @@ def seg_shift(values: np.ndarray, codes: np.ndarray, fill: float) -> np.ndarray:
 
 
 def segment_starts(codes: np.ndarray) -> np.ndarray:
+    """Positions (into the flat array) where each segment starts, in order (empty for no codes)."""
     if len(codes) == 0:
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
@@ -50,6 +53,7 @@ def seg_sum(values: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
 
 
 def seg_first(values: np.ndarray, codes: np.ndarray, n: int, fill=np.nan) -> np.ndarray:
+    """The first value of each segment (length ``n``; ``fill`` for a segment without elements)."""
     out = np.full(n, fill, dtype=np.result_type(values.dtype, type(fill)))
     starts = segment_starts(codes)
     out[codes[starts]] = values[starts]
@@ -57,6 +61,7 @@ def seg_first(values: np.ndarray, codes: np.ndarray, n: int, fill=np.nan) -> np.
 
 
 def seg_last(values: np.ndarray, codes: np.ndarray, n: int, fill=np.nan) -> np.ndarray:
+    """The last value of each segment (length ``n``; ``fill`` for a segment without elements)."""
     out = np.full(n, fill, dtype=np.result_type(values.dtype, type(fill)))
     if len(codes):
         ends = np.r_[segment_starts(codes)[1:] - 1, len(codes) - 1]

@@ -92,6 +92,7 @@ class Scale(ServiceModel):
             raise ValueError(f"factor {self.factor} is not ≥ 0")
 
     def label(self) -> str:
+        """``scale=F`` with the factor written as in RULE strings (``scale=0.5``)."""
         return f"scale={format_value(self.factor)}"
 
 
@@ -145,6 +146,7 @@ class Release:
         return self.name
 
     def to_dict(self) -> dict[str, Any]:
+        """The registered name and every parameter."""
         return {"release": self.name, **params(self)}
 
 

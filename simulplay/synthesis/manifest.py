@@ -56,4 +56,5 @@ def manifest_signature(backend: Backend, plan: pd.DataFrame) -> dict[str, Any]:
     """The run-level signature every downstream table inherits."""
     ident = backend.identity()
     return base_signature(backend=backend_summary(ident), settings=ident.get("settings"), seed=ident.get("seed"),
-                          reuse=plan.attrs.get("reuse"), splitter=plan.attrs.get("splitter"))
+                          reuse=plan.attrs.get("reuse"), splitter=plan.attrs.get("splitter"),
+                          **backend.config.signature_fields())

@@ -49,6 +49,7 @@ class Stream:
 
     @property
     def joined(self) -> str:
+        """The stream's full output text: its updates joined by :func:`join_texts`."""
         return join_texts(self.texts, self.glue)
 
 
@@ -71,7 +72,8 @@ def streams_from_frame(df: pd.DataFrame) -> list[Stream]:
 
 
 def frame_from_streams(streams: Iterable[Stream]) -> pd.DataFrame:
-    """The canonical trace table (``seq`` from 0 within each stream)."""
+    """The canonical trace table (``seq`` from 0 within each stream; ``time_s`` and
+    ``source_s`` in seconds)."""
     rows = []
     for s in streams:
         for i, (t, x, g) in enumerate(zip(s.times, s.texts, s.glue)):
@@ -83,6 +85,7 @@ def frame_from_streams(streams: Iterable[Stream]) -> pd.DataFrame:
 
 
 def iter_streams(df: pd.DataFrame) -> Iterator[Stream]:
+    """The streams of a validated trace table one by one (:func:`streams_from_frame`'s order)."""
     yield from streams_from_frame(df)
 
 

@@ -16,7 +16,8 @@ TRACE_SUFFIXES = (".parquet", ".csv", ".jsonl")
 
 
 def read_trace(path: str | Path) -> pd.DataFrame:
-    """Read and validate a trace file; returns the canonical trace table.
+    """Read and validate a trace file; returns the canonical trace table (``time_s`` and
+    ``source_s`` float seconds from source start, streams in file order, rows in ``seq`` order).
 
     Raises :class:`InputError` naming file, row (or line) and field for every problem.
     """

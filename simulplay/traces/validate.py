@@ -15,7 +15,9 @@ from simulplay.traces.model import TRACE_COLUMNS, ends_terminal, join_texts, wor
 def validate_trace_frame(
     df: pd.DataFrame, source: str, *, rows=None, row_label: str = "row"
 ) -> pd.DataFrame:
-    """Check a raw trace table and return it in canonical form and types.
+    """Check a raw trace table and return it in canonical form and types: ``time_s`` and
+    ``source_s`` float64 seconds, ``seq`` int64 as given (unique per stream), ``glue`` bool
+    (false when absent); streams in file order, rows in ``seq`` order.
 
     Covers missing columns, bad numbers (non-numeric, NaN, infinite, negative), times
     going backwards, duplicate or fractional ``seq``, missing/non-positive/varying
@@ -76,7 +78,8 @@ def trace_stats(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
 
 
 def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
-    """Per-stream update statistics (the paper's Table 11 shape), one row per stream.
+    """Per-stream update statistics (the paper's Table 11 shape), one row per stream;
+    ``source_s`` in seconds, ``after_source_end`` counts updates with ``time_s > source_s``.
 
     ``words`` counts whitespace words of the assembled text (glue honoured); the per-update
     figures count the words of each update's own text. ``pct_terminal_punct`` is the share

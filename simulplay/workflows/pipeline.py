@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from simulplay.analysis import Bootstrap, EtaResult, compute_eta
+from simulplay.analysis.noise import NoiseCheck, noise_check, write_noise_check
 from simulplay.analysis.report import build_report, write_report
 from simulplay.backends import parse_backend
 from simulplay.backends.store import AudioStore
@@ -41,6 +42,7 @@ class RunResult:
     out: Path = Path(".")
     edges: EdgesRun | None = None  # the edge-silence replay, when the experiment lists thresholds
     content: DiagnosticsResult | None = None  # the [content] table (transcripts, content, word timing)
+    noise: NoiseCheck | None = None  # η spread across realizations and their duration differences
 
 
 def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: Progress = NO_PROGRESS) -> RunResult:
@@ -75,6 +77,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
     res.edges = edges
     res.content = content
+    res.noise = _noise(exp, synth, base_eta, variants)
     _write_run_record(exp, res)
     write_report(build_report(exp.out), exp.out / "report")
     return res
@@ -117,6 +120,14 @@ def _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete,
     return run_diagnostics(exp.content, manifest, synth.signature, store, base.parts, streams, exp.out,
                            reference=exp.reference, boot=boot, allow_incomplete=allow_incomplete,
                            source=exp.source, progress=progress)
+
+
+def _noise(exp, synth, base_eta, variants) -> NoiseCheck:
+    """η spread across realizations per replay and the duration noise (eta_spread.csv/.md,
+    duration_noise.csv; written when the experiment has two realizations or more)."""
+    check = noise_check(synth.manifest, synth.signature, {"": base_eta, **{v: e for v, (_, e) in variants.items()}})
+    write_noise_check(check, exp.out)
+    return check
 
 
 def _write_run_record(exp: Experiment, res: RunResult) -> None:

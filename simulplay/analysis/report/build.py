@@ -33,6 +33,9 @@ OUTPUTS = ("report.md", "report.html", "tables", "figures", "audio")
 
 @dataclass
 class Report:
+    """A computed report, nothing written yet: the run's inputs, its tables and figures,
+    the grouped condition of Figures 2–3 and the talk of Figure 3."""
+
     run: RunData
     tables: list[ReportTable]
     figures: list[ReportFigure]
@@ -41,11 +44,14 @@ class Report:
     audio: ReportAudio | None = None  # the Listen section (talk of Figure 3), when the store is there
 
     def items(self) -> list[ReportTable | ReportFigure | ReportAudio]:
+        """Tables, figures and the Listen section in report order (:data:`ORDER` by key
+        prefix, others after)."""
         items = self.tables + self.figures + ([self.audio] if self.audio else [])
         rank = {p: i for i, p in enumerate(ORDER)}
         return sorted(items, key=lambda x: rank.get(x.key.split("_")[0], len(ORDER)))
 
     def table(self, key: str) -> ReportTable:
+        """The table whose key is ``key`` (``StopIteration`` if there is none)."""
         return next(t for t in self.tables if t.key == key)
 
 
@@ -108,6 +114,7 @@ def _intro(report: Report) -> str:
 
 
 def markdown_report(report: Report) -> str:
+    """The report as Markdown (``report.md``): intro, notes, then every item in report order."""
     title = f"simulplay report: {report.run.name}"
     out = [f"# {title}", "", _intro(report), ""]
     if report.run.notes:
@@ -127,6 +134,7 @@ def markdown_report(report: Report) -> str:
 
 
 def html_report(report: Report) -> str:
+    """The report as one self-contained HTML page (``report.html``)."""
     title = f"simulplay report: {report.run.name}"
     return html.page(title, _intro(report), report.items(), report.run.notes)
 

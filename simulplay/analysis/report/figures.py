@@ -85,7 +85,7 @@ def _panel_title(pk: dict) -> str:
 
 
 def eta_figure(run: RunData) -> ReportFigure:
-    """Figure 1: per-talk η per condition with the mean and interval."""
+    """Figure 1: per-talk η (seconds) per condition with the mean and interval."""
     eta, pt = run.eta.frame, run.per_talk.frame
     groups = _panel_groups(eta)
     with matplotlib.rc_context(RC):
@@ -134,7 +134,8 @@ def default_condition(run: RunData) -> str:
 
 
 def queue_figure(run: RunData, parts: pd.DataFrame, condition: str) -> ReportFigure:
-    """Figure 2: ΔQ(u) = Q_w(u·S) − Q_0(u·S), mean and interquartile band across talks."""
+    """Figure 2: ΔQ(u) = Q_w(u·S) − Q_0(u·S) in seconds of queued audio, mean and
+    interquartile band across talks."""
     from simulplay.grouping import canonical_condition
 
     ref = canonical_condition(run.reference)
@@ -189,7 +190,8 @@ def default_talk(run: RunData, condition: str) -> str:
 
 
 def timeline_figure(run: RunData, parts: pd.DataFrame, condition: str, talk: str) -> ReportFigure:
-    """Figure 3: one talk's playback under the reference and ``condition``, both systems."""
+    """Figure 3: one talk's playback under the reference and ``condition``, both systems
+    (x axis in seconds from source start; ``parts`` is the replay's part table)."""
     from simulplay.grouping import canonical_condition
 
     ref = canonical_condition(run.reference)
@@ -234,7 +236,7 @@ def timeline_figure(run: RunData, parts: pd.DataFrame, condition: str, talk: str
 
 
 def durations_figure(run: RunData) -> ReportFigure:
-    """Figure 4: ECDF of request audio durations per condition (successful requests)."""
+    """Figure 4: ECDF of request audio durations in seconds per condition (successful requests)."""
     man = run.manifest.frame
     ok = man[man["error"] == ""]
     n_failed = int((man["error"] != "").sum())
@@ -269,5 +271,6 @@ def durations_figure(run: RunData) -> ReportFigure:
 
 
 def all_figures(run: RunData, parts: pd.DataFrame, condition: str, talk: str) -> list[ReportFigure]:
+    """Figures 1–4 of a run in order: η, ΔQ under ``condition``, ``talk``'s timeline, durations."""
     return [eta_figure(run), queue_figure(run, parts, condition), timeline_figure(run, parts, condition, talk),
             durations_figure(run)]

@@ -95,13 +95,16 @@ class TableFile:
 
     @property
     def what(self) -> str:
+        """The kind as the report names it (``η table``); an unknown kind as it is."""
         return USED_KINDS.get(self.kind) or OTHER_KINDS.get(self.kind, self.kind)
 
     @property
     def structured(self) -> bool:
+        """Whether every row has a structured (dict) signature, as Parquet written by simulplay."""
         return bool(self.signatures) and all(isinstance(s, dict) for s in self.signatures)
 
     def shown_signatures(self) -> list[str]:
+        """Each row's signature as displayed (a CSV's stored string, or a dict formatted)."""
         return [s if isinstance(s, str) else format_signature(s) for s in self.signatures]
 
 

@@ -90,10 +90,12 @@ class RunData:
 
     @property
     def stepwise(self) -> bool:
+        """Whether the report reads step-by-step tables (no ``run.json``) rather than a run folder."""
         return not self.record
 
     @property
     def name(self) -> str:
+        """The experiment's name from ``run.json``, else the folder's name."""
         return (self.record.get("experiment") or {}).get("name") or self.folder.name
 
     @property

@@ -75,6 +75,7 @@ def extend(sig: Mapping[str, Any] | str, extra: Mapping[str, Any]) -> dict[str, 
 
 
 def row_strings(sigs: Sequence[Mapping[str, Any] | str]) -> list[str]:
+    """Each signature as its display string (structured ones formatted, strings kept)."""
     return [s if isinstance(s, str) else format_signature(s) for s in sigs]
 
 
@@ -94,11 +95,14 @@ class ReportTable:
     extra_signatures: dict[str, list[str]] = field(default_factory=dict)  # CSV columns signature[NAME]
 
     def label(self, col: str) -> str:
+        """The column's heading: this table's override, else the shared :data:`LABELS` one."""
         return self.labels.get(col) or label(col)
 
     @classmethod
     def signed(cls, key: str, title: str, caption: str, frame: pd.DataFrame,
                sigs: Sequence[Mapping[str, Any] | str], **kw) -> ReportTable:
+        """A table from ``frame`` and one signature per row (``ValueError`` on a count
+        mismatch): display strings per row and the lines shown under it are derived here."""
         frame = frame.reset_index(drop=True)
         if len(sigs) != len(frame):
             raise ValueError(f"{key}: {len(sigs)} signatures for {len(frame)} rows")

@@ -25,7 +25,7 @@ BAND = (25.0, 75.0)
 
 def replay_parts(manifest: pd.DataFrame, summary: pd.DataFrame, *, allow_incomplete: bool,
                  source: str, summary_name: str = "summary.parquet") -> pd.DataFrame:
-    """Per-part ready/play/end times of the primary replay (request release, measured
+    """Per-part ready/play/end times (seconds from source start) of the primary replay (request release, measured
     service), checked against the run's summary: both must give every output's offset."""
     res = replay(manifest, allow_incomplete=allow_incomplete, source=source)
     miss = summary_mismatch(res.summary, summary, ("offset_s",))
@@ -80,7 +80,9 @@ def queue_delta(parts: pd.DataFrame, source_s: pd.Series, *, condition: str, ref
                 systems: Sequence[str], points: int = GRID_POINTS) -> tuple[pd.DataFrame, pd.DataFrame]:
     """ΔQ per talk and its summary across talks.
 
-    ``parts``: per-part replay with output keys; ``source_s``: S per talk_id.
+    ``parts``: per-part replay with output keys (seconds); ``source_s``: S per talk_id
+    (seconds). ΔQ (seconds of ready-but-unplayed audio) is taken at ``points`` evenly
+    spaced fractions ``u`` of S, 0 and 1 included.
     Returns (per-talk rows ``[panel…], system, talk_id, u, delta_q_s`` and summary rows
     ``[panel…], system, u, n_talks, mean_s, p25_s, p75_s``). Talks lacking either
     output are left out (the summary's ``n_talks`` says how many were used).

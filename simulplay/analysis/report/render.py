@@ -38,6 +38,7 @@ def cell(value: Any, digits: int = 3) -> str:
 
 
 def is_numeric(series: pd.Series) -> bool:
+    """Whether the column holds floats or integers (right-aligned in Markdown)."""
     return series.dtype.kind in "fiu"
 
 
@@ -54,21 +55,25 @@ def shown(table: ReportTable) -> tuple[pd.DataFrame, str]:
 
 
 def cells(table: ReportTable, df: pd.DataFrame) -> list[list[str]]:
+    """The shown rows of ``df`` as strings: floats with the column's decimals (3 by default)."""
     digits = {**DEFAULT_DIGITS, **table.digits}
     cols = list(df.columns)
     return [[cell(v, digits.get(c, 3)) for c, v in zip(cols, row)] for row in df.itertuples(index=False)]
 
 
 def caption(table: ReportTable) -> str:
+    """The table's caption followed by the note on single-valued panel columns, if any."""
     _, note = shown(table)
     return " ".join(x for x in (table.caption, note) if x)
 
 
 def heading(item) -> str:
+    """``Table 2. Title`` for a numbered table or figure, else the title alone."""
     return f"{item.number}. {item.title}" if item.number else item.title
 
 
 def markdown(table: ReportTable) -> str:
+    """The table as a Markdown section: heading, caption, rows, then its signature lines."""
     df, _ = shown(table)
     esc = [c.replace("|", "\\|") for c in (table.label(c) for c in df.columns)]
     align = ["---:" if is_numeric(df[c]) else "---" for c in df.columns]
@@ -81,6 +86,8 @@ def markdown(table: ReportTable) -> str:
 
 
 def csv_text(table: ReportTable) -> str:
+    """The table as CSV at full precision, with a ``signature`` column (one per row) and a
+    ``signature[NAME]`` column for each extra set."""
     out = table.frame.copy()
     out["signature"] = table.signatures
     for name, sigs in table.extra_signatures.items():

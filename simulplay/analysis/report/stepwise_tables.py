@@ -70,7 +70,8 @@ def stepwise_overview(run: RunData) -> ReportTable:
 
 
 def player_table(run: RunData) -> ReportTable | None:
-    """Equal-talk means of the player metrics per [panel,] system, condition and pre-buffer."""
+    """Equal-talk means of the player metrics (seconds) per [panel,] system, condition and
+    pre-buffer; None without a player table."""
     t = run.optional.get("player")
     if t is None:
         return None

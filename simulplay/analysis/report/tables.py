@@ -41,6 +41,8 @@ def _mean_over_talks(run: RunData) -> tuple[pd.DataFrame, list]:
 
 
 def playback_table(run: RunData) -> ReportTable:
+    """Table 1: equal-talk means per system and condition of p₁, D, I, L and S (seconds)
+    and requests per talk."""
     table, sigs = _mean_over_talks(run)
     return ReportTable.signed(
         "table01_playback", "Playback per system and condition",
@@ -51,6 +53,7 @@ def playback_table(run: RunData) -> ReportTable:
 
 
 def eta_table(run: RunData) -> ReportTable:
+    """Table 2: the run's η table as saved (seconds), rows in condition order."""
     eta = sort_rows(run.eta.frame.assign(_i=range(len(run.eta.frame))), run, ["condition"])
     sigs = [run.eta.signatures[i] for i in eta["_i"]]
     conf = _confidence(run)
@@ -63,6 +66,7 @@ def eta_table(run: RunData) -> ReportTable:
 
 
 def per_talk_table(run: RunData) -> ReportTable:
+    """Tables 4–5: per-talk δ, η and its parts (seconds), with each talk's source duration S."""
     pt = run.per_talk.frame.assign(_i=range(len(run.per_talk.frame)))
     src = run.summary.frame.groupby("talk_id")["source_s"].first()
     pt.insert(pt.columns.get_loc("condition") + 1, "source_s", pt["talk_id"].map(src))
@@ -76,6 +80,8 @@ def per_talk_table(run: RunData) -> ReportTable:
 
 
 def rules_table(run: RunData) -> ReportTable:
+    """Table 8: δ(0), δ(p) and η(p) of every rule (seconds), with one η column per
+    sensitivity replay (``eta_s[NAME]``, its signatures kept per row)."""
     keys = panels(run.eta.frame) + ["condition"]
     eta = run.eta.frame.assign(_i=range(len(run.eta.frame)))
     table = eta[keys + ["delta_ref_s", "delta_s", "eta_s", "_i"]]
@@ -105,6 +111,7 @@ def rules_table(run: RunData) -> ReportTable:
 
 
 def contrast_table(run: RunData) -> ReportTable | None:
+    """Table 9: the buffered-policy contrasts δ(P1) − δ(P2) in seconds; None without any."""
     if run.contrasts is None or run.contrasts.frame.empty:
         return None
     c = run.contrasts
@@ -144,6 +151,8 @@ def optional_table(run: RunData, key: str) -> ReportTable | None:
 
 
 def trace_table(run: RunData) -> ReportTable | None:
+    """Table 11: update statistics pooled per system (words per update, % of updates of at
+    most two words and ending a sentence, updates after the source end); None without traces."""
     if run.traces is None:
         return None
     rows = []
@@ -169,6 +178,8 @@ def trace_table(run: RunData) -> ReportTable | None:
 
 
 def requests_table(run: RunData) -> ReportTable:
+    """Table 12: requests (and failures), groups, % of groups per trigger and the median
+    audio of successful requests (seconds), per system and condition."""
     man = run.manifest.frame.assign(_sig=range(len(run.manifest.frame)))
     keys = panels(man) + ["system", "condition"]
     ok = man[man["error"] == ""]
@@ -201,6 +212,8 @@ def requests_table(run: RunData) -> ReportTable:
 
 
 def overview_table(run: RunData) -> ReportTable:
+    """The run's settings and counts from ``run.json`` (audio in seconds); for step-by-step
+    tables, their overview."""
     if run.stepwise:
         return stepwise_overview(run)
     r, exp = run.record, run.record["experiment"]

@@ -69,7 +69,9 @@ def write_import(res: ImportResult, out: str | Path) -> None:
 
 @dataclass
 class ParsedStream:
-    """One stream before it becomes trace rows; ``reference`` is the log's full output."""
+    """One stream before it becomes trace rows: ``source_s`` its source duration and ``times``
+    each update's availability, both in seconds from source start; ``reference`` is the log's
+    full output."""
 
     talk_id: str
     line: int  # where the talk starts in the log (1-based), for messages
@@ -123,12 +125,14 @@ class Origins:
 
 
 def check_choice(option: str, value: str, choices: Sequence[str]) -> str:
+    """``value`` if it is one of ``choices``; otherwise an :class:`InputError` naming ``option``."""
     if value not in choices:
         raise InputError.at(f"{option} '{value}'", f"unknown value for {option}", accepted=" or ".join(choices))
     return value
 
 
 def check_system(system: str) -> str:
+    """``system`` unchanged if it is not blank; otherwise an :class:`InputError` naming ``--system``."""
     if not system.strip():
         raise InputError.at("--system", "is empty", accepted="a non-empty system name")
     return system
@@ -173,9 +177,11 @@ class Fields:
         self.check, self.lineno, self.obj = check, lineno, obj
 
     def problem(self, message: str, key: str | None = None, accepted: str | None = None) -> None:
+        """Record a problem at this line (field ``key``, what would be ``accepted``)."""
         self.check.add(message, row=self.lineno, field=key, accepted=accepted)
 
     def present(self, key: str, accepted: str) -> bool:
+        """Whether the line has ``key``; a missing key is recorded as a problem."""
         if key not in self.obj:
             self.problem("is missing", key, accepted)
             return False
@@ -218,6 +224,7 @@ class Fields:
         return out
 
     def strings(self, key: str, accepted: str) -> list[str] | None:
+        """The list of strings at ``key``, or ``None`` after recording why not."""
         if not self.present(key, accepted):
             return None
         v = self.obj[key]
@@ -227,6 +234,7 @@ class Fields:
         return v
 
     def string(self, key: str, accepted: str) -> str | None:
+        """The string at ``key``, or ``None`` after recording why not."""
         if not self.present(key, accepted):
             return None
         v = self.obj[key]
@@ -272,7 +280,8 @@ def segments(groups: Sequence[Sequence[str]], unit: str) -> list[str]:
 
 
 def assemble(times: Sequence[float], segs: Sequence[str]) -> tuple[list[float], list[str], list[bool]]:
-    """Updates from timed segments: text squeezed (no edge whitespace, inner runs one
+    """Updates from timed segments, as (times, texts, glue): each kept segment's time
+    unchanged (seconds from source start), text squeezed (no edge whitespace, inner runs one
     space), ``glue`` where no whitespace separates it from the previous text. A segment that
     is empty or only whitespace makes no update (its whitespace still separates its
     neighbours)."""
@@ -306,6 +315,8 @@ def group_runs(keys: Sequence[Any], items: Sequence[str]) -> tuple[list[Any], li
 
 
 def first_difference(a: str, b: str) -> int:
+    """The 0-based index of the first character where ``a`` and ``b`` differ (the shorter
+    one's length if one is a prefix of the other, ``len(a)`` if they are equal)."""
     n = min(len(a), len(b))
     return next((i for i in range(n) if a[i] != b[i]), n)
 

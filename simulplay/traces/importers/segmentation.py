@@ -47,6 +47,7 @@ class Segment:
 
     @property
     def end_s(self) -> float:
+        """Where the segment ends: ``offset_s + duration_s``, seconds on the talk's clock."""
         return self.offset_s + self.duration_s
 
     def describe(self, source: str | None = None) -> str:

@@ -72,6 +72,8 @@ def import_simuleval(path: str | Path, *, system: str, clock: str = "source", un
                      as_manifest: bool = False) -> ImportResult:
     """Read a SimulEval instances.log into a trace (or, ``as_manifest``, a request manifest).
 
+    The log's milliseconds become seconds from source start (``delays`` under the ``source``
+    clock, ``elapsed`` under ``computation-aware``); ``source_s`` is ``source_length / 1000``.
     Raises :class:`InputError` naming file, line and field for every problem; nothing is
     returned unless the whole log is valid.
     """
