@@ -92,6 +92,7 @@ class PartAudio:
         self._cache: dict[str, np.ndarray] = {}
 
     def clear(self) -> None:
+        """Forget every key read so far."""
         self._cache.clear()
 
     def samples(self, key: str, request_samples: int, rate: int) -> np.ndarray:

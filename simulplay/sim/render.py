@@ -66,6 +66,7 @@ class Rendered:
 
     @property
     def n_parts(self) -> int:
+        """Parts played (with samples)."""
         return len(self.starts)
 
     @property

@@ -58,7 +58,8 @@ def find_store(run: RunData, store: str | Path | None) -> tuple[Path | None, str
 
 def listen_section(run: RunData, parts: pd.DataFrame, condition: str, talk: str, store: str | Path | None,
                    listen_s: float = LISTEN_S) -> ReportAudio | None:
-    """The Listen section (module docstring), or ``None`` with a note added to the run."""
+    """The Listen section (module docstring): the first ``listen_s`` seconds from source
+    start of each output (0 s: no section), or ``None`` with a note added to the run."""
     man = run.manifest.frame
     if not 0 <= listen_s < 1e7:
         raise InputError.at(f"--listen-s {listen_s:g}", "is out of range", accepted="seconds, 0 (no clips) to 10⁷")

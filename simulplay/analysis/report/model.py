@@ -125,12 +125,13 @@ class ReportFigure:
 
 @dataclass
 class AudioClip:
-    """One rendered excerpt the report plays: ``file`` relative to the report folder."""
+    """One rendered excerpt the report plays: ``file`` relative to the report folder, the
+    encoded bytes and its duration in seconds (frames / rate)."""
 
     label: str
     file: str  # audio/<name>.mp3
     data: bytes
-    duration_s: float  # frames / rate of the encoded excerpt
+    duration_s: float  # seconds: frames / rate of the encoded excerpt
 
 
 @dataclass
@@ -146,4 +147,5 @@ class ReportAudio:
 
     @property
     def lines(self) -> list[str]:
+        """The signatures shown with the section (its table's)."""
         return self.table.lines
