@@ -2,11 +2,12 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
-# The report tests open the HTML in Debian's headless Chromium (installed by `make test`).
+# The report tests open the HTML in Debian's headless Chromium, the text-latency tests run Moses' tokenizer
+# under perl (both installed by `make test` when missing).
 SUDO = $(if $(filter 0,$(shell id -u)),,sudo)
 # Extras the demo and the test suite need (the CPU build of torch is installed first).
 DEMO_EXTRAS = vad
-TEST_EXTRAS = test,vad,asr,ray,xtts
+TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency
 
 .PHONY: demo test test-fast lint bench clean
 
@@ -41,6 +42,7 @@ demo: $(VENV)/.demo-installed
 
 test: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 	command -v chromium >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium)
+	perl -MThread -MFindBin -e1 2>/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends perl)
 	$(BIN)/ruff check simulplay tests bench
 	$(BIN)/python -m pytest -q
 

@@ -2,9 +2,10 @@
 ``main()``, the console entry point (one-line errors, exit code 2 for bad input).
 
 Each command lives in the module of its family (:mod:`.traces`, :mod:`.synth`,
-:mod:`.replay`, :mod:`.audio`, :mod:`.compare`, :mod:`.report`, :mod:`.blocks`, :mod:`.diagnostics`,
-:mod:`.experiment`): it parses, calls one library function and writes or prints. Units:
-every time is in seconds from source start unless a flag says otherwise; output format
+:mod:`.replay`, :mod:`.audio`, :mod:`.latency`, :mod:`.compare`, :mod:`.report`, :mod:`.blocks`,
+:mod:`.diagnostics`, :mod:`.experiment`): it parses, calls one library function and writes
+or prints. Units: every time is in seconds from source start unless a flag says otherwise
+(the SimulEval and OmniSTEval metrics are in ms, as those tools give them); output format
 follows the --out suffix: .parquet (canonical), .csv or .md.
 """
 
@@ -16,7 +17,7 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from simulplay import __version__
-from simulplay.cli import audio, blocks, compare, diagnostics, experiment, replay, report, synth, traces
+from simulplay.cli import audio, blocks, compare, diagnostics, experiment, latency, replay, report, synth, traces
 from simulplay.errors import SimulplayError
 
 app = typer.Typer(
@@ -45,7 +46,8 @@ COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("validate", traces.validate), ("group", traces.group), ("replay", replay.replay), ("synth", synth.synth),
     ("eta", compare.eta), ("import-simuleval", traces.import_simuleval_command),
     ("import-simulstream", traces.import_simulstream_command), ("player", replay.player), ("edges", replay.edges),
-    ("render", audio.render),
+    ("render", audio.render), ("latency", latency.latency), ("export-simuleval", latency.export_simuleval_command),
+    ("textlatency", latency.textlatency),
     ("report", report.report), ("serve", synth.serve), ("blocks", blocks.blocks), ("asr", diagnostics.asr),
     ("content", diagnostics.content), ("wordtiming", diagnostics.wordtiming), ("run", experiment.run),
     ("demo", experiment.demo),

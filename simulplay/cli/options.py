@@ -1,5 +1,6 @@
 """Option declarations shared by the commands, defined once: output paths, ``--allow-incomplete``,
-``--quiet`` and the paired-bootstrap flags, with the checks that go with them.
+``--quiet``, ``--release``/``--chunks`` and the paired-bootstrap flags, with the checks that go
+with them.
 
 Each factory returns a fresh ``typer.Option`` (a command may word its help to say what it
 excludes or resamples); the flag names and the conventions in the help live here. Library
@@ -20,6 +21,9 @@ OUT_HELP = "Output table: .parquet (canonical), .csv or .md, chosen by the suffi
 
 ALLOW_INCOMPLETE_HELP = ("Exclude outputs with failed requests instead of refusing; the count is recorded in every "
                          "signature.")
+RELEASE_HELP = ("request: a part is a whole request, ready when it is done (primary); chunk: a part is a chunk, "
+                "ready at its recorded time (needs --chunks).")
+CHUNKS_HELP = "Chunk table for --release chunk (default: MANIFEST's sibling *.chunks.parquet)."
 DRAWS, BOOT_SEED, QUANTILE_METHOD, CONFIDENCE = 10_000, 1032026, "linear", 0.95
 
 
@@ -37,6 +41,16 @@ def table_option(flag: str, help: str) -> Any:
 def allow_incomplete_option(help: str = ALLOW_INCOMPLETE_HELP) -> Any:
     """``--allow-incomplete``: exclude what is incomplete and count it, instead of refusing."""
     return typer.Option(False, "--allow-incomplete", help=help)
+
+
+def release_option(help: str = RELEASE_HELP) -> Any:
+    """``--release request|chunk`` (default ``request``; parsed by ``sim.variants.parse_release``)."""
+    return typer.Option("request", "--release", help=help)
+
+
+def chunks_option(help: str = CHUNKS_HELP) -> Any:
+    """``--chunks PATH``: the chunk table a chunk release reads."""
+    return typer.Option(None, "--chunks", help=help)
 
 
 def quiet_option(help: str = "No progress bar.") -> Any:

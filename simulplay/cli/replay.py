@@ -11,11 +11,13 @@ from simulplay.cli.options import (
     allow_incomplete_option,
     bootstrap,
     check_outputs,
+    chunks_option,
     confidence_option,
     draws_option,
     out_option,
     quantile_option,
     quiet_option,
+    release_option,
     seed_option,
     table_option,
 )
@@ -25,14 +27,12 @@ from simulplay.errors import InputError
 def replay(
     manifest: Path = typer.Argument(..., help="Request manifest (.parquet or .csv)."),
     out: Path = out_option("Playback summary."),
-    release: str = typer.Option("request", "--release",
-                                help="request: audio ready when the whole request is done (primary); "
-                                "chunk: each chunk ready at its recorded time (needs --chunks)."),
+    release: str = release_option("request: audio ready when the whole request is done (primary); "
+                                  "chunk: each chunk ready at its recorded time (needs --chunks)."),
     service: str = typer.Option("measured", "--service",
                                 help="measured, zero, or scale=F (service time × F)."),
     parts: Path | None = table_option("--parts", "Also write per-part playback."),
-    chunks: Path | None = typer.Option(None, "--chunks", help="Chunk table for --release chunk "
-                                          "(default: MANIFEST's sibling *.chunks.parquet)."),
+    chunks: Path | None = chunks_option(),
     allow_incomplete: bool = allow_incomplete_option(),
 ):
     """Replay request clocks through a serial synthesizer and serial playback.
@@ -65,9 +65,7 @@ def replay(
 def player(
     manifest: Path = typer.Argument(..., help="Request manifest (.parquet or .csv)."),
     out: Path = out_option("Player table, one row per output and pre-buffer."),
-    release: str = typer.Option("request", "--release",
-                                help="request: a part is a whole request, ready when it is done (primary); "
-                                "chunk: a part is a chunk, ready at its recorded time (needs --chunks)."),
+    release: str = release_option(),
     frame_ms: float = typer.Option(20.0, "--frame-ms", help="Playback frame in ms (> 0): first playable "
                                    "audio and the fluidity deadlines count whole frames only."),
     min_stall_ms: float = typer.Option(10.0, "--min-stall-ms", help="A wait counts as a stall only when "
@@ -79,8 +77,7 @@ def player(
                                     "separated (each ≥ 0, no repeats): playback starts this long after the "
                                     "first part's readiness. One row per value, ascending."),
     service: str = typer.Option("measured", "--service", help="measured, zero, or scale=F (service time × F)."),
-    chunks: Path | None = typer.Option(None, "--chunks", help="Chunk table for --release chunk "
-                                       "(default: MANIFEST's sibling *.chunks.parquet)."),
+    chunks: Path | None = chunks_option(),
     store: Path | None = typer.Option(None, "--store", help="Audio store of `simulplay synth`: adds "
                                       "first_audible_s (needs audio_key, sample_rate, n_samples columns)."),
     allow_incomplete: bool = allow_incomplete_option(),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from simulplay.analysis import Bootstrap, EtaResult, compute_eta
+from simulplay.analysis.latency_table import latency_table
 from simulplay.analysis.noise import NoiseCheck, noise_check, write_noise_check
 from simulplay.analysis.report import build_report, write_report
 from simulplay.backends import parse_backend
@@ -65,6 +66,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
     base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release=RequestRelease(),
                                      service=Measured())
+    _latency(exp, synth, manifest, allow_incomplete)
     variants = {}
     for v in exp.variants:
         variant = parse_variant(v, source=exp.source, key="analysis.variants")
@@ -100,6 +102,13 @@ def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, rel
         write_table(eta.contrasts, exp.out / f"contrasts{suffix}.csv", eta.contrast_signatures, kind="contrast",
                     signature_column=True)
     return rep, eta
+
+
+def _latency(exp, synth, manifest, allow_incomplete):
+    """SimulEval's speech-output metrics of the primary replay: latency.parquet/.csv."""
+    lat = latency_table(manifest, allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path))
+    for ext in (".parquet", ".csv"):
+        write_table(lat.table, exp.out / f"latency{ext}", lat.signatures, kind="latency")
 
 
 def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):

@@ -21,6 +21,9 @@ import pandas as pd
 
 from simulplay.analysis.edge_replay import SHARE_COLUMNS
 from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
+from simulplay.analysis.latency_table import LATENCY_COLUMNS
+from simulplay.analysis.textlatency import COMPARE_COLUMNS as TEXT_COMPARE
+from simulplay.analysis.textlatency import PER_OUTPUT_COLUMNS as TEXT_PER_OUTPUT
 from simulplay.analysis.wordtiming import TABLE_COLUMNS as TIMING_COLUMNS
 from simulplay.errors import InputError
 from simulplay.grouping.requests import REQUEST_COLUMNS
@@ -46,6 +49,7 @@ USED_KINDS = {
     "eta-per-talk": "per-talk η table", "contrast": "contrast table", "eta-edges": "edge-silence η table",
     "edges-nonspeech": "non-speech share table", "content": "content table", "content-pairs": "content pair table",
     "word-timing": "word-timing table", "player": "player table", "trace": "trace",
+    "latency": "SimulEval speech-metric table", "text-latency-compare": "text-latency comparison",
 }
 #: Kinds simulplay writes that the report lists but does not read.
 OTHER_KINDS = {
@@ -54,7 +58,8 @@ OTHER_KINDS = {
     "word-timing-words": "per-word timing", "word-timing-per-talk": "per-talk word timing",
     "requests": "request table (`group`)", "trace-stats": "trace statistics (`validate`)",
     "blocks": "block summary", "blocks-compare": "block comparison", "blocks-parts": "block parts",
-    "blocks-feeds": "block feeds",
+    "blocks-feeds": "block feeds", "text-latency": "per-output text latency",
+    "simuleval-export": "SimulEval export list",
 }
 #: Parquet ``table`` values that are another name of a kind.
 ALIASES = {"request-manifest": "manifest"}
@@ -69,6 +74,9 @@ BY_COLUMNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("word-timing", TIMING_COLUMNS, ("talk_id",)),
     ("content", ("normalization", "n_talks", "intended_words", "mean_error_rate_pct"), ("talk_id",)),
     ("player", ("talk_id", "system", "condition") + PLAYER_COLUMNS, ()),
+    ("latency", ("talk_id", "system", "condition") + LATENCY_COLUMNS, ()),
+    ("text-latency", ("talk_id", "system", "condition") + TEXT_PER_OUTPUT, ()),
+    ("text-latency-compare", ("condition",) + TEXT_COMPARE, ("talk_id",)),
     ("edges-summary", ("talk_id", "system", "condition", "threshold") + SUMMARY_COLUMNS, ()),
     ("playback-summary", ("talk_id", "system", "condition") + SUMMARY_COLUMNS, ("threshold",)),
     ("chunks", CHUNK_REQUIRED, ("dispatch_s",)),

@@ -41,6 +41,8 @@ OPTIONAL_TABLES = {
     "content": "content.csv",
     "content_pairs": "content.pairs.csv",
     "word_timing": "word_timing.csv",
+    "latency": "latency.csv",  # SimulEval speech-output metrics (Table 1b)
+    "text_latency": "textlatency.csv",  # `simulplay textlatency --out` saved into the run folder (Table 1c)
 }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from simulplay.analysis.report.latency_tables import speech_latency_table, text_latency_table
 from simulplay.analysis.report.load import RunData, Signed
 from simulplay.analysis.report.model import ReportTable, extend, row_strings, signature_lines
 from simulplay.analysis.report.order import condition_order, panels, sort_rows
@@ -246,7 +247,8 @@ def _confidence(run: RunData) -> str:
 
 def all_tables(run: RunData) -> list[ReportTable]:
     """Every table the run supports, in report order (absent inputs leave theirs out)."""
-    tables = [overview_table(run), inputs_table(run), playback_table(run), eta_table(run), per_talk_table(run),
+    tables = [overview_table(run), inputs_table(run), playback_table(run), speech_latency_table(run),
+              text_latency_table(run), eta_table(run), per_talk_table(run),
               rules_table(run), contrast_table(run), optional_table(run, "eta_edges"), trace_table(run),
               requests_table(run), optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
               optional_table(run, "content_pairs"), optional_table(run, "word_timing"), player_table(run)]
