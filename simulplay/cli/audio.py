@@ -56,9 +56,10 @@ def render(
     """
     from simulplay.backends.store import AudioStore
     from simulplay.cli.console import print_table, progress_bar
+    from simulplay.paths import check_new_folder
     from simulplay.sim import read_chunks, read_manifest
     from simulplay.sim.variants import parse_release, parse_service
-    from simulplay.workflows.render import check_format, check_new_folder, render_outputs
+    from simulplay.workflows.render import check_format, render_outputs
 
     check_new_folder(out)
     rel, model, fmt = parse_release(release), parse_service(service), check_format(fmt)

@@ -53,13 +53,14 @@ def part_samples(parts: pd.DataFrame, manifest: pd.DataFrame, chunks: pd.DataFra
                  source: str = "manifest") -> pd.DataFrame:
     """``parts`` (a replay's part table: output keys, ``seq``, and ``chunk`` under chunk
     release) with :data:`PART_SAMPLE_COLUMNS` added, row for row (module docstring).
-    ``chunks`` is the chunk table of a chunk-release replay (it needs ``n_samples``)."""
-    if not has_samples(manifest) or "audio_key" not in manifest:
-        raise InputError.at(source, "has no stored audio", field="audio_key",
+    ``chunks`` is the chunk table of a chunk-release replay (it needs ``n_samples``). A
+    manifest with sample counts but no ``audio_key`` (hand-written) gets empty keys."""
+    if not has_samples(manifest):
+        raise InputError.at(source, "has no sample counts", field="n_samples",
                             accepted="a manifest from `simulplay synth` (audio_key, n_samples, sample_rate)")
     keys = output_keys(manifest)
-    req = manifest[keys + ["seq", "audio_key", "n_samples", "sample_rate"]].rename(
-        columns={"n_samples": "request_samples"})
+    req = manifest[keys + ["seq", "n_samples", "sample_rate"]].rename(columns={"n_samples": "request_samples"})
+    req["audio_key"] = manifest["audio_key"] if "audio_key" in manifest else ""
     if "chunk" not in parts:
         out = parts.merge(req, on=keys + ["seq"], how="left", validate="many_to_one")
         out["sample_start"] = np.zeros(len(out), np.int64)

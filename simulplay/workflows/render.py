@@ -22,9 +22,6 @@ folder beside FOLDER and moved into place: a failure leaves nothing.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +33,7 @@ import soundfile as sf
 
 from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
-from simulplay.paths import safe_component, safe_names
+from simulplay.paths import check_new_folder, new_folder, safe_component, safe_names
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.signature import merge
 from simulplay.sim.manifest import output_keys
@@ -63,26 +60,6 @@ class RenderResult:
     signatures: list[dict[str, Any]]
     folder: Path
     excluded: list[str] = field(default_factory=list)
-
-
-def check_new_folder(out: str | Path, flag: str = "--out") -> Path:
-    """``out`` must be a new folder, or an empty one, in an existing folder."""
-    p = Path(out)
-    if p.exists() and (not p.is_dir() or any(p.iterdir())):
-        raise InputError.at(p, "exists and is not an empty folder", field=flag,
-                            accepted="a new folder (or an empty one)")
-    if not p.parent.is_dir():
-        raise InputError.at(p, f"folder {p.parent} does not exist", field=flag,
-                            accepted="a folder whose parent exists")
-    return p
-
-
-def publish_folder(tmp: Path, target: Path) -> None:
-    """Move the finished folder ``tmp`` to ``target`` (new, or empty as checked before)."""
-    tmp.chmod(0o755)
-    if target.exists():
-        target.rmdir()
-    os.replace(tmp, target)
 
 
 def check_format(fmt: str) -> str:
@@ -145,9 +122,8 @@ def render_outputs(manifest: pd.DataFrame, load_audio: LoadAudio, out: str | Pat
     names = safe_names([[str(o[k]) for k in keys] for o in outputs])
     rates = _fallback_rates(chosen, keys)
     audio, src = PartAudio(load_audio, source), _SourceCache(sources)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     rows, sigs = [], []
-    try:
+    with new_folder(target) as tmp:
         with tracking(progress, len(outputs), "render") as bar:
             for i, (key, name) in enumerate(zip(outputs, names)):
                 group = by_output.get(tuple(key[k] for k in keys), parts.iloc[:0])
@@ -160,9 +136,6 @@ def render_outputs(manifest: pd.DataFrame, load_audio: LoadAudio, out: str | Pat
         table = pd.DataFrame(rows, columns=keys + list(RENDER_COLUMNS))
         for suffix in (".parquet", ".csv"):
             write_table(table, tmp / f"render{suffix}", sigs, kind="render")
-        publish_folder(tmp, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return RenderResult(table, sigs, target, list(res.excluded))
 
 
