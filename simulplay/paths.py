@@ -13,12 +13,24 @@ included, so distinct ids give distinct names. An encoded name longer than
 SHA-256 (still distinct, no longer reversible; ``~`` appears in no other encoded name).
 Letters keep their case: on a case-insensitive file system (macOS, Windows) ``T1`` and
 ``t1`` would share a file, which Linux, where simulplay runs, keeps apart.
+
+:func:`safe_names` joins several components into one file name stem per row;
+:func:`check_new_folder` and :func:`new_folder` are how a command writes a folder of files
+(``render``, ``export-simuleval``): into a temporary folder beside the target, moved into
+place when everything is written.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+
+from simulplay.errors import InputError
 
 #: Longest component written (characters; file systems allow 255 bytes).
 MAX_COMPONENT = 120
@@ -71,3 +83,49 @@ def _unquote(text: str) -> bytearray:
 def child_path(folder: str | Path, name: str, suffix: str = "") -> Path:
     """``folder / (safe_component(name) + suffix)``; ``suffix`` is the program's own (``.wav``)."""
     return Path(folder) / (safe_component(name) + suffix)
+
+
+def safe_names(parts: Sequence[Sequence[str]], *, sep: str = "__") -> list[str]:
+    """One file name stem per row of ``parts`` (each a sequence of strings): the safe
+    components joined with ``sep``; a stem equal to an earlier row's (``a__b`` + ``c``
+    against ``a`` + ``b__c``) gets ``-2``, ``-3``… so every row has its own name."""
+    names: list[str] = []
+    seen: set[str] = set()
+    for row in parts:
+        base = sep.join(safe_component(p) for p in row)
+        name, k = base, 2
+        while name in seen:
+            name, k = f"{base}-{k}", k + 1
+        seen.add(name)
+        names.append(name)
+    return names
+
+
+def check_new_folder(out: str | Path, flag: str = "--out") -> Path:
+    """``out`` must be a new folder, or an empty one, in an existing folder (checked before
+    any work; ``flag`` names the option in the error)."""
+    p = Path(out)
+    if p.exists() and (not p.is_dir() or any(p.iterdir())):
+        raise InputError.at(p, "exists and is not an empty folder", field=flag,
+                            accepted="a new folder (or an empty one)")
+    if not p.parent.is_dir():
+        raise InputError.at(p, f"folder {p.parent} does not exist", field=flag,
+                            accepted="a folder whose parent exists")
+    return p
+
+
+@contextmanager
+def new_folder(target: str | Path) -> Iterator[Path]:
+    """A temporary folder beside ``target`` (new, or empty as :func:`check_new_folder`
+    checked) to fill; on success it is moved to ``target``, on any error removed, so a
+    failure leaves nothing half-written."""
+    target = Path(target)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        yield tmp
+        tmp.chmod(0o755)
+        if target.exists():
+            target.rmdir()
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

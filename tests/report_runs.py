@@ -48,14 +48,29 @@ def synthetic_manifest(n_talks: int, seed: int = 7, names=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def with_audio(man: pd.DataFrame, store: Path, rate: int = 16_000) -> pd.DataFrame:
+    """The manifest with stored audio: each request's duration taken to whole samples at
+    ``rate`` Hz and a tone of that many samples put into the audio store at ``store``."""
+    from simulplay.backends.store import AudioStore
+
+    audio = AudioStore(store)
+    n = np.rint(man["audio_s"].to_numpy(float) * rate).astype(np.int64)
+    keys = [audio.put_audio((np.sin(np.arange(k) * (0.05 + 0.01 * (i % 7))) * 8000).astype(np.int16), rate)
+            for i, k in enumerate(n)]
+    return man.assign(audio_s=n / rate, n_samples=n, sample_rate=rate, audio_key=keys)
+
+
 def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True, names=None,
-             realizations: int = 1, services: tuple[str, ...] = ("zero",)) -> Path:
+             realizations: int = 1, services: tuple[str, ...] = ("zero",), store: Path | None = None) -> Path:
     """Write a run folder as `simulplay run` does: manifest, summary, η (+ per talk,
     contrasts), the service variants (``service=zero``), run.json and the trace file it
     names. Realizations after the first repeat the plan with service times drawn afresh
-    (uniform 0.5–1.5 × the first's, seeded)."""
+    (uniform 0.5–1.5 × the first's, seeded); with ``store``, the requests' audio (tones)
+    in that audio store, named in run.json."""
     folder.mkdir(parents=True, exist_ok=True)
     man = synthetic_manifest(n_talks, names=names)
+    if store is not None:
+        man = with_audio(man, store)
     if realizations > 1:
         rng = np.random.default_rng(11)
         man = pd.concat([man] + [man.assign(realization=r, service_s=man["service_s"] * rng.uniform(0.5, 1.5, len(man)))
@@ -87,7 +102,8 @@ def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = Tru
                              "rules": RULES, "reference": "immediate", "backend": BACKEND, "realizations": realizations,
                              "draws": draws, "seed": 3, "quantile_method": "linear", "confidence": 0.95,
                              "contrasts": [list(c) for c in contrasts],
-                             "variants": [f"service={v}" for v in services]},
+                             "variants": [f"service={v}" for v in services],
+                             **({"store": str(store)} if store is not None else {})},
               "requests": len(man), "synthesized": 0, "already_in_store": 0, "failed": 0, "reused_rows": 0,
               "audio_s": float(man["audio_s"].sum()), "excluded_outputs": [], "signature": common}
     (folder / "run.json").write_text(json.dumps(record), encoding="utf-8")

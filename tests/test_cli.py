@@ -191,6 +191,9 @@ def help_text(cli, *command):
                    "offset_s (L = C_m − S)", "scale=F (service time × F)"]),
     (("eta",), ["Columns ending in _s are seconds"]),
     (("group",), ["timer[:w=SECONDS]", "dispatch_s (seconds from source start)"]),
+    (("render",), ["floor(p × rate + 1/2), p in seconds", "sample_rate (Hz)",
+                   "Seconds from sample counts, counted from source start"]),
+    (("report",), ["the first --listen-s seconds from source start"]),
 ])
 def test_help_explains_units(cli, command, phrases):
     text = help_text(cli, *command)

@@ -238,7 +238,7 @@ def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path
     assert meta["traces"][0]["path"] == str((tmp_path / "trace.jsonl").resolve())
     shutil.rmtree(tmp_path / "run" / "report")
     (tmp_path / "run" / "run.json").unlink()
-    ok("report", tmp_path / "run", "--out", tmp_path / "rep")
+    ok("report", tmp_path / "run", "--out", tmp_path / "rep", "--store", tmp_path / "store")  # for Listen
     t = report_tables(tmp_path / "rep")
     assert set(t) == set(with_record)
     for key in set(t) - {"table00_run", "inputs"}:  # the same tables as the report made with run.json

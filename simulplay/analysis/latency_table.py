@@ -32,6 +32,7 @@ from simulplay.analysis.latency import COUNT_COLUMNS, DEFINITION, METRIC_COLUMNS
 from simulplay.errors import InputError
 from simulplay.signature import merge
 from simulplay.sim.manifest import has_samples, output_keys
+from simulplay.sim.part_audio import part_samples
 from simulplay.sim.replay import ReplayResult, output_label, replay
 from simulplay.sim.timebase import to_ns
 from simulplay.sim.variants import Measured, Release, Zero, parse_release
@@ -42,11 +43,13 @@ LATENCY_COLUMNS = METRIC_COLUMNS + tuple(f"{c}_ca" for c in METRIC_COLUMNS)
 
 @dataclass(frozen=True)
 class Piece:
-    """Where an audible part's samples are: ``audio_key``'s samples ``start:stop``."""
+    """Where an audible part's samples are: ``audio_key``'s samples ``start:stop`` of the
+    ``total`` samples its request holds (:func:`simulplay.sim.part_audio.part_samples`)."""
 
     audio_key: str
     start: int
     stop: int
+    total: int
 
 
 @dataclass(frozen=True)
@@ -105,10 +108,10 @@ def speech_timelines(manifest: pd.DataFrame, *, delays: str = "ready", release: 
         _check_order(d, parts.iloc[sel], key, keys, rel.needs_chunks, source)
         source_ms = float(to_ns(float(res.summary["source_s"].iloc[i])) / 1e6)
         pieces = rate = None
-        if "_key" in parts:
-            pieces = [Piece(k, int(a), int(b)) for k, a, b in parts.iloc[sel][["_key", "_start", "_stop"]]
-                      .itertuples(index=False)]
-            rates = parts["_rate"].to_numpy()[sel]
+        if "audio_key" in parts:
+            cols = ["audio_key", "sample_start", "sample_stop", "request_samples"]
+            pieces = [Piece(k, int(a), int(b), int(n)) for k, a, b, n in parts.iloc[sel][cols].itertuples(index=False)]
+            rates = parts["sample_rate"].to_numpy()[sel]
             rate = int(rates[0]) if len(rates) else None
         out.append(Timeline(key, d, [float(x) for x in parts["_dur_ms"].to_numpy()[sel]], source_ms, pieces, rate))
     return Timelines(out, res)
@@ -158,34 +161,21 @@ def _for_dispatch(manifest: pd.DataFrame, source: str) -> pd.DataFrame:
 
 def _with_samples(parts: pd.DataFrame, manifest: pd.DataFrame, chunks: pd.DataFrame | None,
                   keys: list[str]) -> pd.DataFrame:
-    """Each part's duration in ms (``_dur_ms``) and, with sample columns, where its samples
-    are (``_key``, ``_start``, ``_stop``, ``_rate``)."""
-    samples = has_samples(manifest)
-    cols = keys + ["seq"] + (["n_samples", "sample_rate"] if samples else [])
-    cols += ["audio_key"] if samples and "audio_key" in manifest else []
-    req = manifest[cols].rename(columns={"n_samples": "_req_n", "sample_rate": "_rate", "audio_key": "_key"})
-    if chunks is None:
-        out = parts.merge(req, on=keys + ["seq"], how="left", validate="many_to_one")
-        n = out["_req_n"].to_numpy(np.int64) if samples else None
-        start = np.zeros(len(out), np.int64)
-    else:
-        ch = chunks[keys + ["seq", "chunk", "audio_s"] + (["n_samples"] if "n_samples" in chunks else [])]
-        ch = ch.rename(columns={"audio_s": "_chunk_audio_s"})
-        out = parts.merge(ch, on=keys + ["seq", "chunk"], how="left", validate="one_to_one")
-        out = out.merge(req, on=keys + ["seq"], how="left", validate="many_to_one")
-        samples = samples and "n_samples" in chunks
-        n = out["n_samples"].to_numpy(np.int64) if samples else None
-        if samples:
-            within = out.groupby(keys + ["seq"], sort=False)["n_samples"].cumsum() - out["n_samples"]
-            start = within.to_numpy(np.int64)
-    if samples:
-        out["_dur_ms"] = 1000 * n / out["_rate"].to_numpy(np.int64)  # SimulEval: 1000 * len(samples) / rate
-        out["_start"], out["_stop"] = start, start + n
-    else:
-        seconds = out["audio_s"] if chunks is None else out["_chunk_audio_s"]
-        out["_dur_ms"] = seconds.to_numpy(float) * 1000
-        out = out.drop(columns=["_key"], errors="ignore")
-    return out
+    """Each part's duration in ms (``_dur_ms``) and, with sample counts (and a chunk table
+    with them under chunk release), where its samples are: the columns of
+    :func:`~simulplay.sim.part_audio.part_samples` (``audio_key`` only when the manifest
+    has one)."""
+    if has_samples(manifest) and (chunks is None or "n_samples" in chunks):
+        out = part_samples(parts, manifest, chunks)
+        n = (out["sample_stop"] - out["sample_start"]).to_numpy(np.int64)
+        out["_dur_ms"] = 1000 * n / out["sample_rate"].to_numpy(np.int64)  # SimulEval: 1000 * len(samples) / rate
+        return out if "audio_key" in manifest else out.drop(columns="audio_key")
+    if chunks is None:  # the replay's request durations (seconds)
+        return parts.assign(_dur_ms=parts["audio_s"].to_numpy(float) * 1000)
+    out = parts.merge(chunks[keys + ["seq", "chunk", "audio_s"]].rename(columns={"audio_s": "_s"}),
+                      on=keys + ["seq", "chunk"], how="left", validate="one_to_one")
+    out["_dur_ms"] = out["_s"].to_numpy(float) * 1000  # the chunk table's durations (seconds)
+    return out.drop(columns="_s")
 
 
 def _check_order(delays_ms: list[float], parts: pd.DataFrame, key: dict, keys: list[str], by_chunk: bool,

@@ -2,7 +2,7 @@
 ``main()``, the console entry point (one-line errors, exit code 2 for bad input).
 
 Each command lives in the module of its family (:mod:`.traces`, :mod:`.synth`,
-:mod:`.replay`, :mod:`.latency`, :mod:`.compare`, :mod:`.report`, :mod:`.blocks`,
+:mod:`.replay`, :mod:`.audio`, :mod:`.latency`, :mod:`.compare`, :mod:`.report`, :mod:`.blocks`,
 :mod:`.diagnostics`, :mod:`.experiment`): it parses, calls one library function and writes
 or prints. Units: every time is in seconds from source start unless a flag says otherwise
 (the SimulEval and OmniSTEval metrics are in ms, as those tools give them); output format
@@ -19,7 +19,8 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from simulplay import __version__
-from simulplay.cli import blocks, compare, diagnostics, experiment, latency, replay, report, store, synth, traces
+from simulplay.cli import (audio, blocks, compare, diagnostics, experiment, latency, replay, report, store,
+                           synth, traces)
 from simulplay.errors import Interrupted, SimulplayError, Terminated, interrupt_exit_code
 
 app = typer.Typer(
@@ -49,7 +50,7 @@ COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("retime", synth.retime),
     ("eta", compare.eta), ("import-simuleval", traces.import_simuleval_command),
     ("import-simulstream", traces.import_simulstream_command), ("player", replay.player), ("edges", replay.edges),
-    ("latency", latency.latency), ("export-simuleval", latency.export_simuleval_command),
+    ("render", audio.render), ("latency", latency.latency), ("export-simuleval", latency.export_simuleval_command),
     ("textlatency", latency.textlatency),
     ("report", report.report), ("serve", synth.serve), ("blocks", blocks.blocks), ("asr", diagnostics.asr),
     ("content", diagnostics.content), ("wordtiming", diagnostics.wordtiming), ("run", experiment.run),

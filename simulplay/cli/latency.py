@@ -76,11 +76,12 @@ def export_simuleval_command(
     not the speech-output values of `simulplay latency`, and its Discontinuity scorers fail.
     """
     from simulplay.backends.store import AudioStore
+    from simulplay.paths import check_new_folder
     from simulplay.sim import read_chunks, read_manifest
     from simulplay.sim.variants import parse_release
-    from simulplay.workflows.export_simuleval import check_export_folder, export_simuleval
+    from simulplay.workflows.export_simuleval import export_simuleval
 
-    check_export_folder(out)
+    check_new_folder(out)
     rel = parse_release(release)
     load_audio = AudioStore.open(store, create=False).load_audio
     df, meta = read_manifest(manifest)

@@ -19,6 +19,10 @@ def report(
                                     "the largest |η| under --condition."),
     trace: list[Path] = typer.Option([], "--trace", help="Trace file(s) for the trace statistics (Table 11), "
                                      "instead of those run.json, the inputs or the manifest name; repeatable."),
+    store: Path | None = typer.Option(None, "--store", help="Audio store of the manifest, for the Listen section "
+                                      "(default: a run folder's own store; step-by-step tables need it)."),
+    listen_s: float = typer.Option(30.0, "--listen-s", min=0.0, help="Seconds from source start rendered into "
+                                   "the Listen section's clips (0: no Listen section)."),
 ):
     """Tables and figures of a run folder or of step-by-step tables, each with its signature.
 
@@ -50,10 +54,16 @@ def report(
     ΔQ(u) on 101 points of source progress u = t / S (mean and 25th-75th
     percentile band across talks, one panel per backend); one talk's
     playback timeline; request audio durations per condition.
+
+    Listen (with the audio store): the timeline's outputs as the audience
+    hears them, rendered as `simulplay render` does, the first --listen-s
+    seconds from source start of each as audio/*.mp3 (mono, variable bit
+    rate), played by the HTML page's audio elements.
     """
     from simulplay.analysis.report import build_report, write_report
 
-    rep = build_report(inputs, condition=condition, talk=talk, traces=trace)
+    rep = build_report(inputs, condition=condition, talk=talk, traces=trace, store=store, listen_s=listen_s)
     files = write_report(rep, out)
-    typer.echo(f"wrote {len(rep.tables)} tables and {len(rep.figures)} figures ({len(files)} files) to {out}; "
+    clips = f", {len(rep.audio.clips)} audio clips" if rep.audio else ""
+    typer.echo(f"wrote {len(rep.tables)} tables and {len(rep.figures)} figures{clips} ({len(files)} files) to {out}; "
                f"open {out / 'report.html'}")

@@ -24,11 +24,8 @@ in a temporary folder beside ``OUT`` and moved into place: a failure leaves noth
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
@@ -40,10 +37,11 @@ import soundfile as sf
 
 from simulplay.analysis.latency import DEFINITION, speech_metrics, speech_playback
 from simulplay.analysis.latency_table import Timeline, speech_timelines
-from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.paths import check_new_folder, new_folder
 from simulplay.signature import merge
 from simulplay.sim.manifest import output_keys
+from simulplay.sim.part_audio import LoadAudio, PartAudio
 from simulplay.sim.variants import Release
 from simulplay.tables import write_table
 from simulplay.traces.model import join_texts
@@ -51,8 +49,6 @@ from simulplay.traces.model import join_texts
 GROUP_KEYS = ("system", "condition", "backend", "realization")
 EXPORT_COLUMNS = ("folder", "n_instances", "n_without_audio", "start_offset_ms", "end_offset_ms", "num_chunks")
 CONFIG = "source_type: speech\ntarget_type: speech\n"
-#: ``audio_key`` → (int16 samples, rate in Hz), as ``AudioStore.load_audio``.
-LoadAudio = Callable[[str], tuple[np.ndarray, int]]
 
 
 @dataclass
@@ -62,24 +58,12 @@ class ExportResult:
     excluded: list[str] = field(default_factory=list)
 
 
-def check_export_folder(out: str | Path) -> Path:
-    """``OUT`` must be new, or an empty folder, in an existing folder (checked before any work)."""
-    p = Path(out)
-    if p.exists() and (not p.is_dir() or any(p.iterdir())):
-        raise InputError.at(p, "exists and is not an empty folder", field="--out",
-                            accepted="a new folder (or an empty one)")
-    if not p.parent.is_dir():
-        raise InputError.at(p, f"folder {p.parent} does not exist", field="--out",
-                            accepted="a folder whose parent exists")
-    return p
-
-
 def export_simuleval(manifest: pd.DataFrame, load_audio: LoadAudio, out: str | Path, *, delays: str = "ready",
                      release: str | Release = "request", chunks: pd.DataFrame | None = None,
                      allow_incomplete: bool = False, upstream: Mapping[str, Any] | None = None,
                      source: str = "manifest") -> ExportResult:
     """Write the folders (module docstring) for a validated, synthesized manifest."""
-    target = check_export_folder(out)
+    target = check_new_folder(out)
     Checker(source, manifest).require_columns(("audio_key", "n_samples", "sample_rate"),
                                               "synthesized manifest (for the output wavs)")
     tl = speech_timelines(manifest, delays=delays, release=release, chunks=chunks, allow_incomplete=allow_incomplete,
@@ -90,23 +74,17 @@ def export_simuleval(manifest: pd.DataFrame, load_audio: LoadAudio, out: str | P
     for i, t in enumerate(tl.timelines):
         groups.setdefault(tuple(t.key[k] for k in keys), []).append(i)
     names = _folder_names(list(groups))
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    audio = PartAudio(load_audio, source)
     rows, sigs = [], []
-    try:
+    with new_folder(target) as tmp:
         for (group, members), name in zip(groups.items(), names):
             timelines = [tl.timelines[i] for i in members]
-            _write_folder(tmp / name, target.resolve() / name, timelines, texts, load_audio, source)
+            _write_folder(tmp / name, target.resolve() / name, timelines, texts, audio)
             rows.append({"folder": name, **dict(zip(keys, group)), **_means(timelines)})
             sigs.append(merge(tl.replay.signatures[members[0]], {"table": "simuleval-export", "delays": delays,
                                                                  "latency": DEFINITION}))
         table = pd.DataFrame(rows, columns=["folder", *keys, *EXPORT_COLUMNS[1:]])
         write_table(table, tmp / "exports.csv", sigs, kind="simuleval-export")
-        tmp.chmod(0o755)
-        if target.exists():
-            target.rmdir()  # empty (checked above)
-        os.replace(tmp, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return ExportResult(table, sigs, list(tl.replay.excluded))
 
 
@@ -134,7 +112,7 @@ def _folder_names(groups: list[tuple]) -> list[str]:
 
 
 def _write_folder(folder: Path, final: Path, timelines: list[Timeline], texts: dict[tuple, str],
-                  load_audio: LoadAudio, source: str) -> None:
+                  audio: PartAudio) -> None:
     (folder / "wavs").mkdir(parents=True)
     (folder / "config.yaml").write_text(CONFIG, encoding="utf-8")
     with open(folder / "instances.log", "w", encoding="utf-8") as log:
@@ -144,7 +122,8 @@ def _write_folder(folder: Path, final: Path, timelines: list[Timeline], texts: d
                                     "durations": t.durations_ms}
             if t.delays_ms:
                 pb = speech_playback(t.delays_ms, t.durations_ms)
-                samples = _layout(t, pb, load_audio, source)
+                samples = _layout(t, pb, audio)
+                audio.clear()
                 sf.write(folder / wav_name, samples, t.sample_rate, subtype="PCM_16")
                 line |= {"prediction_offset": t.delays_ms[0], "elapsed": [],
                          "intervals": [list(i) for i in pb.intervals],
@@ -156,34 +135,17 @@ def _write_folder(folder: Path, final: Path, timelines: list[Timeline], texts: d
             log.write(json.dumps(line) + "\n")
 
 
-def _layout(t: Timeline, pb, load_audio: LoadAudio, source: str) -> np.ndarray:
-    """The output's samples as SimulEval's ``summarize`` writes them (module docstring)."""
-    loaded: dict[str, np.ndarray] = {}
+def _layout(t: Timeline, pb, audio: PartAudio) -> np.ndarray:
+    """The output's samples as SimulEval's ``summarize`` writes them (module docstring),
+    each part's read from the store and checked by :class:`~simulplay.sim.part_audio.PartAudio`."""
     pieces: list[np.ndarray] = []
     prev_end = t.delays_ms[0]
     for (start, duration), piece in zip(pb.intervals, t.pieces):
         if start > prev_end:
             pieces.append(np.zeros(int(t.sample_rate * (start - prev_end) / 1000), np.int16))
-        if piece.audio_key not in loaded:
-            loaded[piece.audio_key] = _samples(load_audio, piece.audio_key, t.sample_rate, source)
-        samples = loaded[piece.audio_key]
-        if piece.stop > len(samples):
-            raise InputError.at(source, f"audio {piece.audio_key} holds {len(samples)} samples, the manifest names "
-                                f"{piece.stop}", field="n_samples", accepted="the store the manifest was "
-                                "synthesized into")
-        pieces.append(samples[piece.start:piece.stop])
+        pieces.append(audio.samples(piece.audio_key, piece.total, t.sample_rate)[piece.start:piece.stop])
         prev_end = start + duration
     return np.concatenate(pieces).astype(np.int16, copy=False)
-
-
-def _samples(load_audio: LoadAudio, key: str, rate: int, source: str) -> np.ndarray:
-    samples, got = load_audio(key)
-    samples = np.asarray(samples)
-    if samples.ndim != 1 or int(got) != rate:
-        raise InputError.at(source, f"audio {key} is stored as {samples.shape} samples at {got} Hz, the manifest "
-                            f"says mono at {rate} Hz", field="sample_rate", accepted="the store the manifest was "
-                            "synthesized into")
-    return samples
 
 
 def _means(timelines: list[Timeline]) -> dict[str, Any]:

@@ -11,13 +11,15 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from simulplay import __version__
 from simulplay.analysis.report import html, render
 from simulplay.analysis.report.figures import all_figures, default_condition, default_talk
+from simulplay.analysis.report.listen import LISTEN_S, listen_section
 from simulplay.analysis.report.load import RunData, load_run
 from simulplay.analysis.report.measured import measured_sentence
-from simulplay.analysis.report.model import ReportFigure, ReportTable
+from simulplay.analysis.report.model import ReportAudio, ReportFigure, ReportTable
 from simulplay.analysis.report.order import condition_order
 from simulplay.analysis.report.queue import replay_parts
 from simulplay.analysis.report.stepwise import load_tables
@@ -28,9 +30,9 @@ from simulplay.grouping import canonical_condition
 
 #: Report order by key prefix; tables and figures not listed follow in their own order.
 ORDER = ("table00", "inputs", "table01", "table01b", "table01c", "table02", "realizations", "fitclock", "figure01",
-         "table04", "table08", "table09", "table10", "figure02", "figure03", "table11", "table12", "figure04",
-         "table16", "table13", "table17")
-OUTPUTS = ("report.md", "report.html", "tables", "figures")
+         "table04", "table08", "table09", "table10", "figure02", "figure03", "listen", "table11", "table12",
+         "figure04", "table16", "table13", "table17")
+OUTPUTS = ("report.md", "report.html", "tables", "figures", "audio")
 
 
 @dataclass
@@ -43,10 +45,12 @@ class Report:
     figures: list[ReportFigure]
     condition: str  # grouped condition of Figures 2–3
     talk: str  # talk of Figure 3
+    audio: ReportAudio | None = None  # the Listen section (talk of Figure 3), when the store is there
 
-    def items(self) -> list[ReportTable | ReportFigure]:
-        """Tables and figures in report order (:data:`ORDER` by key prefix, others after)."""
-        items = self.tables + self.figures
+    def items(self) -> list[ReportTable | ReportFigure | ReportAudio]:
+        """Tables, figures and the Listen section in report order (:data:`ORDER` by key
+        prefix, others after)."""
+        items = self.tables + self.figures + ([self.audio] if self.audio else [])
         rank = {p: i for i, p in enumerate(ORDER)}
         return sorted(items, key=lambda x: rank.get(x.key.split("_")[0], len(ORDER)))
 
@@ -73,10 +77,12 @@ def load_inputs(inputs: str | Path | Sequence[str | Path], traces: Sequence[str 
 
 
 def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | None = None,
-                 talk: str | None = None, traces: Sequence[str | Path] = ()) -> Report:
+                 talk: str | None = None, traces: Sequence[str | Path] = (), store: str | Path | None = None,
+                 listen_s: float = LISTEN_S) -> Report:
     """Read a run folder, or tables and folders of tables (step-by-step work), and compute
     every table and figure (nothing is written). ``traces`` replace the trace files the
-    inputs name (Table 11)."""
+    inputs name (Table 11); ``store`` is the audio store of the Listen section (a run
+    folder's own by default), which holds the first ``listen_s`` seconds (0: none)."""
     run = load_inputs(inputs, traces)
     run.notes += report_note(run.summary.frame["talk_id"].nunique())
     ref = canonical_condition(run.reference)
@@ -96,7 +102,8 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
     chosen = talk or default_talk(run, cond)
     if chosen not in talks:
         raise InputError.at(f"--talk '{talk}'", "is not a talk of the run", accepted=", ".join(talks[:20]))
-    return Report(run, all_tables(run), all_figures(run, parts, cond, chosen), cond, chosen)
+    audio = listen_section(run, parts, cond, chosen, store, listen_s)
+    return Report(run, all_tables(run), all_figures(run, parts, cond, chosen), cond, chosen, audio)
 
 
 def _intro(report: Report) -> str:
@@ -120,6 +127,10 @@ def markdown_report(report: Report) -> str:
     for item in report.items():
         if isinstance(item, ReportTable):
             out.append(render.markdown(item))
+        elif isinstance(item, ReportAudio):
+            out += [f"### {render.heading(item)}", "", item.caption, ""]
+            out += [f"* [{c.label}]({quote(c.file)}) ({c.duration_s:.3f} s)" for c in item.clips] + [""]
+            out.append(render.markdown(item.table).split("\n", 2)[2])
         else:
             out += [f"### {render.heading(item)}", "", f"![{render.heading(item)}](figures/{item.key}.png)", "",
                     item.caption + f" (SVG: [figures/{item.key}.svg](figures/{item.key}.svg))", ""]
@@ -146,6 +157,9 @@ def write_report(report: Report, out: str | Path) -> list[Path]:
     for t in report.tables:
         files[f"tables/{t.key}.csv"] = render.csv_text(t).encode()
         files[f"tables/{t.key}.tex"] = render.latex(t).encode()
+    if report.audio is not None:
+        files[f"tables/{report.audio.table.key}.csv"] = render.csv_text(report.audio.table).encode()
+        files |= {c.file: c.data for c in report.audio.clips}
     for f in report.figures:
         files[f"figures/{f.key}.png"] = f.png
         files[f"figures/{f.key}.svg"] = f.svg
@@ -173,4 +187,5 @@ def _move_into(tmp: Path, target: Path) -> None:
             shutil.rmtree(old)
         elif old.exists():
             old.unlink()
-        os.replace(new, old)
+        if new.exists():  # a report without audio has no audio/ folder
+            os.replace(new, old)

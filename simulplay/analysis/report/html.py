@@ -1,13 +1,15 @@
 """The self-contained HTML report: inline CSS, figures embedded as base64 PNG, no
-script and no request leaving the file; readable on a phone (fluid images, tables
-scroll sideways inside their own box)."""
+script and no request leaving the report folder (the Listen section's audio elements
+play files of its audio/ folder by relative path); readable on a phone (fluid images,
+tables scroll sideways inside their own box)."""
 
 from __future__ import annotations
 
 import base64
 from html import escape
+from urllib.parse import quote
 
-from simulplay.analysis.report.model import ReportFigure, ReportTable
+from simulplay.analysis.report.model import ReportAudio, ReportFigure, ReportTable
 from simulplay.analysis.report.render import caption, cells, heading, shown
 
 CSS = """
@@ -74,12 +76,29 @@ def _section_figure(fig: ReportFigure) -> str:
             f"{_signatures(fig.lines)}</section>")
 
 
+def _section_audio(item: ReportAudio) -> str:
+    """Audio elements with relative sources (files of the report folder), then the table."""
+    clips = "".join(f'<figure><figcaption>{escape(c.label)}</figcaption><audio controls preload="metadata" '
+                    f'src="{escape(quote(c.file))}" data-duration="{c.duration_s:.6f}" style="width:100%;max-width:32rem">'
+                    f'<a href="{escape(quote(c.file))}">{escape(c.file)}</a></audio></figure>' for c in item.clips)
+    return (f'<section id="{item.key}"><h2>{escape(heading(item))}</h2><p class="caption">{escape(item.caption)}</p>'
+            f"{clips}{_table(item.table)}{_signatures(item.lines)}</section>")
+
+
+def _section(item) -> str:
+    if isinstance(item, ReportTable):
+        return _section_table(item)
+    if isinstance(item, ReportAudio):
+        return _section_audio(item)
+    return _section_figure(item)
+
+
 def page(title: str, intro: str, items: list, notes: list[str]) -> str:
     """The whole document; ``items`` are tables and figures in report order."""
     toc = "".join(f'<li><a href="#{i.key}">{escape(heading(i))}</a></li>' for i in items)
     body = []
     for item in items:
-        body.append(_section_table(item) if isinstance(item, ReportTable) else _section_figure(item))
+        body.append(_section(item))
     note_html = ("<section id=\"notes\"><h2>Notes</h2><ul class=\"notes\">"
                  + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul></section>") if notes else ""
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

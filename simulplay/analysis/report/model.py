@@ -124,3 +124,31 @@ class ReportFigure:
     lines: list[str]  # signatures shown with it
     number: str = ""
     data: ReportTable | None = None  # the numbers drawn, saved beside the tables
+
+
+@dataclass
+class AudioClip:
+    """One rendered excerpt the report plays: ``file`` relative to the report folder, the
+    encoded bytes and its duration in seconds (frames / rate)."""
+
+    label: str
+    file: str  # audio/<name>.mp3
+    data: bytes
+    duration_s: float  # seconds: frames / rate of the encoded excerpt
+
+
+@dataclass
+class ReportAudio:
+    """The Listen section: audio clips with the table describing them."""
+
+    key: str
+    title: str
+    caption: str
+    clips: list[AudioClip]
+    table: ReportTable
+    number: str = ""
+
+    @property
+    def lines(self) -> list[str]:
+        """The signatures shown with the section (its table's)."""
+        return self.table.lines
