@@ -30,6 +30,7 @@ KEY_ORDER = (
     "reuse",
     "service",
     "trim",
+    "silent",
     "threshold",
     "prebuffer",
     "frame",

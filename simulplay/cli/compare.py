@@ -29,7 +29,7 @@ def eta(
     out: Path = out_option("η table, one row per other condition."),
     draws: int = draws_option(),
     seed: int = seed_option(),
-    quantile_method: str = quantile_option("NumPy quantile method for the interval ends."),
+    quantile_method: str = quantile_option(),
     confidence: float = confidence_option(),
     per_talk: Path | None = table_option("--per-talk", "Also write per-talk δ and η."),
     contrast: list[str] = typer.Option([], "--contrast", help="Buffered-policy contrast P1,P2: "

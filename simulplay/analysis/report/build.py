@@ -18,7 +18,7 @@ from simulplay.analysis.report.figures import all_figures, default_condition, de
 from simulplay.analysis.report.load import RunData, load_run
 from simulplay.analysis.report.model import ReportFigure, ReportTable
 from simulplay.analysis.report.order import condition_order
-from simulplay.analysis.report.queue import replay_parts
+from simulplay.analysis.report.queue import replay_parts, silent_reading
 from simulplay.analysis.report.stepwise import load_tables
 from simulplay.analysis.report.tables import all_tables
 from simulplay.errors import InputError
@@ -82,7 +82,8 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
                             accepted=", ".join(others))
     parts = run.parts if run.parts is not None else replay_parts(
         run.manifest.frame, run.summary.frame, allow_incomplete=bool(run.record.get("excluded_outputs")),
-        source=str(run.manifest.path), summary_name=run.summary.path.name)
+        source=str(run.manifest.path), summary_name=run.summary.path.name,
+        silent_parts=silent_reading(run.summary.signatures))
     talks = sorted(run.summary.frame["talk_id"].unique())
     chosen = talk or default_talk(run, cond)
     if chosen not in talks:

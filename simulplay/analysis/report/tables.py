@@ -94,8 +94,9 @@ def rules_table(run: RunData) -> ReportTable:
         "table08_rules", "Every grouping rule side by side",
         f"Seconds. η(p) = δ(p) − δ(0) against {run.reference}; compare two buffered rules by the difference of "
         f"their δ(p) (Table 9), not of their η. Span of mean δ(p) over these rules: {', '.join(spans)} (per panel). "
-        "The η columns of the sensitivity replays keep text, grouping and samples fixed and change only release "
-        "or service.", table.drop(columns=["_i"] + [f"_sig[{n}]" for n in extra]), sigs, number="Table 8")
+        "The η columns of the sensitivity replays keep text, grouping and samples fixed and change only release, "
+        "service or the reading of silent parts (silent=hold: a part without audio holds the clock).",
+        table.drop(columns=["_i"] + [f"_sig[{n}]" for n in extra]), sigs, number="Table 8")
     out.lines = [f"primary: {line}" for line in out.lines]
     for name, v in extra.items():
         vs = [v.signatures[int(i)] if not pd.isna(i) else "" for i in table[f"_sig[{name}]"]]
