@@ -15,6 +15,7 @@ import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.gaps import direction_counts, per_talk_effects
+from simulplay.analysis.interaction import InteractionResult, interaction
 from simulplay.errors import IncompleteError, InputError
 from simulplay.fields import Checker
 from simulplay.grouping import canonical_condition
@@ -38,6 +39,7 @@ class EtaResult:
     contrasts: pd.DataFrame
     contrast_signatures: list[dict[str, Any]]
     excluded: list[str] = field(default_factory=list)
+    interactions: list[InteractionResult] = field(default_factory=list)  # one per --interaction pair
 
 
 def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
@@ -74,7 +76,11 @@ def compute_eta(
     allow_incomplete: bool = False,
     upstream: Sequence[dict[str, Any]] | None = None,
     source: str = "summary",
+    interactions: Sequence[tuple[str, str]] = (),
 ) -> EtaResult:
+    """η per panel and condition (module docstring), the buffered-policy ``contrasts`` and,
+    for each backend pair in ``interactions``, the cross-backend interaction
+    (:mod:`simulplay.analysis.interaction`)."""
     boot = boot or Bootstrap()
     summary = summary.copy()
     summary["condition"] = summary["condition"].map(canonical_condition)
@@ -151,7 +157,9 @@ def compute_eta(
     per_talk = pd.DataFrame(talk_rows, columns=[*panel_keys, "talk_id", "condition", "delta_ref_s",
                                                 "delta_s", "eta_s", "duration_part_s", "idle_part_s"])
     contrast = pd.DataFrame(c_rows, columns=[*panel_keys, *CONTRAST_COLUMNS])
-    return EtaResult(table, sigs, per_talk, talk_sigs, contrast, c_sigs, excluded)
+    inter = [interaction(per_talk, talk_sigs, b1, b2, boot=boot, allow_incomplete=allow_incomplete, source=source)
+             for b1, b2 in interactions]
+    return EtaResult(table, sigs, per_talk, talk_sigs, contrast, c_sigs, excluded, inter)
 
 
 #: Signature keys that may differ between the rows of one panel (they are table columns).
