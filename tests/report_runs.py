@@ -21,9 +21,15 @@ CONDITIONS = ["immediate", "timer:w=4", "punct:cap=2,min_words=3"]
 BACKEND = "fake:sine"
 
 
-def synthetic_manifest(n_talks: int, seed: int = 7) -> pd.DataFrame:
+def synthetic_manifest(n_talks: int, seed: int = 7, backends: tuple[str, ...] = (BACKEND,)) -> pd.DataFrame:
     """Requests of two translators under three conditions; grouping merges requests, so
-    grouped outputs have fewer, longer, later requests."""
+    grouped outputs have fewer, longer, later requests. Each further backend repeats the
+    same requests with other durations and service times."""
+    frames = [_one_backend(n_talks, seed, b, 1.0 + 0.4 * i) for i, b in enumerate(backends)]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _one_backend(n_talks: int, seed: int, backend: str, slower: float) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
     for t in range(n_talks):
@@ -34,20 +40,22 @@ def synthetic_manifest(n_talks: int, seed: int = 7) -> pd.DataFrame:
             for cond, size in zip(CONDITIONS, (1, 4, 3)):
                 for seq, start in enumerate(range(0, n_updates, size)):
                     idx = slice(start, start + size)
-                    rows.append({"talk_id": f"talk{t:02d}", "system": system, "condition": cond, "backend": BACKEND,
+                    rows.append({"talk_id": f"talk{t:02d}", "system": system, "condition": cond, "backend": backend,
                                  "realization": 0, "seq": seq,
                                  "dispatch_s": float(times[idx].max()) + (0 if size == 1 else 0.5),
-                                 "service_s": 0.05 * (idx.stop - start), "audio_s": float(audio[idx].sum() * 0.9),
+                                 "service_s": 0.05 * slower * (idx.stop - start),
+                                 "audio_s": float(audio[idx].sum() * 0.9 * slower ** (size > 1)),
                                  "source_s": source, "text": "words here.", "trigger": "immediate" if size == 1 else
                                  ("timer" if seq % 3 else "punct"), "group": seq, "error": ""})
     return pd.DataFrame(rows)
 
 
-def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True) -> Path:
+def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True,
+             backends: tuple[str, ...] = (BACKEND,)) -> Path:
     """Write a run folder as `simulplay run` does: manifest, summary, η (+ per talk,
     contrasts), the service=zero variant, run.json and the trace file it names."""
     folder.mkdir(parents=True, exist_ok=True)
-    man = synthetic_manifest(n_talks)
+    man = synthetic_manifest(n_talks, backends=backends)
     common = base_signature(backend="fake@0/sine/abc", splitter="none", reuse="always")
     write_table(man, folder / "manifest.parquet", [{**common, "rule": c} for c in man["condition"]], kind="manifest",
                 extra_meta={"signature": common})

@@ -100,3 +100,22 @@ def test_eta_command_writes_the_interaction_table(cli, tmp_path):
     assert pd.read_csv(tmp_path / "ipt.csv")["interaction_s"].tolist() == [29, -7, 4]
     assert_one_line_error(cli("eta", tmp_path / "s.csv", "--a", "A", "--f", "F", "--reference", "immediate",
                               "--interaction", "piper:p", "--out", tmp_path / "x.csv"), "is not a pair")
+
+
+def test_the_report_shows_the_interaction_when_the_run_has_two_backends(tmp_path):
+    from simulplay.analysis.report import build_report
+    from tests.report_runs import make_run
+
+    run = make_run(tmp_path / "run", 5, draws=199, backends=("fake:sine", "fake:slow"))
+    table = build_report(run).table("table07_interaction")
+    pt = pd.read_csv(run / "eta_per_talk.csv")
+    for cond, row in table.frame.set_index("condition").iterrows():
+        # by hand from the per-talk η table: B1 minus B2 per talk, then the mean over talks
+        eta = {b: pt[(pt["backend"] == b) & (pt["condition"] == cond)].set_index("talk_id")["eta_s"]
+               for b in ("fake:sine", "fake:slow")}
+        diff = (eta["fake:sine"] - eta["fake:slow"]).sort_index()
+        assert row["interaction_s"] == pytest.approx(diff.mean()) and row["n_talks"] == 5
+        assert (row["n_negative"], row["n_positive"]) == ((diff < 0).sum(), (diff > 0).sum())
+    assert len(table.frame) == 2 and "fake:sine − fake:slow" in table.lines[0]
+    single = make_run(tmp_path / "one", 5, draws=50)
+    assert not any(t.key == "table07_interaction" for t in build_report(single).tables)

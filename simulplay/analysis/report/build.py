@@ -25,8 +25,8 @@ from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
 
 #: Report order by key prefix; tables and figures not listed follow in their own order.
-ORDER = ("table00", "inputs", "table01", "table02", "figure01", "table04", "table08", "table09", "table10", "figure02",
-         "figure03", "table11", "table12", "figure04", "table16", "table13", "table17")
+ORDER = ("table00", "inputs", "table01", "table02", "figure01", "table04", "table07", "table08", "table09", "table10",
+         "figure02", "figure03", "table11", "table12", "figure04", "table16", "table13", "table17")
 OUTPUTS = ("report.md", "report.html", "tables", "figures")
 
 
