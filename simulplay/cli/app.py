@@ -17,9 +17,11 @@ from typer.exceptions import Abort, TyperException
 
 from simulplay import __version__
 from simulplay.cli import blocks, compare, diagnostics, experiment, replay, report, synth, traces
+from simulplay.cli.helptext import Command, Group
 from simulplay.errors import SimulplayError
 
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -50,7 +52,7 @@ COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("demo", experiment.demo),
 )
 for _name, _command in COMMANDS:
-    app.command(_name)(_command)
+    app.command(_name, cls=Command)(_command)
 
 
 def main() -> None:

@@ -94,7 +94,8 @@ def content(
     punct (lowercase, whitespace tokens, punctuation kept) and normalized (lowercase,
     Unicode letters, numbers and ASCII apostrophes kept, empty tokens dropped).
 
-    Columns: [backend, realization,] system, condition, normalization, n_talks, then
+    Columns: backend and realization (when the transcripts have them), system, condition,
+    normalization, n_talks, then
     pooled counts intended_words (N = H + S + D), recognized_words, hits,
     substitutions, deletion_mismatches, insertions, and mean_error_rate_pct (equal-talk
     mean of (S + D + I) / N) and pooled_error_rate_pct. Deletions are recognition

@@ -21,8 +21,10 @@ def synth(
                                          "or one from another tool) instead of TRACE… --rule. Validated in full "
                                          "before any synthesis; requests beyond the input limit are split as "
                                          "for traces."),
-    backend: str = typer.Option("piper", "--backend", help="TTS backend spec: piper, "
-                                "piper:voice=PATH,intra_op_threads=N,… (every setting is a parameter)."),
+    backend: str = typer.Option("piper", "--backend", help="TTS backend spec NAME[:KEY=VALUE,…] "
+                                "(settings joined by commas, no spaces): piper (its default voice), "
+                                "piper:voice=PATH, xtts:model_dir=DIR, http:base_url=URL; every setting of a "
+                                "backend is a KEY (README: Synthesis)."),
     store: Path = typer.Option(..., "--store", help="Audio store folder (created; reused and resumed)."),
     out: Path = typer.Option(..., "--out", help="Request manifest (.parquet canonical, or .csv); the chunk "
                              "table goes beside it as <stem>.chunks.parquet."),
