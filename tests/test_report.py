@@ -190,7 +190,7 @@ def test_optional_tables_appear_only_when_their_files_exist(tmp_path):
     rep = build_report(run)
     md = (write_report(rep, tmp_path / "b")[0]).read_text()
     header, rows = md_table(md, "### Table 10.")
-    assert len(rows) == 6 and "threshold" in header
+    assert len(rows) == 6 and "VAD threshold" in header
     assert "trim:edges:guard_ms=100" in md and "threshold:(per row)" in md
     header, rows = md_table(md, "### Table 16.")
     assert [r[header.index("non-speech share (%)")] for r in rows] == ["40.00", "45.00"]
