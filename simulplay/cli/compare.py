@@ -53,7 +53,9 @@ def eta(
     ci_low_s, ci_high_s, n_negative / n_positive (talks with η < 0 / > 0),
     duration_part_s, idle_part_s (they sum to eta_s), signature. Means weight talks
     equally; each backend and realization is a separate panel. Columns ending in _s are
-    seconds.
+    seconds. The replay's settings, the reading of silent parts included (replay
+    --silent-parts), come with the summary's signature; a panel whose outputs were
+    replayed differently is refused.
 
     --interaction table: condition, backend1, backend2, n_talks, eta1_s, eta2_s (mean η
     under each), interaction_s (mean of η(B1) − η(B2) per talk), ci_low_s, ci_high_s,
