@@ -52,6 +52,12 @@ def run_folder(tmp_path_factory):
     return tmp / "run"
 
 
+def read(folder: Path, name: str) -> pd.DataFrame:
+    """A table of the run, realization as text (Parquet keeps the manifest's strings, CSV reads numbers)."""
+    df = pd.read_parquet(folder / name) if name.endswith(".parquet") else pd.read_csv(folder / name)
+    return df.assign(realization=df["realization"].astype(str)) if "realization" in df else df
+
+
 def close(a, b) -> bool:
     return bool(np.all(np.abs(np.asarray(a, float) - np.asarray(b, float)) <= TOL))
 
@@ -61,22 +67,22 @@ def test_offset_is_duration_plus_idle_minus_source(run_folder):
     files = ["summary.parquet", "summary.release-chunk.parquet", "summary.service-zero.parquet",
              "edges_summary.parquet"]
     for name in files:
-        s = pd.read_parquet(run_folder / name)
+        s = read(run_folder, name)
         assert len(s) and close(s["offset_s"], s["audio_s"] + s["idle_s"] - s["source_s"]), name
         assert close(s["end_s"], s["audio_s"] + s["idle_s"]), name  # C_m = D + I
-    assert sorted(pd.read_parquet(run_folder / "summary.parquet")["realization"].unique()) == [0, 1]
+    assert sorted(read(run_folder, "summary.parquet")["realization"].unique()) == ["0", "1"]
 
 
 @pytest.mark.slow
 def test_eta_is_the_change_of_delta_and_the_sum_of_its_parts(run_folder):
     for name in ("eta.csv", "eta.release-chunk.csv", "eta.service-zero.csv", "eta_edges.csv"):
-        e = pd.read_csv(run_folder / name)
-        assert close(e["eta_s"], e["delta_s"] - e["delta_ref_s"]), name
+        e = read(run_folder, name)
+        assert len(e) and close(e["eta_s"], e["delta_s"] - e["delta_ref_s"]), name
         assert close(e["eta_s"], e["duration_part_s"] + e["idle_part_s"]), name
-    pt = pd.read_csv(run_folder / "eta_per_talk.csv")
+    pt = read(run_folder, "eta_per_talk.csv")
     assert close(pt["eta_s"], pt["duration_part_s"] + pt["idle_part_s"])
     # δ = L(A) − L(F) by hand from the summary, then η(p) = δ(p) − δ(0)
-    s = pd.read_parquet(run_folder / "summary.parquet").set_index(["realization", "talk_id", "condition", "system"])
+    s = read(run_folder, "summary.parquet").set_index(["realization", "talk_id", "condition", "system"])
     delta = s["offset_s"].xs("eager", level="system") - s["offset_s"].xs("batched", level="system")
     for row in pt.itertuples():
         d = delta.loc[(row.realization, row.talk_id)]
@@ -85,8 +91,8 @@ def test_eta_is_the_change_of_delta_and_the_sum_of_its_parts(run_folder):
 
 @pytest.mark.slow
 def test_contrasts_are_differences_of_delta(run_folder):
-    c = pd.read_csv(run_folder / "contrasts.csv")
-    e = pd.read_csv(run_folder / "eta.csv").set_index(["realization", "condition"])["delta_s"]
+    c = read(run_folder, "contrasts.csv")
+    e = read(run_folder, "eta.csv").set_index(["realization", "condition"])["delta_s"]
     assert len(c) == 2  # one per realization
     assert close(c["diff_s"], c["delta_p1_s"] - c["delta_p2_s"])
     for row in c.itertuples():
@@ -96,11 +102,12 @@ def test_contrasts_are_differences_of_delta(run_folder):
 
 @pytest.mark.slow
 def test_nonspeech_plus_speech_is_the_duration_change_at_every_threshold(run_folder):
-    share = pd.read_csv(run_folder / "edges_nonspeech.csv")
+    share = read(run_folder, "edges_nonspeech.csv")
     assert sorted(share["threshold"].unique()) == [0.3, 0.5, 0.7]
     assert close(share["nonspeech_s"] + share["speech_s"], share["reduction_s"])
     # the reduction is the untrimmed audio of the reference minus the condition's (one talk)
-    s = pd.read_parquet(run_folder / "edges_summary.parquet")
+    s = read(run_folder, "edges_summary.parquet")
+    assert len(share) == 2 * 3 * 4 * 2  # systems × thresholds × pairs (reference vs each rule) × realizations
     for row in share.itertuples():
         sel = s[(s["threshold"] == row.threshold) & (s["system"] == row.system) & (s["realization"] == row.realization)]
         d = sel.set_index("condition")["untrimmed_audio_s"]
