@@ -33,6 +33,7 @@ KEY_ORDER = (
     "clock",
     "service",
     "trim",
+    "silent",
     "threshold",
     "prebuffer",
     "frame",

@@ -25,10 +25,16 @@ def talk_name(t: int, names=None) -> str:
     return names[t] if names else f"talk{t:02d}"
 
 
-def synthetic_manifest(n_talks: int, seed: int = 7, names=None) -> pd.DataFrame:
+def synthetic_manifest(n_talks: int, seed: int = 7, names=None, backends: tuple[str, ...] = (BACKEND,)) -> pd.DataFrame:
     """Requests of two translators under three conditions; grouping merges requests, so
     grouped outputs have fewer, longer, later requests. ``names``: the talk ids (default
-    talk00, talk01, …)."""
+    talk00, talk01, …). Each further backend repeats the same requests with other
+    durations and service times."""
+    frames = [_one_backend(n_talks, seed, b, 1.0 + 0.4 * i, names) for i, b in enumerate(backends)]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _one_backend(n_talks: int, seed: int, backend: str, slower: float, names=None) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
     for t in range(n_talks):
@@ -40,9 +46,10 @@ def synthetic_manifest(n_talks: int, seed: int = 7, names=None) -> pd.DataFrame:
                 for seq, start in enumerate(range(0, n_updates, size)):
                     idx = slice(start, start + size)
                     rows.append({"talk_id": talk_name(t, names), "system": system, "condition": cond,
-                                 "backend": BACKEND, "realization": 0, "seq": seq,
+                                 "backend": backend, "realization": 0, "seq": seq,
                                  "dispatch_s": float(times[idx].max()) + (0 if size == 1 else 0.5),
-                                 "service_s": 0.05 * (idx.stop - start), "audio_s": float(audio[idx].sum() * 0.9),
+                                 "service_s": 0.05 * slower * (idx.stop - start),
+                                 "audio_s": float(audio[idx].sum() * 0.9 * slower ** (size > 1)),
                                  "source_s": source, "text": "words here.", "trigger": "immediate" if size == 1 else
                                  ("timer" if seq % 3 else "punct"), "group": seq, "error": ""})
     return pd.DataFrame(rows)
@@ -61,14 +68,15 @@ def with_audio(man: pd.DataFrame, store: Path, rate: int = 16_000) -> pd.DataFra
 
 
 def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True, names=None,
-             realizations: int = 1, services: tuple[str, ...] = ("zero",), store: Path | None = None) -> Path:
+             realizations: int = 1, services: tuple[str, ...] = ("zero",), store: Path | None = None,
+             backends: tuple[str, ...] = (BACKEND,)) -> Path:
     """Write a run folder as `simulplay run` does: manifest, summary, η (+ per talk,
     contrasts), the service variants (``service=zero``), run.json and the trace file it
     names. Realizations after the first repeat the plan with service times drawn afresh
     (uniform 0.5–1.5 × the first's, seeded); with ``store``, the requests' audio (tones)
     in that audio store, named in run.json."""
     folder.mkdir(parents=True, exist_ok=True)
-    man = synthetic_manifest(n_talks, names=names)
+    man = synthetic_manifest(n_talks, names=names, backends=backends)
     if store is not None:
         man = with_audio(man, store)
     if realizations > 1:
@@ -79,7 +87,7 @@ def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = Tru
     write_table(man, folder / "manifest.parquet", [{**common, "rule": c} for c in man["condition"]], kind="manifest",
                 extra_meta={"signature": common})
     valid = validate_manifest(man, "manifest.parquet")
-    boot = Bootstrap(draws=draws, seed=3)
+    boot = Bootstrap(draws=draws, seed=3, method="linear")  # as run.json below says
     contrasts = [("punct", "timer:w=4")]
     for suffix, service in (("", "measured"), *((f".service-{v}", v) for v in services)):
         rep = replay(valid, service=parse_service(service), upstream=common)

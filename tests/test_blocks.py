@@ -178,7 +178,10 @@ def test_comparison_is_a_paired_source_bootstrap_over_blocks():
     row = compare_blocks(summary_table(b_ref, b_grp), reference="immediate", boot=boot).iloc[0]
     delta = b_grp - b_ref
     idx = np.random.default_rng(7).integers(0, 4, size=(500, 4))
-    low, high = np.quantile(delta[idx].mean(axis=1), [0.025, 0.975], method="linear")
+    # the default end convention (the paper's order statistic): with ⌊501 · 0.025⌋ = 12, the
+    # 12th smallest and the 489th of the 500 resampled means
+    means = np.sort(delta[idx].mean(axis=1))
+    low, high = means[11], means[488]
     assert row["delta_b_s"] == pytest.approx(delta.mean()) and (row["ci_low_s"], row["ci_high_s"]) == (low, high)
     assert (row["n_later"], row["n_earlier"], row["identical_audio"], row["n_blocks"]) == (2, 1, 4, 4)
     assert row["duration_part_s"] + row["idle_part_s"] == pytest.approx(row["delta_b_s"])

@@ -57,6 +57,9 @@ def folder(tmp_path):
      ["content.recognizer", "model folder /no/where does not exist"]),
     (('"timer:w=3"]]', '"punct"]]'), ["key 'content.pairs'", "'punct:cap=2,min_words=3' is not one of the rules"]),
     (('pairs = [["immediate", "timer:w=3"]]', 'pairs = ["immediate"]'), ["content.pairs", "is not a pair"]),
+    (("timing = true", 'timing = true\ntiming_quantile_method = "order:floor(na)+1"'),
+     ["key 'content.timing_quantile_method'", "is an order-statistic convention", "a NumPy quantile method"]),
+    (("timing = true", "timing = true\ntiming_seed = -1"), ["content.timing_seed", "must be ≥ 0"]),
 ])
 def test_bad_content_tables_name_the_key(folder, edit, fragments):
     old, new = edit
@@ -96,6 +99,7 @@ def test_run_writes_transcripts_content_and_word_timing(cli, folder):
     assert len(pd.read_csv(out / "content.pairs.csv")) == 2 * 2
     timing = pd.read_csv(out / "word_timing.csv")
     assert sorted(timing["system"]) == ["A", "F"] and (timing["condition"] == "timer:w=3").all()
-    assert (timing["n_talks"] == 2).all() and "boot_seed:0" in timing["signature"][0]
+    # word timing keeps its own bootstrap seed and method (the paper's Table 17), not [analysis]'s
+    assert (timing["n_talks"] == 2).all() and "boot_seed:20261005|quantile:linear" in timing["signature"][0]
     words = pd.read_parquet(out / "word_timing.words.parquet")
     assert len(words) == 2 * 2 * (22 + 19) and words["common"].any()

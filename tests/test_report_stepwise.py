@@ -130,7 +130,7 @@ def test_report_on_a_folder_without_run_json(steps, tmp_path):
     assert inputs.loc[str(d / "talks.parquet"), "use"].startswith("primary")
     assert inputs["signature_fingerprint"].str.fullmatch(r"[0-9a-f]{12}").sum() == len(files) - 1  # the trace has none
     md = (tmp_path / "rep" / "report.md").read_text()
-    html = (tmp_path / "rep" / "report.html").read_text()
+    html = (tmp_path / "rep" / "report.html").read_text().replace("<wbr>", "")  # break opportunities only
     assert f"Step-by-step tables from {d}" in md and "translators A = A and F = F" in md
     section = md[md.index("### Inputs"):md.index("### Table 1.")]
     for p in files:

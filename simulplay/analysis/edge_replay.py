@@ -94,7 +94,8 @@ def trim_requests(audio: pd.DataFrame, probs: Mapping[str, np.ndarray], threshol
 def replay_trimmed(manifest: pd.DataFrame, audio: pd.DataFrame, probs: Mapping[str, np.ndarray],
                    thresholds: Sequence[float], *, guard_ms: float, vad_label: str, excluded: list[str],
                    allow_incomplete: bool = False, upstream: Mapping[str, Any] | None = None,
-                   source: str = "manifest") -> tuple[pd.DataFrame, list[dict[str, Any]], pd.DataFrame, pd.DataFrame]:
+                   source: str = "manifest",
+                   silent_parts: str = "skip") -> tuple[pd.DataFrame, list[dict[str, Any]], pd.DataFrame, pd.DataFrame]:
     """Replay the complete requests of ``manifest`` once per threshold with trimmed durations.
 
     ``audio``: :func:`audio_columns` of ``manifest``; ``probs``: speech probabilities per
@@ -113,7 +114,7 @@ def replay_trimmed(manifest: pd.DataFrame, audio: pd.DataFrame, probs: Mapping[s
         kept = (tr["keep_end"] - tr["keep_start"]).to_numpy(np.int64)
         m.loc[tr.index, "audio_s"] = kept / tr["sample_rate"].clip(lower=1).to_numpy()
         m.loc[tr.index, "n_samples"] = kept  # replay takes durations from the sample counts
-        rep = replay(m, allow_incomplete=allow_incomplete, upstream=upstream, source=source)
+        rep = replay(m, allow_incomplete=allow_incomplete, upstream=upstream, source=source, silent_parts=silent_parts)
         summary = rep.summary.copy()
         summary.insert(0, "threshold", t)
         summary = summary.merge(_per_output(manifest, tr, keys), on=keys, how="left", validate="one_to_one")

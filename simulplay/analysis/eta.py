@@ -15,6 +15,7 @@ import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.gaps import direction_counts, per_talk_effects
+from simulplay.analysis.interaction import InteractionResult, interaction
 from simulplay.analysis.small_panels import small_panel_notes
 from simulplay.errors import IncompleteError, InputError
 from simulplay.fields import Checker
@@ -46,6 +47,7 @@ class EtaResult:
     excluded: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # small-panel notes under the η table
     contrast_notes: list[str] = field(default_factory=list)  # and under the contrast table
+    interactions: list[InteractionResult] = field(default_factory=list)  # one per --interaction pair
 
 
 def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
@@ -83,6 +85,7 @@ def compute_eta(
     allow_incomplete: bool = False,
     upstream: Sequence[dict[str, Any]] | None = None,
     source: str = "summary",
+    interactions: Sequence[tuple[str, str]] = (),
 ) -> EtaResult:
     """η of translator ``a`` against ``f`` (system names) per panel and condition: the
     equal-talk mean of ``δ_s(w) − δ_s(reference)`` with δ the gap of ``offset_s`` (SPEC §5),
@@ -91,9 +94,11 @@ def compute_eta(
 
     ``summary``: playback summary rows (:func:`read_summary`), ``upstream`` their
     signatures; conditions compare in canonical form. ``contrasts`` (``p1``, ``p2``) give
-    ``δ(p1) − δ(p2)`` likewise. A talk without a playable output for both systems under
-    every condition is an :class:`IncompleteError` unless ``allow_incomplete`` drops it
-    (counted in the signatures); bad names or mixed settings are :class:`InputError`.
+    ``δ(p1) − δ(p2)`` likewise; for each backend pair in ``interactions``, the
+    cross-backend interaction (:mod:`simulplay.analysis.interaction`). A talk without a
+    playable output for both systems under every condition is an :class:`IncompleteError`
+    unless ``allow_incomplete`` drops it (counted in the signatures); bad names or mixed
+    settings are :class:`InputError`.
     """
     boot = boot or Bootstrap()
     summary = summary.copy()
@@ -171,8 +176,10 @@ def compute_eta(
     per_talk = pd.DataFrame(talk_rows, columns=[*panel_keys, "talk_id", "condition", "delta_ref_s",
                                                 "delta_s", "eta_s", "duration_part_s", "idle_part_s"])
     contrast = pd.DataFrame(c_rows, columns=[*panel_keys, *CONTRAST_COLUMNS])
+    inter = [interaction(per_talk, talk_sigs, b1, b2, boot=boot, allow_incomplete=allow_incomplete, source=source)
+             for b1, b2 in interactions]
     return EtaResult(table, sigs, per_talk, talk_sigs, contrast, c_sigs, excluded, small_panel_notes(table, per_talk),
-                     small_panel_notes(contrast, name="p1", symbol="diff"))
+                     small_panel_notes(contrast, name="p1", symbol="diff"), inter)
 
 
 #: Signature keys that may differ between the rows of one panel (they are table columns).

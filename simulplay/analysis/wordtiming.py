@@ -23,7 +23,9 @@ intended word finish playing after its text became available?
   condition, then equal-talk means with the paired talk bootstrap (one index matrix per
   panel and system, shared by all conditions and both quantiles) and the number of
   talks with a lower median (Table 17 shape). Differences of quantiles, not quantiles of
-  paired differences.
+  paired differences. Defaults: seed 20261005 and NumPy's ``linear`` (the paper's
+  Appendix E.3); the within-talk quantiles need a NumPy method, so an order-statistic
+  convention (:mod:`simulplay.analysis.bootstrap`) is refused here.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.alignment import ACCEPTED, unambiguous_matches
-from simulplay.analysis.bootstrap import Bootstrap
+from simulplay.analysis.bootstrap import WORD_TIMING_METHOD, WORD_TIMING_SEED, Bootstrap
 from simulplay.analysis.content import PANEL_KEYS, complete_outputs, normalize_token
 from simulplay.errors import IncompleteError, InputError
 from simulplay.grouping import canonical_condition
@@ -143,6 +145,19 @@ class TimingResult:
     excluded: list[str] = field(default_factory=list)
 
 
+def timing_bootstrap(draws: int = 10_000, confidence: float = 0.95) -> Bootstrap:
+    """The paper's word-timing bootstrap: seed 20261005, NumPy's linear quantiles."""
+    return Bootstrap(draws=draws, seed=WORD_TIMING_SEED, method=WORD_TIMING_METHOD, confidence=confidence)
+
+
+def check_timing_bootstrap(boot: Bootstrap, where: str = "--quantile-method") -> None:
+    """Word timing takes within-talk quantiles, which need a NumPy quantile method."""
+    if boot.is_order_statistic:
+        raise InputError.at(where, f"'{boot.method}' is an order-statistic convention for interval ends; word "
+                            "timing also takes within-talk medians and 90th percentiles",
+                            accepted="a NumPy quantile method, e.g. linear (the paper's Table 17)")
+
+
 def word_timing(transcripts: pd.DataFrame, signatures: Sequence[dict[str, Any]], parts: pd.DataFrame,
                 streams: Sequence[Stream], *, reference: str, boot: Bootstrap | None = None,
                 allow_incomplete: bool = False, source: str = "transcripts") -> TimingResult:
@@ -151,7 +166,8 @@ def word_timing(transcripts: pd.DataFrame, signatures: Sequence[dict[str, Any]],
     ``parts``: the replay's part table (request release) of the transcripts' manifest;
     ``streams``: the traces the manifest was synthesized from.
     """
-    boot = boot or Bootstrap()
+    boot = boot or timing_bootstrap()
+    check_timing_bootstrap(boot)
     df = transcripts.reset_index(drop=True).assign(_sig=range(len(transcripts)))
     df["condition"] = df["condition"].map(canonical_condition)
     reference = canonical_condition(reference)

@@ -8,6 +8,13 @@ as a chunk. ``pcm`` is 16-bit little-endian mono at the rate in the ``X-Sample-R
 response header (``simulplay serve`` sends it) or ``sample_rate`` (OpenAI's pcm: 24,000
 Hz); ``wav`` takes the rate from the WAV header (streamed WAV with unknown sizes works).
 
+Without ``model`` the client asks the server (``GET {base_url}/models``, OpenAI's list of
+models) once, before the first request, and uses the one model it lists; a server that
+lists none or several, or does not answer, is a one-line error asking for ``model=ID``.
+``simulplay serve`` lists exactly one, so ``http:base_url=…`` alone works against it. The
+identity and the request keys hold the model id either way, so naming it or letting the
+client find it gives the same requests.
+
 Retries: a connection failure, a timeout before the response starts, or HTTP 429/5xx is
 retried up to ``retries`` times, ``retry_wait`` seconds apart, inside the request's clock
 (a retry costs real time). A stream cut off or stalled after audio arrived is a failure,
@@ -40,6 +47,7 @@ from simulplay.provenance import package_version
 FORMATS = ("pcm", "wav")
 RETRY_STATUS = (429, 500, 502, 503, 504)
 IDENTITY_PATH = "/simulplay/identity"  # below base_url; served by `simulplay serve`
+MODELS_PATH = "/models"  # below base_url: OpenAI's list of models
 
 
 @register_backend("http")
@@ -48,7 +56,8 @@ class HttpSettings(BackendConfig):
     """An OpenAI-compatible speech server. ``base_url`` ends before ``/audio/speech`` (e.g.
     ``http://host:8000/v1``); ``timeout``: seconds to wait for the connection and for each
     piece; ``retries``: extra attempts; ``retry_wait``: seconds between attempts;
-    ``api_key_env``: the name of an environment variable holding the API key."""
+    ``api_key_env``: the name of an environment variable holding the API key; ``model``:
+    the server's model id (empty: the one model the server lists at ``GET /models``)."""
 
     base_url: str = ""
     model: str = ""
@@ -68,8 +77,6 @@ class HttpSettings(BackendConfig):
                              f"got '{self.base_url}'")
         if url.username or url.password:
             raise ValueError("base_url must not hold credentials (give the API key through api_key_env)")
-        if not self.model:
-            raise ValueError("model is required (the server's model id)")
         if self.response_format not in FORMATS:
             raise ValueError(f"response_format must be pcm or wav, got '{self.response_format}'")
         if self.timeout <= 0 or self.retries < 0 or self.retry_wait < 0 or self.sample_rate <= 0:
@@ -94,6 +101,7 @@ class HttpBackend(Backend):
         self.last_errors: list[str] = []
         self._key: str | None = None
         self._identity: dict[str, Any] | None = None
+        self._model = config.model or None  # found with GET /models when not given
         self._rate_seen = False
         url = urlsplit(config.base_url)
         self._scheme, self._host, self._port = url.scheme, url.hostname, url.port
@@ -130,9 +138,51 @@ class HttpBackend(Backend):
             headers["Authorization"] = f"Bearer {self._key}"
         return headers
 
+    @property
+    def model(self) -> str:
+        """The model id sent with every request: the configured one, or the one model the
+        server lists (asked once)."""
+        if self._model is None:
+            self._model = self._listed_model()
+        return self._model
+
+    def _get_json(self, path: str) -> tuple[int, Any]:
+        """``GET {base_url}{path}``: the status and the decoded JSON body (None if not JSON)."""
+        conn = self._connection()
+        try:
+            conn.request("GET", self._prefix + path, headers=self._headers() if self._key else {})
+            resp = conn.getresponse()
+            body = resp.read()
+        except OSError as e:
+            raise InputError.at(self.config.base_url, f"cannot be reached ({type(e).__name__}: {e})",
+                                field="base_url", accepted="a running OpenAI-compatible speech server") from e
+        finally:
+            conn.close()
+        try:
+            return resp.status, json.loads(body)
+        except ValueError:
+            return resp.status, None
+
+    def _listed_model(self) -> str:
+        if self.config.api_key_env and not self.loaded:
+            self.load()
+        status, body = self._get_json(MODELS_PATH)
+        data = body.get("data") if isinstance(body, dict) else None
+        ids = [str(m["id"]) for m in data if isinstance(m, dict) and m.get("id")] if isinstance(data, list) else None
+        if status != 200 or ids is None:
+            found = f"GET {self._prefix}{MODELS_PATH} answered HTTP {status}" + ("" if ids is not None else
+                                                                                 " without a list of models")
+        elif len(ids) != 1:
+            found = f"the server lists {len(ids)} models" + (f" ({', '.join(ids[:10])})" if ids else "")
+        else:
+            return ids[0]
+        raise InputError.at("backend http", f"no model given and {found}", field="model",
+                            accepted="model=ID naming the server's model (found automatically only when the "
+                            "server lists exactly one)")
+
     def _open(self, text: str) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         c = self.config
-        body = {"model": c.model, "input": text, "response_format": c.response_format}
+        body = {"model": self.model, "input": text, "response_format": c.response_format}
         if c.voice:
             body["voice"] = c.voice
         conn = self._connection()
@@ -212,25 +262,11 @@ class HttpBackend(Backend):
 
     def served_identity(self) -> dict[str, Any] | None:
         """``simulplay serve``'s backend identity (None from a server that does not report one)."""
-        conn = self._connection()
-        try:
-            conn.request("GET", self._prefix + IDENTITY_PATH, headers=self._headers() if self._key else {})
-            resp = conn.getresponse()
-            body = resp.read()
-        except OSError as e:
-            raise InputError.at(self.config.base_url, f"cannot be reached ({type(e).__name__}: {e})",
-                                field="base_url", accepted="a running OpenAI-compatible speech server") from e
-        finally:
-            conn.close()
-        if resp.status != 200:
-            return None
-        try:
-            return json.loads(body)
-        except ValueError:
-            return None
+        status, body = self._get_json(IDENTITY_PATH)
+        return body if status == 200 and isinstance(body, dict) else None
 
     def label(self) -> str:
-        return f"http:{self.config.model}" + (f"/{self.config.voice}" if self.config.voice else "")
+        return f"http:{self.model}" + (f"/{self.config.voice}" if self.config.voice else "")
 
     def identity(self) -> dict[str, Any]:
         if self._identity is None:
@@ -242,7 +278,8 @@ class HttpBackend(Backend):
                 "package": f"simulplay-http-client@{package_version('simulplay')}",
                 "voice": c.voice or "(server default)",
                 "server": c.base_url,
-                "settings": {k: v for k, v in c.settings().items() if k not in ("api_key_env", "reuse")},
+                "settings": {**{k: v for k, v in c.settings().items() if k not in ("api_key_env", "reuse")},
+                             "model": self.model},
                 "served": served or "not reported (not a simulplay server)",
                 "seed": (served or {}).get("seed"),
                 "device": f"remote:{(served or {}).get('device', 'unknown')}",

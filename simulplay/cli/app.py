@@ -21,9 +21,11 @@ from typer.exceptions import Abort, TyperException
 from simulplay import __version__
 from simulplay.cli import (audio, blocks, compare, diagnostics, experiment, latency, replay, report, store,
                            synth, traces)
+from simulplay.cli.helptext import Command, Group
 from simulplay.errors import Interrupted, SimulplayError, Terminated, interrupt_exit_code
 
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -57,7 +59,7 @@ COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("demo", experiment.demo),
 )
 for _name, _command in COMMANDS:
-    app.command(_name)(_command)
+    app.command(_name, cls=Command)(_command)
 app.add_typer(store.app, name="store")  # store verify | store gc
 
 

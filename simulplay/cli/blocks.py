@@ -22,8 +22,10 @@ from simulplay.cli.options import (
 
 def blocks(
     trace: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl)."),
-    backend: str = typer.Option(..., "--backend", help="Session backend: cosyvoice:checkout=PATH,model_dir=PATH,"
-                                "prompt_wav=PATH,prompt_text=TEXT[,seed=5242,speed=1,text_frontend=false,fp16=false]."),
+    backend: str = typer.Option(..., "--backend", help="Session backend spec cosyvoice:KEY=VALUE,… (joined by "
+                                "commas, no spaces) with checkout=PATH, model_dir=PATH, prompt_wav=PATH and "
+                                "prompt_text=TEXT (required) and seed=5242, speed=1, text_frontend=false, "
+                                "fp16=false (defaults)."),
     out: Path = out_option("Session summary, one row per (block, condition)."),
     compare: Path = out_option("Paired comparison, one row per (system, condition).", flag="--compare"),
     rule: list[str] = typer.Option(["immediate", "timer:w=4"], "--rule", help="Feed conditions, repeatable "

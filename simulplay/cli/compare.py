@@ -30,13 +30,21 @@ def eta(
     out: Path = out_option("η table, one row per other condition."),
     draws: int = draws_option(),
     seed: int = seed_option(),
-    quantile_method: str = quantile_option("NumPy quantile method for the interval ends."),
+    quantile_method: str = quantile_option(),
     confidence: float = confidence_option(),
     per_talk: Path | None = table_option("--per-talk", "Also write per-talk δ and η."),
     contrast: list[str] = typer.Option([], "--contrast", help="Buffered-policy contrast P1,P2: "
                                        "δ(P1) − δ(P2) per talk with the same bootstrap; repeatable."),
     contrast_out: Path | None = typer.Option(
         None, "--contrast-out", help="Contrast table (default: OUT with .contrasts before the suffix)."),
+    interaction: list[str] = typer.Option([], "--interaction", help="Cross-backend interaction B1,B2 (backend "
+                                          "labels as in the summary's backend column): per talk and condition "
+                                          "η(B1) − η(B2), its equal-talk mean, paired talk-bootstrap interval (one "
+                                          "index matrix over the talks both backends hold) and direction counts; "
+                                          "repeatable. Needs the same talks under both backends."),
+    interaction_out: Path | None = typer.Option(
+        None, "--interaction-out", help="Interaction table (default: OUT with .interaction before the suffix)."),
+    interaction_per_talk: Path | None = table_option("--interaction-per-talk", "Also write per-talk interactions."),
     allow_incomplete: bool = allow_incomplete_option("Exclude talks with missing outputs and count them."),
     talk_spread: Path | None = table_option(
         "--talk-spread", "With two realizations or more: each talk's η per realization (eta_s[r=R]), its mean, "
@@ -53,36 +61,71 @@ def eta(
     equally; each backend and realization is a separate panel. Columns ending in _s are
     seconds. A panel of fewer than 10 talks gets a note under the table (printed, and in a
     Markdown --out): its interval is close to the range of the per-talk η; read the
-    direction counts first.
+    direction counts first. The replay's settings, the reading of silent parts included
+    (replay --silent-parts), come with the summary's signature; a panel whose outputs were
+    replayed differently is refused.
+
+    --interaction table: condition, backend1, backend2, n_talks, eta1_s, eta2_s (mean η
+    under each), interaction_s (mean of η(B1) − η(B2) per talk), ci_low_s, ci_high_s,
+    n_negative / n_positive (talks with a negative / positive interaction),
+    duration_part_s, idle_part_s (the same differences of η's parts; they sum to
+    interaction_s), signature; per realization and edge threshold when the summary has them.
     """
     from simulplay.analysis import compute_eta, read_summary
-    from simulplay.cli.console import print_table
+    from simulplay.analysis.interaction import parse_backend_pair
     from simulplay.grouping import parse_pair
-    from simulplay.tables import check_distinct, write_table
+    from simulplay.tables import check_distinct
 
-    check_outputs(out, per_talk, contrast_out, talk_spread)
+    check_outputs(out, per_talk, contrast_out, interaction_out, interaction_per_talk, talk_spread)
     check_distinct({"--out": out, "--per-talk": per_talk, "--contrast-out": contrast_out,
+                    "--interaction-out": interaction_out, "--interaction-per-talk": interaction_per_talk,
                     "--talk-spread": talk_spread}, [summary])
     pairs = [parse_pair(c, "--contrast") for c in contrast]
+    backends = [parse_backend_pair(p) for p in interaction]
     boot = bootstrap(draws, seed, quantile_method, confidence)
     df, upstream = read_summary(summary)
     check_realizations(df, talk_spread, summary)
-    res = compute_eta(df, a=a, f=f, reference=reference, boot=boot, contrasts=pairs,
+    res = compute_eta(df, a=a, f=f, reference=reference, boot=boot, contrasts=pairs, interactions=backends,
                       allow_incomplete=allow_incomplete, upstream=upstream, source=str(summary))
+    _write_eta(res, out, title=f"η: {a} vs {f}, reference {reference}", per_talk=per_talk,
+               contrast_out=(contrast_out or beside(out, ".contrasts")) if pairs else None,
+               interaction_out=(interaction_out or beside(out, ".interaction")) if backends else None,
+               interaction_per_talk=interaction_per_talk)
+    if talk_spread:
+        write_talk_spread(res, talk_spread)
+
+
+def _write_eta(res, out: Path, *, title: str, per_talk: Path | None, contrast_out: Path | None,
+               interaction_out: Path | None, interaction_per_talk: Path | None) -> None:
+    """Write and print the η table (with its small-panel notes) and the extra tables that were asked for."""
+    import pandas as pd
+
+    from simulplay.cli.console import print_table
+    from simulplay.tables import write_table
+
     write_table(res.table, out, res.table_signatures, kind="eta", signature_column=True, notes=res.notes)
-    print_table(res.table, res.table_signatures, title=f"η: {a} vs {f}, reference {reference}", notes=res.notes)
+    print_table(res.table, res.table_signatures, title=title, notes=res.notes)
     if per_talk:
         write_table(res.per_talk, per_talk, res.per_talk_signatures, kind="eta-per-talk")
-    if pairs:
-        target = contrast_out or beside(out, ".contrasts")
-        write_table(res.contrasts, target, res.contrast_signatures, kind="contrast", signature_column=True,
+    if contrast_out:
+        write_table(res.contrasts, contrast_out, res.contrast_signatures, kind="contrast", signature_column=True,
                     notes=res.contrast_notes)
         print_table(res.contrasts, res.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)",
                     notes=res.contrast_notes)
-    if talk_spread:
-        write_talk_spread(res, talk_spread)
+    if interaction_out:
+        table = pd.concat([r.table for r in res.interactions], ignore_index=True)
+        sigs = [s for r in res.interactions for s in r.signatures]
+        write_table(table, interaction_out, sigs, kind="interaction", signature_column=True)
+        print_table(table, sigs, title="Cross-backend interaction η(B1) − η(B2)")
+    if interaction_per_talk and res.interactions:
+        table = pd.concat([r.per_talk for r in res.interactions], ignore_index=True)
+        write_table(table, interaction_per_talk, [s for r in res.interactions for s in r.per_talk_signatures],
+                    kind="interaction-per-talk")
     if res.excluded:
         typer.echo(f"excluded {len(res.excluded)} missing output(s); their talks are not in the means")
+    excluded = sorted({x for r in res.interactions for x in r.excluded})
+    if excluded:
+        typer.echo(f"interaction: excluded {len(excluded)} talk(s) not under both backends")
 
 
 def check_realizations(df, talk_spread: Path | None, summary: Path) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 import typer
 
 from simulplay.cli.options import (
+    WORD_TIMING_QUANTILE,
+    WORD_TIMING_SEED,
     allow_incomplete_option,
     beside,
     bootstrap,
@@ -92,7 +94,8 @@ def content(
     punct (lowercase, whitespace tokens, punctuation kept) and normalized (lowercase,
     Unicode letters, numbers and ASCII apostrophes kept, empty tokens dropped).
 
-    Columns: [backend, realization,] system, condition, normalization, n_talks, then
+    Columns: backend and realization (when the transcripts have them), system, condition,
+    normalization, n_talks, then
     pooled counts intended_words (N = H + S + D), recognized_words, hits,
     substitutions, deletion_mismatches, insertions, and mean_error_rate_pct (equal-talk
     mean of (S + D + I) / N) and pooled_error_rate_pct. Deletions are recognition
@@ -130,8 +133,11 @@ def wordtiming(
     words: Path | None = table_option("--words", "Also write one row per intended word and output."),
     per_talk: Path | None = table_option("--per-talk", "Also write per-talk quantiles."),
     draws: int = draws_option(),
-    seed: int = seed_option(),
-    quantile_method: str = quantile_option("NumPy quantile method (within-talk quantiles and interval ends)."),
+    seed: int = seed_option(help="Bootstrap seed (0 is a seed; the paper's Table 17 used 20261005).",
+                            default=WORD_TIMING_SEED),
+    quantile_method: str = quantile_option("NumPy quantile method of the within-talk median and 90th percentile "
+                                           "and of the interval ends (the paper's Table 17: linear).",
+                                           default=WORD_TIMING_QUANTILE),
     confidence: float = confidence_option(),
     allow_incomplete: bool = allow_incomplete_option("Exclude incomplete transcripts (and their talks) instead of "
                                                      "refusing; counted in every signature."),

@@ -24,7 +24,17 @@ ALLOW_INCOMPLETE_HELP = ("Exclude outputs with failed requests instead of refusi
 RELEASE_HELP = ("request: a part is a whole request, ready when it is done (primary); chunk: a part is a chunk, "
                 "ready at its recorded time (needs --chunks).")
 CHUNKS_HELP = "Chunk table for --release chunk (default: MANIFEST's sibling *.chunks.parquet)."
-DRAWS, BOOT_SEED, QUANTILE_METHOD, CONFIDENCE = 10_000, 1032026, "linear", 0.95
+DRAWS, CONFIDENCE = 10_000, 0.95
+#: The paper's defaults: full-talk endpoint intervals (η, contrasts, interactions, edges,
+#: blocks) seed 1032026 with an order-statistic convention; word timing (Table 17) seed
+#: 20261005 with NumPy's linear quantiles. Kept equal to simulplay.analysis.bootstrap's.
+BOOT_SEED, QUANTILE_METHOD = 1032026, "order:floor((n+1)a)"
+WORD_TIMING_SEED, WORD_TIMING_QUANTILE = 20261005, "linear"
+QUANTILE_HELP = ("Interval ends from the sorted bootstrap means (α = (1 − confidence)/2, n = draws): "
+                 "order:floor((n+1)a) takes the k-th and (n+1−k)-th smallest with k = floor((n+1)·α) "
+                 "(10,000 draws, 95 %: the 250th and 9751st); order:floor(na)+1 takes k = floor(n·α)+1 "
+                 "(drop floor(n·α) at each end); k ≥ 1. Or a NumPy quantile method "
+                 "(np.quantile(means, [α, 1−α], method=M): linear, inverted_cdf, nearest, …).")
 
 
 def out_option(help: str, *, flag: str = "--out", table: bool = True) -> Any:
@@ -62,12 +72,14 @@ def draws_option(help: str = "Paired talk-bootstrap draws.") -> Any:
     return typer.Option(DRAWS, "--draws", min=1, help=help)
 
 
-def seed_option(flag: str = "--seed", help: str = "Bootstrap seed (0 is a seed).") -> Any:
-    return typer.Option(BOOT_SEED, flag, min=0, help=help)
+def seed_option(flag: str = "--seed", help: str = "Bootstrap seed (0 is a seed).",
+                default: int = BOOT_SEED) -> Any:
+    return typer.Option(default, flag, min=0, help=help)
 
 
-def quantile_option(help: str = "NumPy quantile method.") -> Any:
-    return typer.Option(QUANTILE_METHOD, "--quantile-method", help=help)
+def quantile_option(help: str = QUANTILE_HELP, default: str = QUANTILE_METHOD) -> Any:
+    """``--quantile-method``: how the interval ends are read off the bootstrap means."""
+    return typer.Option(default, "--quantile-method", help=help)
 
 
 def confidence_option(help: str = "Interval coverage, in (0, 1).") -> Any:
@@ -85,7 +97,20 @@ def bootstrap(draws: int, seed: int, method: str, confidence: float, *, seed_fla
     except ValueError as e:
         flags = [seed_flag, "--draws", "--quantile-method", "--confidence"]
         raise InputError.at("/".join(flags), str(e), accepted=f"{seed_flag.lstrip('-')} ≥ 0, draws ≥ 1, a NumPy "
-                            "quantile method and 0 < confidence < 1") from e
+                            "quantile method or an order:… convention, and 0 < confidence < 1") from e
+
+
+SILENT_PARTS_HELP = ("What a part without audio (a punctuation-only request) does to playback; it costs its "
+                     "service time either way. skip: not played (as SimulEval), so it neither starts playback "
+                     "nor adds idle. hold: Eq. 1 taken literally, p_j = max(r_j, C_{j−1}), C_j = p_j: it holds the "
+                     "clock at its readiness, so a silent first part is the first playback and a silent last "
+                     "part ready after the audio moves the end (and is the limiting part). Recorded in every "
+                     "signature (silent).")
+
+
+def silent_parts_option(help: str = SILENT_PARTS_HELP) -> Any:
+    """``--silent-parts skip|hold`` (:mod:`simulplay.sim.playback`)."""
+    return typer.Option("skip", "--silent-parts", help=help)
 
 
 def check_outputs(*paths: Path | None, allowed: Sequence[str] | None = None) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from simulplay.cli.options import (
+    SILENT_PARTS_HELP,
     allow_incomplete_option,
     bootstrap,
     check_outputs,
@@ -19,6 +20,7 @@ from simulplay.cli.options import (
     quiet_option,
     release_option,
     seed_option,
+    silent_parts_option,
     table_option,
 )
 from simulplay.errors import InputError
@@ -36,28 +38,30 @@ def replay(
     service: str = typer.Option("measured", "--service", help=SERVICE_HELP),
     parts: Path | None = table_option("--parts", "Also write per-part playback."),
     chunks: Path | None = chunks_option(),
+    silent_parts: str = silent_parts_option(),
     allow_incomplete: bool = allow_incomplete_option(),
 ):
     """Replay request clocks through a serial synthesizer and serial playback.
 
-    Summary columns (one row per output): n_parts, first_play_s (first audible part's
-    start), audio_s (D), idle_s (I, including the initial wait), end_s (C_m),
-    offset_s (L = C_m − S), source_s (S), limiting_seq (the part k maximizing
-    r_k + Σ_{j≥k} d_j). Parts with no audio occupy the synthesizer but are not played.
-    Columns ending in _s are seconds; first_play_s and end_s count from source start.
+    Summary columns (one row per output): n_parts, first_play_s (first part's playback
+    start: the first audible part's under --silent-parts skip), audio_s (D), idle_s (I,
+    including the initial wait), end_s (C_m), offset_s (L = C_m − S), source_s (S),
+    limiting_seq (the part k maximizing r_k + Σ_{j≥k} d_j). Parts with no audio occupy
+    the synthesizer; by default they are not played (--silent-parts). Columns ending in
+    _s are seconds; first_play_s and end_s count from source start.
     """
     from simulplay.sim import read_chunks, read_manifest
     from simulplay.sim import replay as run_replay
-    from simulplay.sim.variants import parse_release, parse_service
+    from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
     from simulplay.tables import check_distinct, write_table
 
     check_outputs(out, parts)
     check_distinct({"--out": out, "--parts": parts}, [manifest])
-    rel, model = parse_release(release), parse_service(service)
+    rel, model, silent = parse_release(release), parse_service(service), parse_silent_parts(silent_parts)
     df, meta = read_manifest(manifest)
     chunk_df = read_chunks(manifest, chunks) if rel.needs_chunks else None
     res = run_replay(df, service=model, release=rel, chunks=chunk_df, allow_incomplete=allow_incomplete,
-                     upstream=meta.get("signature"), source=str(manifest))
+                     upstream=meta.get("signature"), source=str(manifest), silent_parts=silent)
     write_table(res.summary, out, res.signatures, kind="playback-summary")
     if parts:
         write_table(res.parts, parts, res.part_signatures(), kind="playback-parts")
@@ -83,12 +87,15 @@ def player(
     chunks: Path | None = chunks_option(),
     store: Path | None = typer.Option(None, "--store", help="Audio store of `simulplay synth`: adds "
                                       "first_audible_s (needs audio_key, sample_rate, n_samples columns)."),
+    silent_parts: str = silent_parts_option(SILENT_PARTS_HELP + " With hold, a silent part's readiness also "
+                                            "delays later parts and the end of playback."),
     allow_incomplete: bool = allow_incomplete_option(),
 ):
     """Streaming player metrics of each output's replayed timeline (after Veeksha).
 
-    Parts play in order; a part with no audio is skipped; a part is usable once it and
-    every earlier part are ready, and parts ready at the same instant are one arrival.
+    Parts play in order; a part with no audio is skipped (--silent-parts hold: it holds
+    the clock at its readiness); a part is usable once it and every earlier part are
+    ready, and parts ready at the same instant are one arrival.
     Times are seconds from source start, rounded to whole nanoseconds, so a part that
     arrives exactly when needed is on time.
 
@@ -110,19 +117,19 @@ def player(
     """
     from simulplay.sim import read_chunks, read_manifest
     from simulplay.sim.player_table import player_config, player_metrics, store_loader
-    from simulplay.sim.variants import parse_release, parse_service
+    from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
     from simulplay.tables import write_table
 
     check_outputs(out)
     config = player_config(frame_ms=frame_ms, min_stall_ms=min_stall_ms, startup_delay_ms=startup_delay_ms,
                            prebuffer_s=prebuffer_s)
-    rel, model = parse_release(release), parse_service(service)
+    rel, model, silent = parse_release(release), parse_service(service), parse_silent_parts(silent_parts)
     load_audio = store_loader(store) if store else None
     df, meta = read_manifest(manifest)
     chunk_df = read_chunks(manifest, chunks) if rel.needs_chunks else None
     res = player_metrics(df, config=config, release=rel, service=model, chunks=chunk_df,
                          allow_incomplete=allow_incomplete, upstream=meta.get("signature"), source=str(manifest),
-                         load_audio=load_audio)
+                         load_audio=load_audio, silent_parts=silent)
     write_table(res.table, out, res.signatures, kind="player")
     note = f" ({len(res.excluded)} incomplete output(s) excluded)" if res.excluded else ""
     typer.echo(f"wrote player metrics of {len(res.table) // len(config.prebuffers_s)} output(s) to {out}{note}")
@@ -153,6 +160,7 @@ def edges(
     seed: int = seed_option(),
     quantile_method: str = quantile_option(),
     confidence: float = confidence_option(),
+    silent_parts: str = silent_parts_option(SILENT_PARTS_HELP + " A request trimmed to nothing is such a part."),
     allow_incomplete: bool = allow_incomplete_option("Exclude outputs with failed requests and count them."),
     quiet: bool = quiet_option(),
 ):
@@ -179,11 +187,12 @@ def edges(
     from simulplay.backends.store import AudioStore
     from simulplay.cli.console import progress_bar
     from simulplay.sim import read_manifest
+    from simulplay.sim.variants import parse_silent_parts
     from simulplay.vad import SileroVad
     from simulplay.workflows.edges import check_guard, parse_thresholds, run_edges, write_edges
 
     check_outputs(out, eta_out, share_out)
-    levels = parse_thresholds(thresholds)
+    levels, silent = parse_thresholds(thresholds), parse_silent_parts(silent_parts)
     check_guard(guard_ms)
     vad = SileroVad(vad_model)
     pairs = _edges_pairs(eta_out, share_out, a=a, f=f, reference=reference, pair=pair)
@@ -192,7 +201,8 @@ def edges(
     res = run_edges(df, AudioStore.open(store, create=False), levels, guard_ms=guard_ms, vad=vad,
                     a=a if eta_out else None, f=f, reference=reference, boot=boot,
                     pairs=pairs if share_out else None, allow_incomplete=allow_incomplete,
-                    upstream=meta.get("signature"), source=str(manifest), progress=progress_bar(quiet))
+                    upstream=meta.get("signature"), source=str(manifest), progress=progress_bar(quiet),
+                    silent_parts=silent)
     write_edges(res, out, eta=eta_out, share=share_out)
     _print_edges(res, vad, out, title=f"η after edge trimming: {a} vs {f}, reference {reference}")
 

@@ -6,13 +6,15 @@ from pathlib import Path
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, help="Check an audio store (`verify`) or remove what killed runs left "
+from simulplay.cli.helptext import Command, Group
+
+app = typer.Typer(cls=Group, no_args_is_help=True, help="Check an audio store (`verify`) or remove what killed runs left "
                   "in it (`gc`).")
 
 STORE_ARG = typer.Argument(..., help="Audio store folder (the --store of `simulplay synth`).")
 
 
-@app.command("verify")
+@app.command("verify", cls=Command)
 def verify(store: Path = STORE_ARG):
     """Check every record of the store and the audio it names; change nothing.
 
@@ -33,7 +35,7 @@ def verify(store: Path = STORE_ARG):
         raise typer.Exit(1)
 
 
-@app.command("gc")
+@app.command("gc", cls=Command)
 def gc(store: Path = STORE_ARG):
     """Remove temporary files and stale lock files that killed runs left in the store.
 

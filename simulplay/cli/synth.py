@@ -22,12 +22,14 @@ def synth(
                                          "or one from another tool) instead of TRACE… --rule. Validated in full "
                                          "before any synthesis; requests beyond the input limit are split as "
                                          "for traces."),
-    backend: str = typer.Option("piper", "--backend", help="TTS backend spec: piper, "
-                                "piper:voice=PATH,intra_op_threads=N,… (every setting is a parameter). Piper's "
-                                "noise: noise_w_scale (0.8) draws durations, noise_scale (0.667) the waveform; "
-                                "piper:durations=fixed sets noise_w_scale=0 (the same sample counts every run, "
-                                "waveforms may differ), piper:deterministic both 0 (the same samples); under "
-                                "either, identical requests share audio across realizations (reuse=always)."),
+    backend: str = typer.Option("piper", "--backend", help="TTS backend spec NAME[:KEY=VALUE,…] "
+                                "(settings joined by commas, no spaces): piper (its default voice), "
+                                "piper:voice=PATH, xtts:model_dir=DIR, http:base_url=URL; every setting of a "
+                                "backend is a KEY (README: Synthesis). Piper's noise: noise_w_scale (0.8) draws "
+                                "durations, noise_scale (0.667) the waveform; piper:durations=fixed sets "
+                                "noise_w_scale=0 (the same sample counts every run, waveforms may differ), "
+                                "piper:deterministic both 0 (the same samples); under either, identical requests "
+                                "share audio across realizations (reuse=always)."),
     store: Path = typer.Option(..., "--store", help="Audio store folder (created; reused and resumed)."),
     out: Path = typer.Option(..., "--out", help="Request manifest (.parquet canonical, or .csv); the chunk "
                              "table goes beside it as <stem>.chunks.parquet."),

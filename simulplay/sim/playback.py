@@ -15,9 +15,20 @@ With ``S_j = Σ_{i≤j} service_i`` this is ``ready_j = S_j + max_{k≤j}(dispat
 
 Playback: ``p_j = max(r_j, C_{j−1})``, ``C_j = p_j + d_j``, ``C_0 = 0``. With
 ``E_j = Σ_{i≤j} d_i`` this is ``C_j = E_j + max(0, max_{k≤j}(r_k − E_{k−1}))``.
-A part with no audio (``d = 0``) is not played: it occupied the synthesizer, but the
-player skips it, so it neither starts playback nor adds idle (as SimulEval, which keeps
-no segment for empty audio).
+Silent parts (``d = 0``, e.g. a punctuation-only request) have two readings; both cost
+their service time on the synthesizer clock:
+
+* ``skip`` (the default, as SimulEval, which keeps no segment for empty audio): the part
+  is not played — callers drop it before :func:`serial_playback`, so it neither starts
+  playback nor adds idle, and it is never the limiting event.
+* ``hold`` (Eq. 1 taken literally): the part enters playback like any other, so
+  ``p_j = max(r_j, C_{j−1})`` and ``C_j = p_j``: it holds the clock at its readiness.
+  A silent first part makes the first playback ``p_1 = r_1`` (nothing is heard yet), a
+  silent part ready after the previous audio ends adds that wait to idle, and a silent
+  last part ready after the audio ends moves ``C_m`` to its readiness and is then the
+  limiting event. ``C_m = D + I`` holds under both readings.
+
+An output without any audio has no end under either reading (nothing is heard).
 """
 
 from __future__ import annotations

@@ -12,10 +12,14 @@ Conventions
   one frame completes that frame. Replay's part tables hold whole nanoseconds, so the
   player sees replay's timeline to the nanosecond.
 * Parts play in their order (request ``seq``, then chunk). A part with no audio is
-  skipped, as in replay. A part can be played only once it and every earlier part are
-  ready (in-order delivery), so its *arrival* is the running maximum of the readiness;
-  on a replayed timeline readiness already increases. Parts whose arrivals coincide are
-  one arrival (Veeksha coalesces PCM received at one timestamp).
+  skipped, as in replay (``--silent-parts skip``). A part can be played only once it and
+  every earlier part are ready (in-order delivery), so its *arrival* is the running
+  maximum of the readiness; on a replayed timeline readiness already increases. Parts
+  whose arrivals coincide are one arrival (Veeksha coalesces PCM received at one
+  timestamp). With ``hold`` (``--silent-parts hold``, Eq. 1 taken literally) a silent
+  part's readiness joins the running maximum (later parts wait for it) and a silent
+  part after the last audio holds the end of playback until its readiness
+  (:attr:`Timeline.held`).
 * Playback with a pre-buffer ``p ≥ 0`` starts at ``t_0 + p`` (``t_0`` is the first
   arrival) and plays serially. Arrival ``k ≥ 1`` waits ``t_k − C_{k−1}`` when positive
   (``C`` = end of the audio already played); that wait is a *stall* when it is strictly
@@ -43,11 +47,13 @@ class Timeline:
     """One output's audio supply: distinct arrival instants and the audio arriving at each.
 
     ``time`` and ``audio`` are int64 nanoseconds; ``time`` strictly increases and every
-    ``audio`` entry is positive.
+    ``audio`` entry is positive. ``held`` (ns, ``hold`` reading only): the latest readiness
+    of any part, silent ones included; playback cannot end before it.
     """
 
     time: np.ndarray
     audio: np.ndarray
+    held: int | None = None
 
     def __len__(self) -> int:
         return len(self.time)
@@ -58,32 +64,36 @@ class Timeline:
         return int(self.audio.sum())
 
 
-def timeline(ready_s, audio_s) -> Timeline:
+def timeline(ready_s, audio_s, *, hold: bool = False) -> Timeline:
     """The arrivals of parts given in play order: ``ready_s`` (seconds from source start)
     and ``audio_s`` (seconds of audio, ≥ 0). Silent parts are dropped, arrivals are the
-    running maximum of readiness, and parts arriving at one instant are merged."""
+    running maximum of readiness (with ``hold``, silent parts' readiness included), and
+    parts arriving at one instant are merged."""
     ready, audio = to_ns(ready_s), to_ns(audio_s)
     if ready.shape != audio.shape or ready.ndim != 1:
         raise ValueError(f"ready_s and audio_s must be 1-D of equal length, got {ready.shape} and {audio.shape}")
     if (audio < 0).any():
         raise ValueError("audio_s must be ≥ 0")
     keep = audio > 0
-    ready, audio = ready[keep], audio[keep]
-    if len(ready) == 0:
-        return Timeline(np.zeros(0, np.int64), np.zeros(0, np.int64))
-    arrival = np.maximum.accumulate(ready)
+    held = int(ready.max()) if hold and len(ready) else None
+    arrival = (np.maximum.accumulate(ready) if hold and len(ready) else ready)[keep]
+    audio = audio[keep]
+    if len(arrival) == 0:
+        return Timeline(np.zeros(0, np.int64), np.zeros(0, np.int64), held)
+    arrival = np.maximum.accumulate(arrival)
     starts = np.flatnonzero(np.r_[True, arrival[1:] != arrival[:-1]])
-    return Timeline(arrival[starts], np.add.reduceat(audio, starts))
+    return Timeline(arrival[starts], np.add.reduceat(audio, starts), held)
 
 
-def part_arrivals(ready_s, audio_s) -> np.ndarray:
+def part_arrivals(ready_s, audio_s, *, hold: bool = False) -> np.ndarray:
     """Per part (in play order), the arrival in seconds: the running maximum of the
-    readiness of the parts with audio up to it; NaN for a silent part."""
+    readiness of the parts with audio up to it (with ``hold``, of every part up to it);
+    NaN for a silent part."""
     ready, audio = to_ns(ready_s), to_ns(audio_s)
     keep = audio > 0
     out = np.full(len(ready), np.nan)
     if keep.any():
-        out[keep] = from_ns(np.maximum.accumulate(ready[keep]))
+        out[keep] = from_ns(np.maximum.accumulate(ready)[keep] if hold else np.maximum.accumulate(ready[keep]))
     return out
 
 
@@ -131,7 +141,7 @@ def stalls(tl: Timeline, prebuffer: int = 0, min_stall: int = 0) -> Stalls:
 
     The wait before arrival ``k ≥ 1`` is ``deficit_k − max(p, M_{k−1})``; waits strictly
     longer than ``min_stall`` are stalls (count, total, longest). The end of playback is
-    ``t_0 + Σ a + max(p, max_k deficit_k)``.
+    ``t_0 + Σ a + max(p, max_k deficit_k)``, and with ``hold`` at least :attr:`Timeline.held`.
     """
     if len(tl) == 0:
         raise ValueError("no audio to play")
@@ -139,13 +149,14 @@ def stalls(tl: Timeline, prebuffer: int = 0, min_stall: int = 0) -> Stalls:
         raise ValueError("prebuffer and min_stall must be ≥ 0")
     d = _deficits(tl)
     start = int(tl.time[0]) + prebuffer
+    held = tl.held if tl.held is not None else np.iinfo(np.int64).min
     if len(d) == 0:
-        return Stalls(start, start + tl.total, 0, 0, 0)
+        return Stalls(start, max(start + tl.total, held), 0, 0, 0)
     earlier = np.maximum.accumulate(np.r_[np.iinfo(np.int64).min, d[:-1]])
     wait = d - np.maximum(prebuffer, earlier)
     hit = wait[wait > min_stall]
     end = int(tl.time[0]) + tl.total + max(prebuffer, int(d.max()))
-    return Stalls(start, end, len(hit), int(hit.sum()), int(hit.max(initial=0)))
+    return Stalls(start, max(end, held), len(hit), int(hit.sum()), int(hit.max(initial=0)))
 
 
 def frame_arrivals(tl: Timeline, frame: int) -> tuple[np.ndarray, np.ndarray]:

@@ -135,23 +135,27 @@ def player_metrics(
     upstream: Mapping[str, Any] | None = None,
     source: str = "manifest",
     load_audio: LoadAudio | None = None,
+    silent_parts: str = "skip",
 ) -> PlayerResult:
     """Replay a validated manifest and compute the player table.
 
     ``load_audio`` maps an ``audio_key`` to its samples and rate; when given, the manifest needs
-    ``audio_key, sample_rate, n_samples`` and ``first_audible_s`` is computed.
+    ``audio_key, sample_rate, n_samples`` and ``first_audible_s`` is computed. ``silent_parts``:
+    ``skip`` or ``hold`` (:mod:`simulplay.sim.player`).
     """
     audio = _checked_audio(manifest, source) if load_audio is not None else None
     release = parse_release(release)
     res = replay(manifest, service=service, release=release, chunks=chunks,
-                 allow_incomplete=allow_incomplete, upstream=upstream, source=source)
+                 allow_incomplete=allow_incomplete, upstream=upstream, source=source, silent_parts=silent_parts)
     waveforms = None if audio is None else _waveform_source(res, audio, load_audio, release, source)
-    return player_table(res, config, waveforms)
+    return player_table(res, config, waveforms, hold=silent_parts == "hold")
 
 
-def player_table(res: ReplayResult, config: PlayerConfig, waveforms: WaveformSource | None = None) -> PlayerResult:
+def player_table(res: ReplayResult, config: PlayerConfig, waveforms: WaveformSource | None = None, *,
+                 hold: bool = False) -> PlayerResult:
     """Player rows for every output of a replay, times and durations in seconds (see the
-    module docstring); ``waveforms`` adds ``first_audible_s``."""
+    module docstring); ``waveforms`` adds ``first_audible_s``; ``hold``: silent parts hold
+    the clock at their readiness (the replay's ``--silent-parts hold``)."""
     keys = output_keys(res.summary)
     parts = res.parts
     codes = parts[keys].merge(res.summary[keys].assign(_out=np.arange(len(res.summary))), on=keys,
@@ -162,10 +166,11 @@ def player_table(res: ReplayResult, config: PlayerConfig, waveforms: WaveformSou
     rows, sigs = [], []
     for i, (key_row, sig) in enumerate(zip(res.summary[keys].to_dict("records"), res.signatures)):
         sel = order[bounds[i]:bounds[i + 1]]
-        tl = pl.timeline(ready[sel], audio[sel])
+        tl = pl.timeline(ready[sel], audio[sel], hold=hold)
         common = {**key_row, "n_parts": len(sel), **output_metrics(tl, config)}
         if waveforms is not None:
-            common["first_audible_s"] = _first_audible(ready[sel], audio[sel], waveforms(parts.iloc[sel]), config)
+            common["first_audible_s"] = _first_audible(ready[sel], audio[sel], waveforms(parts.iloc[sel]), config,
+                                                       hold)
         common["source_s"] = float(res.summary["source_s"].iloc[i])
         for p in config.prebuffers_s:
             rows.append({**common, "prebuffer_s": p, **prebuffer_metrics(tl, p, config)})
@@ -209,10 +214,11 @@ def prebuffer_metrics(tl: pl.Timeline, prebuffer_s: float, config: PlayerConfig)
             "prebuffer_end_s": from_ns(s.end)}
 
 
-def _first_audible(ready_s, audio_s, source: tuple[Sequence[np.ndarray], int], config: PlayerConfig) -> float:
+def _first_audible(ready_s, audio_s, source: tuple[Sequence[np.ndarray], int], config: PlayerConfig,
+                   hold: bool = False) -> float:
     arrays, rate = source
     j = pl.first_audible_part(arrays, rate, window_s=config.window_s, threshold_dbfs=config.threshold_dbfs)
-    return math.nan if j < 0 else float(pl.part_arrivals(ready_s, audio_s)[j])
+    return math.nan if j < 0 else float(pl.part_arrivals(ready_s, audio_s, hold=hold)[j])
 
 
 def _checked_audio(manifest: pd.DataFrame, source: str) -> pd.DataFrame:

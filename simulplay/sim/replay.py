@@ -11,6 +11,13 @@ are taken from float seconds to the nearest nanosecond once, durations come from
 output, :func:`~simulplay.sim.timebase.part_dur_ns`; a hand-written manifest's
 ``audio_s`` otherwise), and the clock and playback run on int64 nanoseconds. Tables get
 float seconds back (``from_ns``) only when they are built.
+
+``silent_parts`` is the reading of parts without audio (:mod:`simulplay.sim.playback`):
+``skip`` (default) leaves them out of playback; ``hold`` plays them as zero-length parts
+that hold the clock at their readiness. Under ``hold``, ``first_play_s`` is the playback
+start of the first part even when it is silent, ``idle_s`` includes waits before silent
+parts, and ``limiting_seq`` may be a silent part; the summary's signature records the
+reading (``silent``).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from simulplay.signature import base_signature, merge
 from simulplay.sim.manifest import has_samples, output_keys, request_dur_ns, samples_disagree
 from simulplay.sim.playback import serial_clock, serial_playback, summarize_playback
 from simulplay.sim.timebase import MAX_S, from_ns, part_dur_ns, to_ns
-from simulplay.sim.variants import Measured, Release, ServiceModel, parse_release
+from simulplay.sim.variants import Measured, Release, ServiceModel, parse_release, parse_silent_parts
 
 SUMMARY_COLUMNS = ("n_parts", "first_play_s", "audio_s", "idle_s", "end_s", "offset_s",
                    "source_s", "limiting_seq")
@@ -98,6 +105,7 @@ def replay(
     allow_incomplete: bool = False,
     upstream: Mapping[str, Any] | None = None,
     source: str = "manifest",
+    silent_parts: str = "skip",
 ) -> ReplayResult:
     """Replay every output of a validated manifest (see :mod:`simulplay.sim.manifest`).
 
@@ -106,6 +114,7 @@ def replay(
     duration after validation changes ``n_samples`` too when the manifest has it.
     """
     rel = parse_release(release)
+    silent = parse_silent_parts(silent_parts)
     manifest, excluded = drop_incomplete(manifest, allow_incomplete, source)
     keys = output_keys(manifest)
     if manifest.empty:
@@ -122,9 +131,10 @@ def replay(
     else:
         parts, part_codes, part_ready, part_dur = _chunk_parts(manifest, keys, codes, start, service, chunks, source)
 
-    played = part_dur > 0
+    played = part_dur > 0 if silent == "skip" else np.ones(len(part_dur), bool)
     pb = serial_playback(part_codes[played], part_ready[played], part_dur[played])
     res = summarize_playback(pb, len(outputs))
+    heard = res.played & (res.audio > 0)  # an output without audio has no end under either reading
 
     play = np.full(len(part_dur), np.nan)
     end = np.full(len(part_dur), np.nan)
@@ -133,20 +143,21 @@ def replay(
     parts = parts.assign(ready_s=from_ns(part_ready), play_s=play, end_s=end, audio_s=from_ns(part_dur), idle_s=idle)
 
     seq_played = parts["seq"].to_numpy()[played]
-    limiting = pd.array([int(seq_played[k]) if k >= 0 else pd.NA for k in res.limiting], dtype="Int64")
+    limiting = pd.array([int(seq_played[k]) if k >= 0 and h else pd.NA for k, h in zip(res.limiting, heard)],
+                        dtype="Int64")
     summary = outputs[keys].copy()
     summary["n_parts"] = np.bincount(part_codes, minlength=len(outputs))
     source_ns = to_ns(outputs["source_s"].to_numpy(float))
-    summary["first_play_s"] = np.where(res.played, from_ns(res.first_play), np.nan)
+    summary["first_play_s"] = np.where(heard, from_ns(res.first_play), np.nan)
     summary["audio_s"] = from_ns(res.audio)
-    summary["idle_s"] = from_ns(res.idle)
-    summary["end_s"] = np.where(res.played, from_ns(res.end), np.nan)
-    summary["offset_s"] = np.where(res.played, from_ns(res.end - source_ns), np.nan)
+    summary["idle_s"] = np.where(heard, from_ns(res.idle), 0.0)
+    summary["end_s"] = np.where(heard, from_ns(res.end), np.nan)
+    summary["offset_s"] = np.where(heard, from_ns(res.end - source_ns), np.nan)
     summary["source_s"] = outputs["source_s"].to_numpy()
     summary["limiting_seq"] = limiting
 
     common = merge(upstream, base_signature(
-        release=rel.label(), service=service.label(), trim="none",
+        release=rel.label(), service=service.label(), trim="none", silent=silent,
         excluded=len(excluded) if allow_incomplete else None))
     sigs = [merge(common, {"rule": row["condition"], "backend": row.get("backend")}, service.output_signature(row))
             for row in summary.to_dict("records")]

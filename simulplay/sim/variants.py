@@ -8,6 +8,11 @@ length (:mod:`simulplay.sim.servicefit`). Releases (``--release``) decide when a
 playback: ``request`` (primary) when the whole request is done, ``chunk`` each chunk at
 its own recorded time. Samples, grouping and text stay fixed in every variant.
 
+Silent parts (``--silent-parts``) decide what a part without audio (``d_j = 0``, e.g. a
+punctuation-only request) does to the playback clock: ``skip`` (default, as SimulEval)
+drops it from playback; ``hold`` applies Eq. 1 literally, so it holds the clock at its
+readiness (:mod:`simulplay.sim.playback`).
+
 A variant is a frozen dataclass registered by name (``@register_service_model``,
 ``@register_release``) whose fields are its parameters; ``to_dict()`` rebuilds it and
 ``label()`` is what signatures record. Replay calls ``bind(manifest)`` once (a model that
@@ -267,25 +272,48 @@ def parse_release(text: str | Release, *, source: str = "--release") -> Release:
     return RELEASES.get(name, source)()
 
 
+# ---- silent parts ---------------------------------------------------------------
+
+#: Readings of a part without audio: ``skip`` it (SimulEval), or ``hold`` the clock at its
+#: readiness (Eq. 1 taken literally). Recorded as the signature's ``silent`` key.
+SILENT_PARTS = ("skip", "hold")
+
+
+def parse_silent_parts(text: str, *, source: str = "--silent-parts") -> str:
+    """``skip`` or ``hold``."""
+    name = str(text).strip()
+    if name not in SILENT_PARTS:
+        raise InputError.at(f"{source} '{text}'", "unknown reading of silent parts",
+                            accepted="skip (a part without audio is not played, as SimulEval) or hold (it holds "
+                            "the playback clock at its readiness, Eq. 1 taken literally)")
+    return name
+
+
 # ---- experiment variants --------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class ReplayVariant:
-    """A sensitivity replay of an experiment: one release with one service model."""
+    """A sensitivity replay of an experiment: one release with one service model, and
+    the reading of silent parts (``None``: the experiment's own)."""
 
     release: Release
     service: ServiceModel
+    silent: str | None = None
 
 
 def parse_variant(text: str, *, source: str, key: str | None = None) -> ReplayVariant:
     """``release=chunk`` (measured service) or ``service=zero``, ``service=scale=F``,
-    ``service=fit`` (request release); errors name ``source`` (the experiment file) and ``key`` (its key)."""
+    ``service=fit`` (request release), or ``silent=hold`` / ``silent=skip`` (request
+    release, measured service, the other reading of silent parts); errors name ``source``
+    (the experiment file) and ``key`` (its key)."""
     kind, eq, value = text.partition("=")
     where = f"{source}: key '{key}'" if key else source
     if kind == "release" and value in RELEASES.names():
         return ReplayVariant(parse_release(value, source=where), Measured())
     if kind == "service" and eq:
         return ReplayVariant(RequestRelease(), parse_service(value, source=where))
-    accepted = ", ".join(["release=chunk", "service=zero", "service=scale=F", "service=fit"])
+    if kind == "silent" and value in SILENT_PARTS:
+        return ReplayVariant(RequestRelease(), Measured(), value)
+    accepted = ", ".join(["release=chunk", "service=zero", "service=scale=F", "service=fit", "silent=hold"])
     raise InputError.at(source, f"'{text}' is not a replay variant", field=key, field_label="key", accepted=accepted)

@@ -10,9 +10,9 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.analysis.bootstrap import Bootstrap
+from simulplay.analysis.bootstrap import WORD_TIMING_METHOD, WORD_TIMING_SEED, Bootstrap
 from simulplay.analysis.content import ContentResult, score_content
-from simulplay.analysis.wordtiming import TimingResult, word_timing
+from simulplay.analysis.wordtiming import TimingResult, check_timing_bootstrap, word_timing
 from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
@@ -24,7 +24,8 @@ from simulplay.tables import write_table
 from simulplay.traces.model import Stream
 from simulplay.workflows.transcripts import TranscriptResult, read_transcripts, transcribe_manifest
 
-CONTENT_KEYS = {"recognizer": str, "language": str, "window_s": float, "pairs": list, "timing": bool}
+CONTENT_KEYS = {"recognizer": str, "language": str, "window_s": float, "pairs": list, "timing": bool,
+                "timing_seed": int, "timing_quantile_method": str}
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,13 @@ class ContentSettings:
     window_s: float = 15.0
     pairs: tuple[tuple[str, str], ...] = field(default=())
     timing: bool = False
+    timing_seed: int = WORD_TIMING_SEED  # the word-timing bootstrap (the paper's Table 17: 20261005, linear)
+    timing_quantile_method: str = WORD_TIMING_METHOD
+
+    def timing_bootstrap(self, boot: Bootstrap) -> Bootstrap:
+        """The word-timing bootstrap: the experiment's draws and confidence, its own seed and method."""
+        return Bootstrap(draws=boot.draws, seed=self.timing_seed, method=self.timing_quantile_method,
+                         confidence=boot.confidence)
 
 
 def content_settings(table: dict[str, Any], src: str, rules: Sequence[str] = ()) -> ContentSettings:
@@ -47,7 +55,9 @@ def content_settings(table: dict[str, Any], src: str, rules: Sequence[str] = ())
 
     hints = {"recognizer": 'a recognizer spec, e.g. "whisper" or "qwen3-asr:model=PATH"',
              "language": 'an ISO 639-1 code, e.g. "en"', "window_s": "seconds > 0, e.g. 15",
-             "pairs": '[["immediate", "timer:w=4"], …]', "timing": "true or false"}
+             "pairs": '[["immediate", "timer:w=4"], …]', "timing": "true or false",
+             "timing_seed": "an integer ≥ 0 (default 20261005)",
+             "timing_quantile_method": "a NumPy quantile method (default linear)"}
     for key, value in table.items():
         if key not in CONTENT_KEYS:
             raise err("is not a known key", key, "one of " + ", ".join(f"content.{k}" for k in CONTENT_KEYS))
@@ -70,9 +80,17 @@ def content_settings(table: dict[str, Any], src: str, rules: Sequence[str] = ())
             if rules and c not in rules:
                 raise err(f"'{c}' is not one of the rules", "pairs", ", ".join(rules))
         pairs.append(pair)
-    return ContentSettings(language=table["language"].strip(), recognizer=spec,
-                           window_s=float(table.get("window_s", 15.0)), pairs=tuple(pairs),
-                           timing=bool(table.get("timing", False)))
+    settings = ContentSettings(language=table["language"].strip(), recognizer=spec,
+                               window_s=float(table.get("window_s", 15.0)), pairs=tuple(pairs),
+                               timing=bool(table.get("timing", False)),
+                               **{k: table[k] for k in ("timing_seed", "timing_quantile_method") if k in table})
+    try:
+        boot = settings.timing_bootstrap(Bootstrap())
+    except ValueError as e:
+        raise err(str(e), "timing_seed" if settings.timing_seed < 0 else "timing_quantile_method",
+                  hints["timing_quantile_method"]) from e
+    check_timing_bootstrap(boot, f"{src}: key 'content.timing_quantile_method'")
+    return settings
 
 
 def check_recognizer(settings: ContentSettings, src: str) -> None:
@@ -200,7 +218,7 @@ def run_diagnostics(settings: Any, manifest: pd.DataFrame, upstream: dict[str, A
                   per_talk=out / "content.per_output.csv")
     timing = None
     if settings.timing:
-        timing = word_timing(df, sigs, parts, streams, reference=reference, boot=boot,
+        timing = word_timing(df, sigs, parts, streams, reference=reference, boot=settings.timing_bootstrap(boot),
                              allow_incomplete=allow_incomplete, source=str(out / "transcripts.parquet"))
         write_timing(timing, out / "word_timing.csv", words=out / "word_timing.words.parquet",
                      per_talk=out / "word_timing.per_talk.csv")

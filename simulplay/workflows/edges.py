@@ -108,9 +108,10 @@ def _infer(store: AudioStore, model: SileroVad, cache: ProbabilityCache, key: st
 def edge_replay(manifest: pd.DataFrame, store: AudioStore, thresholds: Sequence[float], *, guard_ms: float = 100.0,
                 vad: SileroVad | None = None, allow_incomplete: bool = False,
                 upstream: Mapping[str, Any] | None = None, source: str = "manifest",
-                progress: Progress = NO_PROGRESS) -> EdgesResult:
+                progress: Progress = NO_PROGRESS, silent_parts: str = "skip") -> EdgesResult:
     """Replay a validated synthesized manifest once per threshold with trimmed durations
-    (``guard_ms``: milliseconds kept before the first and after the last speech frame)."""
+    (``guard_ms``: milliseconds kept before the first and after the last speech frame;
+    ``silent_parts``: what a request trimmed to nothing does, as in replay)."""
     vad = vad or SileroVad()
     kept, excluded = drop_incomplete(manifest, allow_incomplete, source)
     audio = audio_columns(kept, source)
@@ -121,7 +122,8 @@ def edge_replay(manifest: pd.DataFrame, store: AudioStore, thresholds: Sequence[
                                         store, vad, progress=progress, requests=labels)
     summary, sigs, parts, trims = replay_trimmed(kept, audio, probs, thresholds, guard_ms=guard_ms,
                                                  vad_label=vad.label(), excluded=excluded,
-                                                 allow_incomplete=allow_incomplete, upstream=upstream, source=source)
+                                                 allow_incomplete=allow_incomplete, upstream=upstream, source=source,
+                                                 silent_parts=silent_parts)
     return EdgesResult(summary, sigs, parts, trims, stats, dict(vad.identity), excluded)
 
 
@@ -140,12 +142,12 @@ def run_edges(manifest: pd.DataFrame, store: AudioStore, thresholds: Sequence[fl
               reference: str | None = None, boot: Bootstrap | None = None,
               pairs: Sequence[tuple[str, str]] | None = None, allow_incomplete: bool = False,
               upstream: Mapping[str, Any] | None = None, source: str = "manifest",
-              progress: Progress = NO_PROGRESS) -> EdgesRun:
+              progress: Progress = NO_PROGRESS, silent_parts: str = "skip") -> EdgesRun:
     """Sweep, then η per threshold (when ``a``, ``f``, ``reference``) and the non-speech share
     for ``pairs`` (``None``: no share table; empty: ``reference`` against every other condition)."""
     _check_names(manifest, a, f, [reference] + [c for p in pairs or () for c in p], source)
     res = edge_replay(manifest, store, thresholds, guard_ms=guard_ms, vad=vad, allow_incomplete=allow_incomplete,
-                      upstream=upstream, source=source, progress=progress)
+                      upstream=upstream, source=source, progress=progress, silent_parts=silent_parts)
     run = EdgesRun(res)
     if a is not None and f is not None and reference is not None:
         run.eta = compute_eta(res.summary, a=a, f=f, reference=reference, boot=boot,

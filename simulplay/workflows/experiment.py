@@ -21,11 +21,12 @@ Example (paths are relative to the TOML file)::
     [analysis]
     draws = 10000
     seed = 1032026
-    quantile_method = "linear"
+    quantile_method = "order:floor((n+1)a)"   # or order:floor(na)+1, or a NumPy method
     confidence = 0.95
     contrasts = [["punct", "timer:w=2"]]
-    variants = ["release=chunk", "service=zero"]   # sensitivity replays
+    variants = ["release=chunk", "service=zero"]   # sensitivity replays (also "silent=hold")
     edges = [0.3, 0.5, 0.7]     # edge-silence replay: Silero VAD thresholds (extra 'vad')
+    silent_parts = "skip"       # or "hold": a part without audio holds the clock (every replay)
 
     [content]                   # content diagnostics (extra 'asr'): transcripts, edits, word timing
     recognizer = "whisper"      # or "whisper:model=PATH", "qwen3-asr:model=PATH"
@@ -45,6 +46,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_SEED
 from simulplay.errors import InputError
 
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
@@ -52,7 +54,7 @@ TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "ref
             "analysis": dict, "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float,
             "retries": int, "content": dict}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "contrasts": list,
-                 "variants": list, "edges": list}
+                 "variants": list, "edges": list, "silent_parts": str}
 REQUIRED = ("traces", "a", "f", "rules", "reference")
 
 
@@ -76,12 +78,13 @@ class Experiment:
     worker_gpus: float = 0.0
     retries: int = 2
     draws: int = 10_000
-    seed: int = 1032026
-    quantile_method: str = "linear"
+    seed: int = ENDPOINT_SEED
+    quantile_method: str = ENDPOINT_METHOD
     confidence: float = 0.95
     contrasts: tuple[tuple[str, str], ...] = ()
     variants: tuple[str, ...] = ()
     edges: tuple[float, ...] = ()  # edge-silence thresholds; empty: no edge replay
+    silent_parts: str = "skip"  # skip | hold: the reading of parts without audio in every replay
     content: Any = None  # ContentSettings of the [content] table; None: no content diagnostics
     source: str = field(default="experiment", compare=False)
 
@@ -149,6 +152,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     for v in variants:
         _check_variant(v, src)
     edges = _edge_thresholds(analysis.get("edges", []), src)
+    silent = _silent_parts(analysis.get("silent_parts", "skip"), src)
     out = _path(base, data.get("out", f"runs/{data.get('name', path.stem)}"), "out", src, must_exist=False)
     store = _path(base, data["store"], "store", src, must_exist=False) if "store" in data else out / "store"
     realizations = data.get("realizations", 1)
@@ -161,7 +165,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
         content=_content(data["content"], src, canon) if "content" in data else None,
         **{k: data[k] for k in ("executor", "workers", "worker_cpus", "worker_gpus", "retries") if k in data},
         **{k: analysis[k] for k in ("draws", "seed", "quantile_method", "confidence") if k in analysis},
-        contrasts=tuple(contrasts), variants=variants, edges=edges)
+        contrasts=tuple(contrasts), variants=variants, edges=edges, silent_parts=silent)
     _check_analysis(exp, src)
     executor_spec(exp)
     return exp
@@ -268,6 +272,12 @@ def _edge_thresholds(values: list, src: str) -> tuple[float, ...]:
     return tuple(sorted(float(v) for v in values))
 
 
+def _silent_parts(value: str, src: str) -> str:
+    from simulplay.sim.variants import parse_silent_parts
+
+    return parse_silent_parts(value, source=f"{src}: key 'analysis.silent_parts'")
+
+
 def _content(table: dict[str, Any], src: str, rules: list[str]):
     from simulplay.workflows.diagnostics import content_settings
 
@@ -281,7 +291,8 @@ def _check_analysis(exp: Experiment, src: str) -> None:
         Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
     except ValueError as e:
         raise _err(src, str(e), field="analysis",
-                            accepted="draws ≥ 1, a NumPy quantile method, 0 < confidence < 1") from e
+                            accepted="draws ≥ 1, a NumPy quantile method or an order:… convention, "
+                            "0 < confidence < 1") from e
 
 
 def _err(src: str, message: str, **kw) -> InputError:

@@ -66,13 +66,14 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     boot = Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
     manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
     base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release=RequestRelease(),
-                                     service=Measured())
+                                     service=Measured(), silent=exp.silent_parts)
     _latency(exp, synth, manifest, allow_incomplete)
     variants = {}
     for v in exp.variants:
         variant = parse_variant(v, source=exp.source, key="analysis.variants")
         variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + v.replace("=", "-"), allow_incomplete,
-                                      release=variant.release, service=variant.service)
+                                      release=variant.release, service=variant.service,
+                                      silent=variant.silent or exp.silent_parts)
     edges = _edges(exp, synth, manifest, store, boot, allow_incomplete, progress) if exp.edges else None
     content = _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete, progress) \
         if exp.content is not None else None
@@ -86,10 +87,10 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     return res
 
 
-def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service):
+def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service, silent):
     chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if release.needs_chunks else None
-    rep = replay(manifest, service=service, release=release, chunks=chunks,
-                 allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path))
+    rep = replay(manifest, service=service, release=release, chunks=chunks, allow_incomplete=allow_incomplete,
+                 upstream=synth.signature, source=str(synth.path), silent_parts=silent)
     write_table(rep.summary, exp.out / f"summary{suffix}.parquet", rep.signatures, kind="playback-summary")
     write_table(rep.summary, exp.out / f"summary{suffix}.csv", rep.signatures, kind="playback-summary")
     eta = compute_eta(rep.summary, a=exp.a, f=exp.f, reference=exp.reference, boot=boot,
@@ -117,7 +118,7 @@ def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
     eta_edges.csv (η per threshold) and edges_nonspeech.csv (reference vs each condition)."""
     run = run_edges(manifest, store, exp.edges, a=exp.a, f=exp.f, reference=exp.reference, boot=boot, pairs=[],
                     allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path),
-                    progress=progress)
+                    progress=progress, silent_parts=exp.silent_parts)
     write_edges(run, exp.out / "edges_summary.parquet")
     write_edges(run, exp.out / "edges_summary.csv", eta=exp.out / "eta_edges.csv",
                 share=exp.out / "edges_nonspeech.csv")

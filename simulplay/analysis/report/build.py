@@ -21,7 +21,7 @@ from simulplay.analysis.report.load import RunData, load_run
 from simulplay.analysis.report.measured import measured_sentence
 from simulplay.analysis.report.model import ReportAudio, ReportFigure, ReportTable
 from simulplay.analysis.report.order import condition_order
-from simulplay.analysis.report.queue import replay_parts
+from simulplay.analysis.report.queue import replay_parts, silent_reading
 from simulplay.analysis.report.stepwise import load_tables
 from simulplay.analysis.report.tables import all_tables
 from simulplay.analysis.small_panels import report_note
@@ -30,8 +30,8 @@ from simulplay.grouping import canonical_condition
 
 #: Report order by key prefix; tables and figures not listed follow in their own order.
 ORDER = ("table00", "inputs", "table01", "table01b", "table01c", "table02", "realizations", "fitclock", "figure01",
-         "table04", "table08", "table09", "table10", "figure02", "figure03", "listen", "table11", "table12",
-         "figure04", "table16", "table13", "table17")
+         "table04", "table07", "table08", "table09", "table10", "figure02", "figure03", "listen", "table11",
+         "table12", "figure04", "table16", "table13", "table17")
 OUTPUTS = ("report.md", "report.html", "tables", "figures", "audio")
 
 
@@ -97,7 +97,8 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
                             accepted=", ".join(others))
     parts = run.parts if run.parts is not None else replay_parts(
         run.manifest.frame, run.summary.frame, allow_incomplete=bool(run.record.get("excluded_outputs")),
-        source=str(run.manifest.path), summary_name=run.summary.path.name)
+        source=str(run.manifest.path), summary_name=run.summary.path.name,
+        silent_parts=silent_reading(run.summary.signatures))
     talks = sorted(run.summary.frame["talk_id"].unique())
     chosen = talk or default_talk(run, cond)
     if chosen not in talks:

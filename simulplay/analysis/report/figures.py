@@ -5,8 +5,11 @@ ready-audio queue change ΔQ(u) on the source-progress grid, mean and 25th–75t
 percentile band across talks, one panel per backend and realization, one line per
 system. Figure 3: one talk's playback timeline under the reference and a grouped
 condition (readiness, playing, idle). Figure 4: distribution (ECDF) of request audio
-durations per condition. Every figure carries its signature in a footer and in the
-PNG/SVG metadata. Times in seconds.
+durations per condition, the panels on one x-range. Legends sit outside the axes (below
+them), never over data. PNGs are drawn at 220 dpi, twice the 110 dpi a page shows them at
+(:data:`PIXEL_RATIO`), so they stay sharp on high-density screens. Each figure's signature
+is in its PNG/SVG metadata and printed under it in the report, not drawn into the image.
+Times in seconds.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from collections.abc import Sequence
 import matplotlib
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from simulplay.analysis.report.load import RunData
@@ -27,34 +29,17 @@ from simulplay.analysis.report.order import condition_order, panels, system_orde
 from simulplay.analysis.report.queue import BAND, GRID_POINTS, queue_delta
 from simulplay.signature import merge
 
-DPI = 110
-WIDTH = 7.0  # inches
+PIXEL_RATIO = 2  # PNG pixels per CSS pixel: the page shows each figure at half its pixel size
+DPI = 110 * PIXEL_RATIO
+WIDTH = 8.0  # inches
 RC = {"svg.hashsalt": "simulplay", "svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8,
       "axes.labelsize": 8, "legend.fontsize": 7, "xtick.labelsize": 7, "ytick.labelsize": 7}
-SIG_WIDTH = 150  # characters per footer line
-
-
-def _wrap(line: str, width: int = SIG_WIDTH) -> list[str]:
-    """Break a display signature after ``|`` separators so that lines fit the figure."""
-    out, cur = [], ""
-    for piece in re.split(r"(?<=\|)", line):
-        if cur and len(cur) + len(piece) > width:
-            out.append(cur)
-            cur = ""
-        cur += piece
-    return out + [cur] if cur else out
 
 
 def render(fig: Figure, lines: Sequence[str]) -> tuple[bytes, bytes]:
-    """PNG and SVG bytes of ``fig`` with its signature lines as a footer and metadata."""
-    text = "\n".join(w for line in lines for w in _wrap("signature: " + line))
+    """PNG and SVG bytes of ``fig``, its signature lines in their metadata (``Description``)."""
     meta = "\n".join(lines)
     with matplotlib.rc_context(RC):
-        FigureCanvasAgg(fig).draw()  # lay out first: the footer goes under everything drawn
-        fig.set_layout_engine("none")
-        low = fig.get_tightbbox().y0 / fig.get_figheight()
-        fig.text(0.0, min(0.0, low) - 0.01, text, ha="left", va="top", fontsize=5.5, family="monospace",
-                 color="0.3")
         png, svg = io.BytesIO(), io.BytesIO()
         fig.savefig(png, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.08,
                     metadata={"Description": meta, "Software": None})
@@ -63,11 +48,23 @@ def render(fig: Figure, lines: Sequence[str]) -> tuple[bytes, bytes]:
     return png.getvalue(), svg.getvalue()
 
 
-def _figure(rows: int, cols: int = 1, row_height: float = 2.6) -> tuple[Figure, np.ndarray]:
+def _figure(rows: int, cols: int = 1, row_height: float = 2.6, **share) -> tuple[Figure, np.ndarray]:
     with matplotlib.rc_context(RC):
-        fig = Figure(figsize=(WIDTH, 0.6 + row_height * rows), layout="constrained")
-        axes = fig.subplots(rows, cols, squeeze=False)
+        fig = Figure(figsize=(WIDTH, 0.9 + row_height * rows), layout="constrained")
+        axes = fig.subplots(rows, cols, squeeze=False, **share)
     return fig, axes
+
+
+def _legend_below(fig: Figure, axes: np.ndarray, ncols: int = 4) -> None:
+    """One legend for the whole figure, outside the axes, under them (entries of every
+    panel, each label once)."""
+    seen: dict[str, object] = {}
+    for ax in axes.flat:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(text, handle)
+    if seen:
+        fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=min(ncols, len(seen)),
+                   frameon=False)
 
 
 def _panel_groups(df: pd.DataFrame) -> list[tuple[dict, pd.DataFrame]]:
@@ -106,20 +103,21 @@ def eta_figure(run: RunData) -> ReportFigure:
                             fmt="D", color="black", ms=4, capsize=3, lw=1,
                             label="mean and interval" if x == 0 else None, zorder=4)
             ax.axhline(0, color="0.5", lw=0.8, zorder=1)
-            labels = [f"{c}\n{int(r.n_negative)}−/{int(r.n_positive)}+ of {int(r.n_talks)}"
+            labels = [f"{c}\nη<0: {int(r.n_negative)} · η>0: {int(r.n_positive)}\nof {int(r.n_talks)} talks"
                       for c, r in ((c, g[g["condition"] == c].iloc[0]) for c in conds)]
             ax.set_xticks(range(len(conds)), labels)
             ax.set_xlim(-0.6, len(conds) - 0.4)
             ax.set_ylabel("η (s)")
             ax.set_title(f"{_panel_title(pk)} · reference {run.reference}".strip(" ·"), loc="left")
-            ax.legend(loc="best", frameon=False)
             ax.grid(axis="y", color="0.9", lw=0.6)
+        _legend_below(fig, axes)
         lines = signature_lines(run.eta.signatures)
         png, svg = render(fig, lines)
     return ReportFigure("figure01_eta_per_talk", "Grouping effects on individual talks",
                         f"Per-talk η = δ(w) − δ(0) (dots; δ = L({run.a}) − L({run.f})), mean and paired-bootstrap "
-                        f"interval (diamond and bar). Negative η shifts the gap toward {run.a}. Tick labels count "
-                        "talks with η < 0 / > 0.", png, svg, lines, number="Figure 1")
+                        f"interval (diamond and bar). Negative η shifts the gap toward {run.a}. Under each condition: "
+                        "the number of talks with η < 0 and with η > 0, of all talks.", png, svg, lines,
+                        number="Figure 1")
 
 
 def default_condition(run: RunData) -> str:
@@ -164,8 +162,8 @@ def queue_figure(run: RunData, parts: pd.DataFrame, condition: str) -> ReportFig
             ax.set_ylabel(f"ΔQ: {condition} − {ref} (s)")
             ax.set_title(f"{_panel_title(pk)} · mean, band: 25th–75th percentile across talks".strip(" ·"),
                          loc="left")
-            ax.legend(loc="best", frameon=False)
             ax.grid(color="0.92", lw=0.6)
+        _legend_below(fig, axes)
         lines = signature_lines(sigs)
         png, svg = render(fig, lines)
     data = ReportTable("figure02_queue_delta", "ΔQ(u) per panel and system", "Seconds.", summary,
@@ -221,11 +219,11 @@ def timeline_figure(run: RunData, parts: pd.DataFrame, condition: str, talk: str
                     label="part ready" if y == 0 else None)
         ax.axvline(src, color="#C44E52", ls="--", lw=1, label=f"source end S = {src:.1f} s")
         ax.set_yticks(range(len(rows)), [f"{s}\n{c}" for s, c in reversed(rows)])
-        ax.set_ylim(-0.7, len(rows) + 0.3)  # the top band holds the legend
+        ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.set_xlabel("seconds from source start")
         ax.set_title(f"talk {talk} · {_panel_title(pk)}".strip(" ·"), loc="left")
-        ax.legend(loc="upper center", ncol=4, frameon=False)
         ax.grid(axis="x", color="0.92", lw=0.6)
+        _legend_below(fig, axes)
         lines = signature_lines(sigs)
         png, svg = render(fig, lines)
     return ReportFigure("figure03_timeline", f"Playback timeline of talk {talk}",
@@ -245,7 +243,7 @@ def durations_figure(run: RunData) -> ReportFigure:
     conds = [c for c in condition_order(run) if c in set(ok["condition"])]
     colors = dict(zip(conds, [matplotlib.colormaps["tab10"](i % 10) for i in range(len(conds))]))
     with matplotlib.rc_context(RC):
-        fig, axes = _figure(len(groups), len(systems), row_height=2.4)
+        fig, axes = _figure(len(groups), len(systems), row_height=2.4, sharex=True, sharey=True)
         for r, (pk, g) in enumerate(groups):
             for c, system in enumerate(systems):
                 ax = axes[r, c]
@@ -253,20 +251,21 @@ def durations_figure(run: RunData) -> ReportFigure:
                     d = np.sort(g.loc[(g["system"] == system) & (g["condition"] == cond), "audio_s"].to_numpy(float))
                     if len(d):
                         ax.step(np.concatenate([[0.0], d]), np.arange(len(d) + 1) / len(d), where="post",
-                                color=colors[cond], lw=1.1, label=f"{cond} ({len(d)})")
+                                color=colors[cond], lw=1.1, label=cond)
                 ax.set_xlabel("request audio (s)")
                 ax.set_ylabel("fraction of requests")
                 ax.set_title(f"{system} · {_panel_title(pk)}".strip(" ·"), loc="left")
-                ax.legend(loc="lower right", frameon=False, fontsize=6)
                 ax.grid(color="0.92", lw=0.6)
+        _legend_below(fig, axes, ncols=3)
         sigs = [merge(s, {"table": "request-durations"}) if isinstance(s, dict) else s
                 for s in run.manifest.signatures]
         lines = signature_lines(sigs)
         png, svg = render(fig, lines)
     note = f" {n_failed} failed request(s) are left out." if n_failed else " No request failed."
     return ReportFigure("figure04_request_durations", "Request audio durations per condition",
-                        "Empirical distribution of each request's audio duration (seconds, from sample counts); "
-                        "the legend gives the number of requests. Punctuation-only requests have no audio (0 s)."
+                        "Empirical distribution of each request's audio duration (seconds, from sample counts), "
+                        "every panel on the same axes; Table 12 gives the number of requests. Punctuation-only "
+                        "requests have no audio (0 s)."
                         + note, png, svg, lines, number="Figure 4")
 
 

@@ -21,8 +21,8 @@ LABELS = {
     "idle_part_s": "idle part (s)", "p1": "P1", "p2": "P2", "delta_p1_s": "δ(P1) (s)", "delta_p2_s": "δ(P2) (s)",
     "diff_s": "δ(P1)−δ(P2) (s)", "streams": "streams", "updates": "updates", "words": "words",
     "median_words": "median words", "p90_words": "90th pct words", "pct_le2_words": "≤2 words (%)",
-    "pct_terminal_punct": "final punct. (%)", "after_source_end": "after source end", "groups": "groups",
-    "requests": "requests", "failed": "failed", "threshold": "threshold", "rule": "rule",
+    "pct_terminal_punct": "final punct. (%)", "after_source_end": "updates after source end", "groups": "groups",
+    "requests": "requests", "failed": "failed requests", "threshold": "VAD threshold", "rule": "rule",
     "reference": "reference", "reduction_s": "reduction (s)", "nonspeech_s": "non-speech (s)",
     "speech_s": "speech (s)", "share_pct": "non-speech share (%)", "edge_s": "edge removed (s)",
 }

@@ -10,6 +10,7 @@ describe the spread of talks, not a confidence interval. Times in seconds.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,11 +24,19 @@ GRID_POINTS = 101
 BAND = (25.0, 75.0)
 
 
+def silent_reading(signatures: Sequence[Any]) -> str:
+    """The reading of silent parts that a summary's structured signatures record (``skip``
+    when they record none, or are display strings)."""
+    readings = {s.get("silent", "skip") for s in signatures if isinstance(s, dict)}
+    return readings.pop() if len(readings) == 1 else "skip"
+
+
 def replay_parts(manifest: pd.DataFrame, summary: pd.DataFrame, *, allow_incomplete: bool,
-                 source: str, summary_name: str = "summary.parquet") -> pd.DataFrame:
-    """Per-part ready/play/end times (seconds from source start) of the primary replay (request release, measured
-    service), checked against the run's summary: both must give every output's offset."""
-    res = replay(manifest, allow_incomplete=allow_incomplete, source=source)
+                 source: str, summary_name: str = "summary.parquet", silent_parts: str = "skip") -> pd.DataFrame:
+    """Per-part ready/play/end times of the primary replay (request release, measured
+    service, the run's reading of silent parts), checked against the run's summary: both
+    must give every output's offset."""
+    res = replay(manifest, allow_incomplete=allow_incomplete, source=source, silent_parts=silent_parts)
     miss = summary_mismatch(res.summary, summary, ("offset_s",))
     if miss:
         raise InputError.at(source, f"replaying it does not reproduce {summary_name} for {miss}",

@@ -40,7 +40,7 @@ def primary_replay(sig: Any) -> bool | None:
     if not isinstance(sig, dict):
         return None
     return (sig.get("release", "request") == "request" and sig.get("service", "measured") == "measured"
-            and sig.get("trim", "none") == "none" and "threshold" not in sig)
+            and sig.get("trim", "none") == "none" and sig.get("silent", "skip") == "skip" and "threshold" not in sig)
 
 
 def replay_label(sig: dict[str, Any]) -> str:
@@ -53,6 +53,8 @@ def replay_label(sig: dict[str, Any]) -> str:
         parts.append(f"service={sig['service']}")
     if sig.get("trim", "none") != "none":
         parts.append(f"trim={sig['trim']}")
+    if sig.get("silent", "skip") != "skip":
+        parts.append(f"silent={sig['silent']}")
     return "+".join(parts).replace("=", "-")
 
 

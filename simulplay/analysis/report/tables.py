@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from simulplay.analysis.bootstrap import Bootstrap
+from simulplay.analysis.interaction import interaction
 from simulplay.analysis.report.latency_tables import speech_latency_table, text_latency_table
 from simulplay.analysis.report.load import RunData, Signed
 from simulplay.analysis.report.measured import machine_items
@@ -110,8 +112,9 @@ def rules_table(run: RunData) -> ReportTable:
         "table08_rules", "Every grouping rule side by side",
         f"Seconds. η(p) = δ(p) − δ(0) against {run.reference}; compare two buffered rules by the difference of "
         f"their δ(p) (Table 9), not of their η. Span of mean δ(p) over these rules: {', '.join(spans)} (per panel). "
-        "The η columns of the sensitivity replays keep text, grouping and samples fixed and change only release "
-        "or service.", table.drop(columns=["_i"] + [f"_sig[{n}]" for n in extra]), sigs, number="Table 8")
+        "The η columns of the sensitivity replays keep text, grouping and samples fixed and change only release, "
+        "service or the reading of silent parts (silent=hold: a part without audio holds the clock).",
+        table.drop(columns=["_i"] + [f"_sig[{n}]" for n in extra]), sigs, number="Table 8")
     out.lines = [f"primary: {line}" for line in out.lines]
     out.notes = small_panel_notes(run.eta.frame, brief=True)
     for name, v in extra.items():
@@ -119,6 +122,39 @@ def rules_table(run: RunData) -> ReportTable:
         out.lines += [f"{name}: {line}" for line in signature_lines([s for s in vs if s != ""])]
         out.extra_signatures[name] = row_strings(vs)
     return out
+
+
+def interaction_table(run: RunData) -> ReportTable | None:
+    """Cross-backend interaction η(B1) − η(B2) (the paper's C.4) when the run has two or more
+    backends: every pair in order of appearance, with the η table's bootstrap settings."""
+    pt = run.per_talk.frame
+    if "backend" not in pt or pt["backend"].nunique() < 2:
+        return None
+    backends = list(dict.fromkeys(pt["backend"]))
+    sig = next((s for s in run.eta.signatures if isinstance(s, dict) and "draws" in s), None)
+    boot = Bootstrap() if sig is None else Bootstrap(draws=int(sig["draws"]), seed=int(sig["boot_seed"]),
+                                                     method=sig["quantile"], confidence=float(sig["confidence"]))
+    frames, sigs, excluded = [], [], 0
+    for i, b1 in enumerate(backends):
+        for b2 in backends[i + 1:]:
+            res = interaction(pt.assign(condition=pt["condition"].map(canonical_condition)), run.per_talk.signatures,
+                              b1, b2, boot=boot, allow_incomplete=True, source=str(run.per_talk.path))
+            frames.append(res.table)
+            sigs += res.signatures
+            excluded += len(res.excluded)
+    table = sort_rows(pd.concat(frames, ignore_index=True), run, ["condition"])
+    setting = ("" if sig is not None else " The η table records no bootstrap settings, so the defaults are used "
+               f"({boot.draws} draws, seed {boot.seed}, {boot.method}).")
+    note = f" {excluded} talk(s) not under both backends are left out." if excluded else ""
+    return ReportTable.signed(
+        "table07_interaction", "Cross-backend interaction η(B1) − η(B2)",
+        "Seconds. Per talk and condition, η under backend B1 minus η under B2 (the paper's \"Piper minus XTTS\"), "
+        "then the equal-talk mean with a paired talk-bootstrap interval (one index matrix over the talks both "
+        "backends hold) and the talks with a negative / positive interaction; the duration and idle parts are the "
+        "same differences of η's parts. Voice, frontend, implementation and device differ between backends."
+        + setting + note, table, [sigs[i] for i in table.index],
+        labels={"backend1": "B1", "backend2": "B2", "eta1_s": "η(B1) (s)", "eta2_s": "η(B2) (s)",
+                "interaction_s": "η(B1)−η(B2) (s)", "n_negative": "<0", "n_positive": ">0"})
 
 
 def contrast_table(run: RunData) -> ReportTable | None:
@@ -265,7 +301,7 @@ def all_tables(run: RunData) -> list[ReportTable]:
     """Every table the run supports, in report order (absent inputs leave theirs out)."""
     tables = [overview_table(run), inputs_table(run), playback_table(run), speech_latency_table(run),
               text_latency_table(run), eta_table(run), realization_table(run), fit_check_table(run),
-              talk_realizations_table(run), per_talk_table(run),
+              talk_realizations_table(run), per_talk_table(run), interaction_table(run),
               rules_table(run), contrast_table(run), optional_table(run, "eta_edges"), trace_table(run),
               requests_table(run), optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
               optional_table(run, "content_pairs"), optional_table(run, "word_timing"), player_table(run)]
