@@ -29,7 +29,8 @@ def test_the_example_is_the_papers_design():
     assert {"punct:cap=2,min_words=3", "words:n=8,cap=2", "timer:w=2"} <= set(exp.rules)
     assert exp.contrasts == (("punct:cap=2,min_words=3", "timer:w=2"),)
     assert exp.variants == ("release=chunk", "service=zero") and exp.edges == (0.3, 0.5, 0.7)
-    assert exp.realizations == 3
+    assert exp.realizations == 3 and exp.order == "counterbalanced"
+    assert 'order = "counterbalanced"' in EXAMPLE.read_text()  # stated, not left to the default
     assert (exp.draws, exp.seed, exp.quantile_method) == (10_000, 1032026, "order:floor((n+1)a)")
     assert exp.traces == ((ROOT / "traces" / "sample_traces.jsonl").resolve(),) or \
         [p.resolve() for p in exp.traces] == [(ROOT / "traces" / "sample_traces.jsonl").resolve()]
@@ -56,6 +57,16 @@ def read(folder: Path, name: str) -> pd.DataFrame:
     """A table of the run, realization as text (Parquet keeps the manifest's strings, CSV reads numbers)."""
     df = pd.read_parquet(folder / name) if name.endswith(".parquet") else pd.read_csv(folder / name)
     return df.assign(realization=df["realization"].astype(str)) if "realization" in df else df
+
+
+@pytest.mark.slow
+def test_realizations_are_synthesized_in_counterbalanced_order(run_folder):
+    # one talk, five conditions: realization r has order id k = r and condition c runs at
+    # position (c - k) mod 5 (the cyclic Latin square of simulplay synth --help)
+    man = pd.read_parquet(run_folder / "manifest.parquet")
+    rules = ["immediate", "timer:w=4", "timer:w=2", "punct:cap=2,min_words=3", "words:n=8,cap=2"]
+    for (r, cond), g in man.groupby([man["realization"].astype(int), "condition"]):
+        assert set(g["order_id"]) == {r} and set(g["condition_pos"]) == {(rules.index(cond) - r) % 5}, (r, cond)
 
 
 def close(a, b) -> bool:
