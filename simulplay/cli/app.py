@@ -19,8 +19,7 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from simulplay import __version__
-from simulplay.cli import (audio, blocks, compare, diagnostics, experiment, latency, replay, report, store,
-                           synth, traces)
+from simulplay.cli import audio, blocks, compare, diagnostics, experiment, latency, replay, report, store, synth, traces
 from simulplay.cli.helptext import Command, Group
 from simulplay.errors import Interrupted, SimulplayError, Terminated, interrupt_exit_code
 

@@ -8,8 +8,8 @@ import typer
 
 from simulplay.cli.helptext import Command, Group
 
-app = typer.Typer(cls=Group, no_args_is_help=True, help="Check an audio store (`verify`) or remove what killed runs left "
-                  "in it (`gc`).")
+app = typer.Typer(cls=Group, no_args_is_help=True,
+                  help="Check an audio store (`verify`) or remove what killed runs left in it (`gc`).")
 
 STORE_ARG = typer.Argument(..., help="Audio store folder (the --store of `simulplay synth`).")
 

@@ -144,7 +144,8 @@ def _section_figure(fig: ReportFigure) -> str:
 def _section_audio(item: ReportAudio) -> str:
     """Audio elements with relative sources (files of the report folder), then the table."""
     clips = "".join(f'<figure><figcaption>{escape(c.label)}</figcaption><audio controls preload="metadata" '
-                    f'src="{escape(quote(c.file))}" data-duration="{c.duration_s:.6f}" style="width:100%;max-width:32rem">'
+                    f'src="{escape(quote(c.file))}" data-duration="{c.duration_s:.6f}" '
+                    f'style="width:100%;max-width:32rem">'
                     f'<a href="{escape(quote(c.file))}">{escape(c.file)}</a></audio></figure>' for c in item.clips)
     return (f'<section id="{item.key}"><h2>{escape(heading(item))}</h2><p class="caption">{escape(item.caption)}</p>'
             f"{clips}{_table(item.table)}{_signatures(item.lines)}</section>")
