@@ -104,3 +104,36 @@ def test_a_csv_copy_is_refused(cli, synthesized, tmp_path):
     pd.read_parquet(d / "m.parquet").to_csv(tmp_path / "m.csv", index=False)
     proc = cli("retime", tmp_path / "m.csv", "--store", d / "store", "--out", tmp_path / "x.parquet")
     assert_one_line_error(proc, "m.csv", "is not a Parquet manifest", "lacks the backend and clock metadata")
+
+
+def test_a_request_that_fails_when_re_timed_keeps_its_old_time_and_is_reported(tmp_path, monkeypatch):
+    """In process with the fake backend: the re-timing of one text raises; that request is
+    kept with its old clock (not dropped, not marked retimed), the others are re-timed, the
+    manifest is still written and the failure named in the result (the CLI prints it and exits 1)."""
+    import tests.fakes as fakes
+    from simulplay.backends import parse_backend
+    from simulplay.backends.store import AudioStore
+    from simulplay.grouping import parse_rule
+    from simulplay.synthesis.run import synthesize_files
+    from simulplay.workflows.retime import retime_manifest
+
+    small_trace(tmp_path / "trace.jsonl", n_streams=1, n_updates=6)
+    synthesize_files(parse_backend("fake-test"), tmp_path / "store", tmp_path / "m.parquet",
+                     traces=[tmp_path / "trace.jsonl"], rules=[parse_rule("immediate")])
+    old = pd.read_parquet(tmp_path / "m.parquet")
+    victim = str(old["text"].iloc[2])
+    real = fakes.FakeBackend.stream
+
+    def stream(self, text):
+        if text == victim:
+            raise RuntimeError("the machine said no")
+        return real(self, text)
+
+    monkeypatch.setattr(fakes.FakeBackend, "stream", stream)
+    res = retime_manifest(tmp_path / "m.parquet", AudioStore(tmp_path / "store"), tmp_path / "all.parquet",
+                          sample=None)
+    new = pd.read_parquet(tmp_path / "all.parquet")
+    assert len(new) == len(old) and len(res.failed) == 1 and "the machine said no" in res.failed[0]
+    hit = new["text"] == victim
+    assert not new.loc[hit, "retimed"].any() and (new.loc[hit, "service_s"] == old.loc[hit, "service_s"]).all()
+    assert new.loc[~hit, "retimed"].all() and res.retimed == int((~hit).sum())
