@@ -31,7 +31,9 @@ def test_no_word_of_any_help_is_cut_at_80_columns(name):
     shown = flat(out)
     command = GROUP.commands[name]
     words = [w for p in command.params for w in (p.help or "").split()] + (command.help or "").split()
-    cut = [w for w in words if w not in shown]
+    # "\b" marks a paragraph kept as written (click's marker, not shown); "\[" is rich's
+    # escape of a bracket that would otherwise start markup (shown as "[")
+    cut = [w for w in words if w != "\b" and w.replace("\\[", "[") not in shown]
     assert cut == [], f"{name} --help at 80 columns cuts {cut}"
 
 
@@ -39,7 +41,7 @@ def test_no_word_of_any_help_is_cut_at_80_columns(name):
 def test_flags_show_no_value_type(args):
     out = rendered(*args)
     assert "<bool>" not in out
-    line = next(x for x in out.splitlines() if "--help" in x)
+    line = next(x for x in out.splitlines() if flat(x).startswith("--help"))  # the option's own line
     assert flat(line).startswith("--help Show this message")  # nothing between the flag and its help
 
 

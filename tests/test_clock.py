@@ -66,6 +66,33 @@ def test_a_request_shared_by_reused_rows_counts_once():
 
 # ---- the readings -------------------------------------------------------------------------
 
+def test_a_rerun_that_synthesizes_nothing_keeps_the_stored_verdict(tmp_path, monkeypatch):
+    """A rerun finds every request in the store: the verdict is the one of the run that
+    measured them (its probes are kept in the store), whatever the rerun's own probes say.
+    Probes are made uneven by hand: spread 5.0 / 0.01 > 1.5 is contended, 1.0 stable."""
+    import tests.fakes  # noqa: F401 - registers fake-test
+    from simulplay.backends import parse_backend
+    from simulplay.grouping import parse_rule
+    from simulplay.synthesis.executors.jobs import WorkerState
+    from simulplay.synthesis.run import synthesize_files
+
+    small_trace(tmp_path / "trace.jsonl", n_streams=1, n_updates=6)
+    real = WorkerState.probe
+
+    def synth(out, times):
+        it = iter(times)
+        monkeypatch.setattr(WorkerState, "probe", lambda self, when: {**real(self, when), "service_s": next(it)})
+        res = synthesize_files(parse_backend("fake-test"), tmp_path / "store", tmp_path / out,
+                               traces=[tmp_path / "trace.jsonl"], rules=[parse_rule("immediate")])
+        return res, json.loads(pq.read_schema(tmp_path / out).metadata[b"simulplay"])["signature"]["clock"]
+
+    first, first_sig = synth("a.parquet", [0.01, 5.0] * 10)  # a busy machine while it measured
+    assert first.stats.synthesized > 0 and first_sig == "contended, 0 requests"
+    second, second_sig = synth("b.parquet", [0.2] * 10)  # quiet now, nothing to synthesize
+    assert second.stats.synthesized == 0 and second_sig == first_sig
+    assert second.stats.clock.probes == first.stats.clock.probes
+
+
 def test_a_spinning_thread_is_always_either_running_or_waiting_for_a_cpu():
     """Independent of contention: a thread that never sleeps is on a CPU (CPU time) or on the
     run queue (wait) for the whole wall time, so the two add up to the wall clock."""

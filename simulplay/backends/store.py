@@ -207,6 +207,22 @@ class AudioStore:
             tmp.write_text(json.dumps(record), encoding="utf-8")
         self.record_path(key, failed=True).unlink(missing_ok=True)
 
+    def put_probes(self, run_id: str, probes: list[dict[str, Any]]) -> None:
+        """Keep the clock probes of the synthesis run ``run_id`` (``clock/<run_id>.json``),
+        so that a later run reporting the records it synthesized judges them by its probes."""
+        path = self.root / "clock" / f"{run_id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            tmp.write_text(json.dumps(probes), encoding="utf-8")
+
+    def get_probes(self, run_id: str) -> list[dict[str, Any]]:
+        """The probes :meth:`put_probes` kept for ``run_id`` ([] when none are, or unreadable)."""
+        try:
+            probes = safejson.loads((self.root / "clock" / f"{run_id}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        return [p for p in probes if isinstance(p, dict)] if isinstance(probes, list) else []
+
     def put_failure(self, key: str, record: dict[str, Any]) -> None:
         self.record_path(key).parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(self.record_path(key, failed=True)) as tmp:

@@ -47,7 +47,7 @@ def eta(
     interaction_per_talk: Path | None = table_option("--interaction-per-talk", "Also write per-talk interactions."),
     allow_incomplete: bool = allow_incomplete_option("Exclude talks with missing outputs and count them."),
     talk_spread: Path | None = table_option(
-        "--talk-spread", "With two realizations or more: each talk's η per realization (eta_s[r=R]), its mean, "
+        "--talk-spread", "With two realizations or more: each talk's η per realization (eta_s\\[r=R]), its mean, "
         "min, max, range and sample SD (ddof 1) across realizations, seconds; the summary per condition (median and "
         "maximum per-talk SD, the talk with the largest range) goes beside it (.summary before the suffix) and is "
         "printed."),

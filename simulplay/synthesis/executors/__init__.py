@@ -108,6 +108,8 @@ def _execute(plan, config, store, executor, progress, contention_sample) -> Synt
         driver.release_all()
         if state is not None:
             state.close()
+        if driver.stats.synthesized and driver.stats.probes:
+            store.put_probes(driver.run_id, driver.stats.probes)
     return driver.stats
 
 

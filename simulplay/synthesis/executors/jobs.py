@@ -131,6 +131,7 @@ class Driver:
         self.stats = SynthStats()
         self.locks: dict[str, int] = {}
         self.deferred: list[Job] = []  # keys another process was synthesizing
+        self.run_id = f"{int(time.time() * 1e6)}-{os.getpid()}"  # names this run's probes in the store
 
     def claim(self, unit: list[Job], *, wait: bool = False) -> tuple[list[Job], list[Job]]:
         """Lock the unit's keys; returns (ours, held by another process). Keys whose
@@ -163,7 +164,7 @@ class Driver:
         if out.probe_only:
             return
         meta = {"origin": job.origin, "worker": out.worker, "host": out.host, "pid": out.pid,
-                "device": out.device, "attempts": job.attempts + 1,
+                "device": out.device, "attempts": job.attempts + 1, "clock_run": self.run_id,
                 "request_attempts": out.request_attempts, "request_errors": out.request_errors}
         if out.error:
             failure = self.store.get_failure(job.key) or {}
