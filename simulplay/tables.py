@@ -85,6 +85,7 @@ def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     if fmt == ".parquet":
         try:
             table = pq.read_table(p)
+            table.validate(full=True)  # e.g. text that is not UTF-8, which pandas would only meet later
         except (pa.ArrowException, OSError) as e:
             raise InputError.at(p, f"not a readable Parquet file ({clip(e, 160)})") from e
         schema_meta = table.schema.metadata or {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -173,3 +174,24 @@ def test_digits_beyond_a_float_in_csv_say_so(cli, tmp_path):
     src.write_text("talk_id,system,seq,time_s,text,source_s\n" f"t1,A,0,{'9' * 5000},hello,10\n", encoding="utf-8")
     proc = cli("validate", src)
     assert_one_line_error(proc, "row 1, field 'time_s'", "has 5000 digits, too many for a number")
+
+
+def test_parquet_text_that_is_not_utf8_is_one_line_error(cli, tmp_path):
+    """A byte flipped inside a Parquet string (found by bench/fuzz.py, seed 20261201, cases
+    5310 and 7748): pandas only meets the bad bytes when it converts the column, long after
+    the file was read; read_table validates the whole table first."""
+    good = [b"t1", b"A", b"Hello"]
+    bad = b"wor\xffld"  # not UTF-8
+    def column(values):
+        data = b"".join(values)
+        offsets = pa.array([0, *np.cumsum([len(v) for v in values])], pa.int32()).buffers()[1]
+        return pa.Array.from_buffers(pa.string(), len(values), [None, offsets, pa.py_buffer(data)])
+    table = pa.table({"talk_id": column([good[0], good[0]]), "system": column([good[1], good[1]]),
+                      "seq": pa.array([0, 1]), "time_s": pa.array([0.5, 1.0]),
+                      "text": column([good[2], bad]), "source_s": pa.array([2.0, 2.0])})
+    pq.write_table(table, tmp_path / "t.parquet")
+    for args in (("validate", tmp_path / "t.parquet"),
+                 ("group", tmp_path / "t.parquet", "--rule", "immediate", "--out", tmp_path / "r.csv")):
+        proc = cli(*args)
+        assert_one_line_error(proc, "t.parquet", "not a readable Parquet file", "Invalid UTF8")
+    assert not (tmp_path / "r.csv").exists()
