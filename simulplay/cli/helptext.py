@@ -50,31 +50,35 @@ def _plain_flags(params: list[Any]) -> None:
             p.metavar = ""
 
 
-class Command(TyperCommand):
+class _Conventions:
+    """The help conventions of the module docstring, for a typer command or group."""
+
+    help: str | None
+    params: list[Any]
+
+    def _tidy(self) -> None:
+        self.help = reflow(self.help)
+        _plain_flags(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        """The --help option, shown without a value type."""
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            _plain_flags([option])
+        return option
+
+
+class Command(_Conventions, TyperCommand):
     """A typer command with reflowed help and flags shown without a value type."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.help = reflow(self.help)
-        _plain_flags(self.params)
-
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        if option is not None:
-            _plain_flags([option])
-        return option
+        self._tidy()
 
 
-class Group(TyperGroup):
+class Group(_Conventions, TyperGroup):
     """The application's group, with the same help conventions as :class:`Command`."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.help = reflow(self.help)
-        _plain_flags(self.params)
-
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        if option is not None:
-            _plain_flags([option])
-        return option
+        self._tidy()
