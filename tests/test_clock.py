@@ -95,14 +95,17 @@ def test_a_rerun_that_synthesizes_nothing_keeps_the_stored_verdict(tmp_path, mon
 
 def test_a_spinning_thread_is_always_either_running_or_waiting_for_a_cpu():
     """Independent of contention: a thread that never sleeps is on a CPU (CPU time) or on the
-    run queue (wait) for the whole wall time, so the two add up to the wall clock."""
+    run queue (wait) for the whole wall time, so the two add up to the wall clock — but for
+    time the hypervisor takes from a virtual machine (steal), which neither counts: a clean CI
+    clone on a 2-core VM saw 0.376 s of 0.400 s, hence 10 % below and 5 % above."""
     before = Reading.now()
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < 0.4:
         pass
     clock = RequestClock.between(before, time.perf_counter() - t0)
     assert clock.wait_s is not None
-    assert clock.cpu_s + clock.wait_s == pytest.approx(clock.service_s, rel=0.05, abs=0.01)
+    total = clock.cpu_s + clock.wait_s
+    assert 0.90 * clock.service_s - 0.01 <= total <= 1.05 * clock.service_s + 0.01, (total, clock.service_s)
 
 
 def test_a_thread_beside_a_hog_waits_for_the_cpu():
