@@ -7,6 +7,7 @@ import json
 import os
 import re
 import resource
+import threading
 import time
 
 import numpy as np
@@ -118,6 +119,41 @@ def test_a_thread_beside_a_hog_waits_for_the_cpu():
             pass
         clock = RequestClock.between(before, time.perf_counter() - t0)
     assert clock.wait_s > 0.5 * clock.service_s
+
+
+def test_the_wait_counts_a_thread_that_started_after_the_first_reading():
+    """onnxruntime and other libraries start threads of their own: a thread that did not
+    exist at the first reading, spinning beside a hog while this one sleeps, must make the
+    process's wait grow (a list of threads kept from the first reading would miss it)."""
+    from simulplay.synthesis import clock
+
+    run_queue_wait = clock.run_queue_wait_s
+    spun, done = threading.Event(), threading.Event()
+    tid = []
+
+    def spinner():
+        tid.append(str(threading.get_native_id()))
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 0.4:
+            pass
+        spun.set()
+        done.wait(60)
+
+    with cpu_hog(2 * os.cpu_count()):
+        before = run_queue_wait()
+        thread = threading.Thread(target=spinner)
+        thread.start()
+        assert spun.wait(60)
+        after = run_queue_wait()
+        assert tid[0] in clock._schedstats.fds
+        done.set()
+        thread.join()
+    assert after - before > 0.2, (before, after)  # it got at most a third of a core for 0.4 s
+    fd = clock._schedstats.fds[tid[0]]
+    run_queue_wait()  # the thread has ended: its file is closed and forgotten
+    assert tid[0] not in clock._schedstats.fds
+    with pytest.raises(OSError):
+        os.fstat(fd)
 
 
 # ---- real Piper synthesis ------------------------------------------------------------------

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -40,7 +41,7 @@ import soundfile as sf
 
 from simulplay import safejson
 from simulplay.errors import InputError, clip
-from simulplay.tables import atomic_path
+from simulplay.tables import atomic_path, atomic_write
 
 #: What to do about damaged or missing audio (the end of an :class:`AudioDamage` message).
 FIX = "run the same `simulplay synth` command again to synthesize it anew"
@@ -81,6 +82,7 @@ class AudioStore:
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
+        self._events: int | None = None  # events.jsonl kept open in append mode (:meth:`log_event`)
 
     @classmethod
     def open(cls, root: str | Path, *, create: bool = True, field: str = "--store") -> AudioStore:
@@ -118,9 +120,9 @@ class AudioStore:
         key = self.audio_key(samples, sample_rate)
         path = self.audio_path(key)
         if not path.exists() or self.audio_problem(key) is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_path(path) as tmp:
-                sf.write(tmp, samples, int(sample_rate), format="FLAC", subtype="PCM_16", compression_level=FLAC_LEVEL)
+            buf = io.BytesIO()  # encoded in memory, written at once: libsndfile's many small writes cost more
+            sf.write(buf, samples, int(sample_rate), format="FLAC", subtype="PCM_16", compression_level=FLAC_LEVEL)
+            _write(path, buf.getbuffer())
         return key
 
     def load_audio(self, key: str, *, n_samples: int | None = None, sample_rate: int | None = None,
@@ -202,9 +204,7 @@ class AudioStore:
         self.log_event({"event": "damaged", "key": key, "audio_key": audio, "problem": problem, "pid": os.getpid()})
 
     def put_record(self, key: str, record: dict[str, Any]) -> None:
-        self.record_path(key).parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(self.record_path(key)) as tmp:
-            tmp.write_text(json.dumps(record), encoding="utf-8")
+        _write(self.record_path(key), json.dumps(record).encode("utf-8"))
         self.record_path(key, failed=True).unlink(missing_ok=True)
 
     def put_probes(self, run_id: str, probes: list[dict[str, Any]]) -> None:
@@ -224,9 +224,7 @@ class AudioStore:
         return [p for p in probes if isinstance(p, dict)] if isinstance(probes, list) else []
 
     def put_failure(self, key: str, record: dict[str, Any]) -> None:
-        self.record_path(key).parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(self.record_path(key, failed=True)) as tmp:
-            tmp.write_text(json.dumps(record), encoding="utf-8")
+        _write(self.record_path(key, failed=True), json.dumps(record).encode("utf-8"))
 
     def completed_keys(self) -> set[str]:
         return {p.stem for p in (self.root / "records").glob("*.json") if not p.stem.endswith(".failed")}
@@ -239,10 +237,16 @@ class AudioStore:
         ``store gc`` (which takes it exclusively) leaves this process's files alone."""
         (self.root / "locks").mkdir(parents=True, exist_ok=True)
         fd = os.open(self.root / "locks", os.O_RDONLY)
+        events = self._events
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
+            if events is None:
+                self._events = os.open(self.root / "events.jsonl", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
             yield
         finally:
+            if events is None and self._events is not None:
+                os.close(self._events)
+            self._events = events
             os.close(fd)  # releases the lock
 
     def try_lock(self, key: str, *, wait: bool = False) -> int | None:
@@ -291,8 +295,12 @@ class AudioStore:
                 self.unlock(fd, key)
 
     def log_event(self, event: dict[str, Any]) -> None:
-        """Append one line to events.jsonl (a single O_APPEND write)."""
+        """Append one line to events.jsonl (a single O_APPEND write, so lines of processes
+        sharing the store never interleave). Within :meth:`session` the file stays open."""
         line = (json.dumps(event) + "\n").encode()
+        if self._events is not None:
+            os.write(self._events, line)
+            return
         self.root.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.root / "events.jsonl", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
         try:
@@ -313,6 +321,15 @@ class AudioStore:
             if isinstance(event, dict):
                 out.append(event)
         return out
+
+
+def _write(path: Path, data: bytes) -> None:
+    """:func:`atomic_write`, creating the folder when it is missing (first write under it)."""
+    try:
+        atomic_write(path, data)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data)
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

@@ -2,7 +2,8 @@
 
 Every request carries its wall (service) time, CPU time and run-queue wait
 (:mod:`.clock`); a fixed probe request (:data:`PROBE_TEXT`) is re-timed by every worker
-before its first request, after every :data:`PROBE_EVERY` requests and at the end.
+before its first request, once :data:`PROBE_EVERY_S` seconds have passed since its last
+probe (checked after each request) and at the end.
 
 * A **request is contended** when the process's threads waited for a CPU for at least
   :data:`WAIT_SHARE` (10 %) of its wall time: ``wait_s ≥ 0.10 · service_s``. Where the
@@ -29,9 +30,10 @@ WAIT_SHARE = 0.10
 RATIO_FACTOR = 1.5
 RUN_SHARE = 0.05
 PROBE_SPREAD = 1.5
-PROBE_EVERY = 100
+#: Seconds of a worker's time between probes: a probe costs about 0.2 % of a run's time.
+PROBE_EVERY_S = 30.0
 #: The probe request: fixed, about as long as a typical request (1.3 s of audio with Piper's
-#: en_US-joe-medium), so that re-timing it costs a run about one request per 100.
+#: en_US-joe-medium).
 PROBE_TEXT = "The clock is steady."
 
 
@@ -114,7 +116,7 @@ class ClockCheck:
                 "contended": self.contended, "share_contended": self.share, "criterion": self.criterion,
                 "probe_spread": self.spread, "probes": self.probes,
                 "definition": {"wait_share": WAIT_SHARE, "ratio_factor": RATIO_FACTOR, "run_share": RUN_SHARE,
-                               "probe_spread": PROBE_SPREAD, "probe_every": PROBE_EVERY, "probe_text": PROBE_TEXT}}
+                               "probe_spread": PROBE_SPREAD, "probe_every_s": PROBE_EVERY_S, "probe_text": PROBE_TEXT}}
 
 
 def check_clock(manifest: pd.DataFrame, keys: Any, probes: list[dict[str, Any]] | None = None) -> ClockCheck:

@@ -19,7 +19,7 @@ import pandas as pd
 from simulplay.backends.base import Backend, BackendConfig
 from simulplay.backends.store import AudioStore
 from simulplay.progress import NO_PROGRESS, Progress
-from simulplay.synthesis.clock_check import PROBE_EVERY, PROBE_TEXT
+from simulplay.synthesis.clock_check import PROBE_EVERY_S, PROBE_TEXT
 from simulplay.synthesis.plan import origin_of
 from simulplay.synthesis.request import timed_request
 from simulplay.synthesis.stats import SynthStats, WorkerStats
@@ -63,8 +63,9 @@ class Outcome:
 
 class WorkerState:
     """A loaded, warmed-up backend inside one worker (made by :meth:`start`). It re-times
-    the clock probe before its first request, after every ``PROBE_EVERY`` requests and when
-    asked (:func:`end_probe`); the probes travel with the next outcome."""
+    the clock probe before its first request, after the first request that ends
+    ``PROBE_EVERY_S`` seconds or more after its last probe, and when asked
+    (:func:`end_probe`); the probes travel with the next outcome."""
 
     def __init__(self, backend: Backend, name: str, host: str, device: str):
         self.name = name
@@ -72,6 +73,7 @@ class WorkerState:
         self.host = host
         self.device = device
         self.runs = 0
+        self.last_probe = 0.0  # time.perf_counter() when the last probe ended
 
     @classmethod
     def start(cls, config: BackendConfig, name: str) -> WorkerState:
@@ -88,6 +90,8 @@ class WorkerState:
             done = timed_request(self.backend, PROBE_TEXT)
         except Exception as e:  # noqa: BLE001 - a probe that fails is recorded, never fatal
             return {**base, "service_s": None, "error": f"{type(e).__name__}: {e}"[:200]}
+        finally:
+            self.last_probe = time.perf_counter()
         rate = int(self.backend.sample_rate) or 1
         return {**base, "service_s": done.service_s, **done.clock.as_record(), "audio_s": len(done.audio) / rate}
 
@@ -106,7 +110,7 @@ class WorkerState:
             audio, service, chunks = None, float("nan"), []
             error = f"{type(e).__name__}: {e}".replace("\n", " ")[:500]
         self.runs += 1
-        if self.runs % PROBE_EVERY == 0:
+        if time.perf_counter() - self.last_probe >= PROBE_EVERY_S:
             probes.append(self.probe("every"))
         return Outcome(job.key, audio, int(self.backend.sample_rate), service, chunks, error, self.name,
                        self.host, self.device, os.getpid(),
