@@ -94,6 +94,31 @@ def test_a_rerun_that_synthesizes_nothing_keeps_the_stored_verdict(tmp_path, mon
     assert second.stats.clock.probes == first.stats.clock.probes
 
 
+@pytest.mark.parametrize("every_s, periodic", [(0.05, True), (3600.0, False)])
+def test_the_probe_is_retimed_once_its_interval_has_passed(tmp_path, monkeypatch, every_s, periodic):
+    """Probes at the start, after the first request that ends ``PROBE_EVERY_S`` after the
+    last probe, and at the end: 12 requests of at least 30 ms each last ≥ 0.36 s, so a
+    0.05 s interval gives periodic probes, each starting ≥ 0.05 s after the previous one
+    ended, and an hour's interval gives none."""
+    import tests.fakes  # noqa: F401 - registers fake-test
+    from simulplay.backends import parse_backend
+    from simulplay.grouping import parse_rule
+    from simulplay.synthesis.executors import jobs
+    from simulplay.synthesis.run import synthesize_files
+
+    monkeypatch.setattr(jobs, "PROBE_EVERY_S", every_s)
+    small_trace(tmp_path / "trace.jsonl", n_streams=1, n_updates=12)
+    res = synthesize_files(parse_backend("fake-test:delay=0.03"), tmp_path / "store", tmp_path / "m.parquet",
+                           traces=[tmp_path / "trace.jsonl"], rules=[parse_rule("immediate")])
+    probes = res.stats.clock.probes
+    whens = [p["when"] for p in probes]
+    assert whens[0] == "start" and whens[-1] == "end"
+    every = [p for p in probes if p["when"] == "every"]
+    assert bool(every) == periodic, whens
+    for earlier, later in zip(probes, probes[1:]):
+        if later["when"] == "every":  # started at least the interval after the previous probe began
+            assert later["time"] - earlier["time"] >= every_s
+
 def test_a_spinning_thread_is_always_either_running_or_waiting_for_a_cpu():
     """Independent of contention: a thread that never sleeps is on a CPU (CPU time) or on the
     run queue (wait) for the whole wall time, so the two add up to the wall clock — but for

@@ -30,8 +30,8 @@ WAIT_SHARE = 0.10
 RATIO_FACTOR = 1.5
 RUN_SHARE = 0.05
 PROBE_SPREAD = 1.5
-#: Seconds of a worker's time between probes: a probe costs about 0.2 % of a run's time.
-PROBE_EVERY_S = 30.0
+#: Seconds of a worker's time between probes: a probe costs about 0.15 % of a run's time.
+PROBE_EVERY_S = 60.0
 #: The probe request: fixed, about as long as a typical request (1.3 s of audio with Piper's
 #: en_US-joe-medium).
 PROBE_TEXT = "The clock is steady."
