@@ -2,8 +2,8 @@
 
 Both are timed from process start to exit — imports, voice loading, warm-up, synthesis and
 writing included — on the same requests, same voice (en_US-joe-medium), same onnxruntime
-session (THREADS intra-op threads, sequential), in alternated runs (plain, synth, plain,
-synth, …) so that drifts in the machine's speed hit both alike. The throughput ratio is
+session (THREADS intra-op threads, sequential), in alternated runs (plain, synth, synth,
+plain, …) so that drifts in the machine's speed hit both alike. The throughput ratio is
 median(plain) / median(synth): 1.0 means simulplay costs nothing beyond Piper itself.
 
     python bench/bench_whole_process.py                 # 80 requests, 3 rounds
@@ -89,11 +89,13 @@ def synth_cmd(requests: Path, store: Path, backend: str, *extra: str) -> list[st
 
 
 def alternate(commands: dict[str, callable], rounds: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
-    """Run each command once per round, in the same order every round: wall and CPU seconds each."""
+    """Run each command once per round, the order reversed every other round (A B, B A, …:
+    a drift of the machine's speed, or one run's writes still being flushed during the
+    next, hits every command alike): wall and CPU seconds each."""
     wall: dict[str, list[float]] = {k: [] for k in commands}
     cpu: dict[str, list[float]] = {k: [] for k in commands}
     for r in range(rounds):
-        for name, make in commands.items():
+        for name, make in (list(commands.items()) if r % 2 == 0 else list(commands.items())[::-1]):
             w, c = timed(make(r))
             wall[name].append(w)
             cpu[name].append(c)

@@ -22,9 +22,10 @@ from simulplay.synthesis.columns import CHUNK_ORDER, MANIFEST_ORDER
 from simulplay.synthesis.plan import ORDER_COLUMNS, origin_of
 
 
-def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The request manifest and chunk table from the store's records (no synthesis)."""
-    rows, chunk_rows = [], []
+def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame, pd.DataFrame, set[Any]]:
+    """The request manifest and chunk table from the store's records (no synthesis), and
+    the ``clock_run`` values of those records (the runs that measured them)."""
+    rows, chunk_rows, runs = [], [], set()
     for row in plan.to_dict("records"):
         rec = store.get_record(row["key"])
         out = {k: row[k] for k in ("talk_id", "system", "condition", "backend", "realization", "seq",
@@ -38,6 +39,7 @@ def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame,
                        attempts=fail.get("attempts", 0), request_attempts=fail.get("request_attempts", 0),
                        cpu_s=np.nan, wait_s=np.nan, load1=np.nan)
         else:
+            runs.add(rec.get("clock_run"))
             rate = rec["sample_rate"]
             out.update(service_s=rec["service_s"], audio_s=rec["n_samples"] / rate, audio_key=rec["audio_key"],
                        sample_rate=rate, n_samples=rec["n_samples"], reused=rec["origin"] != origin_of(row),
@@ -54,7 +56,7 @@ def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame,
     if manifest["n_updates"].isna().any():  # a requests file without n_updates: unknown, not 0
         manifest["n_updates"] = manifest["n_updates"].astype("Int64")
     chunks = pd.DataFrame(chunk_rows, columns=list(CHUNK_ORDER))
-    return manifest, chunks
+    return manifest, chunks, runs
 
 
 def _number(value: Any) -> float:

@@ -111,11 +111,11 @@ def synthesize_files(config: BackendConfig, store: str | Path, out: Path, *, tra
 RUN_ID = re.compile(r"\d+-\d+")  # Driver.run_id: microseconds-pid
 
 
-def measuring_probes(keys: pd.Series, store: AudioStore) -> list[dict[str, Any]]:
-    """The clock probes of the runs that synthesized these keys' stored records (each run
-    kept its probes in the store): a rerun that synthesizes nothing, or part, judges every
-    stored service time by the probes of the run that measured it, not by its own."""
-    runs = {(store.get_record(k) or {}).get("clock_run") for k in pd.unique(keys)}
+def measuring_probes(runs: set[Any], store: AudioStore) -> list[dict[str, Any]]:
+    """The clock probes of the runs (``clock_run`` of the stored records, from
+    :func:`build_manifest`) that synthesized a manifest's requests (each run kept its probes
+    in the store): a rerun that synthesizes nothing, or part, judges every stored service
+    time by the probes of the run that measured it, not by its own."""
     named = sorted(r for r in runs if isinstance(r, str) and RUN_ID.fullmatch(r))
     return [p for run in named for p in store.get_probes(run)]
 
@@ -133,8 +133,8 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     with tracking(progress, todo, backend.label()) as bar:
         stats = run_synthesis(plan, config, store, executor=executor, progress=bar,
                               contention_sample=contention_sample)
-    manifest, chunks = build_manifest(plan, store)
-    stats.clock = check_clock(manifest, plan["key"], measuring_probes(plan["key"], store))
+    manifest, chunks, runs = build_manifest(plan, store)
+    stats.clock = check_clock(manifest, plan["key"], measuring_probes(runs, store))
     stats.machine = {**at_start, "load_at_end": machine()["load"]}
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
