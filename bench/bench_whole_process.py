@@ -127,13 +127,16 @@ def main() -> None:
     print(f"{n} {what} ({n} requests), {args.rounds} alternated rounds: plain piper loop {med['plain']:.2f} s, "
           f"simulplay synth {med['synth']:.2f} s → throughput ratio {med['plain'] / med['synth']:.3f} "
           f"(CPU seconds {med_cpu['plain']:.2f} vs {med_cpu['synth']:.2f}: {med_cpu['plain'] / med_cpu['synth']:.3f})")
+    paired = [p / q for p, q in zip(times["plain"], times["synth"])]
+    print(f"per-round ratios (plain / synth of the same round): {', '.join(f'{x:.3f}' for x in paired)} "
+          f"(min {min(paired):.3f}, max {max(paired):.3f}: the machine's noise between runs)")
     if "process2" in med:
         print(f"process:2 (1 thread each) {med['process2']:.2f} s vs serial (2 threads) {med['synth']:.2f} s → "
               f"{med['process2'] / med['synth']:.3f}× the serial time")
     print(json.dumps({"requests": n, "talk_minutes": args.talk_minutes, "rounds": args.rounds, "times_s": times,
                       "cpu_s": cpu, "median_s": med, "median_cpu_s": med_cpu,
                       "ratio_plain_over_synth": med["plain"] / med["synth"],
-                      "cpu_ratio_plain_over_synth": med_cpu["plain"] / med_cpu["synth"],
+                      "cpu_ratio_plain_over_synth": med_cpu["plain"] / med_cpu["synth"], "per_round_ratios": paired,
                       "machine": before, "load_after": machine()["load"]}))
 
 

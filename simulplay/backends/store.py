@@ -254,10 +254,13 @@ class AudioStore:
         process dies). Returns the descriptor to pass to :meth:`unlock`, or None if
         another process holds it and ``wait`` is false. The holder removes the lock file
         when it unlocks; a process that locked a file removed meanwhile tries again."""
-        (self.root / "locks").mkdir(parents=True, exist_ok=True)
         path = self.lock_path(key)
         while True:
-            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+            except FileNotFoundError:  # no locks/ folder yet
+                path.parent.mkdir(parents=True, exist_ok=True)
+                continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
             except BlockingIOError:
