@@ -257,3 +257,40 @@ def test_a_quiet_run_is_stable(cli, tmp_path):
     spread = meta["clock"]["probe_spread"]
     times = [p["service_s"] for p in meta["clock"]["probes"]]
     assert len(times) == 2 and spread == pytest.approx(max(times) / min(times))
+
+
+def test_readings_from_several_threads_at_once_neither_fail_nor_leak_files():
+    """Eight threads reading the wait 300 times each while threads come and go: without one
+    reading at a time, one thread closes a file another is about to read (or a descriptor
+    number already reused by someone else)."""
+    from simulplay.synthesis import clock
+
+    errors, stop = [], threading.Event()
+
+    def reader():
+        try:
+            for _ in range(300):
+                assert clock.run_queue_wait_s() is not None
+        except BaseException as e:  # noqa: BLE001 - reported to the test
+            errors.append(e)
+
+    def churn():  # short-lived threads, so that files are opened and closed all along
+        while not stop.is_set():
+            t = threading.Thread(target=time.sleep, args=(0.001,))
+            t.start()
+            t.join()
+
+    churner = threading.Thread(target=churn)
+    churner.start()
+    readers = [threading.Thread(target=reader) for _ in range(8)]
+    for t in readers:
+        t.start()
+    for t in readers:
+        t.join()
+    stop.set()
+    churner.join()
+    assert not errors, errors
+    clock.run_queue_wait_s()
+    assert set(clock._schedstats.fds) == set(os.listdir("/proc/self/task"))
+    for fd in clock._schedstats.fds.values():  # every kept descriptor is still a schedstat file
+        assert os.readlink(f"/proc/self/fd/{fd}").endswith("/schedstat")

@@ -18,6 +18,7 @@ backend's chunk generator):
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +35,13 @@ class _Schedstats:
 
     def __init__(self) -> None:
         self.fds: dict[str, int] = {}  # thread id → its open schedstat file
+        self.lock = threading.Lock()  # readings from several threads must not close each other's files
 
     def total_ns(self) -> int | None:
+        with self.lock:
+            return self._total_ns()
+
+    def _total_ns(self) -> int | None:
         try:
             live = os.listdir(TASKS)
         except OSError:
