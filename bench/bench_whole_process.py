@@ -94,8 +94,9 @@ def alternate(commands: dict[str, callable], rounds: int) -> tuple[dict[str, lis
     next, hits every command alike): wall and CPU seconds each."""
     wall: dict[str, list[float]] = {k: [] for k in commands}
     cpu: dict[str, list[float]] = {k: [] for k in commands}
+    order = list(commands.items())
     for r in range(rounds):
-        for name, make in (list(commands.items()) if r % 2 == 0 else list(commands.items())[::-1]):
+        for name, make in (order if r % 2 == 0 else order[::-1]):
             w, c = timed(make(r))
             wall[name].append(w)
             cpu[name].append(c)

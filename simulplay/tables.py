@@ -74,22 +74,6 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         raise
 
 
-def atomic_write(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file next to it, renamed into place
-    (one open and one write: the store's per-request files)."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb", buffering=0) as fh:
-            view = memoryview(data)
-            while view:
-                view = view[fh.write(view):]
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Read a Parquet or CSV table and its stored metadata.
 

@@ -41,7 +41,7 @@ import soundfile as sf
 
 from simulplay import safejson
 from simulplay.errors import InputError, clip
-from simulplay.tables import atomic_path, atomic_write
+from simulplay.tables import atomic_path
 
 #: What to do about damaged or missing audio (the end of an :class:`AudioDamage` message).
 FIX = "run the same `simulplay synth` command again to synthesize it anew"
@@ -210,10 +210,7 @@ class AudioStore:
     def put_probes(self, run_id: str, probes: list[dict[str, Any]]) -> None:
         """Keep the clock probes of the synthesis run ``run_id`` (``clock/<run_id>.json``),
         so that a later run reporting the records it synthesized judges them by its probes."""
-        path = self.root / "clock" / f"{run_id}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
-            tmp.write_text(json.dumps(probes), encoding="utf-8")
+        _write(self.root / "clock" / f"{run_id}.json", json.dumps(probes).encode("utf-8"))
 
     def get_probes(self, run_id: str) -> list[dict[str, Any]]:
         """The probes :meth:`put_probes` kept for ``run_id`` ([] when none are, or unreadable)."""
@@ -327,12 +324,12 @@ class AudioStore:
 
 
 def _write(path: Path, data: bytes) -> None:
-    """:func:`atomic_write`, creating the folder when it is missing (first write under it)."""
-    try:
-        atomic_write(path, data)
-    except FileNotFoundError:
+    """Write ``data`` to ``path`` atomically (:func:`~simulplay.tables.atomic_path`),
+    creating the folder when it is missing (the first write under it)."""
+    if not path.parent.is_dir():
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, data)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
