@@ -143,3 +143,32 @@ def test_sigterm_during_asr_writes_nothing(tmp_path, synthesized):
             r"run the same command again")
     assert len(lines) == 1 and re.fullmatch(want, lines[0]), err
     assert not out.exists()
+
+
+POOL_COMMAND = """
+import importlib, multiprocessing as mp, time
+app = importlib.import_module("simulplay.cli.app")  # the module (simulplay.cli.app is the Typer object)
+ctx = mp.get_context("fork")
+busy = ctx.Event()
+
+def hang():
+    busy.set()
+    time.sleep(120)
+
+def _run():  # what OmniSTEval's aligner does inside `textlatency`: a fork pool, ended by terminate()
+    with ctx.Pool(2) as pool:
+        print(sum(pool.map(abs, [-1, -2, -3])), flush=True)
+        pool.apply_async(hang)
+        busy.wait(60)  # one worker is inside a task when terminate() sends SIGTERM
+
+app._run = _run
+app.main()
+"""
+
+
+def test_a_forked_pool_inside_a_command_ends_quietly(tmp_path):
+    """``Pool.__exit__`` ends its workers with SIGTERM. Workers forked while ``main()`` runs
+    must not inherit its handler (which turns SIGTERM into a Terminated exception): CI once
+    got a 'Process ForkPoolWorker-2: Traceback … Terminated' on textlatency's one-line error."""
+    proc = subprocess.run([sys.executable, "-c", POOL_COMMAND], capture_output=True, text=True, env=ENV, timeout=120)
+    assert proc.returncode == 0 and proc.stdout == "6\n" and proc.stderr == "", proc.stderr

@@ -11,6 +11,7 @@ follows the --out suffix: .parquet (canonical), .csv or .md.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -66,10 +67,26 @@ def main() -> None:
     """Console entry point: one-line errors and exit code 2 for bad input; Ctrl-C (SIGINT)
     and SIGTERM end a command with one line saying what was kept, exit code 130 / 143."""
     previous = _on_signals(_interrupt)
+    _BEFORE[:] = previous
     try:
         _run()
     finally:
         _on_signals(previous)
+
+
+_BEFORE: list = []  # the (SIGINT, SIGTERM) handlers main() replaced
+
+
+def _child_signals() -> None:
+    """A process forked while main() runs (a library's multiprocessing pool: OmniSTEval's
+    aligner) gets the handlers back that were in place before main(): ``Pool.terminate`` ends
+    its workers with SIGTERM, and with ours a worker would print a Terminated traceback
+    on the command's stderr instead of ending quietly."""
+    if _BEFORE and signal.getsignal(signal.SIGTERM) is _interrupt:
+        _on_signals(tuple(_BEFORE))
+
+
+os.register_at_fork(after_in_child=_child_signals)
 
 
 def _run() -> None:
