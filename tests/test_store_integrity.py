@@ -225,3 +225,50 @@ def _opened_by_this_process(path: Path) -> int:
         except OSError:
             continue
     return n
+
+
+def test_a_reuse_decodes_only_files_that_changed_since_they_were_written(tmp_path, run, monkeypatch):
+    """``audio_check`` in each record: SHA-256 of 'key:n_samples:sample_rate:' plus the hex
+    SHA-256 of the FLAC file's bytes (computed here with hashlib, from the files on disk).
+    A reuse accepts a record that still matches without decoding; a file re-encoded (same
+    samples, other bytes), an old record without the field, a changed record or a flipped
+    byte are decoded, and only the real damage is reported. `store verify` decodes all."""
+    import hashlib
+
+    import numpy as np
+    import soundfile as sf
+
+    from simulplay.backends import store as store_mod
+
+    _, store, _, _ = run
+    st = AudioStore(store)
+    recs = {k: r for k, r in records_of(store).items() if r["audio_key"]}
+    for r in recs.values():
+        file_sha = hashlib.sha256(st.audio_path(r["audio_key"]).read_bytes()).hexdigest()
+        assert r["audio_check"] == hashlib.sha256(
+            f"{r['audio_key']}:{r['n_samples']}:{r['sample_rate']}:{file_sha}".encode()).hexdigest()
+    decoded = []
+    real_read = store_mod.sf.read
+    monkeypatch.setattr(store_mod.sf, "read", lambda *a, **k: decoded.append(1) or real_read(*a, **k))
+    assert [st.record_problem(k) for k in recs] == [None] * len(recs) and decoded == []
+    assert [st.record_problem(k, full=True) for k in recs] == [None] * len(recs) and len(decoded) == len(recs)
+
+    once = [(k, r) for k, r in recs.items() if r["audio_key"] in once_used(store)]
+    (k1, r1), (k2, r2), (k3, r3), (k4, r4) = once[:4]
+    samples, rate = real_read(st.audio_path(r1["audio_key"]), dtype="int16")
+    sf.write(st.audio_path(r1["audio_key"]), samples, rate, format="FLAC", subtype="PCM_16", compression_level=1.0)
+    old = dict(r2)
+    del old["audio_check"]  # a record written before the field existed
+    st.record_path(k2).write_text(json.dumps(old))
+    st.record_path(k3).write_text(json.dumps({**r3, "n_samples": r3["n_samples"] + 1}))
+    data = bytearray(st.audio_path(r4["audio_key"]).read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    st.audio_path(r4["audio_key"]).write_bytes(bytes(data))
+    decoded.clear()
+    problems = {k: st.record_problem(k) for k in recs}
+    assert len(decoded) == 4 and all(problems[k] is None for k in recs if k not in (k3, k4))
+    assert problems[k3] == (f"has audio {r3['audio_key']} that holds {r3['n_samples']} samples where "
+                            f"{r3['n_samples'] + 1} are expected")
+    assert r4["audio_key"] in problems[k4] and ("not the ones its key names" in problems[k4]
+                                                or "does not decode" in problems[k4])
+    assert np.array_equal(st.load_audio(r1["audio_key"])[0], samples)

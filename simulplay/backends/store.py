@@ -22,6 +22,13 @@ Every read of audio (:meth:`AudioStore.load_audio`) checks that the FLAC decodes
 samples whose SHA-256 is the audio key, and, when the caller says, that the sample count and
 rate are the record's; damaged or missing audio is an :class:`AudioDamage` naming the store,
 the key, the request and the fix.
+
+A record also keeps ``audio_check``: the SHA-256 of its audio key, sample count, rate and
+the FLAC file's bytes as written (:meth:`AudioStore.audio_check`). A run that reuses the
+store (:meth:`AudioStore.record_problem`) accepts a record whose file and fields still give
+that digest without decoding the file (the bytes are the ones encoded from the key's
+samples); any other record (older stores have no check, a file re-encoded by another
+version, a changed byte) is decoded in full. ``simulplay store verify`` always decodes.
 """
 
 from __future__ import annotations
@@ -83,6 +90,7 @@ class AudioStore:
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self._events: int | None = None  # events.jsonl kept open in append mode (:meth:`log_event`)
+        self._file_sha: dict[str, str] = {}  # audio key → SHA-256 of its FLAC's bytes, as written or checked here
 
     @classmethod
     def open(cls, root: str | Path, *, create: bool = True, field: str = "--store") -> AudioStore:
@@ -119,11 +127,22 @@ class AudioStore:
             return ""
         key = self.audio_key(samples, sample_rate)
         path = self.audio_path(key)
-        if not path.exists() or self.audio_problem(key) is not None:
+        raw = _read_or_none(path)
+        if raw is None or self._decode(key, raw)[2] is not None:
             buf = io.BytesIO()  # encoded in memory, written at once: libsndfile's many small writes cost more
             sf.write(buf, samples, int(sample_rate), format="FLAC", subtype="PCM_16", compression_level=FLAC_LEVEL)
-            _write(path, buf.getbuffer())
+            raw = buf.getbuffer()
+            _write(path, raw)
+        self._file_sha[key] = hashlib.sha256(raw).hexdigest()
         return key
+
+    def audio_check(self, key: str, n_samples: int, sample_rate: int) -> str:
+        """The record field ``audio_check`` (module docstring): SHA-256 of ``key``, the sample
+        count, the rate and the FLAC file's bytes (those :meth:`put_audio` wrote or checked)."""
+        file_sha = self._file_sha.get(key)
+        if file_sha is None:
+            file_sha = hashlib.sha256(self.audio_path(key).read_bytes()).hexdigest()
+        return _audio_check(key, n_samples, sample_rate, file_sha)
 
     def load_audio(self, key: str, *, n_samples: int | None = None, sample_rate: int | None = None,
                    request: str | None = None) -> tuple[np.ndarray, int]:
@@ -145,13 +164,18 @@ class AudioStore:
         samples, rate, problem = self._decode(key)
         return problem or _mismatch(len(samples), rate, n_samples, sample_rate)
 
-    def _decode(self, key: str) -> tuple[np.ndarray, int, str | None]:
-        path = self.audio_path(key)
+    def _decode(self, key: str, raw: bytes | None = None) -> tuple[np.ndarray, int, str | None]:
+        """Samples, rate and problem of the file under ``key`` (or of its bytes ``raw``)."""
         none = np.zeros(0, dtype=np.int16)
-        if not path.is_file():
-            return none, 0, "is missing"
+        if raw is None:
+            try:
+                raw = self.audio_path(key).read_bytes()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                return none, 0, "is missing"
+            except OSError as e:
+                return none, 0, f"cannot be read ({clip(' '.join(str(e).split()), 80)})"
         try:
-            data, rate = sf.read(path, dtype="int16", always_2d=True)
+            data, rate = sf.read(io.BytesIO(raw), dtype="int16", always_2d=True)
         except (sf.LibsndfileError, RuntimeError, OSError, ValueError, TypeError) as e:
             return none, 0, f"does not decode as FLAC ({clip(' '.join(str(e).split()), 80)})"
         if data.shape[1] != 1:
@@ -175,9 +199,11 @@ class AudioStore:
     def get_failure(self, key: str) -> dict[str, Any] | None:
         return _read_json(self.record_path(key, failed=True))
 
-    def record_problem(self, key: str) -> str | None:
+    def record_problem(self, key: str, *, full: bool = False) -> str | None:
         """What makes a completed request unusable (None: record and audio are sound):
-        an unreadable record, or audio missing, undecodable or not the record's samples."""
+        an unreadable record, or audio missing, undecodable or not the record's samples.
+        A record whose ``audio_check`` its file and fields still give is sound without
+        decoding, unless ``full`` (module docstring)."""
         try:
             rec = safejson.loads(self.record_path(key).read_bytes())
         except FileNotFoundError:
@@ -189,8 +215,14 @@ class AudioStore:
             return "has a record without " + ", ".join(fields)
         if rec["audio_key"] == "":
             return None if rec["n_samples"] == 0 else "has a record of samples without audio"
-        problem = self.audio_problem(str(rec["audio_key"]), rec["n_samples"], rec["sample_rate"])
-        return None if problem is None else f"has audio {rec['audio_key']} that {problem}"
+        audio = str(rec["audio_key"])
+        if not full and isinstance(rec.get("audio_check"), str):
+            raw = _read_or_none(self.audio_path(audio))
+            if raw is not None and rec["audio_check"] == _audio_check(audio, rec["n_samples"], rec["sample_rate"],
+                                                                      hashlib.sha256(raw).hexdigest()):
+                return None
+        problem = self.audio_problem(audio, rec["n_samples"], rec["sample_rate"])
+        return None if problem is None else f"has audio {audio} that {problem}"
 
     def discard(self, key: str, problem: str) -> None:
         """Forget a completed request whose audio or record is damaged (its record is
@@ -330,6 +362,18 @@ def _write(path: Path, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    """The file's bytes, or None when it is missing or cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _audio_check(key: str, n_samples: Any, sample_rate: Any, file_sha: str) -> str:
+    return hashlib.sha256(f"{key}:{n_samples}:{sample_rate}:{file_sha}".encode()).hexdigest()
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

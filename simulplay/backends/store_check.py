@@ -52,7 +52,8 @@ class StoreReport:
 
 
 def verify_store(root: str | Path) -> StoreReport:
-    """Check every record and its audio, and count leftovers (nothing is changed)."""
+    """Check every record and its audio (every file decoded), and count leftovers (nothing
+    is changed)."""
     store = AudioStore.open(root, create=False)
     report = StoreReport(store.root.resolve())
     referenced: set[str] = set()
@@ -60,7 +61,7 @@ def verify_store(root: str | Path) -> StoreReport:
         report.records += 1
         rec = store.get_record(key) or {}
         referenced.add(str(rec.get("audio_key", "")))
-        problem = store.record_problem(key)
+        problem = store.record_problem(key, full=True)
         if problem:
             origin = rec.get("origin")
             who = describe_request(origin) if isinstance(origin, dict) else "(origin unknown)"

@@ -181,9 +181,11 @@ class Driver:
         else:
             audio_key = self.store.put_audio(out.audio, out.sample_rate)
             audio_s = len(out.audio) / out.sample_rate
+            n = int(len(out.audio))
+            check = {"audio_check": self.store.audio_check(audio_key, n, out.sample_rate)} if audio_key else {}
             self.store.put_record(job.key, {**meta, "audio_key": audio_key, "sample_rate": out.sample_rate,
-                                            "n_samples": int(len(out.audio)), "service_s": out.service_s,
-                                            **out.clock, "chunks": out.chunks, "created": time.time()})
+                                            "n_samples": n, "service_s": out.service_s, **out.clock,
+                                            "chunks": out.chunks, "created": time.time(), **check})
             self.store.log_event({"event": "synthesized", "key": job.key, "pid": out.pid, "worker": out.worker})
             self.stats.synthesized += 1
             self.stats.audio_s += audio_s
