@@ -79,11 +79,19 @@ def store_overhead(n: int = 200) -> dict:
         start = time.perf_counter()
         for i, s in enumerate(samples):
             key = store.put_audio(s, 22_050)
-            record = {"audio_key": key, "n_samples": len(s), "service_s": 0.1, "chunks": [[0.1, len(s)]]}
+            record = {"audio_key": key, "n_samples": len(s), "sample_rate": 22_050, "service_s": 0.1,
+                      "chunks": [[0.1, len(s)]], "audio_check": store.audio_check(key, len(s), 22_050)}
             store.put_record(f"r{i}", record)
         per = (time.perf_counter() - start) / n
+        check = {True: [], False: []}  # full decode (store verify, stores without audio_check) vs the reuse check
+        for full in (True, False, False, True, True, False):
+            start = time.perf_counter()
+            assert all(store.record_problem(f"r{i}", full=full) is None for i in range(n))
+            check[full].append((time.perf_counter() - start) / n)
     mean_audio = float(np.mean([len(s) for s in samples])) / 22_050
-    return {"store_ms_per_request": per * 1000, "mean_request_audio_s": mean_audio}
+    return {"store_ms_per_request": per * 1000, "mean_request_audio_s": mean_audio,
+            "decode_check_ms": float(np.median(check[True])) * 1000,
+            "reuse_check_ms": float(np.median(check[False])) * 1000}
 
 
 RSS_CHILD = r"""
@@ -127,6 +135,9 @@ def main() -> None:
     s = store_overhead()
     print(f"store overhead: {s['store_ms_per_request']:.2f} ms per request (FLAC + record, "
           f"{s['mean_request_audio_s']:.1f} s of audio each)")
+    print(f"reuse check per stored request: {s['reuse_check_ms']:.3f} ms with audio_check vs "
+          f"{s['decode_check_ms']:.3f} ms decoding (store verify) → "
+          f"{s['reuse_check_ms'] / s['decode_check_ms']:.3f} of the decode's time")
     r = peak_rss()
     for minutes, v in r.items():
         print(f"peak RSS synthesizing a {minutes}-minute talk ({v['requests']} requests, {v['audio_s']:.0f} s audio): "
