@@ -156,6 +156,8 @@ def hang():
     time.sleep(120)
 
 def _run():  # what OmniSTEval's aligner does inside `textlatency`: a fork pool, ended by terminate()
+    if CLEANING_UP:  # as after a first Ctrl-C, while the command cleans up: our handlers are SIG_IGN
+        app._on_signals(app.signal.SIG_IGN)
     with ctx.Pool(2) as pool:
         print(sum(pool.map(abs, [-1, -2, -3])), flush=True)
         pool.apply_async(hang)
@@ -166,9 +168,12 @@ app.main()
 """
 
 
-def test_a_forked_pool_inside_a_command_ends_quietly(tmp_path):
+@pytest.mark.parametrize("cleaning_up", [False, True])
+def test_a_forked_pool_inside_a_command_ends_quietly(cleaning_up):
     """``Pool.__exit__`` ends its workers with SIGTERM. Workers forked while ``main()`` runs
     must not inherit its handler (which turns SIGTERM into a Terminated exception): CI once
-    got a 'Process ForkPoolWorker-2: Traceback … Terminated' on textlatency's one-line error."""
-    proc = subprocess.run([sys.executable, "-c", POOL_COMMAND], capture_output=True, text=True, env=ENV, timeout=120)
+    got a 'Process ForkPoolWorker-2: Traceback … Terminated' on textlatency's one-line error.
+    Nor the SIG_IGN it sets while cleaning up after a signal: terminate() could not end them."""
+    code = f"CLEANING_UP = {cleaning_up}\n{POOL_COMMAND}"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
     assert proc.returncode == 0 and proc.stdout == "6\n" and proc.stderr == "", proc.stderr

@@ -72,6 +72,7 @@ def main() -> None:
         _run()
     finally:
         _on_signals(previous)
+        _BEFORE.clear()
 
 
 _BEFORE: list = []  # the (SIGINT, SIGTERM) handlers main() replaced
@@ -81,9 +82,12 @@ def _child_signals() -> None:
     """A process forked while main() runs (a library's multiprocessing pool: OmniSTEval's
     aligner) gets the handlers back that were in place before main(): ``Pool.terminate`` ends
     its workers with SIGTERM, and with ours a worker would print a Terminated traceback
-    on the command's stderr instead of ending quietly."""
-    if _BEFORE and signal.getsignal(signal.SIGTERM) is _interrupt:
-        _on_signals(tuple(_BEFORE))
+    on the command's stderr instead of ending quietly. A child forked while the command
+    cleans up after a signal (ours are SIG_IGN then) gets them back too, or terminate()
+    could not end it."""
+    for sig, before in zip((signal.SIGINT, signal.SIGTERM), _BEFORE):
+        if signal.getsignal(sig) in (_interrupt, signal.SIG_IGN):
+            signal.signal(sig, before)
 
 
 os.register_at_fork(after_in_child=_child_signals)
