@@ -105,7 +105,12 @@ def test_report_files_open_and_carry_signatures(report30):
         assert "version:simulplay-" in png.info["Description"]
         # twice the pixels the page shows (220 dpi, 8 in wide): sharp on high-density screens
         assert 1700 < png.width < 1800 and round(png.info["dpi"][0]) == 220
-        assert b"<svg" in (out / "figures" / f"{key}.svg").read_bytes()[:500]
+        svg = (out / "figures" / f"{key}.svg").read_bytes()
+        assert b"<svg" in svg[:500]
+        # the SVG is the PNG's picture (same layout and box): its size in points is the PNG's
+        # pixels at 220 dpi, times 72 points per inch, to within a point
+        w, h = map(float, re.search(rb'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg).groups())
+        assert abs(w - png.width / 220 * 72) < 1 and abs(h - png.height / 220 * 72) < 1, (key, w, h, png.size)
 
 
 def test_table1_is_the_equal_talk_mean_of_the_summary(report30, run30):
