@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from simulplay.backends import parse_backend  # noqa: E402
-from simulplay.backends.store import AudioStore  # noqa: E402
 from simulplay.grouping import parse_rule  # noqa: E402
+from simulplay.store.store import AudioStore  # noqa: E402
 from simulplay.synthesis.executors import parse_executor  # noqa: E402
 from simulplay.synthesis.plan import plan_requests  # noqa: E402
 from simulplay.synthesis.run import run_synthesis  # noqa: E402

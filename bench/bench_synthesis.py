@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from simulplay.backends import parse_backend  # noqa: E402
-from simulplay.backends.store import AudioStore  # noqa: E402
+from simulplay.store.store import AudioStore  # noqa: E402
 from simulplay.traces import read_trace  # noqa: E402
 
 THREADS = 2
@@ -98,7 +98,7 @@ RSS_CHILD = r"""
 import json, resource, sys, numpy as np
 sys.path.insert(0, sys.argv[1])
 from simulplay.backends import parse_backend
-from simulplay.backends.store import AudioStore
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.plan import plan_requests
 from simulplay.synthesis.run import run_synthesis
 from simulplay.grouping import parse_rule

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from simulplay import __version__
+from simulplay.version import __version__
 
 #: Display order; keys not listed follow in alphabetical order, ``version`` is last.
 KEY_ORDER = (

@@ -76,7 +76,7 @@ def layout_distance(thumb: Image.Image, reference: Image.Image) -> tuple[float, 
 
 def build_test_report(folder: Path) -> Path:
     """The report the layout checks look at: the synthetic 12-talk run of the report tests."""
-    from simulplay.analysis.report import build_report, write_report
+    from simulplay.report import build_report, write_report
     from tests.report_runs import make_run
 
     run = make_run(folder / "run", 12)

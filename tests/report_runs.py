@@ -58,7 +58,7 @@ def _one_backend(n_talks: int, seed: int, backend: str, slower: float, names=Non
 def with_audio(man: pd.DataFrame, store: Path, rate: int = 16_000) -> pd.DataFrame:
     """The manifest with stored audio: each request's duration taken to whole samples at
     ``rate`` Hz and a tone of that many samples put into the audio store at ``store``."""
-    from simulplay.backends.store import AudioStore
+    from simulplay.store.store import AudioStore
 
     audio = AudioStore(store)
     n = np.rint(man["audio_s"].to_numpy(float) * rate).astype(np.int64)

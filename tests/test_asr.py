@@ -12,7 +12,6 @@ from simulplay.analysis import Bootstrap
 from simulplay.analysis.content import edit_counts, score_content, tokens
 from simulplay.analysis.wordtiming import word_timing
 from simulplay.backends import parse_backend
-from simulplay.backends.store import AudioStore
 from simulplay.errors import IncompleteError
 from simulplay.grouping import parse_rule
 from simulplay.recognizers import parse_recognizer
@@ -20,6 +19,7 @@ from simulplay.recognizers.base import SAMPLE_RATE, to_16k
 from simulplay.recognizers.whisper import decoder_capacity
 from simulplay.recognizers.windows import WindowRule, transcribe_waveform
 from simulplay.sim import read_manifest, replay
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from simulplay.backends.store import AudioStore
+from simulplay.store.store import AudioStore
 from tests.checks import wait_until
 from tests.factories import small_trace
 

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from simulplay.backends import parse_backend
-from simulplay.backends.store import AudioStore
 from simulplay.grouping import parse_rule
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.tables import read_table
 from tests.factories import manifest as hand_manifest

@@ -11,9 +11,9 @@ import pytest
 import ray
 
 from simulplay.backends import parse_backend
-from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.executors import parse_executor
 from simulplay.synthesis.run import synthesize_to_manifest
 from tests import fakes  # noqa: F401  (registers fake-test)

@@ -103,7 +103,7 @@ def test_eta_command_writes_the_interaction_table(cli, tmp_path):
 
 
 def test_the_report_shows_the_interaction_when_the_run_has_two_backends(tmp_path):
-    from simulplay.analysis.report import build_report
+    from simulplay.report import build_report
     from tests.report_runs import make_run
 
     run = make_run(tmp_path / "run", 5, draws=199, backends=("fake:sine", "fake:slow"))

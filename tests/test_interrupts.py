@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from simulplay.backends.store import AudioStore
+from simulplay.store.store import AudioStore
 from tests.checks import kill_group, wait_until
 from tests.factories import small_trace
 

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from simulplay.backends import parse_backend
-from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.request import synthesize_request
 from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.traces import write_trace

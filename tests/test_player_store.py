@@ -1,6 +1,6 @@
 """`simulplay player --store`: first audible audio read from the audio store of `simulplay synth`.
 
-These tests need ``simulplay.backends.store`` (the audio store) and its FLAC dependency.
+These tests need ``simulplay.store.store`` (the audio store) and its FLAC dependency.
 """
 
 import numpy as np
@@ -11,7 +11,7 @@ from tests.factories import MIDDLE_STALL_REQUESTS, manifest
 
 
 def test_player_first_audible_from_the_audio_store(cli, tmp_path):
-    from simulplay.backends.store import AudioStore
+    from simulplay.store.store import AudioStore
 
     store = AudioStore(tmp_path / "store")
     rate = 16_000

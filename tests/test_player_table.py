@@ -1,6 +1,5 @@
 """The player table: one row per output and pre-buffer, per-row signatures, first audible audio."""
 
-import sys
 
 import numpy as np
 import pandas as pd
@@ -127,11 +126,3 @@ def test_audio_that_does_not_match_the_manifest_is_refused():
                        load_audio=audio.__getitem__)
     with pytest.raises(InputError, match="request t1/A/immediate seq 1, field 'n_samples'"):
         player_metrics(m.assign(n_samples=["2000", "x"]), config=PlayerConfig(), load_audio=audio.__getitem__)
-
-
-def test_without_the_audio_store_asking_for_audio_is_an_input_error(monkeypatch, tmp_path):
-    from simulplay.sim.player_table import store_loader
-
-    monkeypatch.setitem(sys.modules, "simulplay.backends.store", None)  # import fails
-    with pytest.raises(InputError, match=r"--store .*: first_audible_s needs the audio store"):
-        store_loader(tmp_path)

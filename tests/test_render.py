@@ -3,7 +3,7 @@
 Expected files are built here from the replay's own per-part playback times (`replay`'s part
 table, the defining clock) with Python's exact fractions and the documented placement rule
 (a part that starts as the previous one ends follows it; any other part starts at the sample
-nearest its playback start, a tie going up), never from simulplay.sim.render. The hand-worked
+nearest its playback start, a tie going up), never from simulplay.sim.listener_audio. The hand-worked
 cases say so where they are.
 """
 
@@ -17,7 +17,7 @@ import soxr
 
 from simulplay.paths import safe_component, safe_names
 from simulplay.sim import replay, validate_manifest
-from simulplay.sim.render import sample_index
+from simulplay.sim.listener_audio import sample_index
 from simulplay.sim.timebase import to_ns
 from simulplay.tables import read_table
 from simulplay.workflows.render import render_outputs
@@ -122,7 +122,7 @@ def test_render_of_a_hand_worked_output(cli, tmp_path):
     and 2 samples. Ready .26, .46, 2.04; part 1 plays .26–.56 (sample 2.6 → 3), part 2 waits for it
     and plays .56–.96 right after it (samples 6–9), part 3 plays at 2.04 (sample 20.4 → 20) to
     2.24: 22 samples, 9 of sound, 13 of silence before the end."""
-    from simulplay.backends.store import AudioStore
+    from simulplay.store.store import AudioStore
 
     store = AudioStore(tmp_path / "store")
     pieces = [np.array([1, 2, 3]), np.array([4, 5, 6, 7]), np.array([8, 9])]
@@ -212,7 +212,7 @@ def test_chunk_release_cuts_requests_at_the_chunk_tables_sample_counts(tmp_path)
 
 
 def test_stereo_puts_the_source_left_resampled_with_soxr(cli, tmp_path):
-    from simulplay.backends.store import AudioStore
+    from simulplay.store.store import AudioStore
 
     rng = np.random.default_rng(5)
     store = AudioStore(tmp_path / "store")
@@ -244,7 +244,7 @@ def test_stereo_puts_the_source_left_resampled_with_soxr(cli, tmp_path):
 
 
 def test_incomplete_outputs_are_refused_unless_allowed(main, tmp_path):
-    from simulplay.backends.store import AudioStore
+    from simulplay.store.store import AudioStore
 
     store = AudioStore(tmp_path / "store")
     key = store.put_audio(np.ones(100, np.int16), 1000)
@@ -264,7 +264,7 @@ def test_incomplete_outputs_are_refused_unless_allowed(main, tmp_path):
 
 
 def test_bad_inputs_are_one_line_errors_before_anything_is_written(main, tmp_path):
-    from simulplay.backends.store import AudioStore
+    from simulplay.store.store import AudioStore
 
     store = AudioStore(tmp_path / "store")
     m = pd.DataFrame({"talk_id": ["t1"], "system": "A", "condition": "timer:w=4", "seq": 0, "dispatch_s": 0.0,
@@ -302,7 +302,7 @@ def test_bad_inputs_are_one_line_errors_before_anything_is_written(main, tmp_pat
 def test_talk_ids_never_become_paths(main, tmp_path):
     """A talk id like ../../etc/t1 or /abs names a file inside --out and is looked up inside
     --source-audio: a decoy where the raw id would point is never read."""
-    from simulplay.backends.store import AudioStore
+    from simulplay.store.store import AudioStore
 
     root = tmp_path / "a" / "b"
     root.mkdir(parents=True)

@@ -2,7 +2,7 @@
 release), sample for sample. The expected files are laid out here from the replay's per-part
 playback times (seconds from its Parquet table, taken to whole nanoseconds) and the store's
 samples (cut at the chunk table's n_samples), with exact fractions; nothing from
-simulplay.sim.render is used."""
+simulplay.sim.listener_audio is used."""
 
 from fractions import Fraction
 
@@ -12,9 +12,9 @@ import pytest
 import soundfile as sf
 
 from simulplay.backends import parse_backend
-from simulplay.backends.store import AudioStore
 from simulplay.grouping import parse_rule
 from simulplay.sim.timebase import to_ns
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
 from tests.factories import stream
 

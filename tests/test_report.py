@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from simulplay.analysis.report import build_report, write_report
-from simulplay.analysis.report.queue import queue_delta
+from simulplay.report import build_report, write_report
+from simulplay.report.queue import queue_delta
 from simulplay.signature import base_signature
 from simulplay.tables import write_table
 from tests.report_runs import CONDITIONS, make_run

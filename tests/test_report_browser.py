@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import sync_playwright
 
-from simulplay.analysis.report import build_report, write_report
+from simulplay.report import build_report, write_report
 from tests.report_runs import make_run
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

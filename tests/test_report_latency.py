@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from simulplay.analysis.latency_table import LATENCY_COLUMNS, latency_table
-from simulplay.analysis.report import build_report, write_report
+from simulplay.report import build_report, write_report
 from simulplay.sim import read_manifest
 from simulplay.tables import read_table, write_table
 from tests import fakes  # noqa: F401  (registers the fake backend)

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from simulplay.analysis.report import html
-from simulplay.analysis.report.model import ReportTable
+from simulplay.report import html
+from simulplay.report.model import ReportTable
 from tests.report_layout import (
     MAX_DISTANCE,
     MAX_HEIGHT_CHANGE,

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from simulplay.analysis.report import build_report, write_report
+from simulplay.report import build_report, write_report
 from simulplay.sim import validate_manifest
 from simulplay.workflows.render import render_outputs
 from tests.report_runs import make_run
@@ -60,7 +60,7 @@ def test_listen_clips_are_the_rendered_outputs_of_the_timeline(audio_run, listen
 
 
 def _loader(store):
-    from simulplay.backends.store import AudioStore
+    from simulplay.store.store import AudioStore
 
     return AudioStore(store).load_audio
 

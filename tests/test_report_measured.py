@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from simulplay.analysis.report import build_report
-from simulplay.analysis.report.build import markdown_report
+from simulplay.report import build_report
+from simulplay.report.build import markdown_report
 from simulplay.tables import read_table, write_table
 from tests.report_runs import make_run
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulplay.analysis.report import build_report, write_report
+from simulplay.report import build_report, write_report
 from tests.report_runs import make_run
 
 

@@ -286,7 +286,7 @@ def test_step_by_step_synthesis_with_piper(tmp_path):
 
 
 def test_a_run_folder_report_lists_its_inputs_and_takes_a_trace_option(tmp_path):
-    from simulplay.analysis.report import build_report
+    from simulplay.report import build_report
     from tests.report_runs import make_run
 
     run = make_run(tmp_path / "run", 3, draws=100)

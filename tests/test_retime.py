@@ -114,8 +114,8 @@ def test_a_request_that_fails_when_re_timed_keeps_its_old_time_and_is_reported(t
     manifest is still written and the failure named in the result (the CLI prints it and exits 1)."""
     import tests.fakes as fakes
     from simulplay.backends import parse_backend
-    from simulplay.backends.store import AudioStore
     from simulplay.grouping import parse_rule
+    from simulplay.store.store import AudioStore
     from simulplay.synthesis.run import synthesize_files
     from simulplay.workflows.retime import retime_manifest
 

@@ -13,9 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulplay.analysis import Bootstrap, compute_eta
-from simulplay.analysis.report import build_report
-from simulplay.analysis.report.render import markdown
 from simulplay.analysis.small_panels import SMALL_PANEL_TALKS, small_panel_notes
+from simulplay.report import build_report
+from simulplay.report.formats import markdown
 from tests.report_runs import make_run
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from simulplay.backends.store import AudioStore
+from simulplay.store.store import AudioStore
 from tests.checks import assert_one_line_error, wait_until
 from tests.factories import small_trace
 

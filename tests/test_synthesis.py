@@ -8,10 +8,10 @@ import pytest
 import soundfile as sf
 
 from simulplay.backends import parse_backend
-from simulplay.backends.store import AudioStore
 from simulplay.errors import IncompleteError, InputError
 from simulplay.grouping import parse_rule
 from simulplay.sim import read_chunks, read_manifest, replay
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.plan import plan_requests
 from simulplay.synthesis.request import synthesize_request
 from simulplay.synthesis.run import synthesize_to_manifest

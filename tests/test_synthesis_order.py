@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from simulplay.backends import parse_backend
-from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.workflows.experiment import experiment_from_dict
 from tests import fakes  # noqa: F401  (registers the fake backend)

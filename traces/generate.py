@@ -1,4 +1,5 @@
-"""Regenerate the bundled sample traces: `python traces/generate.py [OUT]`.
+"""Regenerate the bundled sample traces: `python -m traces.generate [OUT]` from the
+repository root.
 
 Two simulated streaming translators read the same talk text in one-second source
 packets and commit whole words:
@@ -11,8 +12,7 @@ Update sizes follow a skewed distribution tuned to streaming-translator statisti
 (median ≈ 3 words, ≈ 35–45 % of updates with ≤ 2 words); each update is available at the
 first packet after its last word was spoken plus a commitment lag. The output is
 deterministic (seeded) and written to ``traces/sample_traces.jsonl`` (or to ``OUT``), the one
-copy: ``simulplay/data/sample_traces.jsonl``, which the demo reads, is a symbolic link to it
-(a built package holds the file itself).
+copy: the build ships this folder as the package ``simulplay.sample_traces``, which the demo reads.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from texts import TALKS
+
+from .texts import TALKS
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "sample_traces.jsonl"

@@ -17,16 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from simulplay.analysis.eta import EtaResult
-from simulplay.analysis.realizations import RealizationTables, realization_tables, write_realization_tables
+from simulplay.analysis.realizations import RealizationTables, realization_tables
 from simulplay.signature import merge
-from simulplay.tables import write_table
 
 SPREAD_COLUMNS = ("condition", "n_realizations", "eta_mean_s", "eta_min_s", "eta_max_s", "eta_range_s",
                   "eta_sd_s")
@@ -124,21 +122,3 @@ def noise_check(manifest: pd.DataFrame, signature: Mapping[str, Any], etas: Mapp
                      "their spread is 0 by construction; reuse = \"same-realization\" synthesizes each afresh")
     talks = realization_tables(etas[""]) if "" in etas else None
     return NoiseCheck(spread, sigs, durations, dsigs, reuse, notes, talks)
-
-
-def write_noise_check(check: NoiseCheck, out: Path) -> list[Path]:
-    """``eta_spread.csv``/``.md``, ``duration_noise.csv`` and, talk by talk,
-    ``eta_talk_spread.csv`` and ``eta_talk_sd.csv``/``.md`` in ``out`` (nothing when the run
-    has one realization)."""
-    if check.spread.empty:
-        return []
-    paths = [write_table(check.spread, out / f"eta_spread{ext}", check.spread_signatures, kind="eta-spread",
-                         signature_column=True) for ext in (".csv", ".md")]
-    paths.append(write_table(check.durations, out / "duration_noise.csv", check.duration_signatures,
-                             kind="duration-noise", signature_column=True))
-    if check.talks is not None:
-        paths += write_realization_tables(check.talks, out / "eta_talk_spread.csv", out / "eta_talk_sd.csv")
-        paths.append(write_table(check.talks.summary, out / "eta_talk_sd.md", check.talks.summary_signatures,
-                                 kind="eta-talk-sd", signature_column=True))
-    return paths
-

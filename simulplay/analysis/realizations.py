@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,6 @@ import pandas as pd
 
 from simulplay.analysis.eta import EtaResult
 from simulplay.signature import merge
-from simulplay.tables import write_table
 
 #: Panel keys kept apart (the realization is what the tables spread over).
 KEEP_APART = ("backend", "threshold")
@@ -129,15 +127,3 @@ def realization_tables(eta: EtaResult) -> RealizationTables | None:
     spread, sigs = talk_spread(eta.per_talk, eta.per_talk_signatures)
     summary, summary_sigs = talk_sd_summary(spread, sigs)
     return RealizationTables(spread, sigs, summary, summary_sigs)
-
-
-def write_realization_tables(tables: RealizationTables, spread_path: Path,
-                             summary_path: Path | None = None) -> list[Path]:
-    """The per-talk spread at ``spread_path`` and the summary at ``summary_path`` (any
-    table format; ``signature`` column in both); the paths written."""
-    paths = [write_table(tables.spread, spread_path, tables.spread_signatures, kind="eta-talk-spread",
-                         signature_column=True)]
-    if summary_path is not None:
-        paths.append(write_table(tables.summary, summary_path, tables.summary_signatures, kind="eta-talk-sd",
-                                 signature_column=True))
-    return paths

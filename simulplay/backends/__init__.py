@@ -1,5 +1,4 @@
-"""Backends: TTS adapters behind one protocol (request, session and served backends),
-and the content-addressed audio store (:mod:`simulplay.backends.store`).
+"""Backends: TTS adapters behind one protocol (request, session and served backends).
 
 Importing the package registers the built-in backends (piper, xtts, cosyvoice, http);
 their heavy imports (onnxruntime, torch, TTS, the CosyVoice checkout) happen only when a

@@ -11,13 +11,13 @@ import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.backends.base import BackendConfig, SessionBackend, backend_summary
-from simulplay.backends.store import AudioStore
 from simulplay.blocks.compare import compare_blocks
 from simulplay.blocks.selection import select_blocks
 from simulplay.blocks.sessions import block_tables, run_blocks
 from simulplay.errors import InputError
 from simulplay.grouping import Rule
 from simulplay.signature import base_signature
+from simulplay.store.store import AudioStore
 from simulplay.tables import write_table
 from simulplay.traces.model import Stream
 

@@ -1,10 +1,12 @@
 """The typer application: every command registered in the order ``--help`` lists them, and
 ``main()``, the console entry point (one-line errors, exit code 2 for bad input).
 
-Each command lives in the module of its family (:mod:`.traces`, :mod:`.synth`,
-:mod:`.replay`, :mod:`.audio`, :mod:`.latency`, :mod:`.compare`, :mod:`.report`, :mod:`.blocks`,
-:mod:`.diagnostics`, :mod:`.experiment`): it parses, calls one library function and writes
-or prints. Units: every time is in seconds from source start unless a flag says otherwise
+Each command lives in the module named after it (:mod:`.eta` holds ``eta``, :mod:`.render`
+``render``); a few small families share one: :mod:`.traces` (validate, group, the importers),
+:mod:`.latency` (latency, export-simuleval, textlatency), :mod:`.diagnostics` (asr, content,
+wordtiming), :mod:`.experiment` (run, demo), :mod:`.store` (store verify, store gc). A command
+parses, calls one library function and writes or prints. Units: every time is in seconds from
+source start unless a flag says otherwise
 (the SimulEval and OmniSTEval metrics are in ms, as those tools give them); output format
 follows the --out suffix: .parquet (canonical), .csv or .md.
 """
@@ -19,10 +21,26 @@ import threading
 import typer
 from typer.exceptions import Abort, TyperException
 
-from simulplay import __version__
-from simulplay.cli import audio, blocks, compare, diagnostics, experiment, latency, replay, report, store, synth, traces
+from simulplay.cli import (
+    blocks,
+    diagnostics,
+    edges,
+    eta,
+    experiment,
+    latency,
+    player,
+    render,
+    replay,
+    report,
+    retime,
+    serve,
+    store,
+    synth,
+    traces,
+)
 from simulplay.cli.helptext import Command, Group
 from simulplay.errors import Interrupted, SimulplayError, Terminated, interrupt_exit_code
+from simulplay.version import __version__
 
 app = typer.Typer(
     cls=Group,
@@ -49,12 +67,12 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("validate", traces.validate), ("group", traces.group), ("replay", replay.replay), ("synth", synth.synth),
-    ("retime", synth.retime),
-    ("eta", compare.eta), ("import-simuleval", traces.import_simuleval_command),
-    ("import-simulstream", traces.import_simulstream_command), ("player", replay.player), ("edges", replay.edges),
-    ("render", audio.render), ("latency", latency.latency), ("export-simuleval", latency.export_simuleval_command),
+    ("retime", retime.retime),
+    ("eta", eta.eta), ("import-simuleval", traces.import_simuleval_command),
+    ("import-simulstream", traces.import_simulstream_command), ("player", player.player), ("edges", edges.edges),
+    ("render", render.render), ("latency", latency.latency), ("export-simuleval", latency.export_simuleval_command),
     ("textlatency", latency.textlatency),
-    ("report", report.report), ("serve", synth.serve), ("blocks", blocks.blocks), ("asr", diagnostics.asr),
+    ("report", report.report), ("serve", serve.serve), ("blocks", blocks.blocks), ("asr", diagnostics.asr),
     ("content", diagnostics.content), ("wordtiming", diagnostics.wordtiming), ("run", experiment.run),
     ("demo", experiment.demo),
 )

@@ -63,10 +63,10 @@ def blocks(
     the duration and idle parts of ΔB.
     """
     from simulplay.backends import parse_backend
-    from simulplay.backends.store import AudioStore
     from simulplay.blocks import run_block_protocol, write_blocks
     from simulplay.cli.console import print_table
     from simulplay.grouping import parse_rule
+    from simulplay.store.store import AudioStore
     from simulplay.traces import read_traces, streams_from_frame
 
     check_outputs(out, compare, parts, feeds)

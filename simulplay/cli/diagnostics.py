@@ -55,10 +55,10 @@ def asr(
     version, model folder hash, compute type, beam size), the language and the window
     rule are in every signature. Exit code 1 when a window failed.
     """
-    from simulplay.backends.store import AudioStore
     from simulplay.cli.console import progress_bar
     from simulplay.recognizers import parse_recognizer
     from simulplay.sim import read_manifest
+    from simulplay.store.store import AudioStore
     from simulplay.workflows.diagnostics import forced_aligner, recognize, window_rule, write_transcripts
 
     check_outputs(out, allowed=(".parquet",))

@@ -53,11 +53,8 @@ def demo(
 
     Piper draws fresh noise in every run (onnxruntime seeds it once per process), so η
     moves from run to run: noise_w_scale (0.8) draws each phoneme's duration, noise_scale
-    (0.667) the waveform's fine detail. Measured on the demo's 757 distinct requests in two
-    fresh runs: paper settings, 80/757 keep their sample count, durations differ by median
-    35 ms, p95 139 ms, up to 0.46 s; durations=fixed, all keep their sample counts and no
-    waveform repeats; deterministic, every sample repeats. With --piper durations=fixed two
-    demo runs write byte-identical zero-service η tables (eta.service-zero.csv)."""
+    (0.667) the waveform's fine detail. --piper durations=fixed keeps every request's sample
+    count from run to run, --piper deterministic every sample (docs: Synthesis, Piper's noise)."""
     from simulplay.cli.console import progress_bar
     from simulplay.workflows.experiment import demo_experiment
     from simulplay.workflows.pipeline import run_experiment

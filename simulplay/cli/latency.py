@@ -75,10 +75,10 @@ def export_simuleval_command(
     NumChunks (ms, ms, count). Score-only reads a log as text output, so its ATD and RTF are
     not the speech-output values of `simulplay latency`, and its Discontinuity scorers fail.
     """
-    from simulplay.backends.store import AudioStore
     from simulplay.paths import check_new_folder
     from simulplay.sim import read_chunks, read_manifest
     from simulplay.sim.variants import parse_release
+    from simulplay.store.store import AudioStore
     from simulplay.workflows.export_simuleval import export_simuleval
 
     check_new_folder(out)

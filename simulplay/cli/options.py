@@ -126,3 +126,8 @@ def check_outputs(*paths: Path | None, allowed: Sequence[str] | None = None) -> 
 def beside(out: Path, infix: str) -> Path:
     """``OUT`` with ``infix`` before its suffix (``e.csv`` → ``e.contrasts.csv``)."""
     return out.with_name(out.stem + infix + out.suffix)
+
+
+SERVICE_HELP = ("measured, zero, scale=F (service time × F), or fit: a modelled clock, each request's service "
+                "time predicted as b0 + b1·audio_s + b2·chars by a least-absolute-deviations fit over the replayed "
+                "requests, one per backend and realization (coefficients in the signature's 'fit').")

@@ -60,7 +60,7 @@ def report(
     seconds from source start of each as audio/*.mp3 (mono, variable bit
     rate), played by the HTML page's audio elements.
     """
-    from simulplay.analysis.report import build_report, write_report
+    from simulplay.report import build_report, write_report
 
     rep = build_report(inputs, condition=condition, talk=talk, traces=trace, store=store, listen_s=listen_s)
     files = write_report(rep, out)

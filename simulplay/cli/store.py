@@ -26,7 +26,7 @@ def verify(store: Path = STORE_ARG):
     each damaged request (talk, system, condition, realization, seq); exit code 1 when any
     request is damaged or a killed run left files behind, 0 when the store is sound.
     """
-    from simulplay.backends.store_check import verify_store
+    from simulplay.store.check import verify_store
 
     report = verify_store(store)
     typer.echo(report.summary())
@@ -43,7 +43,7 @@ def gc(store: Path = STORE_ARG):
     its session lock, which gc takes exclusively. Records and audio are never removed (a
     rerun of `synth` replaces damaged audio). Prints what was removed.
     """
-    from simulplay.backends.store_check import gc_store
+    from simulplay.store.check import gc_store
 
     report = gc_store(store)
     typer.echo(f"store {report.root}: removed {len(report.temporary)} temporary files ({report.temporary_bytes} "
@@ -52,7 +52,7 @@ def gc(store: Path = STORE_ARG):
 
 def print_damaged(report) -> None:
     """Each damaged request (the first ten, then a count) and what to run about it."""
-    from simulplay.backends.store_check import SHOWN
+    from simulplay.store.check import SHOWN
 
     for line in report.damaged[:SHOWN]:
         typer.echo(f"damaged: {line}")

@@ -3,7 +3,6 @@ audio store, or serving a backend as an OpenAI-compatible speech API."""
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -69,12 +68,7 @@ def synth(
     --requests the manifest equals the one `synth TRACE… --rule …` writes for the same
     plan; its signature names the requests file and its SHA-256.
 
-    \b
-    Piper's noise, the demo's 757 distinct requests synthesized in two fresh processes:
-    setting                        same count  same samples  |Δ duration| median/p95/max
-    paper (noise 0.667, noise-w 0.8)   80/757         0/757  35 ms / 139 ms / 0.46 s
-    durations=fixed (noise-w 0)       757/757         0/757  0
-    deterministic (both 0)            757/757       757/757  0
+    Piper's noise and how to make durations reproducible: docs, Synthesis.
     """
     from simulplay.cli.console import progress_bar
     from simulplay.grouping import parse_rule, unique_rules
@@ -165,82 +159,3 @@ def print_parallel_summary(st, executor: str, per_worker: bool) -> None:
 
         print_table(worker_rates(st), base_signature(table="workers", executor=executor),
                     title="per-worker throughput")
-
-
-def retime(
-    manifest: Path = typer.Argument(..., help="The .parquet request manifest `simulplay synth` or `run` wrote (its "
-                                    "metadata names the backend and holds the clock check)."),
-    store: Path = typer.Option(..., "--store", help="The audio store the manifest was synthesized into."),
-    out: Path = typer.Option(..., "--out", help="The re-timed manifest (.parquet or .csv); its chunk table goes "
-                             "beside it as <stem>.chunks.parquet and the comparison as <stem>.retime.csv."),
-    sample: int = typer.Option(20, "--sample", min=1, help="Re-time this many distinct requests, spread evenly "
-                               "over the manifest (the others keep their times)."),
-    all_requests: bool = typer.Option(False, "--all", help="Re-time every request (a manifest to replay)."),
-    backend: str | None = typer.Option(None, "--backend", help="Backend spec (default: the one recorded in the "
-                                       "manifest); it must have the manifest's identity apart from the device."),
-    quiet: bool = quiet_option(),
-):
-    """Measure a manifest's service times again: serially, on a warm backend, with the clock
-    check running — on a machine you know is quiet.
-
-    The stored audio is kept (new samples are discarded); only the clocks change
-    (service_s, cpu_s, wait_s, load1, contended, the chunks' ready offsets). The
-    comparison gives per output the median and the worst ratio new/old service time.
-    Replay and η on either manifest can then be compared.
-    """
-    from simulplay.backends.store import AudioStore
-    from simulplay.cli.console import progress_bar
-    from simulplay.tables import check_distinct, check_writable
-    from simulplay.workflows.retime import retime_manifest
-
-    check_writable(out, (".parquet", ".csv"))
-    check_distinct({"--out": out}, [manifest])
-    res = retime_manifest(manifest, AudioStore.open(store, create=False), out,
-                          sample=None if all_requests else sample, backend=backend, progress=progress_bar(quiet))
-    report_retime(res)
-
-
-def report_retime(res) -> None:
-    """What was re-timed, the ratios, and both clock verdicts."""
-    ratios = res.manifest.loc[res.manifest["retimed"], "service_s"] / \
-        res.manifest.loc[res.manifest["retimed"], "original_service_s"]
-    worst = ratios.iloc[int(abs(ratios.map(math.log)).to_numpy().argmax())] if len(ratios) else float("nan")
-    typer.echo(f"re-timed {res.retimed} request(s) → {res.path}: service time new/old median {ratios.median():.3f}, "
-               f"worst {worst:.3f} (per output: {res.path.with_name(res.path.stem + '.retime.csv')})")
-    typer.echo(f"original clock: {res.original_clock}; re-timing {res.retime_clock.verdict} "
-               f"({res.retime_clock.details()})")
-    print_clock(res.clock)
-    if res.failed:
-        print(f"simulplay: {len(res.failed)} request(s) failed when re-timed and keep their old times "
-              f"(first: {res.failed[0]})", file=sys.stderr)
-        raise typer.Exit(1)
-
-
-def serve(
-    backend: str = typer.Option("piper", "--backend", help="Request backend to serve: piper[:…], "
-                                "xtts:model_dir=PATH[,…] (every setting is a parameter)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
-    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port (0: any free port, printed)."),
-    model: str | None = typer.Option(None, "--model", help="Model id clients must send "
-                                     "(default: the backend's label, e.g. piper:en_US-joe-medium)."),
-    api_key_env: str | None = typer.Option(None, "--api-key-env", help="Name of an environment variable "
-                                           "holding the API key clients must send (Authorization: Bearer)."),
-    quiet: bool = typer.Option(False, "--quiet", help="No request log on stderr."),
-):
-    """Serve a TTS backend as an OpenAI-compatible speech API (POST /v1/audio/speech).
-
-    The backend loads and warms up before the server listens. Requests are synthesized one
-    at a time; each chunk the backend yields is sent as it is produced (chunked transfer):
-    response_format pcm (16-bit little-endian mono; the rate in the X-Sample-Rate header)
-    or wav. GET /v1/simulplay/identity returns the backend identity that the http client
-    backend records. Synthesize against it with
-    --backend http:base_url=http://HOST:PORT/v1,model=MODEL. Stop with Ctrl-C.
-    """
-    from simulplay.backends import parse_backend
-    from simulplay.workflows.serve import log_stderr, make_server, serve_until_interrupted
-
-    server = make_server(parse_backend(backend).create(), host, port, model=model, api_key_env=api_key_env,
-                         log=None if quiet else log_stderr)
-    typer.echo(f"serving model '{server.model}' (voice '{server.voice}') at {server.url}", nl=True)
-    sys.stdout.flush()
-    serve_until_interrupted(server)

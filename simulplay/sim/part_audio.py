@@ -9,7 +9,7 @@ request's audio (chunks in ``chunk`` order; ``replay`` has checked that they add
 request's count exactly).
 
 :class:`PartAudio` reads a key once through a ``load_audio`` callback (the store's
-:meth:`~simulplay.backends.store.AudioStore.load_audio`) and checks what it got against
+:meth:`~simulplay.store.store.AudioStore.load_audio`) and checks what it got against
 the manifest: mono, at the manifest's rate, exactly the request's sample count.
 Everyone who needs a part's samples — ``render``, the report's audio, the player's
 first audible window, the SimulEval export — goes through these two.

@@ -297,15 +297,3 @@ def _load(load_audio: LoadAudio, key: str, n_samples: int, rate: int, request: s
 def _label(r) -> str:
     keys = [k for k in ("talk_id", "system", "condition", "backend", "realization", "seq") if hasattr(r, k)]
     return "(" + ", ".join(f"{k.removesuffix('_id')} {getattr(r, k)}" for k in keys) + ")"
-
-
-def store_loader(store_dir) -> Callable[[str], tuple[np.ndarray, int]]:
-    """Samples and sample rate by ``audio_key`` from the audio store of ``simulplay synth``
-    (:class:`simulplay.backends.store.AudioStore`). Without the store installed, asking
-    for audio is an InputError, never a silently empty column."""
-    try:
-        from simulplay.backends.store import AudioStore
-    except ImportError as e:
-        raise InputError.at(f"--store {store_dir}", f"first_audible_s needs the audio store ({e})",
-                            accepted="an installation with simulplay.backends.store and soundfile") from e
-    return AudioStore.open(store_dir, create=False).load_audio

@@ -13,13 +13,13 @@ import pandas as pd
 from simulplay.analysis.bootstrap import WORD_TIMING_METHOD, WORD_TIMING_SEED, Bootstrap
 from simulplay.analysis.content import ContentResult, score_content
 from simulplay.analysis.wordtiming import TimingResult, check_timing_bootstrap, word_timing
-from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.recognizers import RecognizerConfig, parse_recognizer
 from simulplay.recognizers.qwen import ForcedAligner, align_words
 from simulplay.recognizers.windows import WindowRule
+from simulplay.store.store import AudioStore
 from simulplay.tables import write_table
 from simulplay.traces.model import Stream
 from simulplay.workflows.transcripts import TranscriptResult, read_transcripts, transcribe_manifest

@@ -21,11 +21,11 @@ import pandas as pd
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.edge_replay import EdgesResult, audio_columns, nonspeech_share, replay_trimmed
 from simulplay.analysis.eta import EtaResult, compute_eta
-from simulplay.backends.store import AudioStore, describe_request
 from simulplay.errors import InputError, Interrupted
 from simulplay.grouping import canonical_condition
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.sim.replay import drop_incomplete
+from simulplay.store.store import AudioStore, describe_request
 from simulplay.tables import write_table
 from simulplay.vad import ProbabilityCache, SileroVad, VadStats, to_vad_input
 
@@ -63,7 +63,7 @@ def speech_probabilities(audio: Iterable[tuple[str, int, int]], store: AudioStor
     ``audio``: ``(audio_key, n_samples, sample_rate)`` triples (repeats and the empty key
     of a silent request are fine); ``progress`` hears of every waveform inferred (its
     seconds of audio and of inference); ``requests`` names a request of each key, for the
-    message when its stored audio is damaged (:class:`~simulplay.backends.store.AudioDamage`).
+    message when its stored audio is damaged (:class:`~simulplay.store.store.AudioDamage`).
     The store's session lock is held throughout (the cache writes into the store).
     """
     wanted = {k: (int(n), int(r)) for k, n, r in audio if k}

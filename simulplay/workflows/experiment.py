@@ -91,14 +91,14 @@ class Experiment:
 
 def demo_experiment(out_dir: str | Path, *, realizations: int = 1, piper: str = "",
                     source: str = "--piper") -> Experiment:
-    """The embedded demo (``simulplay/data/demo.toml`` on the bundled sample traces) with
+    """The embedded demo (``demo.toml`` on the bundled sample traces, package ``simulplay.sample_traces``) with
     its store and outputs in ``out_dir``, ``realizations`` synthesis realizations and Piper on
     min(4, CPU cores) intra-op threads plus the settings ``piper`` adds (``key=value,…``, e.g.
     ``durations=fixed``; its own ``intra_op_threads`` wins). The backend spec is checked here,
     so a bad setting is an error naming ``source`` before anything is written."""
     from simulplay.backends import parse_backend
 
-    exp = load_experiment(Path(str(files("simulplay").joinpath("data/demo.toml"))))
+    exp = load_experiment(Path(str(files("simulplay.sample_traces").joinpath("demo.toml"))))
     threads = "" if "intra_op_threads=" in piper else f"intra_op_threads={min(4, os.cpu_count() or 1)}"
     backend = "piper:" + ",".join(filter(None, [threads, piper.strip()]))
     parse_backend(backend, source=source)

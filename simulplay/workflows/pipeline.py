@@ -11,22 +11,23 @@ from typing import Any
 
 from simulplay.analysis import Bootstrap, EtaResult, compute_eta
 from simulplay.analysis.latency_table import latency_table
-from simulplay.analysis.noise import NoiseCheck, noise_check, write_noise_check
-from simulplay.analysis.report import build_report, write_report
+from simulplay.analysis.noise import NoiseCheck, noise_check
 from simulplay.backends import parse_backend
-from simulplay.backends.store import AudioStore
 from simulplay.grouping import parse_rule
 from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.report import build_report, write_report
 from simulplay.sim import replay, validate_manifest
 from simulplay.sim.chunks import chunk_path, validate_chunks
 from simulplay.sim.replay import ReplayResult
 from simulplay.sim.variants import Measured, RequestRelease, parse_variant
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
 from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.vad import SileroVad
 from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer, run_diagnostics
 from simulplay.workflows.edges import EdgesRun, run_edges, write_edges
+from simulplay.workflows.eta_tables import write_eta_tables, write_noise_check
 from simulplay.workflows.experiment import Experiment, executor_spec
 
 
@@ -96,13 +97,9 @@ def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, rel
     eta = compute_eta(rep.summary, a=exp.a, f=exp.f, reference=exp.reference, boot=boot,
                       contrasts=exp.contrasts, allow_incomplete=allow_incomplete, upstream=rep.signatures,
                       source=str(exp.out / f"summary{suffix}.parquet"))
-    for ext in (".parquet", ".csv", ".md"):
-        write_table(eta.table, exp.out / f"eta{suffix}{ext}", eta.table_signatures, kind="eta",
-                    signature_column=True, notes=eta.notes)
-    write_table(eta.per_talk, exp.out / f"eta_per_talk{suffix}.csv", eta.per_talk_signatures, kind="eta-per-talk")
-    if exp.contrasts:
-        write_table(eta.contrasts, exp.out / f"contrasts{suffix}.csv", eta.contrast_signatures, kind="contrast",
-                    signature_column=True)
+    write_eta_tables(eta, [exp.out / f"eta{suffix}{ext}" for ext in (".parquet", ".csv", ".md")],
+                     per_talk=exp.out / f"eta_per_talk{suffix}.csv",
+                     contrasts=exp.out / f"contrasts{suffix}.csv" if exp.contrasts else None)
     return rep, eta
 
 

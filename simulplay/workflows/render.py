@@ -1,6 +1,6 @@
 """``simulplay render``: one audio file per output, holding what the listener hears.
 
-Each file is the output on the source clock (:mod:`simulplay.sim.render`): silence until
+Each file is the output on the source clock (:mod:`simulplay.sim.listener_audio`): silence until
 the first part plays and during every idle gap, every part's stored samples from its
 playback start in the replay (``--release``, ``--service``), so its length is
 ``end_s × rate`` to the nearest sample and its sound regions are the replay's playback
@@ -36,9 +36,9 @@ from simulplay.grouping import canonical_condition
 from simulplay.paths import check_new_folder, new_folder, safe_component, safe_names
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.signature import merge
+from simulplay.sim.listener_audio import RESAMPLE_QUALITY, Rendered, render_output, resample
 from simulplay.sim.manifest import output_keys
 from simulplay.sim.part_audio import LoadAudio, PartAudio, part_samples, require_audio
-from simulplay.sim.render import RESAMPLE_QUALITY, Rendered, render_output, resample
 from simulplay.sim.replay import output_label, replay
 from simulplay.sim.variants import Release, ServiceModel, parse_release
 from simulplay.tables import write_table

@@ -22,12 +22,12 @@ import numpy as np
 import pandas as pd
 
 from simulplay.backends import parse_backend
-from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.provenance import machine
 from simulplay.signature import base_signature
 from simulplay.sim.manifest import output_keys, validate_manifest
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import ClockCheck, check_clock
 from simulplay.synthesis.columns import chunk_path
 from simulplay.synthesis.executors.jobs import Job, Outcome, WorkerState

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.backends.store import AudioStore, describe_request
 from simulplay.errors import InputError, Interrupted
 from simulplay.fields import Checker
 from simulplay.progress import NO_PROGRESS, Progress
@@ -34,6 +33,7 @@ from simulplay.recognizers.base import Recognizer, recognizer_summary, to_16k
 from simulplay.recognizers.windows import WindowRule, failed_windows, pieces_columns, transcribe_waveform
 from simulplay.signature import merge, settings_hash
 from simulplay.sim.manifest import output_keys
+from simulplay.store.store import AudioStore, describe_request
 from simulplay.tables import read_table, stored_signatures
 from simulplay.traces.model import join_texts
 

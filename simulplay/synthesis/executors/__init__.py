@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from simulplay.backends.base import BackendConfig
-from simulplay.backends.store import AudioStore
 from simulplay.errors import InputError, Interrupted
 from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.executors.jobs import Driver, Job, WorkerState, split_units, todo_jobs
 from simulplay.synthesis.stats import SynthStats
 

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
-from simulplay.backends.store import AudioStore
 from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import PROBE_EVERY_S, PROBE_TEXT
 from simulplay.synthesis.plan import origin_of
 from simulplay.synthesis.request import timed_request

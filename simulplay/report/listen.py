@@ -3,7 +3,7 @@
 For the talk of Figure 3, in its first panel (backend, realization), each system's output
 under the reference and the compared condition is rendered from the primary replay
 (request release, measured service) exactly as ``simulplay render`` does
-(:mod:`simulplay.sim.render`), and its first ``listen_s`` seconds from source start (the
+(:mod:`simulplay.sim.listener_audio`), and its first ``listen_s`` seconds from source start (the
 same length for every clip: silence after an output ends) are saved as
 ``audio/<system>__<condition>.mp3``: mono, MP3 with variable bit rate (LAME's quality
 setting at libsndfile compression level 0.9, about 32 kbit/s for speech), at the output's
@@ -26,14 +26,14 @@ import numpy as np
 import pandas as pd
 import soundfile as sf
 
-from simulplay.analysis.report.load import RunData
-from simulplay.analysis.report.model import AudioClip, ReportAudio, ReportTable, extend
-from simulplay.analysis.report.order import panels, system_order
 from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
 from simulplay.paths import safe_names
+from simulplay.report.load import RunData
+from simulplay.report.model import AudioClip, ReportAudio, ReportTable, extend
+from simulplay.report.order import panels, system_order
+from simulplay.sim.listener_audio import RESAMPLE_QUALITY, Rendered, render_output, resample
 from simulplay.sim.part_audio import PartAudio, part_samples
-from simulplay.sim.render import RESAMPLE_QUALITY, Rendered, render_output, resample
 
 LISTEN_S = 30.0
 MP3_RATES = (8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000)
@@ -72,7 +72,7 @@ def listen_section(run: RunData, parts: pd.DataFrame, condition: str, talk: str,
     if folder is None:
         run.notes.append(f"Listen: left out, {why}.")
         return None
-    from simulplay.backends.store import AudioStore
+    from simulplay.store.store import AudioStore
 
     load = AudioStore.open(folder, create=False, field="--store").load_audio
     ref = canonical_condition(run.reference)

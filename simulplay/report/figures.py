@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from simulplay.analysis.report.load import RunData
-from simulplay.analysis.report.model import ReportFigure, ReportTable, extend, signature_lines
-from simulplay.analysis.report.order import condition_order, panels, system_order
-from simulplay.analysis.report.queue import BAND, GRID_POINTS, queue_delta
+from simulplay.report.load import RunData
+from simulplay.report.model import ReportFigure, ReportTable, extend, signature_lines
+from simulplay.report.order import condition_order, panels, system_order
+from simulplay.report.queue import BAND, GRID_POINTS, queue_delta
 from simulplay.signature import merge
 
 PIXEL_RATIO = 2  # PNG pixels per CSS pixel: the page shows each figure at half its pixel size

@@ -13,20 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from simulplay import __version__
-from simulplay.analysis.report import html, render
-from simulplay.analysis.report.figures import all_figures, default_condition, default_talk
-from simulplay.analysis.report.listen import LISTEN_S, listen_section
-from simulplay.analysis.report.load import RunData, load_run
-from simulplay.analysis.report.measured import measured_sentence
-from simulplay.analysis.report.model import ReportAudio, ReportFigure, ReportTable
-from simulplay.analysis.report.order import condition_order
-from simulplay.analysis.report.queue import replay_parts, silent_reading
-from simulplay.analysis.report.stepwise import load_tables
-from simulplay.analysis.report.tables import all_tables
 from simulplay.analysis.small_panels import report_note
 from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
+from simulplay.report import formats, html
+from simulplay.report.figures import all_figures, default_condition, default_talk
+from simulplay.report.listen import LISTEN_S, listen_section
+from simulplay.report.load import RunData, load_run
+from simulplay.report.measured import measured_sentence
+from simulplay.report.model import ReportAudio, ReportFigure, ReportTable
+from simulplay.report.order import condition_order
+from simulplay.report.queue import replay_parts, silent_reading
+from simulplay.report.stepwise import load_tables
+from simulplay.report.tables import all_tables
+from simulplay.version import __version__
 
 #: Report order by key prefix; tables and figures not listed follow in their own order.
 ORDER = ("table00", "inputs", "table01", "table01b", "table01c", "table02", "realizations", "fitclock", "figure01",
@@ -127,13 +127,13 @@ def markdown_report(report: Report) -> str:
         out += ["## Notes", ""] + [f"* {n}" for n in report.run.notes] + [""]
     for item in report.items():
         if isinstance(item, ReportTable):
-            out.append(render.markdown(item))
+            out.append(formats.markdown(item))
         elif isinstance(item, ReportAudio):
-            out += [f"### {render.heading(item)}", "", item.caption, ""]
+            out += [f"### {formats.heading(item)}", "", item.caption, ""]
             out += [f"* [{c.label}]({quote(c.file)}) ({c.duration_s:.3f} s)" for c in item.clips] + [""]
-            out.append(render.markdown(item.table).split("\n", 2)[2])
+            out.append(formats.markdown(item.table).split("\n", 2)[2])
         else:
-            out += [f"### {render.heading(item)}", "", f"![{render.heading(item)}](figures/{item.key}.png)", "",
+            out += [f"### {formats.heading(item)}", "", f"![{formats.heading(item)}](figures/{item.key}.png)", "",
                     item.caption + f" (SVG: [figures/{item.key}.svg](figures/{item.key}.svg))", ""]
             out += [f"Signature: `{s}`  " for s in item.lines] + [""]
     return "\n".join(out)
@@ -156,16 +156,16 @@ def write_report(report: Report, out: str | Path) -> list[Path]:
     files: dict[str, bytes] = {"report.md": markdown_report(report).encode(),
                                "report.html": html_report(report).encode()}
     for t in report.tables:
-        files[f"tables/{t.key}.csv"] = render.csv_text(t).encode()
-        files[f"tables/{t.key}.tex"] = render.latex(t).encode()
+        files[f"tables/{t.key}.csv"] = formats.csv_text(t).encode()
+        files[f"tables/{t.key}.tex"] = formats.latex(t).encode()
     if report.audio is not None:
-        files[f"tables/{report.audio.table.key}.csv"] = render.csv_text(report.audio.table).encode()
+        files[f"tables/{report.audio.table.key}.csv"] = formats.csv_text(report.audio.table).encode()
         files |= {c.file: c.data for c in report.audio.clips}
     for f in report.figures:
         files[f"figures/{f.key}.png"] = f.png
         files[f"figures/{f.key}.svg"] = f.svg
         if f.data is not None:
-            files[f"tables/{f.data.key}.csv"] = render.csv_text(f.data).encode()
+            files[f"tables/{f.data.key}.csv"] = formats.csv_text(f.data).encode()
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         tmp.chmod(0o755)

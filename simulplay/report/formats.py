@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.analysis.report.model import ReportTable
+from simulplay.report.model import ReportTable
 
 PANEL_COLUMNS = ("backend", "realization")
 EMPTY = "—"

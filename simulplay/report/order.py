@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from simulplay.analysis.report.load import PANEL_KEYS, RunData
 from simulplay.grouping import canonical_condition
+from simulplay.report.load import PANEL_KEYS, RunData
 
 
 def panels(df: pd.DataFrame) -> list[str]:

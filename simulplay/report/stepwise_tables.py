@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from simulplay.analysis.report.load import RunData
-from simulplay.analysis.report.measured import machine_items
-from simulplay.analysis.report.model import ReportTable, extend, signature_lines
-from simulplay.analysis.report.order import condition_order, panels, sort_rows
 from simulplay.grouping import canonical_condition
+from simulplay.report.load import RunData
+from simulplay.report.measured import machine_items
+from simulplay.report.model import ReportTable, extend, signature_lines
+from simulplay.report.order import condition_order, panels, sort_rows
 from simulplay.signature import base_signature, merge
 
 #: Player columns shown (equal-talk means per output group and pre-buffer).

@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simulplay.backends.store import AudioStore, describe_request
 from simulplay.errors import InputError
+from simulplay.store.store import AudioStore, describe_request
 
 SHOWN = 10  # damaged requests listed by name; the rest are counted
 

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from simulplay.analysis.report.load import RunData
 from simulplay.provenance import machine_line
+from simulplay.report.load import RunData
 from simulplay.synthesis.clock_check import ClockCheck
 
 NOT_RECORDED = "not recorded"

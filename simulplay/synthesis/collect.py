@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from simulplay.backends.base import Backend, backend_summary
-from simulplay.backends.store import AudioStore
 from simulplay.signature import base_signature
+from simulplay.store.store import AudioStore
 from simulplay.synthesis.columns import CHUNK_ORDER, MANIFEST_ORDER
 from simulplay.synthesis.plan import ORDER_COLUMNS, origin_of
 

@@ -16,10 +16,10 @@ import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.eta import EtaResult, compute_eta
-from simulplay.analysis.report.inputs import TableFile
-from simulplay.analysis.report.load import keys_as_text
 from simulplay.errors import IncompleteError, InputError
 from simulplay.grouping import canonical_condition
+from simulplay.report.inputs import TableFile
+from simulplay.report.load import keys_as_text
 
 TOL = 1e-9
 PANEL = ("backend", "realization")

@@ -98,29 +98,17 @@ def eta(
 def _write_eta(res, out: Path, *, title: str, per_talk: Path | None, contrast_out: Path | None,
                interaction_out: Path | None, interaction_per_talk: Path | None) -> None:
     """Write and print the η table (with its small-panel notes) and the extra tables that were asked for."""
-    import pandas as pd
-
     from simulplay.cli.console import print_table
-    from simulplay.tables import write_table
+    from simulplay.workflows.eta_tables import interaction_table, write_eta_tables
 
-    write_table(res.table, out, res.table_signatures, kind="eta", signature_column=True, notes=res.notes)
+    write_eta_tables(res, out, per_talk=per_talk, contrasts=contrast_out, interaction=interaction_out,
+                     interaction_per_talk=interaction_per_talk)
     print_table(res.table, res.table_signatures, title=title, notes=res.notes)
-    if per_talk:
-        write_table(res.per_talk, per_talk, res.per_talk_signatures, kind="eta-per-talk")
     if contrast_out:
-        write_table(res.contrasts, contrast_out, res.contrast_signatures, kind="contrast", signature_column=True,
-                    notes=res.contrast_notes)
         print_table(res.contrasts, res.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)",
                     notes=res.contrast_notes)
-    if interaction_out:
-        table = pd.concat([r.table for r in res.interactions], ignore_index=True)
-        sigs = [s for r in res.interactions for s in r.signatures]
-        write_table(table, interaction_out, sigs, kind="interaction", signature_column=True)
-        print_table(table, sigs, title="Cross-backend interaction η(B1) − η(B2)")
-    if interaction_per_talk and res.interactions:
-        table = pd.concat([r.per_talk for r in res.interactions], ignore_index=True)
-        write_table(table, interaction_per_talk, [s for r in res.interactions for s in r.per_talk_signatures],
-                    kind="interaction-per-talk")
+    if interaction_out and res.interactions:
+        print_table(*interaction_table(res), title="Cross-backend interaction η(B1) − η(B2)")
     if res.excluded:
         typer.echo(f"excluded {len(res.excluded)} missing output(s); their talks are not in the means")
     excluded = sorted({x for r in res.interactions for x in r.excluded})
@@ -138,8 +126,9 @@ def check_realizations(df, talk_spread: Path | None, summary: Path) -> None:
 
 def write_talk_spread(res, path: Path) -> None:
     """The per-talk spread across realizations and its summary (printed), or why not."""
-    from simulplay.analysis.realizations import realization_tables, write_realization_tables
+    from simulplay.analysis.realizations import realization_tables
     from simulplay.cli.console import print_table
+    from simulplay.workflows.eta_tables import write_realization_tables
 
     tables = realization_tables(res)
     write_realization_tables(tables, path, beside(path, ".summary"))

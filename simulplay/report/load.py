@@ -7,7 +7,7 @@ Optional, included when present: ``contrasts.csv``, the sensitivity variants'
 ``edges_nonspeech.csv``, the content tables ``content.csv``, ``content.pairs.csv`` and
 ``word_timing.csv``, and the trace files named in ``run.json`` (or given with ``--trace``).
 Anything else (tables given by path, a folder without ``run.json``) is read by
-:mod:`simulplay.analysis.report.stepwise`.
+:mod:`simulplay.report.stepwise`.
 
 Every table keeps one signature per row: a structured dict where the file stores one
 (Parquet metadata), else the display string of its CSV ``signature`` column, matched
@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
-from simulplay.analysis.report.inputs import KEY_COLUMNS, Signature, file_hash, signature_fingerprint, typed_frame
 from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.report.inputs import KEY_COLUMNS, Signature, file_hash, signature_fingerprint, typed_frame
 from simulplay.signature import format_signature
 from simulplay.sim.manifest import validate_manifest
 from simulplay.tables import read_table, stored_signatures

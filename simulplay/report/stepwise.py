@@ -38,7 +38,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.analysis.report.inputs import (
+from simulplay.errors import InputError
+from simulplay.grouping import canonical_condition
+from simulplay.report.inputs import (
     TableFile,
     file_hash,
     match_structured,
@@ -46,9 +48,9 @@ from simulplay.analysis.report.inputs import (
     same_content,
     signature_fingerprint,
 )
-from simulplay.analysis.report.load import InputRow, RunData, Signed, keys_as_text, read_run_traces
-from simulplay.analysis.report.queue import summary_mismatch
-from simulplay.analysis.report.rebuild import (
+from simulplay.report.load import InputRow, RunData, Signed, keys_as_text, read_run_traces
+from simulplay.report.queue import summary_mismatch
+from simulplay.report.rebuild import (
     CONTRAST_POINTS,
     ETA_POINTS,
     PANEL,
@@ -61,8 +63,6 @@ from simulplay.analysis.report.rebuild import (
     primary_replay,
     replay_label,
 )
-from simulplay.errors import InputError
-from simulplay.grouping import canonical_condition
 from simulplay.signature import base_signature
 from simulplay.sim import replay, validate_manifest
 

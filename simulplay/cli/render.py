@@ -54,11 +54,11 @@ def render(
     gets no file (file empty). File names are made of talk, system and condition
     (characters outside A-Z a-z 0-9 . _ - replaced, with a short hash added).
     """
-    from simulplay.backends.store import AudioStore
     from simulplay.cli.console import print_table, progress_bar
     from simulplay.paths import check_new_folder
     from simulplay.sim import read_chunks, read_manifest
     from simulplay.sim.variants import parse_release, parse_service
+    from simulplay.store.store import AudioStore
     from simulplay.workflows.render import check_format, render_outputs
 
     check_new_folder(out)

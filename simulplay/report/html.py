@@ -18,9 +18,9 @@ import re
 from html import escape
 from urllib.parse import quote
 
-from simulplay.analysis.report.figures import PIXEL_RATIO
-from simulplay.analysis.report.model import ReportAudio, ReportFigure, ReportTable
-from simulplay.analysis.report.render import caption, cells, heading, shown
+from simulplay.report.figures import PIXEL_RATIO
+from simulplay.report.formats import caption, cells, heading, shown
+from simulplay.report.model import ReportAudio, ReportFigure, ReportTable
 
 CSS = """
 :root{--fg:#1d232b;--muted:#5b6673;--line:#d8dee6;--bg:#fff;--head:#f3f5f8}

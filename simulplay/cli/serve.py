@@ -1,0 +1,37 @@
+"""``serve``: a TTS backend as an OpenAI-compatible speech API."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+
+def serve(
+    backend: str = typer.Option("piper", "--backend", help="Request backend to serve: piper[:…], "
+                                "xtts:model_dir=PATH[,…] (every setting is a parameter)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port (0: any free port, printed)."),
+    model: str | None = typer.Option(None, "--model", help="Model id clients must send "
+                                     "(default: the backend's label, e.g. piper:en_US-joe-medium)."),
+    api_key_env: str | None = typer.Option(None, "--api-key-env", help="Name of an environment variable "
+                                           "holding the API key clients must send (Authorization: Bearer)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No request log on stderr."),
+):
+    """Serve a TTS backend as an OpenAI-compatible speech API (POST /v1/audio/speech).
+
+    The backend loads and warms up before the server listens. Requests are synthesized one
+    at a time; each chunk the backend yields is sent as it is produced (chunked transfer):
+    response_format pcm (16-bit little-endian mono; the rate in the X-Sample-Rate header)
+    or wav. GET /v1/simulplay/identity returns the backend identity that the http client
+    backend records. Synthesize against it with
+    --backend http:base_url=http://HOST:PORT/v1,model=MODEL. Stop with Ctrl-C.
+    """
+    from simulplay.backends import parse_backend
+    from simulplay.workflows.serve import log_stderr, make_server, serve_until_interrupted
+
+    server = make_server(parse_backend(backend).create(), host, port, model=model, api_key_env=api_key_env,
+                         log=None if quiet else log_stderr)
+    typer.echo(f"serving model '{server.model}' (voice '{server.voice}') at {server.url}", nl=True)
+    sys.stdout.flush()
+    serve_until_interrupted(server)
