@@ -3,6 +3,7 @@ agree, signatures everywhere, optional tables when their files exist, and bad fo
 
 import io
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -312,3 +313,16 @@ def test_the_report_names_inputs_relative_to_the_run_folder(tmp_path):
     assert inputs.splitlines()[-1].startswith("../../traces/talks.jsonl,trace,")
     for text in (md, inputs):
         assert str(tmp_path) not in text
+
+
+def test_the_committed_demo_report_names_no_absolute_path():
+    """reports/demo is read on other machines: every input it names is relative to its run folder."""
+    import csv
+
+    root = Path(__file__).resolve().parents[2] / "reports" / "demo"
+    with open(root / "tables" / "inputs.csv", encoding="utf-8", newline="") as f:
+        paths = [row["path"] for row in csv.DictReader(f)]
+    assert paths and all(not Path(p).is_absolute() for p in paths), paths
+    for name in ("report.md", "tables/inputs.csv", "tables/inputs.tex"):
+        text = (root / name).read_text(encoding="utf-8")
+        assert "/work/" not in text and "/home/" not in text and "/tmp/" not in text, name
