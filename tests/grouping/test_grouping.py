@@ -112,12 +112,23 @@ def test_bad_rule_strings_name_what_is_accepted(bad, fragment):
     assert fragment in str(e.value) and "\n" not in str(e.value)
 
 
-def test_a_user_rule_registers_without_editing_the_core():
+@pytest.fixture
+def scratch_rule_name():
+    """A rule name the test registers, removed from the registry afterwards (other tests see
+    the built-in rules only)."""
+    from simulplay.grouping.registry import RULES
+
+    yield "pairs_test"
+    RULES._items.pop("pairs_test", None)
+
+
+def test_a_user_rule_registers_without_editing_the_core(scratch_rule_name):
     from dataclasses import dataclass
 
     from simulplay.grouping.registry import Group
+    from simulplay.specs import RegistryError
 
-    @register_rule("pairs_test")
+    @register_rule(scratch_rule_name)
     @dataclass(frozen=True)
     class Pairs(Rule):
         def group(self, s):
@@ -126,8 +137,8 @@ def test_a_user_rule_registers_without_editing_the_core():
 
     assert parse_rule("pairs_test").canonical() == "pairs_test"
     assert len(parse_rule("pairs_test").group(stream([0, 1, 2]))) == 2
-    with pytest.raises(Exception, match="already registered"):
-        register_rule("pairs_test")(Pairs)
+    with pytest.raises(RegistryError, match="rule 'pairs_test' is already registered"):
+        register_rule(scratch_rule_name)(Pairs)
 
 
 # ---- properties ---------------------------------------------------------------
