@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-MANIFEST_ORDER = ("talk_id", "system", "condition", "backend", "realization", "seq", "dispatch_s",
+from simulplay.keys import OUTPUT_ID
+
+MANIFEST_ORDER = (*OUTPUT_ID, "seq", "dispatch_s",
                   "service_s", "audio_s", "source_s", "text", "glue", "trigger", "n_updates", "group",
                   "audio_key", "sample_rate", "n_samples", "reused", "error", "worker", "host", "device",
                   "attempts", "request_attempts", "cpu_s", "wait_s", "load1", "contended", "synth_order",
                   "order_id", "condition_pos")
-CHUNK_ORDER = ("talk_id", "system", "condition", "backend", "realization", "seq", "chunk",
+CHUNK_ORDER = (*OUTPUT_ID, "seq", "chunk",
                "ready_offset_s", "audio_s", "n_samples")
 
 
