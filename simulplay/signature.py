@@ -1,4 +1,4 @@
-"""Signatures: a structured record of everything that shapes a number (SPEC §6).
+"""Signatures: a structured record of everything that shapes a number (docs/concepts.md#signatures).
 
 A signature is a plain ``dict``. It is stored structured (Parquet metadata, JSON) and
 rendered as one line only for display, in a fixed key order with ``None`` left out and

@@ -89,7 +89,7 @@ def compute_eta(
     interactions: Sequence[tuple[str, str]] = (),
 ) -> EtaResult:
     """η of translator ``a`` against ``f`` (system names) per panel and condition: the
-    equal-talk mean of ``δ_s(w) − δ_s(reference)`` with δ the gap of ``offset_s`` (SPEC §5),
+    equal-talk mean of ``δ_s(w) − δ_s(reference)`` with δ the gap of ``offset_s`` (docs/concepts.md#the-comparison),
     its duration and idle parts, in seconds, with a paired talk-bootstrap interval (one
     index matrix per panel, talks in sorted order) and the talks moving each way.
 

@@ -1,4 +1,4 @@
-"""Request manifests: reading and validating the table that ``replay`` reads (SPEC §7).
+"""Request manifests: reading and validating the table that ``replay`` reads (docs/formats.md).
 
 Columns: ``talk_id, system, condition, seq, dispatch_s, service_s, audio_s, source_s``;
 optional ``ready_s`` (the readiness; ``service_s`` may then be empty), ``text``,

@@ -1,6 +1,6 @@
 """The request manifest and chunk table read back from the store's records.
 
-One row per planned request (SPEC §7 plus synthesis columns, :data:`MANIFEST_ORDER`): a
+One row per planned request (docs/formats.md plus synthesis columns, :data:`MANIFEST_ORDER`): a
 completed request carries its record's audio key, sample count, rate and measured
 service time (``audio_s = n_samples / sample_rate``) with its CPU time, run-queue wait and
 load (empty in records older than the clock check); a failed or missing one carries its

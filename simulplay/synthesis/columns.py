@@ -1,6 +1,6 @@
 """The synthesized manifest's column order and where its chunk table goes.
 
-A manifest written by synthesis has the SPEC §7 columns plus the synthesis columns, in
+A manifest written by synthesis has the docs/formats.md columns plus the synthesis columns, in
 :data:`MANIFEST_ORDER`; its chunk table (one row per audio chunk a backend yielded, with
 the chunk's time since its request started) is written beside it as
 ``<manifest stem>.chunks.parquet`` (:func:`chunk_path`), where replay looks for it.
