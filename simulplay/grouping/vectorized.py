@@ -46,7 +46,8 @@ class UpdateTable:
     start, ``keys`` the same in whole nanoseconds; ``words`` (``W``) and ``chars`` running
     sums for the content triggers (module docstring), ``word_u`` each update's own words;
     ``last_opaque[j]`` the last update ≤ j with a character other than whitespace and
-    closing marks (−1: none), ``next_opaque[j]`` the first ≥ j (n: none); ``next_terminal[j]``
+    closing marks (−1: none), ``terminal[j]`` whether that character of update j is a
+    sentence terminator, ``next_opaque[j]`` the first ≥ j (n: none); ``next_terminal[j]``
     the first instant-block end ≥ j whose text up to it ends a sentence (n: none);
     ``block_end[j]`` the last update available at the instant of update j; ``simple``:
     the streams without an empty update text."""
@@ -59,6 +60,7 @@ class UpdateTable:
     word_u: np.ndarray
     chars: np.ndarray
     last_opaque: np.ndarray
+    terminal: np.ndarray
     next_opaque: np.ndarray
     next_terminal: np.ndarray
     block_end: np.ndarray
@@ -112,7 +114,7 @@ def update_table(streams: Sequence[Stream]) -> UpdateTable:
     term_end = ends & (last_opaque >= 0) & terminal[np.maximum(last_opaque, 0)]
     next_terminal = np.minimum.accumulate(np.where(term_end, idx, n)[::-1])[::-1] if n else idx
     simple = np.array([all(s.texts) for s in streams], bool)
-    return UpdateTable(streams, offsets, times, keys, words, word_u, chars, last_opaque, next_opaque,
+    return UpdateTable(streams, offsets, times, keys, words, word_u, chars, last_opaque, terminal, next_opaque,
                        next_terminal, block_end, simple)
 
 

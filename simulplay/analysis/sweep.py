@@ -1,0 +1,179 @@
+"""Modelled sweeps: η and the end offset L over a grid of a grouping rule's parameters.
+
+For every grid point the run's traces are grouped under the rule
+(:mod:`simulplay.grouping.vectorized`), each request's audio and service seconds are
+predicted by the run's own models (:mod:`simulplay.sim.modelled`), and the predicted
+manifest goes through the same :func:`~simulplay.sim.replay` and
+:func:`~simulplay.analysis.compute_eta` as a measured one: δ, η against the run's
+reference (modelled too), its parts and the paired talk-bootstrap interval. ``L`` is a
+talk's end offset (``offset_s``: when its last audio ends, seconds after the source
+ends), averaged over talks per system with an interval from the same index matrix. Every
+value is modelled; the run's measured conditions are modelled as well and set beside
+their measurements (:mod:`simulplay.analysis.sweep_check`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simulplay.analysis.bootstrap import Bootstrap
+from simulplay.analysis.eta import compute_eta
+from simulplay.grouping.grid import RuleGrid
+from simulplay.grouping.registry import canonical_condition, parse_rule
+from simulplay.grouping.vectorized import group_many, update_table
+from simulplay.keys import RUN_PANEL_KEYS, present
+from simulplay.signature import base_signature, merge
+from simulplay.sim.durationfit import update_counts
+from simulplay.sim.modelled import PanelModel, fit_models, predicted_manifest
+from simulplay.sim.replay import replay
+from simulplay.traces.model import Stream
+
+MODELLED = "modelled durations and service times (a model of the run's requests, not a measurement)"
+ETA_PARTS = ("eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive", "duration_part_s", "idle_part_s",
+             "delta_s")
+
+
+@dataclass
+class Modelled:
+    """A replay of a predicted manifest: its η table (panel × condition) and per-talk
+    effects, and L per panel, condition and system (mean over talks and interval), with
+    the talks' own L; all seconds."""
+
+    manifest: pd.DataFrame
+    summary: pd.DataFrame
+    eta: pd.DataFrame
+    eta_per_talk: pd.DataFrame
+    ends: pd.DataFrame  # panel keys, condition, system, L_s, L_low_s, L_high_s, n_requests
+    ends_per_talk: pd.DataFrame  # panel keys, condition, system, talk_id, L_s
+    signatures: list[dict[str, Any]] = field(default_factory=list)  # one per eta row
+
+
+def replay_eta(manifest: pd.DataFrame, *, a: str, f: str, reference: str, boot: Bootstrap,
+               silent_parts: str = "skip", upstream: dict[str, Any] | None = None,
+               source: str = "manifest") -> Modelled:
+    """Replay ``manifest`` (request release, its own ``service_s``) and compute η exactly as
+    ``simulplay replay`` and ``simulplay eta`` do, plus L per system."""
+    rep = replay(manifest, upstream=upstream, source=source, silent_parts=silent_parts)
+    eta = compute_eta(rep.summary, a=a, f=f, reference=reference, boot=boot, upstream=rep.signatures,
+                      source=source)
+    ends, per_talk = end_offsets(rep.summary, boot)
+    return Modelled(manifest, rep.summary, eta.table, eta.per_talk, ends, per_talk, eta.table_signatures)
+
+
+def end_offsets(summary: pd.DataFrame, boot: Bootstrap) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """L per panel, condition and system: the equal-talk mean of ``offset_s`` with its
+    paired talk-bootstrap interval (one index matrix per panel, talks sorted, as η), and
+    the requests of those outputs summed (``n_requests``)."""
+    keys = present(RUN_PANEL_KEYS, summary)
+    rows = []
+    conds = summary.assign(condition=summary["condition"].map(canonical_condition))
+    panels = conds.groupby(keys, sort=False) if keys else [((), conds)]
+    for key, panel in panels:
+        pk = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        talks = sorted(panel["talk_id"].unique())
+        idx = boot.indices(len(talks))
+        for (cond, system), g in panel.groupby(["condition", "system"], sort=False):
+            values = g.set_index("talk_id")["offset_s"].reindex(talks).to_numpy(float)
+            low, high = boot.interval(values, idx) if np.isfinite(values).all() else (np.nan, np.nan)
+            rows.append({**pk, "condition": cond, "system": system, "L_s": float(np.mean(values)),
+                         "L_low_s": low, "L_high_s": high, "n_requests": int(g["n_parts"].sum())})
+    per_talk = conds[[*keys, "condition", "system", "talk_id", "offset_s"]].rename(columns={"offset_s": "L_s"})
+    return pd.DataFrame(rows), per_talk.reset_index(drop=True)
+
+
+@dataclass
+class SweepResult:
+    """The sweep table (one row per panel × family × grid point) with its signatures, the
+    fitted models, and the modelled replay of the grid and of the run's measured conditions."""
+
+    table: pd.DataFrame
+    signatures: list[dict[str, Any]]
+    models: list[PanelModel]
+    modelled: Modelled
+    grids: list[RuleGrid]
+
+
+def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence[RuleGrid], *, a: str, f: str,
+              reference: str, boot: Bootstrap, phonemes: Sequence[int] | None = None,
+              train: Collection[str] | None = None, folds: int = 5, silent_parts: str = "skip",
+              upstream: dict[str, Any] | None = None, source: str = "manifest") -> SweepResult:
+    """Fit the models on ``manifest`` (a validated run manifest of ``streams``; ``phonemes``
+    one count per update of the streams in order, or None) and model every grid point, the
+    reference and every measured condition (see the module docstring)."""
+    table = update_table(streams)
+    counts = update_counts(table, phonemes)
+    reference = canonical_condition(reference)
+    train = None if train is None else {canonical_condition(t) for t in train}
+    models = fit_models(manifest, table, counts, train=train, folds=folds, source=source)
+    measured = list(dict.fromkeys(manifest["condition"]))
+    conditions = list(dict.fromkeys([reference, *measured, *(r.canonical() for g in grids for r in g.rules())]))
+    groups = group_many(table, [parse_rule(c) for c in conditions])
+    predicted = predicted_manifest(table, counts, groups, conditions, models)
+    sig = merge(upstream, base_signature(model=MODELLED, durations=_described(models, "durations"),
+                                         service_fit=_described(models, "service")))
+    modelled = replay_eta(predicted, a=a, f=f, reference=reference, boot=boot, silent_parts=silent_parts,
+                          upstream=sig, source=f"{source} (modelled)")
+    rows, sigs = sweep_rows(modelled, grids, set(measured), reference, boot, sig)
+    return SweepResult(rows, sigs, models, modelled, list(grids))
+
+
+def _described(models: Sequence[PanelModel], which: str) -> str:
+    parts = [(m.label() + ": " if m.label() else "") +
+             (m.durations.describe() if which == "durations" else m.service.describe()) for m in models]
+    return "; ".join(parts)
+
+
+def sweep_rows(modelled: Modelled, grids: Sequence[RuleGrid], measured: set[str], reference: str,
+               boot: Bootstrap, sig: dict[str, Any]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """One row per panel × family × grid point: the point's parameters, modelled η (with
+    interval, parts and direction counts) and L of A and F (with intervals), requests per
+    system, and whether the run measured the point (``measured``)."""
+    keys = present(RUN_PANEL_KEYS, modelled.eta)
+    eta = modelled.eta.set_index([*keys, "condition"])
+    ends = modelled.ends
+    systems = list(dict.fromkeys(modelled.summary["system"]))
+    params = list(dict.fromkeys(k for g in grids for k in g.values))
+    panels = modelled.ends[keys].drop_duplicates().itertuples(index=False) if keys else [()]
+    rows, sigs = [], []
+    for pk in panels:
+        pk = dict(zip(keys, pk))
+        at = np.ones(len(ends), bool)
+        for k, v in pk.items():
+            at &= (ends[k] == v).to_numpy()
+        for grid in grids:
+            for rule, values in grid.points:
+                cond = rule.canonical()
+                row: dict[str, Any] = {"family": grid.text, "rule": cond, **{p: values.get(p) for p in params},
+                                       **pk}
+                e = eta.loc[tuple(pk.values()) + (cond,)] if cond != reference else None
+                row["n_talks"] = int(e["n_talks"]) if e is not None else _talks(modelled, pk)
+                for col in ETA_PARTS:
+                    row[f"modelled_{col}"] = e[col] if e is not None else (0 if col.startswith("n_") else 0.0)
+                for tag, system in zip(("a", "f"), _pair(modelled, systems)):
+                    end = ends[at & (ends["condition"] == cond).to_numpy() & (ends["system"] == system).to_numpy()]
+                    row[f"n_requests_{tag}"] = int(end["n_requests"].iloc[0])
+                    for col in ("L_s", "L_low_s", "L_high_s"):
+                        row[f"modelled_{col[:-2]}_{tag}_s"] = float(end[col].iloc[0])
+                row["measured"] = cond in measured
+                rows.append(row)
+                sigs.append(merge(sig, {"table": "sweep", "rule": cond}, pk,
+                                  boot.signature()))
+    return pd.DataFrame(rows), sigs
+
+
+def _pair(modelled: Modelled, systems: list[str]) -> tuple[str, str]:
+    """A and F, read from the η table's signature (``a``, ``f``)."""
+    sig = modelled.signatures[0] if modelled.signatures else {}
+    return sig.get("a", systems[0]), sig.get("f", systems[-1])
+
+
+def _talks(modelled: Modelled, pk: dict[str, Any]) -> int:
+    s = modelled.summary
+    for k, v in pk.items():
+        s = s[s[k] == v]
+    return int(s["talk_id"].nunique())

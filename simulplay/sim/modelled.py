@@ -1,0 +1,145 @@
+"""Modelled manifests: the requests of any grouping, with modelled audio and service times.
+
+A run's manifest holds real requests (text, audio seconds, measured service seconds)
+under the conditions it synthesized. :func:`fit_models` fits, per panel (backend and
+realization), the duration model (:mod:`simulplay.sim.durationfit`) and the service clock
+(:mod:`simulplay.sim.servicefit`: LAD on audio seconds and characters) on those requests,
+after checking that grouping the run's traces reproduces them request for request.
+:func:`predicted_manifest` then writes a manifest for any set of rules whose ``audio_s``
+(with ``n_samples`` at the panel's sample rate) and ``service_s`` are the models'
+predictions: a manifest like any other, for :func:`simulplay.sim.replay` and η.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from simulplay.errors import InputError
+from simulplay.grouping.registry import TRIGGERS, Rule, parse_rule
+from simulplay.grouping.vectorized import Groups, UpdateTable, group_many
+from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
+from simulplay.sim.durationfit import DurationFit, UpdateCounts, cross_validate, fit_durations, request_features
+from simulplay.sim.servicefit import ServiceFit, fit_panel
+
+REQUEST_KEYS = (*OUTPUT_KEYS, "seq")
+
+
+@dataclass(frozen=True)
+class PanelModel:
+    """The models of one panel: durations, the service clock and the panel's sample rate (Hz)."""
+
+    panel: tuple[tuple[str, str], ...]
+    durations: DurationFit
+    service: ServiceFit
+    sample_rate: int
+
+    def label(self) -> str:
+        """``backend=…, realization=…`` (empty for a manifest without panel columns)."""
+        return ", ".join(f"{k}={v}" for k, v in self.panel)
+
+
+def request_frame(table: UpdateTable, groups: Groups, conditions: Sequence[str]) -> pd.DataFrame:
+    """One row per group: output keys, ``seq`` (0-based within its output), ``dispatch_s``,
+    ``trigger``, ``n_updates``, ``source_s`` (seconds)."""
+    s = table.streams
+    lane = groups.rule * max(len(s), 1) + groups.stream
+    starts = np.flatnonzero(np.r_[True, lane[1:] != lane[:-1]]) if len(lane) else np.zeros(0, int)
+    seq = np.arange(len(lane)) - np.repeat(starts, np.diff(np.r_[starts, len(lane)]))
+    return pd.DataFrame({
+        "talk_id": np.array([x.talk_id for x in s], object)[groups.stream],
+        "system": np.array([x.system for x in s], object)[groups.stream],
+        "condition": np.array(list(conditions), object)[groups.rule],
+        "seq": seq.astype(np.int64),
+        "dispatch_s": groups.dispatch_s,
+        "trigger": np.array(TRIGGERS, object)[groups.trigger],
+        "n_updates": (groups.last - groups.first + 1).astype(np.int64),
+        "source_s": np.array([x.source_s for x in s], float)[groups.stream],
+    })
+
+
+def measured_rules(manifest: pd.DataFrame, source: str) -> list[Rule]:
+    """The rules of the manifest's conditions (each must be a RULE string)."""
+    return [parse_rule(c, source=f"{source}: condition") for c in dict.fromkeys(manifest["condition"])]
+
+
+def fit_models(manifest: pd.DataFrame, table: UpdateTable, counts: UpdateCounts, *,
+               train: Collection[str] | None = None, folds: int = 5, source: str = "manifest") -> list[PanelModel]:
+    """One :class:`PanelModel` per panel of a validated manifest, fitted on its requests
+    without error under the conditions ``train`` (canonical RULE strings; None: all)."""
+    rules = measured_rules(manifest, source)
+    groups = group_many(table, rules)
+    frame = request_frame(table, groups, [r.canonical() for r in rules])
+    feats = request_features(table, counts, groups)
+    aligned = _align(manifest, frame, source)
+    keys = present(RUN_PANEL_KEYS, manifest)
+    panels = manifest.groupby(keys, sort=False) if keys else [((), manifest)]
+    models = []
+    for key, rows in panels:
+        panel = tuple((k, str(v)) for k, v in zip(keys, key if isinstance(key, tuple) else (key,)))
+        ok = (rows["error"] == "").to_numpy() & rows["audio_s"].notna().to_numpy()
+        if train is not None:
+            ok &= rows["condition"].isin(list(train)).to_numpy()
+        idx = rows.index[ok]
+        at = aligned[idx]
+        x = {t: v[at] for t, v in feats.items()}
+        audio = rows.loc[idx, "audio_s"].to_numpy(float)
+        outputs = (rows.loc[idx, "talk_id"] + "\x00" + rows.loc[idx, "system"] + "\x00"
+                   + rows.loc[idx, "condition"]).to_numpy()
+        dur = cross_validate(fit_durations(x, audio, panel), x, audio, rows.loc[idx, "talk_id"].to_numpy(),
+                             outputs, folds)
+        service = rows.loc[idx, "service_s"].to_numpy(float)
+        usable = np.isfinite(service)
+        svc = fit_panel(audio[usable], x["chars"][usable], service[usable], panel)
+        rates = rows.loc[idx, "sample_rate"] if "sample_rate" in rows else pd.Series([], dtype=int)
+        rate = int(rates.mode().iloc[0]) if len(rates) else 0
+        models.append(PanelModel(panel, dur, svc, rate))
+    return models
+
+
+def _align(manifest: pd.DataFrame, frame: pd.DataFrame, source: str) -> np.ndarray:
+    """For each manifest row, its row in ``frame`` (the regrouped requests); refuses a
+    manifest whose requests are not the groups of the traces (another trace, a split)."""
+    want = manifest[list(REQUEST_KEYS)].assign(_m=np.arange(len(manifest)))
+    have = frame[[*REQUEST_KEYS, "n_updates"]].assign(_g=np.arange(len(frame)))
+    both = want.merge(have, on=list(REQUEST_KEYS), how="left")
+    n_out = manifest.groupby(list(OUTPUT_KEYS), sort=False).size()
+    n_groups = frame.groupby(list(OUTPUT_KEYS), sort=False).size()
+    sizes = n_out.to_frame("m").join(n_groups.to_frame("g"), how="left")
+    bad = sizes[sizes["m"] != sizes["g"]]
+    mismatch = both["_g"].isna().to_numpy().copy()
+    if "n_updates" in manifest:
+        mismatch |= ~mismatch & (manifest["n_updates"].to_numpy() != both["n_updates"].to_numpy())
+    if len(bad) or mismatch.any():
+        out = bad.index[0] if len(bad) else tuple(manifest.iloc[int(np.argmax(mismatch))][list(OUTPUT_KEYS)])
+        label = ", ".join(map(str, out))
+        raise InputError.at(source, f"the requests of output ({label}) are not the groups its trace gives under "
+                            "its rule", field="condition",
+                            accepted="a manifest synthesized from the run's traces, without an input-limit splitter")
+    return both.sort_values("_m")["_g"].to_numpy(np.int64)
+
+
+def predicted_manifest(table: UpdateTable, counts: UpdateCounts, groups: Groups, conditions: Sequence[str],
+                       models: Sequence[PanelModel]) -> pd.DataFrame:
+    """The requests of ``groups`` (``conditions``: the canonical string of each grouped
+    rule) once per panel, with modelled ``audio_s``/``n_samples`` and ``service_s``
+    (seconds); rows sorted by panel, output and ``seq``, as a validated manifest is."""
+    base = request_frame(table, groups, conditions)
+    feats = request_features(table, counts, groups)
+    frames = []
+    for m in models:
+        audio = m.durations.predict(feats)
+        if m.sample_rate > 0:
+            n = np.rint(audio * m.sample_rate).astype(np.int64)
+            audio = n / m.sample_rate
+        frame = base.assign(**dict(m.panel))
+        frame["audio_s"] = audio
+        if m.sample_rate > 0:
+            frame["n_samples"], frame["sample_rate"] = n, m.sample_rate
+        frame["service_s"] = m.service.predict(audio, feats["chars"])
+        frame["ready_s"], frame["error"] = np.nan, ""
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else base

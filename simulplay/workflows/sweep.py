@@ -1,0 +1,182 @@
+"""``simulplay sweep``: a run folder's modelled sweep, its self-check, confirmed points and files.
+
+Reads the run (``run.json``, ``manifest.parquet``, the traces it names, its store), models
+every grid point (:mod:`simulplay.analysis.sweep`), sets the model beside every measured
+condition (:mod:`simulplay.analysis.sweep_check`) and, with ``confirm``, synthesizes the
+best unmeasured points for real with the run's backend into the run's store
+(:func:`simulplay.synthesis.run.synthesize_to_manifest`: resumable, a killed confirm run
+again synthesizes only what is missing). The confirmed requests, with the reference's,
+form ``confirmed.parquet`` in the sweep folder, beside the run's own manifest (which stays
+as the run wrote it, so its summary and η tables still describe it); a later sweep into
+the same folder reads them back as measured points.
+
+Files in the sweep folder (default ``RUN_DIR/sweep``): ``sweep.parquet``/``.csv``/``.md``
+(one row per panel × family × grid point), ``sweep_check.parquet``/``.csv``/``.md`` and
+``sweep_check_per_talk.csv`` (modelled vs measured), ``sweep_models.csv`` (the fitted
+coefficients and their cross-validated error), ``sweep_<k>_<rule>.png``/``.svg`` (one
+figure per family), ``confirmed.parquet`` and its chunk table (with ``confirm``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_SEED, Bootstrap
+from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep
+from simulplay.analysis.sweep_check import SweepCheck, check_sweep
+from simulplay.errors import InputError
+from simulplay.grouping import parse_rule
+from simulplay.grouping.grid import RuleGrid, parse_grids
+from simulplay.grouping.registry import canonical_condition
+from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.sim.manifest import read_manifest
+from simulplay.synthesis.run import SynthResult
+from simulplay.traces import read_traces, streams_from_frame
+from simulplay.traces.model import Stream
+from simulplay.workflows.sweep_files import measured_columns, pick_points, write_sweep
+
+BY = ("L", "eta")
+CONFIRMED = "confirmed.parquet"
+
+
+@dataclass
+class RunInputs:
+    """What a sweep reads from a run folder: settings, the validated manifest and its
+    signature, the streams, the backend spec and store, the bootstrap and silent parts."""
+
+    folder: Path
+    exp: dict[str, Any]
+    manifest: pd.DataFrame
+    signature: dict[str, Any]
+    streams: list[Stream]
+    backend: str
+    store: Path
+    boot: Bootstrap
+    silent: str
+
+
+def read_run(folder: str | Path) -> RunInputs:
+    """Read and check a run folder written by ``simulplay run`` or ``demo``."""
+    root = Path(folder)
+    if not (root / "run.json").is_file() or not (root / "manifest.parquet").is_file():
+        raise InputError.at(root, "has no run.json and manifest.parquet",
+                            accepted="a run folder written by `simulplay run` or `simulplay demo`")
+    exp = json.loads((root / "run.json").read_text(encoding="utf-8"))["experiment"]
+    manifest, meta = read_manifest(root / "manifest.parquet")
+    traces = [Path(p) for p in exp.get("traces", [])]
+    missing = [str(p) for p in traces if not p.is_file()]
+    if missing or not traces:
+        raise InputError.at(root / "run.json", f"trace file(s) not found: {', '.join(missing) or 'none named'}",
+                            field="experiment.traces", accepted="the trace files the run was synthesized from")
+    streams = streams_from_frame(read_traces(traces))
+    boot = Bootstrap(draws=int(exp.get("draws", 10_000)), seed=int(exp.get("seed", ENDPOINT_SEED)),
+                     method=exp.get("quantile_method", ENDPOINT_METHOD), confidence=float(exp.get("confidence", 0.95)))
+    return RunInputs(root, exp, manifest, meta.get("signature", {}), streams, exp["backend"],
+                     Path(exp.get("store") or root / "store"), boot, exp.get("silent_parts", "skip"))
+
+
+@dataclass
+class SweepRun:
+    """A sweep of a run folder: the modelled result, the sweep table with its measured
+    columns, the self-check, the points confirmed by this call and the files written."""
+
+    result: SweepResult
+    table: pd.DataFrame
+    signatures: list[dict[str, Any]]
+    check: SweepCheck
+    out: Path
+    confirmed: list[str] = field(default_factory=list)
+    synth: SynthResult | None = None
+    files: list[Path] = field(default_factory=list)
+
+
+def check_sweep_args(run: RunInputs, rules: list[str], *, by: str, confirm: int, train: list[str]) -> list[RuleGrid]:
+    """Every argument checked before anything is computed or written; the grids."""
+    grids = parse_grids(rules)
+    if by not in BY:
+        raise InputError.at(f"--by '{by}'", "unknown criterion", accepted=" or ".join(BY))
+    if confirm < 0:
+        raise InputError.at(f"--confirm {confirm}", "is negative", accepted="a number of grid points ≥ 0")
+    measured = set(run.manifest["condition"])
+    for t in train:
+        if canonical_condition(t) not in measured:
+            raise InputError.at(f"--train '{t}'", "is not a condition of the run",
+                                accepted=", ".join(dict.fromkeys(run.manifest["condition"])))
+    return grids
+
+
+def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, confirm: int = 0, by: str = "L",
+              train: list[str] = (), folds: int = 5, progress: Progress = NO_PROGRESS) -> SweepRun:
+    """Model the grids of ``rules`` on the run in ``folder``, check, confirm and write."""
+    run = read_run(folder)
+    grids = check_sweep_args(run, list(rules), by=by, confirm=confirm, train=list(train))
+    out = Path(out) if out is not None else run.folder / "sweep"
+    out.mkdir(parents=True, exist_ok=True)
+    confirmed_manifest = _confirmed(run, out)
+    phonemes = _phonemes(run)
+    result = run_sweep(run.streams, run.manifest, grids, a=run.exp["a"], f=run.exp["f"],
+                       reference=run.exp["reference"], boot=run.boot, phonemes=phonemes,
+                       train=[canonical_condition(t) for t in train] or None, folds=folds, silent_parts=run.silent,
+                       upstream=run.signature, source=str(run.folder / "manifest.parquet"))
+    picked, synth = [], None
+    if confirm:
+        picked = pick_points(result.table, set(confirmed_manifest["condition"]) if confirmed_manifest is not None
+                             else set(), confirm, by)
+        if picked:
+            synth = _synthesize(run, out, picked, confirmed_manifest, progress)
+            confirmed_manifest = read_manifest(synth.path)[0]
+    sweep = _finish(run, result, confirmed_manifest, out)
+    sweep.confirmed, sweep.synth = picked, synth
+    sweep.files = write_sweep(sweep, run.exp["a"], run.exp["f"], run.exp["reference"])
+    return sweep
+
+
+def _finish(run: RunInputs, result: SweepResult, confirmed: pd.DataFrame | None, out: Path) -> SweepRun:
+    """Replay what was measured, set it beside the model and fill the table's measured columns."""
+    extra = confirmed[~confirmed["condition"].isin(set(run.manifest["condition"]))] if confirmed is not None else None
+    measured_manifest = run.manifest if extra is None or extra.empty else pd.concat([run.manifest, extra],
+                                                                                    ignore_index=True)
+    measured = replay_eta(measured_manifest, a=run.exp["a"], f=run.exp["f"], reference=run.exp["reference"],
+                          boot=run.boot, silent_parts=run.silent, source=str(run.folder / "manifest.parquet"))
+    confirmed_conds = set() if extra is None else set(extra["condition"])
+    sig = result.signatures[0] if result.signatures else {}
+    check = check_sweep(result.modelled, measured, a=run.exp["a"], f=run.exp["f"],
+                        sig={k: v for k, v in sig.items() if k not in ("table", "rule")}, confirmed=confirmed_conds)
+    table = measured_columns(result.table, measured, confirmed_conds)
+    return SweepRun(result, table, result.signatures, check, out)
+
+
+def _confirmed(run: RunInputs, out: Path) -> pd.DataFrame | None:
+    """The confirmed manifest of an earlier ``--confirm`` into this folder, if any."""
+    path = out / CONFIRMED
+    return read_manifest(path)[0] if path.is_file() else None
+
+
+def _phonemes(run: RunInputs) -> list[int] | None:
+    """The backend's phoneme count of every update (Piper), or None."""
+    from simulplay.backends import parse_backend
+
+    backend = parse_backend(run.backend, source=f"{run.folder / 'run.json'}: backend").create()
+    return backend.phoneme_counts([t for s in run.streams for t in s.texts])
+
+
+def _synthesize(run: RunInputs, out: Path, picked: list[str], earlier: pd.DataFrame | None,
+                progress: Progress) -> SynthResult:
+    """Synthesize the reference, the earlier confirmed points and ``picked`` (what the
+    store already holds is reused) into ``confirmed.parquet``."""
+    from simulplay.backends import parse_backend
+    from simulplay.store.store import AudioStore
+    from simulplay.synthesis.run import synthesize_to_manifest
+
+    before = [] if earlier is None else [c for c in dict.fromkeys(earlier["condition"])]
+    conds = list(dict.fromkeys([canonical_condition(run.exp["reference"]), *before, *picked]))
+    config = parse_backend(run.backend, source=f"{run.folder / 'run.json'}: backend")
+    return synthesize_to_manifest(run.streams, [parse_rule(c) for c in conds], config, AudioStore.open(run.store),
+                                  out / CONFIRMED, realizations=int(run.exp.get("realizations", 1)),
+                                  order=run.exp.get("order", "counterbalanced"), max_chars=run.exp.get("max_chars"),
+                                  progress=progress, traces=[Path(p) for p in run.exp["traces"]])

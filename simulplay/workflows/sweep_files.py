@@ -1,0 +1,112 @@
+"""The sweep's tables and figures: measured columns, the points to confirm, and the files.
+
+Every table is written with :func:`simulplay.tables.write_table` (one signature per row,
+Parquet/CSV/Markdown by suffix); each family's figure comes from
+:mod:`simulplay.report.sweep_figures`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from simulplay.analysis.sweep import Modelled
+from simulplay.keys import RUN_PANEL_KEYS, present
+from simulplay.signature import merge
+from simulplay.tables import atomic_path, write_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from simulplay.workflows.sweep import SweepRun
+
+MEASURED = ("measured_eta_s", "measured_ci_low_s", "measured_ci_high_s", "measured_L_a_s", "measured_L_low_a_s",
+            "measured_L_high_a_s", "measured_L_f_s", "measured_L_low_f_s", "measured_L_high_f_s")
+
+
+def measured_columns(table: pd.DataFrame, measured: Modelled, confirmed: set[str]) -> pd.DataFrame:
+    """The sweep table with the measured η (interval) and L (intervals) of the points the
+    run or a ``--confirm`` synthesized (NaN elsewhere); ``confirmed`` marks the latter."""
+    keys = present(RUN_PANEL_KEYS, table)
+    eta = measured.eta[[*keys, "condition", "eta_s", "ci_low_s", "ci_high_s"]].rename(
+        columns={"condition": "rule", "eta_s": "measured_eta_s", "ci_low_s": "measured_ci_low_s",
+                 "ci_high_s": "measured_ci_high_s"})
+    ends = measured.ends.assign(tag=lambda d: d["system"])
+    out = table.drop(columns=[c for c in MEASURED if c in table], errors="ignore").copy()
+    out["measured"] = out["rule"].isin(set(measured.ends["condition"]))
+    out["confirmed"] = out["rule"].isin(confirmed)
+    out = out.merge(eta, on=[*keys, "rule"], how="left")
+    sig = _systems(measured)
+    for tag, system in zip(("a", "f"), sig):
+        e = ends[ends["tag"] == system][[*keys, "condition", "L_s", "L_low_s", "L_high_s"]].rename(
+            columns={"condition": "rule", "L_s": f"measured_L_{tag}_s", "L_low_s": f"measured_L_low_{tag}_s",
+                     "L_high_s": f"measured_L_high_{tag}_s"})
+        out = out.merge(e, on=[*keys, "rule"], how="left")
+    return out
+
+
+def _systems(measured: Modelled) -> tuple[str, str]:
+    sig = measured.signatures[0] if measured.signatures else {}
+    systems = list(dict.fromkeys(measured.summary["system"]))
+    return sig.get("a", systems[0]), sig.get("f", systems[-1])
+
+
+def pick_points(table: pd.DataFrame, confirmed: set[str], k: int, by: str) -> list[str]:
+    """The ``k`` unmeasured grid points with the lowest modelled mean L (the mean of L(A)
+    and L(F)) or the most negative modelled η, averaged over panels; ties in grid order."""
+    free = table[~table["measured"] & ~table["rule"].isin(confirmed)]
+    if free.empty:
+        return []
+    score = ((free["modelled_L_a_s"] + free["modelled_L_f_s"]) / 2) if by == "L" else free["modelled_eta_s"]
+    ranked = score.groupby(free["rule"], sort=False).mean().sort_values(kind="stable")
+    return list(ranked.index[:k])
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:40] or "rule"
+
+
+def write_sweep(sweep: SweepRun, a: str, f: str, reference: str) -> list[Path]:
+    """Every table and figure of the sweep into its folder; the paths written."""
+    from simulplay.report.sweep_figures import sweep_figure
+
+    out, check = sweep.out, sweep.check
+    notes = [check.summary, *(f"warning: {w}" for w in check.warnings)]
+    paths = [write_table(sweep.table, out / f"sweep{ext}", sweep.signatures, kind="sweep", signature_column=True,
+                         notes=notes) for ext in (".parquet", ".csv", ".md")]
+    paths += [write_table(check.table, out / f"sweep_check{ext}", check.signatures, kind="sweep-check",
+                          signature_column=True, notes=notes) for ext in (".parquet", ".csv", ".md")]
+    paths.append(write_table(check.per_talk, out / "sweep_check_per_talk.csv", check.per_talk_signatures,
+                             kind="sweep-check-per-talk"))
+    models, model_sigs = model_table(sweep)
+    paths.append(write_table(models, out / "sweep_models.csv", model_sigs, kind="sweep-models"))
+    for i, grid in enumerate(sweep.result.grids, start=1):
+        rows = sweep.table[sweep.table["family"] == grid.text]
+        sigs = [s for s, fam in zip(sweep.signatures, sweep.table["family"]) if fam == grid.text]
+        other = [k for k, v in grid.values.items() if len(v) > 1 and k != grid.axis]
+        png, svg, _ = sweep_figure(rows, sigs, family=grid.text, axis=grid.axis, other=other, a=a, f=f,
+                                   reference=reference)
+        for data, ext in ((png, ".png"), (svg, ".svg")):
+            path = out / f"sweep_{i}_{_slug(grid.text)}{ext}"
+            with atomic_path(path) as tmp:
+                tmp.write_bytes(data)
+            paths.append(path)
+    return paths
+
+
+def model_table(sweep: SweepRun) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """One row per panel: the duration model's coefficients (seconds per unit), requests
+    fitted and left out, its cross-validated errors, and the service clock's coefficients."""
+    rows, sigs = [], []
+    base = sweep.signatures[0] if sweep.signatures else {}
+    for m in sweep.result.models:
+        d, s = m.durations, m.service
+        rows.append({**dict(m.panel), "n_requests": d.n, "trimmed": d.trimmed,
+                     **{f"b_{t}": c for t, c in d.coefficients().items()},
+                     "cv_folds": d.cv_folds, "cv_abs_error_s": d.cv_abs_error_s, "cv_sum_error": d.cv_sum_error,
+                     "service_intercept_s": s.coef[0], "service_per_audio_s": s.coef[1],
+                     "service_per_char_s": s.coef[2], "sample_rate": m.sample_rate})
+        sigs.append(merge({k: v for k, v in base.items() if k not in ("rule",)}, {"table": "sweep-models"},
+                          dict(m.panel)))
+    return pd.DataFrame(rows), sigs
