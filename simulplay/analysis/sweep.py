@@ -23,6 +23,7 @@ import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.eta import compute_eta
+from simulplay.errors import InputError
 from simulplay.grouping.grid import RuleGrid
 from simulplay.grouping.registry import canonical_condition, parse_rule
 from simulplay.grouping.vectorized import group_many, update_table
@@ -31,6 +32,7 @@ from simulplay.signature import base_signature, merge
 from simulplay.sim.durationfit import update_counts
 from simulplay.sim.modelled import PanelModel, fit_models, predicted_manifest
 from simulplay.sim.replay import replay
+from simulplay.sim.variants import Measured, ServiceModel, parse_service
 from simulplay.traces.model import Stream
 
 MODELLED = "modelled durations and service times (a model of the run's requests, not a measurement)"
@@ -53,12 +55,26 @@ class Modelled:
     signatures: list[dict[str, Any]] = field(default_factory=list)  # one per eta row
 
 
+def sweep_service(text: str, source: str = "--service") -> ServiceModel:
+    """The service model both sides of a sweep are replayed with: ``fit`` (default) replays
+    the modelled requests with the fitted clock and the measured ones with their measured
+    times; ``zero`` and ``scale=F`` apply to both sides as in ``simulplay replay``."""
+    if text.strip() == "fit":
+        return Measured()
+    model = parse_service(text, source=source)
+    if model.name in ("measured", "fit"):
+        raise InputError.at(f"{source} '{text}'", "modelled requests have no measured service time",
+                            accepted="fit (the modelled clock), zero or scale=F")
+    return model
+
+
 def replay_eta(manifest: pd.DataFrame, *, a: str, f: str, reference: str, boot: Bootstrap,
-               silent_parts: str = "skip", upstream: dict[str, Any] | None = None,
-               source: str = "manifest") -> Modelled:
-    """Replay ``manifest`` (request release, its own ``service_s``) and compute η exactly as
-    ``simulplay replay`` and ``simulplay eta`` do, plus L per system."""
-    rep = replay(manifest, upstream=upstream, source=source, silent_parts=silent_parts)
+               service: ServiceModel | None = None, silent_parts: str = "skip",
+               upstream: dict[str, Any] | None = None, source: str = "manifest") -> Modelled:
+    """Replay ``manifest`` (request release, its ``service_s`` under ``service``, measured
+    by default) and compute η exactly as ``simulplay replay`` and ``simulplay eta`` do,
+    plus L per system."""
+    rep = replay(manifest, service=service, upstream=upstream, source=source, silent_parts=silent_parts)
     eta = compute_eta(rep.summary, a=a, f=f, reference=reference, boot=boot, upstream=rep.signatures,
                       source=source)
     ends, per_talk = end_offsets(rep.summary, boot)
@@ -71,7 +87,7 @@ def end_offsets(summary: pd.DataFrame, boot: Bootstrap) -> tuple[pd.DataFrame, p
     the requests of those outputs summed (``n_requests``)."""
     keys = present(RUN_PANEL_KEYS, summary)
     rows = []
-    conds = summary.assign(condition=summary["condition"].map(canonical_condition))
+    conds = summary
     panels = conds.groupby(keys, sort=False) if keys else [((), conds)]
     for key, panel in panels:
         pk = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
@@ -100,11 +116,14 @@ class SweepResult:
 
 def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence[RuleGrid], *, a: str, f: str,
               reference: str, boot: Bootstrap, phonemes: Sequence[int] | None = None,
-              train: Collection[str] | None = None, folds: int = 5, silent_parts: str = "skip",
-              upstream: dict[str, Any] | None = None, source: str = "manifest") -> SweepResult:
+              train: Collection[str] | None = None, folds: int = 5, service: str = "fit",
+              silent_parts: str = "skip", upstream: dict[str, Any] | None = None,
+              source: str = "manifest") -> SweepResult:
     """Fit the models on ``manifest`` (a validated run manifest of ``streams``; ``phonemes``
     one count per update of the streams in order, or None) and model every grid point, the
-    reference and every measured condition (see the module docstring)."""
+    reference and every measured condition (see the module docstring); ``service`` as
+    :func:`sweep_service` reads it."""
+    model = sweep_service(service)
     table = update_table(streams)
     counts = update_counts(table, phonemes)
     reference = canonical_condition(reference)
@@ -115,9 +134,10 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     groups = group_many(table, [parse_rule(c) for c in conditions])
     predicted = predicted_manifest(table, counts, groups, conditions, models)
     sig = merge(upstream, base_signature(model=MODELLED, durations=_described(models, "durations"),
-                                         service_fit=_described(models, "service")))
-    modelled = replay_eta(predicted, a=a, f=f, reference=reference, boot=boot, silent_parts=silent_parts,
-                          upstream=sig, source=f"{source} (modelled)")
+                                         service_fit=_described(models, "service") if service == "fit" else None))
+    modelled = replay_eta(predicted, a=a, f=f, reference=reference, boot=boot, service=model,
+                          silent_parts=silent_parts, upstream=sig, source=f"{source} (modelled)")
+    sig = merge(sig, {"service": service.strip(), "silent": silent_parts, "release": "request"})
     rows, sigs = sweep_rows(modelled, grids, set(measured), reference, boot, sig)
     return SweepResult(rows, sigs, models, modelled, list(grids))
 

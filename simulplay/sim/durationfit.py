@@ -20,17 +20,23 @@ median absolute residual) are left out and the fit is repeated, until nothing mo
 left out (at most :data:`MAX_ROUNDS` rounds). A term whose feature is constant over the
 requests is left out (coefficient 0). One fit per panel (backend and realization).
 
-Its own error is measured by k-fold cross-validation over talks (each fold's talks held
-out, the model fitted on the others): the median absolute error per request (s) and the
-median relative error of each output's summed audio. Both go into the signature with the
-coefficients.
+A sweep regroups streams the run synthesized, so each stream's own speaking rate is
+known: every prediction of a stream (``talk_id|system``) is multiplied by its *rate*,
+Σ a / Σ â over the stream's training requests (a talk read faster or slower than the
+panel's average, whatever the grouping).
+
+Its own error is measured by holding out: k folds of talks (a held-out talk's streams
+have no rate: the error on a talk never synthesized) and, with two training conditions or
+more, each condition in turn (the error on a new grouping of known streams, what a sweep
+predicts). Each gives the median absolute error per request (s) and the median relative
+error of each output's summed audio; both go into the signature with the coefficients.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -105,35 +111,59 @@ def trimmed_least_squares(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.
 
 
 @dataclass(frozen=True)
+class HeldOut:
+    """A cross-validation of the model: what was held out (``talks``: k folds of talks;
+    ``conditions``: one training condition at a time), how many folds, the median absolute
+    error per held-out request (seconds) and the median relative error of each held-out
+    output's summed audio."""
+
+    over: str
+    folds: int
+    abs_error_s: float
+    sum_error: float
+
+    def describe(self) -> str:
+        return (f"{self.folds}-fold over {self.over}: median |error| {self.abs_error_s:.3f} s per request, "
+                f"{100 * self.sum_error:.2f} % per output's audio")
+
+
+@dataclass(frozen=True)
 class DurationFit:
     """One panel's duration model: coefficients by term (0 for a term left out, seconds
-    per unit), the terms fitted, requests used and left out, and its cross-validated error."""
+    per unit), the terms fitted, requests used and left out, each stream's rate (its
+    measured over its modelled audio on the training requests; streams named
+    ``talk_id|system``) and the cross-validations."""
 
     panel: tuple[tuple[str, str], ...]
     coef: tuple[float, ...]  # one per FEATURES term
     fitted: tuple[str, ...]
     n: int
     trimmed: int
-    cv_folds: int = 0
-    cv_abs_error_s: float = float("nan")  # median |â − a| per held-out request, seconds
-    cv_sum_error: float = float("nan")  # median |Σâ − Σa| / Σa per held-out output
+    streams: tuple[str, ...] = ()
+    rates: tuple[float, ...] = ()
+    held_out: tuple[HeldOut, ...] = ()
 
-    def predict(self, features: dict[str, np.ndarray]) -> np.ndarray:
-        """Predicted audio seconds, clipped at 0."""
+    def predict(self, features: dict[str, np.ndarray], streams: np.ndarray | None = None) -> np.ndarray:
+        """Predicted audio seconds, clipped at 0: the linear model times each row's stream
+        rate (``streams``: one ``talk_id|system`` per row; 1 for a stream not fitted)."""
         total = np.zeros(len(features["intercept"]))
         for term, c in zip(FEATURES, self.coef):
             if c:
                 total += c * features[term]
+        if streams is not None and self.streams:
+            rate = dict(zip(self.streams, self.rates))
+            total = total * np.array([rate.get(k, 1.0) for k in streams], float)
         return np.maximum(total, 0.0)
 
     def describe(self) -> str:
-        """``modelled durations: trimmed LS on N requests, audio_s = …; k-fold CV …``."""
+        """``modelled durations: trimmed least squares on N requests …, audio_s = …``."""
         terms = " + ".join(f"{c:.5g}" + ("" if t == "intercept" else f"·{t}")
                            for t, c in zip(FEATURES, self.coef) if t in self.fitted)
-        cv = (f"; {self.cv_folds}-fold CV over talks: median |error| {self.cv_abs_error_s:.3f} s per request, "
-              f"{100 * self.cv_sum_error:.1f} % per output's audio") if self.cv_folds else ""
-        return f"modelled durations: trimmed least squares on {self.n} requests ({self.trimmed} left out), " \
-               f"audio_s = {terms}{cv}"
+        rates = (f" × stream rate ({min(self.rates):.3f}–{max(self.rates):.3f} over {len(self.rates)} streams)"
+                 if self.rates else "")
+        cv = "".join(f"; {h.describe()}" for h in self.held_out)
+        return (f"modelled durations: trimmed least squares on {self.n} requests ({self.trimmed} left out), "
+                f"audio_s = ({terms}){rates}{cv}")
 
     def coefficients(self) -> dict[str, float]:
         """``{term: coefficient}`` for every term (0 when left out)."""
@@ -141,8 +171,9 @@ class DurationFit:
 
 
 def fit_durations(features: dict[str, np.ndarray], audio_s: np.ndarray,
-                  panel: tuple[tuple[str, str], ...] = ()) -> DurationFit:
-    """The trimmed least-squares fit of ``audio_s`` (seconds) on the features."""
+                  panel: tuple[tuple[str, str], ...] = (), streams: np.ndarray | None = None) -> DurationFit:
+    """The trimmed least-squares fit of ``audio_s`` (seconds) on the features, and with
+    ``streams`` (one ``talk_id|system`` per row) each stream's rate Σ a / Σ â."""
     terms = [t for t in FEATURES if t in features and (t == "intercept" or np.ptp(features[t]) > 0)]
     y = np.asarray(audio_s, float)
     if len(y) < len(terms) + 1:
@@ -152,26 +183,44 @@ def fit_durations(features: dict[str, np.ndarray], audio_s: np.ndarray,
     x = np.column_stack([features[t] for t in terms])
     beta, keep = trimmed_least_squares(x, y)
     coef = dict(zip(terms, beta.tolist()))
-    return DurationFit(panel, tuple(float(coef.get(t, 0.0)) for t in FEATURES), tuple(terms), len(y),
-                       int((~keep).sum()))
-
-
-def cross_validate(fit: DurationFit, features: dict[str, np.ndarray], audio_s: np.ndarray, talks: np.ndarray,
-                   outputs: np.ndarray, folds: int = 5) -> DurationFit:
-    """``fit`` with its k-fold error over talks (``talks`` and ``outputs`` label each
-    request; ``min(folds, talks)`` folds, talks in sorted order dealt round-robin)."""
-    names = np.unique(talks)
-    k = min(folds, len(names))
-    if k < 2:
+    fit = DurationFit(panel, tuple(float(coef.get(t, 0.0)) for t in FEATURES), tuple(terms), len(y),
+                      int((~keep).sum()))
+    if streams is None:
         return fit
-    y = np.asarray(audio_s, float)
+    names, codes = np.unique(np.asarray(streams), return_inverse=True)
+    measured, modelled = np.bincount(codes, y), np.bincount(codes, fit.predict(features))
+    rates = np.divide(measured, modelled, out=np.ones(len(names)), where=modelled > 0)
+    return replace(fit, streams=tuple(str(n) for n in names), rates=tuple(float(r) for r in rates))
+
+
+def _held_out(over: str, folds: list[np.ndarray], features: dict[str, np.ndarray], y: np.ndarray,
+              streams: np.ndarray, outputs: np.ndarray, panel) -> HeldOut:
     pred = np.full(len(y), np.nan)
-    for f in range(k):
-        held = np.isin(talks, names[f::k])
-        part = fit_durations({t: v[~held] for t, v in features.items()}, y[~held], fit.panel)
-        pred[held] = part.predict({t: v[held] for t, v in features.items()})
+    for held in folds:
+        part = fit_durations({t: v[~held] for t, v in features.items()}, y[~held], panel, streams[~held])
+        pred[held] = part.predict({t: v[held] for t, v in features.items()}, streams[held])
     codes = np.unique(outputs, return_inverse=True)[1]
     sums, sums_hat = np.bincount(codes, y), np.bincount(codes, pred)
     rel = np.abs(sums_hat - sums) / np.where(sums > 0, sums, np.nan)
-    return DurationFit(fit.panel, fit.coef, fit.fitted, fit.n, fit.trimmed, k,
-                       float(np.median(np.abs(pred - y))), float(np.nanmedian(rel)))
+    return HeldOut(over, len(folds), float(np.median(np.abs(pred - y))), float(np.nanmedian(rel)))
+
+
+def cross_validate(fit: DurationFit, features: dict[str, np.ndarray], audio_s: np.ndarray, *, talks: np.ndarray,
+                   streams: np.ndarray, conditions: np.ndarray, outputs: np.ndarray, folds: int = 5) -> DurationFit:
+    """``fit`` with its held-out errors: k-fold over talks (``min(folds, talks)`` folds,
+    talks in sorted order dealt round-robin; a held-out talk's streams have no rate, so
+    this is the error on a talk never synthesized) and, with two training conditions or
+    more, over conditions (each held out in turn: the error on a new grouping of the
+    streams, which is what a sweep predicts)."""
+    y = np.asarray(audio_s, float)
+    names = np.unique(talks)
+    k = min(folds, len(names))
+    found = []
+    if k >= 2:
+        found.append(_held_out("talks", [np.isin(talks, names[f::k]) for f in range(k)], features, y, streams,
+                               outputs, fit.panel))
+    conds = np.unique(conditions)
+    if len(conds) >= 2:
+        found.append(_held_out("conditions", [conditions == c for c in conds], features, y, streams, outputs,
+                               fit.panel))
+    return replace(fit, held_out=tuple(found))

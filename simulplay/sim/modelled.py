@@ -87,10 +87,11 @@ def fit_models(manifest: pd.DataFrame, table: UpdateTable, counts: UpdateCounts,
         at = aligned[idx]
         x = {t: v[at] for t, v in feats.items()}
         audio = rows.loc[idx, "audio_s"].to_numpy(float)
-        outputs = (rows.loc[idx, "talk_id"] + "\x00" + rows.loc[idx, "system"] + "\x00"
-                   + rows.loc[idx, "condition"]).to_numpy()
-        dur = cross_validate(fit_durations(x, audio, panel), x, audio, rows.loc[idx, "talk_id"].to_numpy(),
-                             outputs, folds)
+        talks, systems = rows.loc[idx, "talk_id"], rows.loc[idx, "system"]
+        streams = (talks + "|" + systems).to_numpy()
+        conds = rows.loc[idx, "condition"].to_numpy()
+        dur = cross_validate(fit_durations(x, audio, panel, streams), x, audio, talks=talks.to_numpy(),
+                             streams=streams, conditions=conds, outputs=streams + "|" + conds, folds=folds)
         service = rows.loc[idx, "service_s"].to_numpy(float)
         usable = np.isfinite(service)
         svc = fit_panel(audio[usable], x["chars"][usable], service[usable], panel)
@@ -130,8 +131,9 @@ def predicted_manifest(table: UpdateTable, counts: UpdateCounts, groups: Groups,
     base = request_frame(table, groups, conditions)
     feats = request_features(table, counts, groups)
     frames = []
+    streams = (base["talk_id"] + "|" + base["system"]).to_numpy()
     for m in models:
-        audio = m.durations.predict(feats)
+        audio = m.durations.predict(feats, streams)
         if m.sample_rate > 0:
             n = np.rint(audio * m.sample_rate).astype(np.int64)
             audio = n / m.sample_rate

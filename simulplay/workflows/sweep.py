@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_SEED, Bootstrap
-from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep
+from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep, sweep_service
 from simulplay.analysis.sweep_check import SweepCheck, check_sweep
 from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
@@ -95,9 +95,11 @@ class SweepRun:
     files: list[Path] = field(default_factory=list)
 
 
-def check_sweep_args(run: RunInputs, rules: list[str], *, by: str, confirm: int, train: list[str]) -> list[RuleGrid]:
+def check_sweep_args(run: RunInputs, rules: list[str], *, by: str, confirm: int, train: list[str],
+                     service: str = "fit") -> list[RuleGrid]:
     """Every argument checked before anything is computed or written; the grids."""
     grids = parse_grids(rules)
+    sweep_service(service)
     if by not in BY:
         raise InputError.at(f"--by '{by}'", "unknown criterion", accepted=" or ".join(BY))
     if confirm < 0:
@@ -111,17 +113,19 @@ def check_sweep_args(run: RunInputs, rules: list[str], *, by: str, confirm: int,
 
 
 def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, confirm: int = 0, by: str = "L",
-              train: list[str] = (), folds: int = 5, progress: Progress = NO_PROGRESS) -> SweepRun:
+              train: list[str] = (), folds: int = 5, service: str = "fit",
+              progress: Progress = NO_PROGRESS) -> SweepRun:
     """Model the grids of ``rules`` on the run in ``folder``, check, confirm and write."""
     run = read_run(folder)
-    grids = check_sweep_args(run, list(rules), by=by, confirm=confirm, train=list(train))
+    grids = check_sweep_args(run, list(rules), by=by, confirm=confirm, train=list(train), service=service)
     out = Path(out) if out is not None else run.folder / "sweep"
     out.mkdir(parents=True, exist_ok=True)
     confirmed_manifest = _confirmed(run, out)
     phonemes = _phonemes(run)
     result = run_sweep(run.streams, run.manifest, grids, a=run.exp["a"], f=run.exp["f"],
                        reference=run.exp["reference"], boot=run.boot, phonemes=phonemes,
-                       train=[canonical_condition(t) for t in train] or None, folds=folds, silent_parts=run.silent,
+                       train=[canonical_condition(t) for t in train] or None, folds=folds, service=service,
+                       silent_parts=run.silent,
                        upstream=run.signature, source=str(run.folder / "manifest.parquet"))
     picked, synth = [], None
     if confirm:
@@ -130,19 +134,21 @@ def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, 
         if picked:
             synth = _synthesize(run, out, picked, confirmed_manifest, progress)
             confirmed_manifest = read_manifest(synth.path)[0]
-    sweep = _finish(run, result, confirmed_manifest, out)
+    sweep = _finish(run, result, confirmed_manifest, out, service)
     sweep.confirmed, sweep.synth = picked, synth
     sweep.files = write_sweep(sweep, run.exp["a"], run.exp["f"], run.exp["reference"])
     return sweep
 
 
-def _finish(run: RunInputs, result: SweepResult, confirmed: pd.DataFrame | None, out: Path) -> SweepRun:
+def _finish(run: RunInputs, result: SweepResult, confirmed: pd.DataFrame | None, out: Path,
+            service: str) -> SweepRun:
     """Replay what was measured, set it beside the model and fill the table's measured columns."""
     extra = confirmed[~confirmed["condition"].isin(set(run.manifest["condition"]))] if confirmed is not None else None
     measured_manifest = run.manifest if extra is None or extra.empty else pd.concat([run.manifest, extra],
                                                                                     ignore_index=True)
     measured = replay_eta(measured_manifest, a=run.exp["a"], f=run.exp["f"], reference=run.exp["reference"],
-                          boot=run.boot, silent_parts=run.silent, source=str(run.folder / "manifest.parquet"))
+                          boot=run.boot, service=sweep_service(service), silent_parts=run.silent,
+                          source=str(run.folder / "manifest.parquet"))
     confirmed_conds = set() if extra is None else set(extra["condition"])
     sig = result.signatures[0] if result.signatures else {}
     check = check_sweep(result.modelled, measured, a=run.exp["a"], f=run.exp["f"],

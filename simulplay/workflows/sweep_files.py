@@ -104,7 +104,9 @@ def model_table(sweep: SweepRun) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
         d, s = m.durations, m.service
         rows.append({**dict(m.panel), "n_requests": d.n, "trimmed": d.trimmed,
                      **{f"b_{t}": c for t, c in d.coefficients().items()},
-                     "cv_folds": d.cv_folds, "cv_abs_error_s": d.cv_abs_error_s, "cv_sum_error": d.cv_sum_error,
+                     "rate_min": min(d.rates, default=1.0), "rate_max": max(d.rates, default=1.0),
+                     **{f"{h.over}_{k}": v for h in d.held_out
+                        for k, v in (("folds", h.folds), ("abs_error_s", h.abs_error_s), ("sum_error", h.sum_error))},
                      "service_intercept_s": s.coef[0], "service_per_audio_s": s.coef[1],
                      "service_per_char_s": s.coef[2], "sample_rate": m.sample_rate})
         sigs.append(merge({k: v for k, v in base.items() if k not in ("rule",)}, {"table": "sweep-models"},
