@@ -104,7 +104,7 @@ def main() -> None:
                                           reference=run.exp["reference"], boot=run.boot))
         with tempfile.TemporaryDirectory() as tmp:
             whole = best_of(lambda: sweep_run(run.folder, GRID, out=Path(tmp)), rounds=2)
-        print(f"  whole sweep_run (phonemes, check, tables, 3 figures) {whole:6.3f} s  = {whole / base:6.1f} × baseline")
+        print(f"  whole sweep_run (phonemes, check, files, figures) {whole:7.3f} s  = {whole / base:6.1f} × baseline")
     streams = synthetic_streams()
     manifest = synthetic_manifest(streams)
     panel("synthetic panel", streams, manifest, boot)

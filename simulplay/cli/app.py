@@ -35,6 +35,7 @@ from simulplay.cli import (
     retime,
     serve,
     store,
+    sweep,
     synth,
     traces,
 )
@@ -74,7 +75,7 @@ COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("textlatency", latency.textlatency),
     ("report", report.report), ("serve", serve.serve), ("blocks", blocks.blocks), ("asr", diagnostics.asr),
     ("content", diagnostics.content), ("wordtiming", diagnostics.wordtiming), ("run", experiment.run),
-    ("demo", experiment.demo),
+    ("demo", experiment.demo), ("sweep", sweep.sweep),
 )
 for _name, _command in COMMANDS:
     app.command(_name, cls=Command)(_command)

@@ -136,7 +136,8 @@ def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, 
             confirmed_manifest = read_manifest(synth.path)[0]
     sweep = _finish(run, result, confirmed_manifest, out, service)
     sweep.confirmed, sweep.synth = picked, synth
-    sweep.files = write_sweep(sweep, run.exp["a"], run.exp["f"], run.exp["reference"])
+    sweep.files = write_sweep(out, sweep.table, sweep.signatures, result, sweep.check, a=run.exp["a"],
+                              f=run.exp["f"], reference=run.exp["reference"])
     return sweep
 
 

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
-from simulplay.analysis.sweep import Modelled
+from simulplay.analysis.sweep import Modelled, SweepResult
+from simulplay.analysis.sweep_check import SweepCheck
 from simulplay.keys import RUN_PANEL_KEYS, present
 from simulplay.signature import merge
 from simulplay.tables import atomic_path, write_table
-
-if TYPE_CHECKING:  # pragma: no cover
-    from simulplay.workflows.sweep import SweepRun
 
 MEASURED = ("measured_eta_s", "measured_ci_low_s", "measured_ci_high_s", "measured_L_a_s", "measured_L_low_a_s",
             "measured_L_high_a_s", "measured_L_f_s", "measured_L_low_f_s", "measured_L_high_f_s")
@@ -67,23 +65,24 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:40] or "rule"
 
 
-def write_sweep(sweep: SweepRun, a: str, f: str, reference: str) -> list[Path]:
-    """Every table and figure of the sweep into its folder; the paths written."""
+def write_sweep(out: Path, table: pd.DataFrame, signatures: list[dict[str, Any]], result: SweepResult,
+                check: SweepCheck, *, a: str, f: str, reference: str) -> list[Path]:
+    """Every table and figure of the sweep (``table``: with its measured columns) into
+    ``out``; the paths written."""
     from simulplay.report.sweep_figures import sweep_figure
 
-    out, check = sweep.out, sweep.check
     notes = [check.summary, *(f"warning: {w}" for w in check.warnings)]
-    paths = [write_table(sweep.table, out / f"sweep{ext}", sweep.signatures, kind="sweep", signature_column=True,
+    paths = [write_table(table, out / f"sweep{ext}", signatures, kind="sweep", signature_column=True,
                          notes=notes) for ext in (".parquet", ".csv", ".md")]
     paths += [write_table(check.table, out / f"sweep_check{ext}", check.signatures, kind="sweep-check",
                           signature_column=True, notes=notes) for ext in (".parquet", ".csv", ".md")]
     paths.append(write_table(check.per_talk, out / "sweep_check_per_talk.csv", check.per_talk_signatures,
                              kind="sweep-check-per-talk"))
-    models, model_sigs = model_table(sweep)
+    models, model_sigs = model_table(result, signatures)
     paths.append(write_table(models, out / "sweep_models.csv", model_sigs, kind="sweep-models"))
-    for i, grid in enumerate(sweep.result.grids, start=1):
-        rows = sweep.table[sweep.table["family"] == grid.text]
-        sigs = [s for s, fam in zip(sweep.signatures, sweep.table["family"]) if fam == grid.text]
+    for i, grid in enumerate(result.grids, start=1):
+        rows = table[table["family"] == grid.text]
+        sigs = [s for s, fam in zip(signatures, table["family"]) if fam == grid.text]
         other = [k for k, v in grid.values.items() if len(v) > 1 and k != grid.axis]
         png, svg, _ = sweep_figure(rows, sigs, family=grid.text, axis=grid.axis, other=other, a=a, f=f,
                                    reference=reference)
@@ -95,12 +94,12 @@ def write_sweep(sweep: SweepRun, a: str, f: str, reference: str) -> list[Path]:
     return paths
 
 
-def model_table(sweep: SweepRun) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+def model_table(result: SweepResult, signatures: list[dict[str, Any]]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """One row per panel: the duration model's coefficients (seconds per unit), requests
     fitted and left out, its cross-validated errors, and the service clock's coefficients."""
     rows, sigs = [], []
-    base = sweep.signatures[0] if sweep.signatures else {}
-    for m in sweep.result.models:
+    base = signatures[0] if signatures else {}
+    for m in result.models:
         d, s = m.durations, m.service
         rows.append({**dict(m.panel), "n_requests": d.n, "trimmed": d.trimmed,
                      **{f"b_{t}": c for t, c in d.coefficients().items()},
