@@ -90,7 +90,8 @@ def compute_eta(
     """η of translator ``a`` against ``f`` (system names) per panel and condition: the
     equal-talk mean of ``δ_s(w) − δ_s(reference)`` with δ the gap of ``offset_s`` (SPEC §5),
     its duration and idle parts, in seconds, with a paired talk-bootstrap interval (one
-    index matrix per panel, talks in sorted order) and the talks moving each way.
+    index matrix per panel, its columns the talks in ``boot.talk_order``: ids sorted, or as
+    the summary first lists them) and the talks moving each way.
 
     ``summary``: playback summary rows (:func:`read_summary`), ``upstream`` their
     signatures; conditions compare in canonical form. ``contrasts`` (``p1``, ``p2``) give
@@ -129,7 +130,7 @@ def compute_eta(
         panel, dropped = _complete_talks(panel, a, f, allow_incomplete, pk, source)
         excluded += dropped
         conds = [c for c in dict.fromkeys(panel["condition"]) if c != reference]
-        talks = sorted(panel["talk_id"].unique())
+        talks = boot.order_talks(panel["talk_id"])
         idx = boot.indices(len(talks))
         effects = {c: per_talk_effects(panel, a, f, reference, c).set_index("talk_id").loc[talks]
                    for c in conds + [reference]}
