@@ -28,11 +28,11 @@ ways, named by ``method``:
   - ``order:floor(na)+1``: ``l = ⌊n·α⌋ + 1``, ``u = n + 1 − l`` — drop the ``⌊n·α⌋``
     lowest and highest means and take the extremes of the rest (Koehn 2004); 1,000 draws
     at 95 %: the 26th and 975th, 10,000 draws: the 251st and 9,750th;
-  - ``order:floor(na)+1,floor(n(1-a))+1`` (:data:`PAPER_METHOD`): ``l = ⌊n·α⌋ + 1``,
-    ``u = ⌊n·(1 − α)⌋ + 1`` — the sorted means at 0-based positions ``int(n·α)`` and
-    ``int(n·(1 − α))``; 10,000 draws at 95 %: the 251st and 9,751st (there the same ranks
-    as NumPy's ``higher``; with few draws the two differ: 5 draws at 80 %, the 1st and
-    5th here, the 2nd and 5th under ``higher``).
+  - ``order:int(nq)`` (:data:`PAPER_METHOD`): the sorted means at 0-based positions
+    ``int(n·q)`` for ``q = α`` and ``q = 1 − α`` (``sorted(means)[int(n * q)]``), i.e.
+    ``l = ⌊n·α⌋ + 1``, ``u = ⌊n·(1 − α)⌋ + 1``; 10,000 draws at 95 %: the 251st and 9,751st
+    (there the same ranks as NumPy's ``higher``; with few draws the two differ: 5 draws at
+    80 %, the 1st and 5th here, the 2nd and 5th under ``higher``).
 
   ``α`` is taken as the exact decimal it prints as (0.025, not 0.025000000000000022), so
   ``(n + 1)·α`` is exact; ranks stay within 1…n: with too few draws for the level
@@ -71,7 +71,7 @@ NUMPY_METHODS = (
 ORDER_CONVENTIONS: dict[str, Callable[[int, Fraction], tuple[int, int]]] = {
     "order:floor((n+1)a)": lambda n, a: (floor((n + 1) * a), n + 1 - floor((n + 1) * a)),
     "order:floor(na)+1": lambda n, a: (floor(n * a) + 1, n - floor(n * a)),
-    "order:floor(na)+1,floor(n(1-a))+1": lambda n, a: (floor(n * a) + 1, floor(n * (1 - a)) + 1),
+    "order:int(nq)": lambda n, a: (floor(n * a) + 1, floor(n * (1 - a)) + 1),
 }
 QUANTILE_METHODS = NUMPY_METHODS + tuple(ORDER_CONVENTIONS)
 RNGS = ("numpy", "python")
@@ -79,7 +79,7 @@ TALK_ORDERS = ("sorted", "given")
 ENDPOINT_METHOD = "order:floor((n+1)a)"  # full-talk η, contrasts, interactions, edges, blocks
 ENDPOINT_SEED = 1032026
 ENDPOINT_RNG = "numpy"
-PAPER_METHOD = "order:floor(na)+1,floor(n(1-a))+1"
+PAPER_METHOD = "order:int(nq)"
 #: Named settings: preset → the Bootstrap fields it sets. ``paper``: the generator and
 #: the ranks that reproduce the paper's printed intervals (module docstring).
 PRESETS: dict[str, dict[str, str]] = {"paper": {"rng": "python", "method": PAPER_METHOD}}

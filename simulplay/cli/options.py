@@ -35,17 +35,17 @@ WORD_TIMING_SEED, WORD_TIMING_QUANTILE = 20261005, "linear"
 QUANTILE_HELP = ("Interval ends from the sorted bootstrap means (α = (1 − confidence)/2, n = draws): "
                  "order:floor((n+1)a) takes the k-th and (n+1−k)-th smallest with k = floor((n+1)·α) "
                  "(10,000 draws, 95 %: the 250th and 9751st); order:floor(na)+1 takes k = floor(n·α)+1 "
-                 "(drop floor(n·α) at each end); order:floor(na)+1,floor(n(1-a))+1 takes the "
-                 "(floor(n·α)+1)-th and (floor(n·(1−α))+1)-th (the 251st and 9751st; --bootstrap paper); "
-                 "ranks within 1…n. Or a NumPy quantile method "
-                 "(np.quantile(means, [α, 1−α], method=M): linear, inverted_cdf, higher, nearest, …).")
-RNG_HELP = ("Generator of the talk-index matrix (draws × talks): numpy, "
-            "np.random.default_rng(seed).integers(0, talks, (draws, talks)); or python, random.Random(seed) with "
-            "one randrange(talks) per cell, draw after draw. Recorded in the signature (boot_rng).")
-PRESET_HELP = ("A named setting: paper selects --bootstrap-rng python and --quantile-method "
-               "order:floor(na)+1,floor(n(1-a))+1, which with the default seed 1032026 and 10,000 draws give "
-               "every interval the paper prints from its per-talk values (with the talks in its table's order). "
-               "A different --bootstrap-rng or --quantile-method with it is an error.")
+                 "(drop floor(n·α) at each end); order:int(nq) takes the means at 0-based positions "
+                 "int(n·q), q = α and 1 − α (the 251st and 9751st; --bootstrap paper); ranks within 1…n. "
+                 "Or a NumPy quantile method (np.quantile(means, [α, 1−α], method=M): linear, "
+                 "inverted_cdf, higher, nearest, …).")
+RNG_HELP = ("Generator of the index matrix (draws × talks): numpy, NumPy's default_rng(seed) drawing "
+            "integers(0, talks) for the whole matrix; or python, random.Random(seed) with one "
+            "randrange(talks) per cell, draw after draw. Recorded in the signature (boot_rng).")
+PRESET_HELP = ("A named setting: paper selects --bootstrap-rng python and --quantile-method order:int(nq), "
+               "which with the default seed 1032026 and 10,000 draws give every interval the paper prints "
+               "from its per-talk values (with the talks in its table's order). A different "
+               "--bootstrap-rng or --quantile-method with it is an error.")
 TALK_ORDER_HELP = ("Which talk each column of the index matrix is (it changes the draws): sorted, the talk ids "
                    "sorted as text ('1102' before '792'); or given, the order in which the input first lists "
                    "them (e.g. a paper table's row order). Recorded in the signature (talk_order).")
