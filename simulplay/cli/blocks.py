@@ -45,9 +45,9 @@ def blocks(
                                       "(seconds; recorded as a failure)."),
     draws: int = draws_option("Paired source-bootstrap draws."),
     boot_seed: int = seed_option("--boot-seed"),
-    quantile_method: str = quantile_option(),
+    quantile_method: str | None = quantile_option(),
     confidence: float = confidence_option(),
-    bootstrap_rng: str = rng_option(),
+    bootstrap_rng: str | None = rng_option(),
     preset: str | None = preset_option(),
     allow_incomplete: bool = allow_incomplete_option("Exclude blocks with a failed session and count them."),
 ):

@@ -35,9 +35,9 @@ def bootstrap(
     out: Path | None = table_option("--out", "Also write the table."),
     draws: int = draws_option(),
     seed: int = seed_option(),
-    quantile_method: str = quantile_option(),
+    quantile_method: str | None = quantile_option(),
     confidence: float = confidence_option(),
-    bootstrap_rng: str = rng_option(),
+    bootstrap_rng: str | None = rng_option(),
     preset: str | None = preset_option(),
     talk_order: str = talk_order_option(),
 ):

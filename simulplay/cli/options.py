@@ -38,10 +38,11 @@ QUANTILE_HELP = ("Interval ends from the sorted bootstrap means (α = (1 − con
                  "(drop floor(n·α) at each end); order:int(nq) takes the means at 0-based positions "
                  "int(n·q), q = α and 1 − α (the 251st and 9751st; --bootstrap paper); ranks within 1…n. "
                  "Or a NumPy quantile method (np.quantile(means, [α, 1−α], method=M): linear, "
-                 "inverted_cdf, higher, nearest, …).")
+                 "inverted_cdf, higher, nearest, …). Default: order:floor((n+1)a), or the --bootstrap preset's.")
 RNG_HELP = ("Generator of the index matrix (draws × talks): numpy, NumPy's default_rng(seed) drawing "
             "integers(0, talks) for the whole matrix; or python, random.Random(seed) with one "
-            "randrange(talks) per cell, draw after draw. Recorded in the signature (boot_rng).")
+            "randrange(talks) per cell, draw after draw. Recorded in the signature (boot_rng). Default: numpy, "
+            "or the --bootstrap preset's.")
 PRESET_HELP = ("A named setting: paper selects --bootstrap-rng python and --quantile-method order:int(nq), "
                "which with the default seed 1032026 and 10,000 draws give every interval the paper prints "
                "from its per-talk values (with the talks in its table's order). A different "
@@ -91,8 +92,9 @@ def seed_option(flag: str = "--seed", help: str = "Bootstrap seed (0 is a seed).
     return typer.Option(default, flag, min=0, help=help)
 
 
-def quantile_option(help: str = QUANTILE_HELP, default: str = QUANTILE_METHOD) -> Any:
-    """``--quantile-method``: how the interval ends are read off the bootstrap means."""
+def quantile_option(help: str = QUANTILE_HELP, default: str | None = None) -> Any:
+    """``--quantile-method``: how the interval ends are read off the bootstrap means
+    (``None``: :data:`QUANTILE_METHOD`, or the ``--bootstrap`` preset's)."""
     return typer.Option(default, "--quantile-method", help=help)
 
 
@@ -101,8 +103,9 @@ def confidence_option(help: str = "Interval coverage, in (0, 1).") -> Any:
 
 
 def rng_option(help: str = RNG_HELP) -> Any:
-    """``--bootstrap-rng numpy|python``: the generator of the index matrix."""
-    return typer.Option(BOOT_RNG, "--bootstrap-rng", help=help)
+    """``--bootstrap-rng numpy|python``: the generator of the index matrix (``None``:
+    :data:`BOOT_RNG`, or the ``--bootstrap`` preset's)."""
+    return typer.Option(None, "--bootstrap-rng", help=help, show_default=False)
 
 
 def preset_option(help: str = PRESET_HELP) -> Any:
@@ -115,22 +118,22 @@ def talk_order_option(help: str = TALK_ORDER_HELP) -> Any:
     return typer.Option(TALK_ORDER, "--talk-order", help=help)
 
 
-def bootstrap(draws: int, seed: int, method: str, confidence: float, *, seed_flag: str = "--seed",
-              rng: str = BOOT_RNG, preset: str | None = None, talk_order: str = TALK_ORDER) -> Any:
+def bootstrap(draws: int, seed: int, method: str | None, confidence: float, *, seed_flag: str = "--seed",
+              rng: str | None = None, preset: str | None = None, talk_order: str = TALK_ORDER) -> Any:
     """The paired :class:`~simulplay.analysis.bootstrap.Bootstrap` from the command's flags
-    (``preset``: ``--bootstrap``, applied over ``rng`` and ``method``); a bad value is an
-    InputError naming the flags of this command (``seed_flag``: ``--seed``, or
-    ``--boot-seed`` for ``blocks``)."""
+    (``preset``: ``--bootstrap``, which sets ``rng`` and ``method``; given as well, they
+    must agree with it; ``None``: the defaults); a bad value is an InputError naming the
+    flags of this command (``seed_flag``: ``--seed``, or ``--boot-seed`` for ``blocks``)."""
     from simulplay.analysis.bootstrap import PRESETS, RNGS, TALK_ORDERS, Bootstrap, apply_preset
 
+    chosen = {k: v for k, v in (("rng", rng), ("method", method)) if v is not None}
     if preset is not None:
         try:
-            chosen = apply_preset(preset, {"rng": rng, "method": method}, {"rng": BOOT_RNG, "method": QUANTILE_METHOD},
-                                  names={"rng": "--bootstrap-rng", "method": "--quantile-method"})
+            chosen = apply_preset(preset, chosen, {}, names={"rng": "--bootstrap-rng", "method": "--quantile-method"})
         except ValueError as e:
             raise InputError.at("--bootstrap", str(e), accepted=f"one of {', '.join(PRESETS)}, without a different "
                                 "--bootstrap-rng or --quantile-method") from e
-        rng, method = chosen["rng"], chosen["method"]
+    rng, method = chosen.get("rng", BOOT_RNG), chosen.get("method", QUANTILE_METHOD)
     for flag, given, known in (("--bootstrap-rng", rng, RNGS), ("--talk-order", talk_order, TALK_ORDERS)):
         if given not in known:
             raise InputError.at(flag, f"unknown value '{given}'", accepted=" or ".join(known))
