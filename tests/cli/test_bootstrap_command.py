@@ -105,3 +105,43 @@ def test_bad_input_is_one_line_and_writes_nothing(cli, tmp_path, columns, args, 
     proc = cli("bootstrap", table, *args, "--out", tmp_path / "o.csv")
     assert_one_line_error(proc, *fragments)
     assert not (tmp_path / "o.csv").exists()
+
+
+EXPERIMENT = """traces = ["trace.jsonl"]
+a = "A"
+f = "F"
+rules = ["immediate", "timer:w=3"]
+reference = "immediate"
+
+[analysis]
+"""
+
+
+@pytest.mark.parametrize("analysis,want", [
+    ('bootstrap = "paper"\n', ("python", "order:int(nq)", "sorted")),
+    ('bootstrap = "paper"\nbootstrap_rng = "python"\ntalk_order = "given"\n', ("python", "order:int(nq)", "given")),
+    ("", ("numpy", "order:floor((n+1)a)", "sorted")),
+])
+def test_an_experiment_names_the_preset(tmp_path, analysis, want):
+    from simulplay.workflows.experiment import experiment_bootstrap, load_experiment
+
+    (tmp_path / "trace.jsonl").write_text("")
+    (tmp_path / "exp.toml").write_text(EXPERIMENT + analysis)
+    boot = experiment_bootstrap(load_experiment(tmp_path / "exp.toml"))
+    assert (boot.rng, boot.method, boot.talk_order) == want
+
+
+@pytest.mark.parametrize("analysis,fragments", [
+    ('bootstrap = "paper"\nquantile_method = "order:floor((n+1)a)"\n',
+     ["key 'analysis.bootstrap'", "sets analysis.quantile_method order:int(nq), not order:floor((n+1)a)"]),
+    ('bootstrap_rng = "mt"\n', ["key 'analysis'", "unknown bootstrap generator 'mt'"]),
+])
+def test_an_experiment_refuses_a_preset_it_contradicts(tmp_path, analysis, fragments):
+    from simulplay.errors import InputError
+    from simulplay.workflows.experiment import load_experiment
+
+    (tmp_path / "trace.jsonl").write_text("")
+    (tmp_path / "exp.toml").write_text(EXPERIMENT + analysis)
+    with pytest.raises(InputError) as e:
+        load_experiment(tmp_path / "exp.toml")
+    assert len(str(e.value).splitlines()) == 1 and all(f in str(e.value) for f in fragments), str(e.value)
