@@ -173,3 +173,12 @@ def test_the_preset_refuses_a_setting_it_overrides_and_signatures_read_back():
     assert Bootstrap.from_signature(boot.signature()) == boot
     old = {k: v for k, v in Bootstrap().signature().items() if k not in ("boot_rng", "talk_order")}
     assert Bootstrap.from_signature(old) == Bootstrap()  # written before the two keys: NumPy, sorted
+
+
+def test_the_command_line_defaults_are_the_librarys():
+    from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED
+    from simulplay.cli import options
+
+    assert (options.BOOT_SEED, options.QUANTILE_METHOD, options.BOOT_RNG, options.TALK_ORDER) == \
+        (ENDPOINT_SEED, ENDPOINT_METHOD, ENDPOINT_RNG, Bootstrap().talk_order) == \
+        (1032026, "order:floor((n+1)a)", "numpy", "sorted")
