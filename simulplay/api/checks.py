@@ -64,6 +64,12 @@ def read_signed(path: Path) -> tuple[pd.DataFrame, list[dict[str, Any]] | None]:
     return df, stored_signatures(meta, len(df))
 
 
+def kind_of(value: Any) -> str:
+    """``an int``, ``a list``: what a wrong argument is, for messages."""
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+
+
 def as_table(table: Any) -> tuple[pd.DataFrame, list[Any] | None, str]:
     """A DataFrame (its row signatures from attrs) or a .parquet/.csv file (stored ones)."""
     if isinstance(table, pd.DataFrame):
@@ -118,7 +124,7 @@ def as_bootstrap(options: dict[str, Any]):
             raise InputError.at(f"option '{k}'", "is not a bootstrap option", accepted=accepted)
         kind = {"int": int, "float": (int, float), "str": str, "bool": bool}.get(str(fields[k]).split(" ")[0])
         if kind is not None and (not isinstance(v, kind) or (kind is not bool and isinstance(v, bool))):
-            raise InputError.at(f"option '{k}'", f"is a {type(v).__name__}", accepted=f"{k}: {fields[k]}")
+            raise InputError.at(f"option '{k}'", f"is {kind_of(v)}", accepted=f"{k}: {fields[k]}")
     try:
         return Bootstrap(**options)
     except ValueError as e:
@@ -135,7 +141,7 @@ def as_pair(value: Any, name: str, parse) -> tuple[str, str]:
 def as_sequence(value: Any, name: str) -> list:
     """A list or tuple (not text) as a list."""
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise InputError.at(name, f"is a {type(value).__name__}", accepted="a list")
+        raise InputError.at(name, f"is {kind_of(value)}", accepted="a list")
     return list(value)
 
 
@@ -143,7 +149,7 @@ def as_strings(value: Any, name: str, accepted: str) -> list[str]:
     """One string, or a list or tuple of strings, as a list."""
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, Sequence) or not all(isinstance(v, str) for v in items):
-        raise InputError.at(name, f"is a {type(value).__name__}" + ("" if not isinstance(items, Sequence) else
+        raise InputError.at(name, f"is {kind_of(value)}" + ("" if not isinstance(items, Sequence) else
                             " holding something else than text"), accepted=accepted)
     return list(items)
 
@@ -151,7 +157,7 @@ def as_strings(value: Any, name: str, accepted: str) -> list[str]:
 def as_text(value: Any, name: str, accepted: str = "text") -> str:
     """A string, as it is."""
     if not isinstance(value, str):
-        raise InputError.at(name, f"is a {type(value).__name__}", accepted=accepted)
+        raise InputError.at(name, f"is {kind_of(value)}", accepted=accepted)
     return value
 
 
@@ -172,14 +178,14 @@ def as_count(value: Any, name: str) -> Any:
 def as_flag(value: Any, name: str) -> bool:
     """True or False."""
     if not isinstance(value, bool):
-        raise InputError.at(name, f"is a {type(value).__name__}", accepted="True or False")
+        raise InputError.at(name, f"is {kind_of(value)}", accepted="True or False")
     return value
 
 
 def as_path(value: Any, name: str, accepted: str) -> Path:
     """A non-empty ``str`` or ``os.PathLike`` as a Path."""
     if not isinstance(value, (str, os.PathLike)) or not str(value):
-        raise InputError.at(name, f"is a {type(value).__name__}", accepted=accepted)
+        raise InputError.at(name, f"is {kind_of(value)}", accepted=accepted)
     return Path(value)
 
 
@@ -187,6 +193,6 @@ def as_paths(value: Any, name: str, accepted: str) -> list[Path]:
     """One path, or a non-empty list of paths, as Paths."""
     items = [value] if isinstance(value, (str, os.PathLike)) else value
     if not isinstance(items, Sequence) or not items:
-        raise InputError.at(name, f"is a {type(value).__name__}" if not isinstance(items, Sequence) else "is empty",
+        raise InputError.at(name, f"is {kind_of(value)}" if not isinstance(items, Sequence) else "is empty",
                             accepted=accepted)
     return [as_path(p, name, accepted) for p in items]
