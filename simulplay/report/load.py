@@ -18,6 +18,7 @@ identically (strings are never parsed).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -231,7 +232,7 @@ def read_run_traces(run: RunData, paths: list[Path], origin: str) -> None:
     file is noted in the report, not an error."""
     from simulplay.traces import read_trace
 
-    missing = [str(p) for p in paths if not p.is_file()]
+    missing = [relative_name(p, run.folder) for p in paths if not p.is_file()]
     if not paths or missing:
         run.notes.append("Trace statistics (Table 11) are left out: trace file(s) not found: "
                          + (", ".join(missing) or f"none {origin}"))
@@ -245,5 +246,12 @@ def read_run_traces(run: RunData, paths: list[Path], origin: str) -> None:
     run.traces = traces
     hashes = [file_hash(p) for p in paths]
     run.trace_signature = {"table": "trace-stats", "trace": [f"{p.name}@{h}" for p, h in zip(paths, hashes)]}
-    run.inputs += [InputRow(str(p), "trace", f"Table 11 ({origin})", len(f), "", h)
+    run.inputs += [InputRow(relative_name(p, run.folder), "trace", f"Table 11 ({origin})", len(f), "", h)
                    for p, f, h in zip(paths, frames, hashes)]
+
+
+def relative_name(path: Path, folder: Path) -> str:
+    """``path`` as the report names it: relative to the run folder (``../traces/x.jsonl``), so
+    that a report names no machine's absolute path and reads the same wherever the run
+    folder and its inputs are moved together."""
+    return Path(os.path.relpath(Path(path).resolve(), Path(folder).resolve())).as_posix()

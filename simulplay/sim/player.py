@@ -2,7 +2,7 @@
 
 Pure functions of arrays; nothing here reads or writes files. The definitions follow
 Veeksha's audio-interactivity evaluator (``project-vajra/veeksha``) and agree with it
-value for value on the timelines in ``tests/test_player_veeksha.py``.
+value for value on the timelines in ``tests/agreement/test_player_veeksha.py``.
 
 Conventions
 -----------

@@ -10,7 +10,7 @@ punctuation). The joined text of a stream is the translator's output exactly.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,11 +82,6 @@ def frame_from_streams(streams: Iterable[Stream]) -> pd.DataFrame:
         {"talk_id": str, "system": str, "seq": np.int64, "time_s": np.float64,
          "text": str, "source_s": np.float64, "glue": bool}
     )
-
-
-def iter_streams(df: pd.DataFrame) -> Iterator[Stream]:
-    """The streams of a validated trace table one by one (:func:`streams_from_frame`'s order)."""
-    yield from streams_from_frame(df)
 
 
 #: Sentence terminators (SPEC §2): ``. ? ! …``, full-width ``。 ？ ！``, Arabic ``؟``,
