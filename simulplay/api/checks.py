@@ -95,8 +95,10 @@ def as_requests_file(requests: Any, tmp: Path) -> Path:
     signatures in its attrs) as ``requests.parquet`` in ``tmp``."""
     if not isinstance(requests, pd.DataFrame):
         return as_path(requests, "requests", "a requests DataFrame (from group) or its file")
+    from simulplay.grouping.requests_file import validate_requests
     from simulplay.tables import write_table
 
+    validate_requests(requests, "requests")  # errors name the argument, not the file written below
     sigs = row_signatures(requests, "requests")
     path = tmp / "requests.parquet"
     write_table(requests.reset_index(drop=True), path, sigs or base_signature(table="requests"), kind="requests")
@@ -168,9 +170,9 @@ def as_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     return value
 
 
-def as_count(value: Any, name: str) -> Any:
-    """None, or a whole number ≥ 1 (not a bool)."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+def as_count(value: Any, name: str, *, optional: bool = True) -> Any:
+    """A whole number ≥ 1 (not a bool), or None when ``optional``."""
+    if (value is not None or not optional) and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise InputError.at(name, f"is {value!r}", accepted="a whole number ≥ 1")
     return value
 

@@ -28,6 +28,7 @@ from simulplay.api.checks import (
 )
 from simulplay.errors import InputError
 from simulplay.signature import base_signature
+from simulplay.tables import check_distinct, check_writable
 
 
 def read_trace(path: PathLike | Sequence[PathLike]) -> pd.DataFrame:
@@ -87,8 +88,10 @@ def synthesize(trace: pd.DataFrame | PathLike | Sequence[PathLike] | None = None
     ``out`` with its chunk table beside it (``<stem>.chunks.parquet``, which a chunk-release
     :func:`replay` reads), or to a temporary folder when ``out`` is None.
     ``attrs["signatures"]``: one per request; ``attrs["signature"]``: the run's;
-    ``attrs["stats"]``: synthesized, already in the store, failed. Failed requests are
-    kept with their ``error`` (a warning says how many); replay refuses their outputs.
+    ``attrs["stats"]``: synthesized, already in the store, failed; ``attrs["clock"]``: the
+    clock check; ``attrs["path"]`` and ``attrs["chunks"]``: the files written at ``out``.
+    Failed requests are kept with their ``error`` and service times measured on a busy CPU
+    are kept too; a warning says so (replay refuses outputs with failed requests).
     """
     from simulplay.backends import parse_backend_with_reuse
     from simulplay.grouping.requests_file import read_requests
@@ -101,19 +104,22 @@ def synthesize(trace: pd.DataFrame | PathLike | Sequence[PathLike] | None = None
         raise InputError.at("synthesize", "needs a plan: trace with rule, or requests",
                             accepted="synthesize(trace, rule, store=…) or synthesize(requests=…, store=…)")
     store_path = as_path(store, "store", "an audio store folder")
-    options = {"realizations": as_count(realizations, "realizations"), "max_chars": as_count(max_chars, "max_chars"),
+    options = {"realizations": as_count(realizations, "realizations", optional=False),
+               "max_chars": as_count(max_chars, "max_chars"),
                "order": check_order(as_text(order, "order"), source="order"), "progress": progress,
                "executor": parse_executor(as_text(executor, "executor"), source="executor")}
     config = parse_backend_with_reuse(as_text(backend, "backend"), None if reuse is None else as_text(reuse, "reuse"),
                                       source="backend", reuse_source="reuse")
     with tempfile.TemporaryDirectory(prefix="simulplay-") as tmp:
         target = Path(tmp, "manifest.parquet") if out is None else as_path(out, "out", "a .parquet or .csv path")
+        check_writable(target, (".parquet", ".csv"))
         if requests is not None:
             plan = read_requests(as_requests_file(requests, Path(tmp)))
             res = synthesize_requests(plan, config, AudioStore.open(store_path, field="store"), target, **options)
         else:
             streams, paths = as_streams(trace)
             rules = as_rules(rule if rule is not None else [])
+            check_distinct({"out": out}, paths)
             res = synthesize_to_manifest(streams, rules, config, AudioStore.open(store_path, field="store"), target,
                                          traces=paths, **options)
         df, sigs = read_signed(target)
@@ -122,6 +128,9 @@ def synthesize(trace: pd.DataFrame | PathLike | Sequence[PathLike] | None = None
     if failed.any():
         warnings.warn(f"{int(failed.sum())} request(s) failed; see the manifest's error column (first: "
                       f"{df.loc[failed, 'error'].iloc[0]})", stacklevel=2)
+    if st.clock is not None and st.clock.is_contended:
+        warnings.warn(f"service times were measured on a busy CPU ({st.clock.details()}); re-time them on a quiet "
+                      "machine: simulplay retime MANIFEST --store DIR --all --out MANIFEST2", stacklevel=2)
     chunks = None if out is None else str(Path(out).with_name(Path(out).stem + ".chunks.parquet"))
     return signed(df, sigs, signature=res.signature, path=None if out is None else str(out), chunks=chunks,
                    stats={"synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed,
