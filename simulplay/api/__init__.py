@@ -17,7 +17,7 @@ the library signs each row, ``"signatures"``, one dict per row in row order (aft
 filtering, ``[df.attrs["signatures"][i] for i in df.index]`` are the kept rows'; the
 functions that take a table read them that way). Bad input raises
 :class:`~simulplay.errors.InputError` with one line per problem, as the command line
-prints it.
+prints it. A worked example, as notebook cells: ``docs/api-example.md``.
 """
 
 from simulplay.api.analysis import Run, bootstrap, eta, load_run

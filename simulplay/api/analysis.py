@@ -139,7 +139,8 @@ class Run:
     e.g. ``service-zero``), the other tables present in ``tables`` (``latency``,
     ``eta_edges``, ``content``, …) and the ``traces`` named in ``run.json`` (None when a
     file is missing; ``notes`` says so). ``record`` is ``run.json``; ``a``, ``f``,
-    ``reference`` and ``rules`` the experiment's."""
+    ``reference`` and ``rules`` the experiment's. Tables keep the files' columns (an η
+    table its ``signature`` column, the display string of each row's signature)."""
 
     folder: Path
     record: dict[str, Any]
