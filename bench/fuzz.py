@@ -1,4 +1,4 @@
-"""The large fuzz run of issue 14: 10,000 seeded mutation cases over validate, group, replay
+"""The large fuzz run: 10,000 seeded mutation cases over validate, group, replay
 and both importers (``tests/support/fuzz_cases.py``; the suite runs 2,000 of them).
 
 Prints the number of cases accepted (exit 0, output readable by pandas), refused (exit 2,

@@ -1,4 +1,4 @@
-"""Talk ids never become paths (issue 14, item 6): the safe file name of a name from data,
+"""Talk ids never become paths: the safe file name of a name from data,
 and the commands that write files for talks (report, blocks; render uses ``safe_component``)
 creating nothing outside their output and store folders for ids like ``../../etc/t1``."""
 

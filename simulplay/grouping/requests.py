@@ -13,11 +13,11 @@ import pandas as pd
 
 from simulplay.grouping.registry import Rule
 from simulplay.grouping.splitter import Splitter
+from simulplay.keys import OUTPUT_KEYS
 from simulplay.traces.model import Stream, join_texts
 
-REQUEST_COLUMNS = ("talk_id", "system", "condition", "seq", "dispatch_s", "trigger",
+REQUEST_COLUMNS = (*OUTPUT_KEYS, "seq", "dispatch_s", "trigger",
                    "n_updates", "text", "glue", "group", "source_s")
-OUTPUT_KEYS = ("talk_id", "system", "condition")
 
 
 def group_requests(stream: Stream, rule: Rule) -> list[dict]:

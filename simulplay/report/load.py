@@ -30,12 +30,12 @@ import pandas as pd
 from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.keys import OUTPUT_KEYS
 from simulplay.report.inputs import KEY_COLUMNS, Signature, file_hash, signature_fingerprint, typed_frame
 from simulplay.signature import format_signature
 from simulplay.sim.manifest import validate_manifest
 from simulplay.tables import read_table, stored_signatures
 
-PANEL_KEYS = ("backend", "realization")
 OPTIONAL_TABLES = {
     "eta_edges": "eta_edges.csv",
     "edges_nonspeech": "edges_nonspeech.csv",
@@ -120,7 +120,7 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
     record = _read_record(root / "run.json")
     exp = record["experiment"]
     manifest = _read_manifest(root / "manifest.parquet")
-    summary = _read_parquet(root / "summary.parquet", ("talk_id", "system", "condition", "n_parts", "first_play_s",
+    summary = _read_parquet(root / "summary.parquet", (*OUTPUT_KEYS, "n_parts", "first_play_s",
                                                          "audio_s", "idle_s", "offset_s", "source_s"),
                             "playback summary")
     known = _structured(manifest, summary)

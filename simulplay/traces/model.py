@@ -84,7 +84,7 @@ def frame_from_streams(streams: Iterable[Stream]) -> pd.DataFrame:
     )
 
 
-#: Sentence terminators (SPEC §2): ``. ? ! …``, full-width ``。 ？ ！``, Arabic ``؟``,
+#: Sentence terminators (docs/formats.md#grouping-rules): ``. ? ! …``, full-width ``。 ？ ！``, Arabic ``؟``,
 #: Devanagari danda ``।``.
 TERMINATORS = frozenset(".?!…。？！؟।")
 #: Straight quotes close a sentence as well as every character of the categories below.

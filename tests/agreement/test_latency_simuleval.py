@@ -1,4 +1,4 @@
-"""`simulplay latency` against SimulEval 1.1.4's own instance and scorers (issue 17, item 3).
+"""`simulplay latency` against SimulEval 1.1.4's own instance and scorers.
 
 Every expected value comes from SimulEval itself: a real ``SpeechToSpeechInstance`` receives
 each audible part's samples at its readiness (tests/support/simuleval_drive.py), and SimulEval's

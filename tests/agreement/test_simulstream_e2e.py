@@ -7,7 +7,7 @@ third packet). Each log has a 20-minute talk and a 7-minute talk. Both logs are 
 under both clocks and grouped under the four rules; the first 30 s of each talk (two
 minutes of source in all: 2 talks × 2 systems) are synthesized with real Piper, replayed,
 and compared with η. Expected values come from the generator's plan, the log itself and
-hand formulas (SPEC §4–5) applied to the tables the commands wrote.
+hand formulas (docs/concepts.md#the-comparison) applied to the tables the commands wrote.
 """
 
 import json
@@ -137,7 +137,7 @@ def test_grouping_under_all_four_rules_preserves_the_text(run):
 
 
 def check_triggers(rule, groups, times):
-    """SPEC §2 by hand: immediate sends each update at its time; a timer group leaves at its
+    """docs/formats.md#grouping-rules by hand: immediate sends each update at its time; a timer group leaves at its
     first update + 4 s; a words group holds ≥ 8 whitespace words; punct groups end a sentence."""
     first = np.concatenate([[0], np.cumsum(groups["n_updates"].to_numpy())[:-1]])
     trig = groups["trigger"].to_numpy()

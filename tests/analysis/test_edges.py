@@ -1,4 +1,4 @@
-"""Edge-silence trimming as a pure function of speech probabilities (SPEC §4)."""
+"""Edge-silence trimming as a pure function of speech probabilities (docs/diagnostics.md#edge-silence-replay)."""
 
 import numpy as np
 import pandas as pd

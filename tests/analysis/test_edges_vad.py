@@ -1,4 +1,4 @@
-"""Edge-silence replay on real Piper audio with the bundled Silero VAD (issue 5)."""
+"""Edge-silence replay on real Piper audio with the bundled Silero VAD."""
 
 import hashlib
 import math

@@ -1,4 +1,4 @@
-"""δ, η, decomposition, paired talk bootstrap and direction counts (SPEC §5)."""
+"""δ, η, decomposition, paired talk bootstrap and direction counts (docs/concepts.md#the-comparison)."""
 
 import numpy as np
 import pandas as pd

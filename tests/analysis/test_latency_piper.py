@@ -1,5 +1,5 @@
 """Real Piper outputs: `simulplay latency` against SimulEval's own scorers, and
-`simulplay export-simuleval` scored by the real `simuleval --score-only` (issue 17, items 3–4).
+`simulplay export-simuleval` scored by the real `simuleval --score-only`.
 
 SimulEval is driven as in a live evaluation (tests/support/simuleval_drive.py): each audible part's
 stored samples arrive at its readiness, computed here from the manifest in Python integers.

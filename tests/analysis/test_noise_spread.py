@@ -1,4 +1,4 @@
-"""How much of η is synthesis noise (issue 19): η's spread across realizations and the
+"""How much of η is synthesis noise: η's spread across realizations and the
 duration noise, on hand-made tables and on real runs of a small experiment.
 
 Every `simulplay run` below is its own process, i.e. an independent run: onnxruntime draws

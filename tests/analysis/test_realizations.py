@@ -1,4 +1,4 @@
-"""Repeated realizations talk by talk (issue 18 item 2, the paper's C.4): per-talk η in each
+"""Repeated realizations talk by talk (the paper's C.4): per-talk η in each
 realization, its sample SD across realizations, the median and maximum SD and the talk
 with the largest range — checked against NumPy applied by hand to a hand-made summary.
 

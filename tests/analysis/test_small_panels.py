@@ -1,4 +1,4 @@
-"""Small panels are flagged (issue 16 item 5): with fewer than 10 talks every η and
+"""Small panels are flagged: with fewer than 10 talks every η and
 contrast table carries a note — printed, under Markdown, in Parquet metadata and in the
 report — that its interval is close to the per-talk range, with the direction counts first.
 

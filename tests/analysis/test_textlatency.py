@@ -1,5 +1,5 @@
 """`simulplay textlatency`: OmniSTEval's long-form text latency beside speech completion
-(issue 17, item 5). Expected values are worked by hand or come from the real
+(item 5). Expected values are worked by hand or come from the real
 `omnisteval longform` CLI run on each talk alone.
 """
 

@@ -1,5 +1,5 @@
 """Piper's two noises, the ``durations=fixed`` and ``deterministic`` presets and their reuse
-rule (issue 19), on real Piper (en_US-joe-medium).
+rule, on real Piper (en_US-joe-medium).
 
 ``noise_w_scale`` carries the duration noise and ``noise_scale`` the waveform noise: with
 ``noise_w_scale=0`` two syntheses of the same text have the same sample count while their

@@ -1,4 +1,4 @@
-"""Served TTS (issue 8): the http client against `simulplay serve` (real Piper) on loopback,
+"""Served TTS: the http client against `simulplay serve` (real Piper) on loopback,
 and against a misbehaving loopback server: timeouts, 5xx, cut-off streams → recorded failures."""
 
 import json

@@ -1,4 +1,4 @@
-"""XTTS-v2 through coqui-tts on a tiny random checkpoint built at test time (issue 8).
+"""XTTS-v2 through coqui-tts on a tiny random checkpoint built at test time.
 
 The real loading and inference path runs: config.json → Xtts → checkpoint (legacy pickle,
 as published) → stock speaker latents → ``Xtts.inference`` with every setting explicit.

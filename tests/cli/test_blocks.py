@@ -1,4 +1,4 @@
-"""CosyVoice continuing sessions and the block protocol (issue 8), on a fake CosyVoice
+"""CosyVoice continuing sessions and the block protocol, on a fake CosyVoice
 module with the real bistream generator interface (the real model cannot load here)."""
 
 import sys
@@ -123,7 +123,7 @@ def test_state_is_kept_across_feeds_and_reset_between_sessions(cosy):
     assert summary["audio_key"].nunique() == 1 and summary["fed_text_sha256"].nunique() == 1
     assert summary["audio_s"].nunique() == 1  # equal durations: ΔB is all idle
     assert len(parts) == 6 and len(feeds) == 6 and parts["n_samples"].sum() == 2 * len(immediate.audio)
-    # B from the recorded chunks by the SPEC §4 recurrence (worked here, not by the engine):
+    # B from the recorded chunks by the docs/concepts.md#serial-playback recurrence (worked here, not by the engine):
     # C_last − a_last, a_last = 0.9 s. Which session ends later depends on how late each one's
     # chunks came (wall-clock timing), so only each session's own bookkeeping is asserted.
     for res, row in zip((immediate, grouped), summary.itertuples()):

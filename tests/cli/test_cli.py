@@ -52,7 +52,7 @@ def test_replay_then_eta_writes_signed_tables_in_every_format(cli, tmp_path, man
 
 
 def test_replay_service_variants_change_readiness(cli, tmp_path, man_csv):
-    """Each variant's end times equal the SPEC §3–4 recurrences run in the test on the
+    """Each variant's end times equal the docs/concepts.md#serial-playback recurrences run in the test on the
     manifest's dispatch times with service × 0, × 1 and × 2."""
     m = pd.read_csv(man_csv)
     ends = {}

@@ -1,4 +1,4 @@
-"""`simulplay edges` and the `edges` key of `simulplay run` (issue 5), run as real commands."""
+"""`simulplay edges` and the `edges` key of `simulplay run`, run as real commands."""
 
 import json
 

@@ -55,7 +55,7 @@ def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder
     workers = set(pd.read_parquet(out / "manifest.parquet")["worker"].str.split("@").str[0])
     assert workers == {"process-0", "process-1"}
     assert "executor process:2" in first.stdout and "parallel/serial" in first.stdout
-    # where the numbers came from (issue 16): the machine and the clock verdict, in run.json,
+    # where the numbers came from: the machine and the clock verdict, in run.json,
     # the summary line, every η table's signature and the report
     clock = record["clock"]  # the second run's: judged from the stored records (it timed no probe)
     assert record["machine"]["cores"] and record["machine"]["cpu"] and record["machine"]["load"]

@@ -1,4 +1,4 @@
-"""Grouping rules (SPEC §2): hand-computed cases and properties."""
+"""Grouping rules (docs/formats.md#grouping-rules): hand-computed cases and properties."""
 
 import numpy as np
 import pytest

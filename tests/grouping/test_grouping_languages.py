@@ -1,4 +1,4 @@
-"""Sentence ends and counting units across languages (SPEC §2, issue 13 item 4).
+"""Sentence ends and counting units across languages (docs/formats.md#grouping-rules).
 
 Expected groups are worked out by hand in the comments; the closing-mark set is checked
 against ``unicodedata.category`` (the defining tool) over all of Unicode, and the rules
@@ -22,7 +22,7 @@ from simulplay.traces.validate import stream_stats
 from tests.support.factories import groups, stream
 
 NBSP, NNBSP = "\u00a0", "\u202f"
-# The SPEC's terminators, written as code points so that the test does not share a
+# The documented terminators, written as code points so that the test does not share a
 # literal with the code: . ? ! … 。 ？ ！ ؟ ।
 TERMINATORS = "\u002e\u003f\u0021\u2026\u3002\uff1f\uff01\u061f\u0964"
 
@@ -94,7 +94,7 @@ def test_terminator_then_any_single_character_agrees_with_unicodedata_everywhere
     "and so.»)",                  # nested closers
     "and so. » ) ",               # spaces between closers and at the end
     "Hmm…", "Wirklich?!", 'he said."', "it's 'done.'", "end. ",
-    "Wir sehen z.B.",             # an abbreviation at the end fires (SPEC: only the end counts)
+    "Wir sehen z.B.",             # an abbreviation at the end fires (only the end counts)
 ])
 def test_sentence_ends_that_fire(text):
     assert ends_terminal(text) and oracle_ends(text)

@@ -9,7 +9,7 @@ from simulplay.errors import InputError
 from simulplay.grouping import parse_pair
 
 
-@pytest.mark.parametrize("text,pair", [  # expected sides written by hand from SPEC §2's canonical strings
+@pytest.mark.parametrize("text,pair", [  # expected sides written by hand (docs/formats.md#rule-strings)
     ("immediate,timer:w=4", ("immediate", "timer:w=4")),
     ("punct,timer:w=2", ("punct:cap=2,min_words=3", "timer:w=2")),
     ("punct:cap=2,min_words=3,timer:w=2", ("punct:cap=2,min_words=3", "timer:w=2")),

@@ -1,4 +1,4 @@
-"""Validation of requests tables read with `synth --requests` (issue 13, item 6).
+"""Validation of requests tables read with `synth --requests`.
 
 Expected rows were counted by hand: data rows are 1-based, in file order.
 """

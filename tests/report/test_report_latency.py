@@ -1,4 +1,4 @@
-"""SimulEval speech metrics and text latency in `simulplay run` and in the report (issue 17)."""
+"""SimulEval speech metrics and text latency in `simulplay run` and in the report."""
 
 import pandas as pd
 import pytest

@@ -1,4 +1,4 @@
-"""The report says where its numbers were measured (issue 16, item 6): machine and clock verdict."""
+"""The report says where its numbers were measured: machine and clock verdict."""
 
 from __future__ import annotations
 

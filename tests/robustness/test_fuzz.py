@@ -1,4 +1,4 @@
-"""Seeded mutation fuzzing of validate, group, replay and both importers (issue 14).
+"""Seeded mutation fuzzing of validate, group, replay and both importers.
 
 Every case is accepted (exit 0, output readable by pandas) or refused (exit 2, a short
 error on stderr, no output file); never a traceback, a NumPy warning or another exit code.

@@ -1,4 +1,4 @@
-"""Inputs that used to end in a traceback or a NumPy warning (issue 14, item 1), each run
+"""Inputs that used to end in a traceback or a NumPy warning, each run
 through the real command line: one error line naming file, line/row and field, exit code
 2, no output file. The subprocesses run with RuntimeWarnings as errors, so a warning of an
 invalid cast fails the test too. The parameters of each case were written by hand."""

@@ -1,4 +1,4 @@
-"""Ctrl-C (SIGINT) and SIGTERM during synth, edges and asr (real subprocesses; issue 14, item 4).
+"""Ctrl-C (SIGINT) and SIGTERM during synth, edges and asr (real subprocesses).
 
 The fakes' ``hang_after`` makes the run block at a known point after some work is done
 (``tests/support/fakes.py``); the test waits for that work to appear in the store (records, the

@@ -1,7 +1,7 @@
 """Exact time in replay: the engine against an exact-rational reference, to the nanosecond.
 
 The reference below is written independently of the engine: plain Python loops over the
-SPEC §3–4 recurrences in :class:`fractions.Fraction` (exact rationals), with the
+docs/concepts.md#serial-playback recurrences in :class:`fractions.Fraction` (exact rationals), with the
 conventions stated in :mod:`simulplay.sim.timebase` applied by exact rounding (Python's
 ``round`` of a Fraction rounds half to even): a float time goes to
 ``round(Fraction(x) · 10⁹)`` ns, and an output of one sample rate has its running sample
@@ -55,7 +55,7 @@ def ref_clock(dispatch: list[int], service: list[int]) -> tuple[list[int], list[
 
 
 def ref_playback(ready: list[int], dur: list[int], seqs: list[int]) -> dict:
-    """SPEC §4 one part at a time (silent parts skipped), and the limiting event by brute
+    """docs/concepts.md#serial-playback one part at a time (silent parts skipped), and the limiting event by brute
     force: the last played part maximizing r_k + Σ_{j≥k} d_j, the first one when that is
     below Σ d (playback from time zero limits)."""
     c, first, idle, parts = 0, None, 0, []

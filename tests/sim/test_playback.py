@@ -1,4 +1,4 @@
-"""Serial synthesizer clock and serial playback (SPEC §3–4)."""
+"""Serial synthesizer clock and serial playback (docs/concepts.md#serial-playback)."""
 
 import numpy as np
 import pandas as pd
@@ -36,7 +36,7 @@ def play_one(r, d):
 @settings(max_examples=100, deadline=None)  # each example is a whole replay()
 @given(timelines(), st.floats(1, 200))
 def test_offset_is_duration_plus_idle_minus_source(tl, S):
-    """L = C_m − S = D + I − S (SPEC §4), through ``replay`` with the source duration S in the
+    """L = C_m − S = D + I − S (docs/concepts.md#serial-playback), through ``replay`` with the source duration S in the
     manifest; D and I come from the reference recurrence, not from the engine."""
     r, d = tl
     df = manifest({("t", "A", "c"): [(np.nan, np.nan, float(a)) for a in d]}, source_s=S)

@@ -1,4 +1,4 @@
-"""Streaming player metrics (issue 6): hand-computed timelines and properties of the core."""
+"""Streaming player metrics: hand-computed timelines and properties of the core."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The fitted clock, ``--service fit`` (issue 16 item 4): a least-absolute-deviations fit of
+"""The fitted clock, ``--service fit``: a least-absolute-deviations fit of
 service_s on audio_s and text characters per backend and realization, replayed as a
 modelled clock.
 

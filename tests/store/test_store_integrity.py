@@ -1,4 +1,4 @@
-"""Damaged and missing audio in the store, `store verify` and `store gc` (issue 14, item 3).
+"""Damaged and missing audio in the store, `store verify` and `store gc`.
 
 A real store: FLAC files written by ``synth`` (the deterministic fake backend, through a
 real subprocess), then damaged by hand — cut in half, a byte flipped, deleted, a record

@@ -65,7 +65,7 @@ def manifest(outputs: dict, source_s=20.0) -> pd.DataFrame:
 
 
 def reference_playback(ready, dur):
-    """The SPEC §4 recurrence, one part at a time, skipping silent parts."""
+    """The docs/concepts.md#serial-playback recurrence, one part at a time, skipping silent parts."""
     c_prev, first, idle, d_sum, ends = 0.0, None, 0.0, 0.0, []
     for r, d in zip(ready, dur):
         if d <= 0:

@@ -1,4 +1,4 @@
-"""The clock check (issue 16, item 1): per-request CPU time and run-queue wait, the probe,
+"""The clock check: per-request CPU time and run-queue wait, the probe,
 the verdict's definition, and real Piper synthesis with and without a real CPU hog."""
 
 from __future__ import annotations

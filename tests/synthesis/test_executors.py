@@ -1,4 +1,4 @@
-"""Executors: serial, local worker processes and Ray actors (issue 9)."""
+"""Executors: serial, local worker processes and Ray actors."""
 
 import os
 import signal

@@ -1,4 +1,4 @@
-"""Requests you can see and edit: `group` over several traces, `synth --requests` (issue 13, item 6).
+"""Requests you can see and edit: `group` over several traces, `synth --requests`.
 
 Real CLI, real Piper. With noise_scale=0 and noise_w_scale=0 Piper is deterministic (the
 same samples in every process, checked by hand before writing these tests), so two

@@ -1,4 +1,4 @@
-"""`simulplay retime` (issue 16, item 2): the stored audio kept, new clocks, the comparison."""
+"""`simulplay retime`: the stored audio kept, new clocks, the comparison."""
 
 from __future__ import annotations
 

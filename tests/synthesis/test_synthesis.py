@@ -1,4 +1,4 @@
-"""Real synthesis with Piper, the audio store, reuse and fail-closed behaviour (issue 3)."""
+"""Real synthesis with Piper, the audio store, reuse and fail-closed behaviour."""
 
 import json
 

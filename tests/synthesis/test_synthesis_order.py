@@ -1,5 +1,5 @@
 """Synthesis order: counterbalanced (a cyclic Latin square over talks and realizations) or
-fixed, recorded per request (issue 16 item 3).
+fixed, recorded per request.
 
 The expected orders below are written out by hand from the documented rule: conditions
 numbered by first appearance (immediate 0, timer:w=2 1, timer:w=4 2), talks by first

@@ -1,4 +1,4 @@
-"""Trace readers, writers, glue and validation (SPEC §7)."""
+"""Trace readers, writers, glue and validation (docs/formats.md)."""
 
 import json
 
