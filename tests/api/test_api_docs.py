@@ -35,7 +35,7 @@ def test_the_page_is_plain_markdown_with_python_blocks():
         assert f"simulplay.{name}(" in used, name
 
 
-@pytest.mark.slow  # Piper synthesis of about 90 requests, then `simulplay run` with its report: about 30 s
+@pytest.mark.slow  # Piper synthesis of 45 requests, then `simulplay run` with its report: 30–70 s on 2 cores
 def test_every_python_block_of_the_api_example_runs_in_order(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
