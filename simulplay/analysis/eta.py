@@ -55,7 +55,18 @@ def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """A playback summary (``audio_s``, ``idle_s``, ``offset_s`` in seconds, NaN for an
     output without audio; ``source_s`` > 0) and its per-row upstream signatures."""
     df, meta = read_table(path)
-    source = str(path)
+    out = validate_summary(df, str(path))
+    sigs = stored_signatures(meta, len(df))
+    if sigs is None:
+        shown = df["signature"].tolist() if "signature" in df else [None] * len(df)
+        sigs = [{"replay": s} if s else {} for s in shown]
+    return out, sigs
+
+
+def validate_summary(df: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Check a raw playback summary (``source`` names it in errors) and return the columns
+    η reads: the output keys and panel keys as text, ``audio_s``, ``idle_s`` and
+    ``offset_s`` in seconds (NaN for an output without audio), ``source_s`` > 0 seconds."""
     if len(df) == 0:
         raise InputError.at(source, "has no rows", accepted="a playback summary from `simulplay replay`")
     check = Checker(source, df)
@@ -68,11 +79,7 @@ def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
         out[c] = check.numbers(c, allow_empty=True)
     out["source_s"] = check.numbers("source_s", positive=True)
     check.raise_if_any()
-    sigs = stored_signatures(meta, len(df))
-    if sigs is None:
-        shown = df["signature"].tolist() if "signature" in df else [None] * len(df)
-        sigs = [{"replay": s} if s else {} for s in shown]
-    return out, sigs
+    return out
 
 
 def compute_eta(
