@@ -1,0 +1,131 @@
+"""The README stays a short door into the project, and every door in it opens: at most 200
+lines, the two set-up commands first, every `simulplay` command (and flag) it names is a real
+one, every file it links to exists. The documentation site builds with --strict (a broken
+link or anchor, a page missing from the nav, an API docstring that cannot be collected)."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from simulplay.cli import app
+
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+README = ROOT / "README.md"
+MAX_LINES = 200
+SETUP = ["make demo", "make test"]
+FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def readme() -> str:
+    return README.read_text(encoding="utf-8")
+
+
+def code_of(text: str) -> list[str]:
+    """The README's code, one string per line of a fenced block (continuation lines joined,
+    comments cut) or per inline code span outside the blocks."""
+    pieces = []
+    for block in FENCE.findall(text):
+        for line in block.replace("\\\n", " ").splitlines():
+            pieces.append(line.split(" #")[0])
+    pieces += [" ".join(span.split()) for span in re.findall(r"`([^`]+)`", FENCE.sub("", text))]
+    return pieces
+
+
+def commands_named(text: str) -> list[tuple[str, list[str]]]:
+    """Each `simulplay COMMAND [SUBCOMMAND]` in the README's code, with the flags after it
+    (up to the next `simulplay`)."""
+    named = []
+    for piece in code_of(text):
+        parts = re.split(r"(?<![\w.-])simulplay (?=[a-z])", piece)
+        for part in parts[1:]:
+            words = part.replace("\\|", " ").split()
+            named.append((words[0], words))
+    return named
+
+
+def click_command(words: list[str]):
+    """The click command that `simulplay WORDS…` names, and the words that named it."""
+    command, path = typer.main.get_command(app), []
+    for word in words:
+        sub = getattr(command, "commands", {}).get(word)
+        if sub is None:
+            break
+        command, path = sub, [*path, word]
+    return command, path
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lowercase, punctuation dropped, spaces as '-'."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors_of(path: Path) -> set[str]:
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    return {github_anchor(re.sub(r"\s*\{#[^}]*\}\s*$", "", h)) for h in re.findall(r"^#{1,6} (.+)$", text, re.M)}
+
+
+def test_readme_is_at_most_200_lines():
+    n = len(readme().splitlines())
+    assert n <= MAX_LINES, f"README.md has {n} lines; move detail into docs/ (at most {MAX_LINES})"
+
+
+def test_readme_starts_with_the_two_setup_commands():
+    text = readme()
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert lines[0].startswith("# ") and lines[1].startswith("```"), "the title, then the set-up commands"
+    first_block = FENCE.search(text).group(1)
+    commands = [line.split("#")[0].strip() for line in first_block.splitlines() if line.split("#")[0].strip()]
+    assert commands == SETUP, f"the first code block should hold exactly {SETUP}, holds {commands}"
+
+
+def test_every_command_the_readme_names_is_real_and_takes_its_flags():
+    named = commands_named(readme())
+    assert len({words[0] for _, words in named}) >= 20, "the command table went missing"
+    runner, problems = CliRunner(), []
+    for name, words in named:
+        command, path = click_command(words)
+        if not path:
+            problems.append(f"simulplay {name}: no such command")
+            continue
+        result = runner.invoke(app, [*path, "--help"])
+        if result.exit_code != 0 or "Usage" not in result.output:
+            problems.append(f"simulplay {' '.join(path)} --help: exit {result.exit_code}: {result.output[-300:]}")
+        known = {opt for param in command.params for opt in param.opts + param.secondary_opts} | {"--help"}
+        for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", " ".join(words)):
+            if flag not in known:
+                problems.append(f"simulplay {' '.join(path)} has no option {flag}")
+    assert problems == [], "\n".join(problems)
+
+
+def test_every_relative_link_and_image_in_the_readme_exists():
+    text = FENCE.sub("", readme())
+    links = LINK.findall(text)
+    assert any(link.startswith("docs/") for link in links), "the README should link into docs/"
+    missing = []
+    for link in links:
+        if re.match(r"^[a-z][a-z0-9+.-]*:", link):  # https:, mailto:
+            continue
+        target, _, anchor = link.partition("#")
+        path = (README.parent / target) if target else README
+        if not path.exists():
+            missing.append(f"{link}: no file {path.relative_to(ROOT)}")
+        elif anchor and path.suffix == ".md" and anchor not in anchors_of(path):
+            missing.append(f"{link}: {path.name} has no heading with anchor #{anchor}")
+    assert missing == [], "\n".join(missing)
+
+
+@pytest.mark.slow
+def test_docs_site_builds_strictly(tmp_path):
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
+                          str(ROOT / "mkdocs.yml"), "--site-dir", str(tmp_path / "site")],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert (tmp_path / "site" / "api" / "index.html").is_file()
