@@ -129,3 +129,20 @@ def test_docs_site_builds_strictly(tmp_path):
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert (tmp_path / "site" / "api" / "index.html").is_file()
+
+
+def test_every_docs_page_the_code_cites_exists_with_its_heading():
+    """Docstrings and test notes cite the design as ``docs/<page>.md#<anchor>``: each page exists
+    and holds a heading with that anchor (its own or an explicit ``{#id}``)."""
+    cited = set()
+    for path in [*(ROOT / "simulplay").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]:
+        cited |= set(re.findall(r"docs/([\w-]+\.md)(?:#([\w-]+))?", path.read_text(encoding="utf-8")))
+    assert cited, "no citation found: the pattern is broken"
+    missing = []
+    for page, anchor in sorted(cited):
+        path = ROOT / "docs" / page
+        ids = anchors_of(path) | set(re.findall(r"\{#([\w-]+)\}", path.read_text(encoding="utf-8"))) \
+            if path.is_file() else set()
+        if not path.is_file() or (anchor and anchor not in ids):
+            missing.append(f"docs/{page}#{anchor}")
+    assert not missing, missing
