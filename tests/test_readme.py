@@ -5,6 +5,7 @@ link or anchor, a page missing from the nav, an API docstring that cannot be col
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -146,3 +147,37 @@ def test_every_docs_page_the_code_cites_exists_with_its_heading():
         if not path.is_file() or (anchor and anchor not in ids):
             missing.append(f"docs/{page}#{anchor}")
     assert not missing, missing
+
+
+def readme_walkthrough() -> list[list[str]]:
+    """The commands of the README's "Your own logs, step by step" block, as argument lists
+    (continuation lines joined, comments dropped)."""
+    text = readme()
+    block = re.search(r"## Your own logs, step by step.*?```sh\n(.*?)```", text, re.S).group(1)
+    commands = []
+    for line in block.replace("\\\n", " ").splitlines():
+        line = line.split("  #")[0].strip()
+        if line:
+            commands.append(shlex.split(line))
+    return commands
+
+
+@pytest.mark.slow
+def test_the_readme_walkthrough_runs_as_written(tmp_path):
+    """Every command of the walk-through runs, in order, on two small simulstream logs
+    (SeamlessStreamAtt-shaped, generated: one 20 s talk, A eager and F batched), with real
+    Piper, and writes the file it names."""
+    from tests.support.simulstream_logs import seamless_log
+
+    seamless_log(tmp_path / "a.jsonl", [20.0], hold=1)
+    seamless_log(tmp_path / "f.jsonl", [20.0], hold=3)
+    commands = readme_walkthrough()
+    assert [c[1] for c in commands] == ["import-simulstream", "import-simulstream", "group", "synth", "replay", "eta",
+                                        "report"]
+    for args in commands:
+        assert args[0] == "simulplay"
+        proc = subprocess.run([sys.executable, "-m", "simulplay", *args[1:]], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=900)
+        assert proc.returncode == 0, f"{' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
+        out = args[args.index("--out") + 1]
+        assert (tmp_path / out).exists(), f"{' '.join(args)} wrote no {out}"
