@@ -83,7 +83,7 @@ def replay_eta(manifest: pd.DataFrame, *, a: str, f: str, reference: str, boot: 
 
 def end_offsets(summary: pd.DataFrame, boot: Bootstrap) -> tuple[pd.DataFrame, pd.DataFrame]:
     """L per panel, condition and system: the equal-talk mean of ``offset_s`` with its
-    paired talk-bootstrap interval (one index matrix per panel, talks sorted, as η), and
+    paired talk-bootstrap interval (one index matrix per panel, talks in ``boot``'s order, as η), and
     the requests of those outputs summed (``n_requests``)."""
     keys = present(RUN_PANEL_KEYS, summary)
     rows = []
@@ -91,7 +91,7 @@ def end_offsets(summary: pd.DataFrame, boot: Bootstrap) -> tuple[pd.DataFrame, p
     panels = conds.groupby(keys, sort=False) if keys else [((), conds)]
     for key, panel in panels:
         pk = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-        talks = sorted(panel["talk_id"].unique())
+        talks = boot.order_talks(panel["talk_id"])
         idx = boot.indices(len(talks))
         for (cond, system), g in panel.groupby(["condition", "system"], sort=False):
             values = g.set_index("talk_id")["offset_s"].reindex(talks).to_numpy(float)
