@@ -47,7 +47,7 @@ def check_sweep(modelled: Modelled, measured: Modelled, *, a: str, f: str, sig: 
     m_eta = measured.eta.set_index(idx)[["n_talks", "eta_s", "ci_low_s", "ci_high_s"]]
     p_eta = modelled.eta.set_index(idx)[["eta_s", "ci_low_s", "ci_high_s"]]
     m_l, p_l = _ends_wide(measured.ends, keys, a, f, "L_s"), _ends_wide(modelled.ends, keys, a, f, "L_s")
-    table = m_l.join(p_l, lsuffix="_measured", rsuffix="_modelled").reset_index()
+    table = m_l.merge(p_l, left_index=True, right_index=True, suffixes=("_measured", "_modelled")).reset_index()
     table = table[table["condition"].isin(conds)]
     table = table.merge(m_eta.add_prefix("measured_").reset_index(), on=idx, how="left")
     table = table.merge(p_eta.add_prefix("modelled_").reset_index(), on=idx, how="left")

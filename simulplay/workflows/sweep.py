@@ -96,29 +96,33 @@ class SweepRun:
     files: list[Path] = field(default_factory=list)
 
 
-def check_sweep_args(run: RunInputs, rules: list[str], *, by: str, confirm: int, train: list[str],
-                     service: str = "fit") -> list[RuleGrid]:
-    """Every argument checked before anything is computed or written; the grids."""
+def check_sweep_args(rules: list[str], *, by: str, confirm: int, service: str = "fit") -> list[RuleGrid]:
+    """The arguments that need no run, checked before it is read; the grids."""
     grids = parse_grids(rules)
     sweep_service(service)
     if by not in BY:
         raise InputError.at(f"--by '{by}'", "unknown criterion", accepted=" or ".join(BY))
     if confirm < 0:
         raise InputError.at(f"--confirm {confirm}", "is negative", accepted="a number of grid points ≥ 0")
+    return grids
+
+
+def check_train(run: RunInputs, train: list[str]) -> None:
+    """Every ``--train`` condition is one the run synthesized."""
     measured = set(run.manifest["condition"])
     for t in train:
         if canonical_condition(t) not in measured:
             raise InputError.at(f"--train '{t}'", "is not a condition of the run",
                                 accepted=", ".join(dict.fromkeys(run.manifest["condition"])))
-    return grids
 
 
 def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, confirm: int = 0, by: str = "L",
               train: list[str] = (), folds: int = 5, service: str = "fit",
               progress: Progress = NO_PROGRESS) -> SweepRun:
     """Model the grids of ``rules`` on the run in ``folder``, check, confirm and write."""
+    grids = check_sweep_args(list(rules), by=by, confirm=confirm, service=service)
     run = read_run(folder)
-    grids = check_sweep_args(run, list(rules), by=by, confirm=confirm, train=list(train), service=service)
+    check_train(run, list(train))
     out = Path(out) if out is not None else run.folder / "sweep"
     out.mkdir(parents=True, exist_ok=True)
     confirmed_manifest = _confirmed(run, out)
