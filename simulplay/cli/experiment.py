@@ -98,6 +98,10 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
                     notes=small_panel_notes(res.edges.eta.table, brief=True))
     if res.content is not None:
         print_diagnostics(res.content)
+    if res.sweep is not None:
+        from simulplay.cli.sweep import print_sweep
+
+        print_sweep(res.sweep, brief=True)
     typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")
     typer.echo(f"report: {(exp.out / 'report' / 'report.html').resolve()}")
 

@@ -57,8 +57,9 @@ def sweep(
     print_sweep(res)
 
 
-def print_sweep(res) -> None:
-    """The sweep's short table, the models, the self-check and where the files are."""
+def print_sweep(res, *, brief: bool = False) -> None:
+    """The sweep's short table, the models, the self-check and where the files are
+    (``brief``: without the models and the check table, as the demo prints it)."""
     from simulplay.cli.console import print_table
     from simulplay.signature import compact_signatures
 
@@ -66,11 +67,12 @@ def print_sweep(res) -> None:
                         "modelled_L_a_s", "modelled_L_f_s", "measured_eta_s") if c in res.table]
     print_table(res.table[cols], compact_signatures(res.signatures)[:1],
                 title="modelled sweep (a model of the run's requests, not a measurement): η and L, seconds")
-    for m in res.result.models:
-        typer.echo((m.label() + ": " if m.label() else "") + m.durations.describe())
     check = res.check
-    print_table(check.table.drop(columns=[c for c in ("backend", "realization") if c in check.table]),
-                compact_signatures(check.signatures)[:1], title="modelled vs measured")
+    if not brief:
+        for m in res.result.models:
+            typer.echo((m.label() + ": " if m.label() else "") + m.durations.describe())
+        print_table(check.table.drop(columns=[c for c in ("backend", "realization") if c in check.table]),
+                    compact_signatures(check.signatures)[:1], title="modelled vs measured")
     typer.echo(check.summary)
     for w in check.warnings:
         print(f"simulplay: warning: {w}", file=sys.stderr)

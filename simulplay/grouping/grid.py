@@ -1,4 +1,4 @@
-"""Grids of a grouping rule's parameters: ``NAME:key=VALUES,key=VALUES`` (docs/formats.md#sweep-grids).
+"""Grids of a grouping rule's parameters: ``NAME:key=VALUES,key=VALUES`` (docs/sweeps.md#grids).
 
 VALUES is one value, a list ``1,2,4`` (a comma followed by no ``key=`` continues the
 list), a range of integers ``a..b`` (step 1, both ends included) or a range of numbers

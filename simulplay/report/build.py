@@ -25,6 +25,7 @@ from simulplay.report.model import ReportAudio, ReportFigure, ReportTable
 from simulplay.report.order import condition_order
 from simulplay.report.queue import replay_parts, silent_reading
 from simulplay.report.stepwise import load_tables
+from simulplay.report.sweep_figures import sweep_report_figures
 from simulplay.report.tables import all_tables
 from simulplay.version import __version__
 
@@ -104,7 +105,8 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
     if chosen not in talks:
         raise InputError.at(f"--talk '{talk}'", "is not a talk of the run", accepted=", ".join(talks[:20]))
     audio = listen_section(run, parts, cond, chosen, store, listen_s)
-    return Report(run, all_tables(run), all_figures(run, parts, cond, chosen), cond, chosen, audio)
+    figures = all_figures(run, parts, cond, chosen) + sweep_report_figures(run)
+    return Report(run, all_tables(run), figures, cond, chosen, audio)
 
 
 def _intro(report: Report) -> str:

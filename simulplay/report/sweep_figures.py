@@ -20,7 +20,8 @@ import pandas as pd
 
 from simulplay.keys import RUN_PANEL_KEYS, present
 from simulplay.report.figures import RC, _figure, _legend_below, render
-from simulplay.report.model import signature_lines
+from simulplay.report.load import RunData
+from simulplay.report.model import ReportFigure, signature_lines
 
 COLORS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860")
 
@@ -91,3 +92,29 @@ def _measured(ax_eta, ax_l, g: pd.DataFrame, x: np.ndarray, color: str, a: str, 
                    g[f"measured_L_high_{tag}_s"].to_numpy(float)[m] - y]
             ax_l.errorbar(x[m], y, yerr=err, fmt=marker, color="black", mfc=color, ms=4, capsize=3, lw=1,
                           label=f"measured L({name})", zorder=4)
+
+
+def sweep_report_figures(run: RunData) -> list[ReportFigure]:
+    """One figure per family of the sweep saved in the run folder (``sweep/sweep.parquet``,
+    written by ``simulplay sweep`` or the demo), none when there is no sweep."""
+    from simulplay.grouping.grid import parse_grids
+    from simulplay.tables import read_table, stored_signatures
+
+    path = run.folder / "sweep" / "sweep.parquet"
+    if run.stepwise or not path.is_file():
+        return []
+    table, meta = read_table(path)
+    sigs = stored_signatures(meta, len(table)) or [{}] * len(table)
+    figures = []
+    for i, family in enumerate(dict.fromkeys(table["family"]), start=1):
+        grid = parse_grids([family])[0]
+        at = (table["family"] == family).to_numpy()
+        other = [k for k, v in grid.values.items() if len(v) > 1 and k != grid.axis]
+        png, svg, lines = sweep_figure(table[at], [s for s, keep in zip(sigs, at) if keep], family=family,
+                                       axis=grid.axis, other=other, a=run.a, f=run.f, reference=run.reference)
+        figures.append(ReportFigure(
+            f"figure05_sweep_{i}", f"Modelled sweep {family}",
+            f"Modelled η and end offset L over {family} (lines and bands: a model of the run's requests, not a "
+            "measurement; points with bars: conditions synthesized for real). Written by `simulplay sweep`; "
+            "modelled vs measured in sweep/sweep_check.md.", png, svg, lines, number=f"Figure 5.{i}"))
+    return figures

@@ -123,6 +123,7 @@ class HeldOut:
     sum_error: float
 
     def describe(self) -> str:
+        """``k-fold over talks: median |error| … s per request, … % per output's audio``."""
         return (f"{self.folds}-fold over {self.over}: median |error| {self.abs_error_s:.3f} s per request, "
                 f"{100 * self.sum_error:.2f} % per output's audio")
 
@@ -207,7 +208,7 @@ def _held_out(over: str, folds: list[np.ndarray], features: dict[str, np.ndarray
 
 def cross_validate(fit: DurationFit, features: dict[str, np.ndarray], audio_s: np.ndarray, *, talks: np.ndarray,
                    streams: np.ndarray, conditions: np.ndarray, outputs: np.ndarray, folds: int = 5) -> DurationFit:
-    """``fit`` with its held-out errors: k-fold over talks (``min(folds, talks)`` folds,
+    """``fit`` with its held-out errors (``audio_s`` in seconds, one per request): k-fold over talks (``min(folds, talks)`` folds,
     talks in sorted order dealt round-robin; a held-out talk's streams have no rate, so
     this is the error on a talk never synthesized) and, with two training conditions or
     more, over conditions (each held out in turn: the error on a new grouping of the

@@ -30,6 +30,8 @@ Example (paths are relative to the TOML file)::
     variants = ["release=chunk", "service=zero"]   # sensitivity replays (also "silent=hold")
     edges = [0.3, 0.5, 0.7]     # edge-silence replay: Silero VAD thresholds (extra 'vad')
     silent_parts = "skip"       # or "hold": a part without audio holds the clock (every replay)
+    sweep = ["timer:w=1..6", "words:n=4..12:4"]   # a modelled sweep after the run (`simulplay sweep`)
+    sweep_confirm = 1           # …and its best point synthesized for real
 
     [content]                   # content diagnostics (extra 'asr'): transcripts, edits, word timing
     recognizer = "whisper"      # or "whisper:model=PATH", "qwen3-asr:model=PATH"
@@ -58,7 +60,7 @@ TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "ref
             "retries": int, "content": dict}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "bootstrap": str,
                  "bootstrap_rng": str, "talk_order": str, "contrasts": list,
-                 "variants": list, "edges": list, "silent_parts": str}
+                 "variants": list, "edges": list, "silent_parts": str, "sweep": list, "sweep_confirm": int}
 REQUIRED = ("traces", "a", "f", "rules", "reference")
 
 
@@ -91,6 +93,8 @@ class Experiment:
     variants: tuple[str, ...] = ()
     edges: tuple[float, ...] = ()  # edge-silence thresholds; empty: no edge replay
     silent_parts: str = "skip"  # skip | hold: the reading of parts without audio in every replay
+    sweep: tuple[str, ...] = ()  # grids of a modelled sweep after the run (simulplay.grouping.grid); empty: none
+    sweep_confirm: int = 0  # the sweep's best unmeasured points synthesized for real
     content: Any = None  # ContentSettings of the [content] table; None: no content diagnostics
     source: str = field(default="experiment", compare=False)
 
@@ -159,6 +163,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
         _check_variant(v, src)
     edges = _edge_thresholds(analysis.get("edges", []), src)
     silent = _silent_parts(analysis.get("silent_parts", "skip"), src)
+    sweep, sweep_confirm = _sweep(analysis, src)
     out = _path(base, data.get("out", f"runs/{data.get('name', path.stem)}"), "out", src, must_exist=False)
     store = _path(base, data["store"], "store", src, must_exist=False) if "store" in data else out / "store"
     realizations = data.get("realizations", 1)
@@ -171,7 +176,8 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
         content=_content(data["content"], src, canon) if "content" in data else None,
         **{k: data[k] for k in ("executor", "workers", "worker_cpus", "worker_gpus", "retries") if k in data},
         **_bootstrap_keys(analysis, src),
-        contrasts=tuple(contrasts), variants=variants, edges=edges, silent_parts=silent)
+        contrasts=tuple(contrasts), variants=variants, edges=edges, silent_parts=silent, sweep=sweep,
+        sweep_confirm=sweep_confirm)
     _check_analysis(exp, src)
     executor_spec(exp)
     return exp
@@ -276,6 +282,19 @@ def _edge_thresholds(values: list, src: str) -> tuple[float, ...]:
     if len(set(values)) != len(values):
         raise _err(src, f"{values!r} repeats a threshold", field="analysis.edges", accepted=accepted)
     return tuple(sorted(float(v) for v in values))
+
+
+def _sweep(analysis: dict[str, Any], src: str) -> tuple[tuple[str, ...], int]:
+    """The sweep's grids (each checked: :mod:`simulplay.grouping.grid`) and how many points to confirm."""
+    from simulplay.grouping.grid import parse_grids
+
+    grids = tuple(_strings(analysis["sweep"], "analysis.sweep", src)) if "sweep" in analysis else ()
+    parse_grids(list(grids), source=f"{src}: key 'analysis.sweep'")
+    confirm = analysis.get("sweep_confirm", 0)
+    if confirm < 0 or (confirm and not grids):
+        raise _err(src, f"{confirm} needs a sweep and must be ≥ 0", field="analysis.sweep_confirm",
+                   accepted="a number of grid points ≥ 0, with analysis.sweep")
+    return grids, confirm
 
 
 def _silent_parts(value: str, src: str) -> str:

@@ -45,6 +45,7 @@ class RunResult:
     edges: EdgesRun | None = None  # the edge-silence replay, when the experiment lists thresholds
     content: DiagnosticsResult | None = None  # the [content] table (transcripts, content, word timing)
     noise: NoiseCheck | None = None  # η spread across realizations and their duration differences
+    sweep: Any = None  # the modelled sweep (a workflows.sweep.SweepRun), when the experiment lists one
 
 
 def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: Progress = NO_PROGRESS) -> RunResult:
@@ -84,6 +85,12 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     res.content = content
     res.noise = _noise(exp, synth, base_eta, variants)
     _write_run_record(exp, res)
+    if exp.sweep:  # reads the run folder just written; the report below shows its figures
+        from simulplay.workflows.sweep import sweep_run
+
+        t3 = time.perf_counter()
+        res.sweep = sweep_run(exp.out, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress)
+        res.timings["sweep_s"] = time.perf_counter() - t3
     write_report(build_report(exp.out), exp.out / "report")
     return res
 

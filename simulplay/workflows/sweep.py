@@ -134,8 +134,7 @@ def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, 
                        upstream=run.signature, source=str(run.folder / "manifest.parquet"))
     picked, synth = [], None
     if confirm:
-        picked = pick_points(result.table, set(confirmed_manifest["condition"]) if confirmed_manifest is not None
-                             else set(), confirm, by)
+        picked = pick_points(result.table, confirm, by)
         if picked:
             synth = _synthesize(run, out, picked, confirmed_manifest, progress)
             confirmed_manifest = read_manifest(synth.path)[0]

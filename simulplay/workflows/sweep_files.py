@@ -50,10 +50,12 @@ def _systems(measured: Modelled) -> tuple[str, str]:
     return sig.get("a", systems[0]), sig.get("f", systems[-1])
 
 
-def pick_points(table: pd.DataFrame, confirmed: set[str], k: int, by: str) -> list[str]:
-    """The ``k`` unmeasured grid points with the lowest modelled mean L (the mean of L(A)
-    and L(F)) or the most negative modelled η, averaged over panels; ties in grid order."""
-    free = table[~table["measured"] & ~table["rule"].isin(confirmed)]
+def pick_points(table: pd.DataFrame, k: int, by: str) -> list[str]:
+    """The ``k`` grid points the run did not synthesize with the lowest modelled mean L
+    (the mean of L(A) and L(F)) or the most negative modelled η, averaged over panels; ties
+    in grid order. Points an earlier ``--confirm`` synthesized count too (they come back
+    from the store), so confirming again confirms the same points."""
+    free = table[~table["measured"]]
     if free.empty:
         return []
     score = ((free["modelled_L_a_s"] + free["modelled_L_f_s"]) / 2) if by == "L" else free["modelled_eta_s"]
