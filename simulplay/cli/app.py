@@ -27,6 +27,7 @@ from simulplay.cli import (
     edges,
     eta,
     experiment,
+    explore,
     latency,
     player,
     render,
@@ -72,7 +73,8 @@ COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("import-simulstream", traces.import_simulstream_command), ("player", player.player), ("edges", edges.edges),
     ("render", render.render), ("latency", latency.latency), ("export-simuleval", latency.export_simuleval_command),
     ("textlatency", latency.textlatency),
-    ("report", report.report), ("serve", serve.serve), ("blocks", blocks.blocks), ("asr", diagnostics.asr),
+    ("report", report.report), ("explore", explore.explore), ("serve", serve.serve), ("blocks", blocks.blocks),
+    ("asr", diagnostics.asr),
     ("content", diagnostics.content), ("wordtiming", diagnostics.wordtiming), ("run", experiment.run),
     ("demo", experiment.demo),
 )

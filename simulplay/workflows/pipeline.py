@@ -16,6 +16,8 @@ from simulplay.backends import parse_backend
 from simulplay.grouping import parse_rule
 from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.report import build_report, write_report
+from simulplay.report.build import load_inputs
+from simulplay.report.explore import explore_run, write_explorer
 from simulplay.sim import replay, validate_manifest
 from simulplay.sim.chunks import chunk_path, validate_chunks
 from simulplay.sim.replay import ReplayResult
@@ -84,7 +86,9 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     res.content = content
     res.noise = _noise(exp, synth, base_eta, variants)
     _write_run_record(exp, res)
-    write_report(build_report(exp.out), exp.out / "report")
+    run = load_inputs(exp.out)  # read once for the explorer and the report
+    write_explorer(explore_run(run), exp.out / "explore")  # first: the report links to it
+    write_report(build_report(exp.out, run=run), exp.out / "report")
     return res
 
 

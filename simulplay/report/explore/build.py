@@ -68,16 +68,21 @@ def build_explorer(inputs: str | Path | Sequence[str | Path], *, traces: Sequenc
                    store: str | Path | None = None) -> Explorer:
     """Read a run folder, or the tables of step-by-step work (as ``simulplay report``
     does, refusing what it refuses), and replay every variant the run computed."""
-    run = load_inputs(inputs, traces)
+    return explore_run(load_inputs(inputs, traces), store=store)
+
+
+def explore_run(run: RunData, *, store: str | Path | None = None) -> Explorer:
+    """The explorer of inputs already read (``run`` is not changed); ``store``: the audio
+    store (default: a run folder's own)."""
     ref = canonical_condition(run.reference)
     if not [c for c in condition_order(run) if c != ref]:
         source = run.eta.path if run.stepwise else run.folder / "run.json"
         raise InputError.at(source, "has no condition besides the reference", field="experiment.rules",
                             field_label="key", accepted="at least two rules")
-    run.notes += report_note(run.summary.frame["talk_id"].nunique())
     manifest = complete_manifest(run)
     primary = primary_variant(run, manifest)
     others, notes = sensitivity_variants(run, manifest)
+    notes = report_note(run.summary.frame["talk_id"].nunique()) + notes
     audio = store_audio(run, store)
     edges, edge_notes = edge_variants(run, manifest, primary, audio.store.root if audio.store else None)
     if run.traces is None:
@@ -135,13 +140,16 @@ def explorer_files(ex: Explorer) -> dict[str, bytes]:
     assets = files("simulplay.report.explore").joinpath("assets")
     for name in (*SCRIPTS, STYLE):
         out[name if name == STYLE else f"js/{name}"] = assets.joinpath(name).read_bytes()
+    entries = []
     for talk in talks:
         data = ex.talks.payload(talk)
         out[f"data/talks/{names[talk]}.js"] = script("talk", talk, data)
-        if ex.audio.store is not None and data["audio_keys"]:
+        with_audio = ex.audio.store is not None and bool(data["audio_keys"])
+        if with_audio:
             audio, problems = ex.audio.files(data["audio_keys"])
             out[f"data/audio/{names[talk]}.js"] = audio_script(talk, audio, problems)
-    panel = panel_payload(ex.run, ex.variants, {t: f"{names[t]}.js" for t in talks}, ex.notes, ex.audio_note)
+        entries.append({"id": talk, "file": f"{names[talk]}.js", "audio": with_audio})
+    panel = panel_payload(ex.run, ex.variants, entries, ex.notes, ex.audio_note)
     out["data/panel.js"] = script("panel", "", panel)
     return out
 

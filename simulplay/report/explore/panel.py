@@ -81,14 +81,15 @@ def variant_panel(v: Variant, panels: list[dict[str, str]]) -> dict[str, Any]:
             "notes": notes + v.notes}
 
 
-def panel_payload(run: RunData, variants: Sequence[Variant], talk_files: dict[str, str],
+def panel_payload(run: RunData, variants: Sequence[Variant], talks: list[dict[str, Any]],
                   notes: Sequence[str], audio_note: str) -> dict[str, Any]:
-    """Everything the panel view shows, and the talks' data files for the timeline."""
+    """Everything the panel view shows; ``talks``: each talk's ``id``, its data ``file``
+    (under ``data/talks/`` and, with ``audio``, ``data/audio/``)."""
     panels = panels_of(variants[0].summary)
     systems = system_order(run, list(variants[0].summary["system"].astype(str).unique()))
     return {"name": run.name, "a": run.a, "f": run.f, "reference": canonical_condition(run.reference),
             "conditions": condition_order(run), "systems": systems, "panels": panels,
-            "talks": [{"id": t, "file": f} for t, f in talk_files.items()],
+            "talks": talks,
             "variants": [variant_panel(v, panels) for v in variants],
             "measured": [list(item) for item in machine_items(run)],
             "notes": list(run.notes) + list(notes), "audio_note": audio_note}

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simulplay.grouping import canonical_condition
 from simulplay.report.explore.variants import Variant, shown_all
 from simulplay.sim.replay import SUMMARY_COLUMNS
 from simulplay.sim.timebase import to_ns
@@ -119,8 +120,8 @@ class TalkData:
         """Everything the timeline of ``talk`` shows (module docstring)."""
         rows = self.outputs.iloc[self.by_talk[talk]]
         okeys = [tuple(r) for r in rows[self.keys].itertuples(index=False)]
-        outputs = [{**{k: r[k] for k in self.keys if k != "talk_id"}, "source_s": float(r["source_s"])}
-                   for r in rows.to_dict("records")]
+        outputs = [{**{k: r[k] for k in self.keys if k != "talk_id"}, "condition": canonical_condition(r["condition"]),
+                    "source_s": float(r["source_s"])} for r in rows.to_dict("records")]
         audio_keys: dict[str, int] = {}
         requests = [self._requests(k, audio_keys) for k in okeys]
         variants = {v.key: self._variant(c, okeys, requests) for v, c in zip(self.variants, self.columns)}
