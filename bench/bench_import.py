@@ -1,6 +1,6 @@
 """Import time and peak memory of `import-simulstream` on a 27-talk, 4.7-hour log.
 
-The log is generated (tests/simulstream_logs.py: SeamlessStreamAtt-shaped, one-second
+The log is generated (tests/support/simulstream_logs.py: SeamlessStreamAtt-shaped, one-second
 packets, German SentencePiece pieces with lone ``▁``). Each measurement runs in a fresh
 child process; time is the median of ``--repeat`` runs after imports, peak memory the
 child's ``ru_maxrss``. Printed as ratios against baselines measured in the same run:
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.simulstream_logs import seamless_log  # noqa: E402
+from tests.support.simulstream_logs import seamless_log  # noqa: E402
 
 TOTAL_S = 4.7 * 3600
 N_TALKS = 27

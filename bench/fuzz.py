@@ -1,5 +1,5 @@
-"""The large fuzz run of issue 14: 10,000 seeded mutation cases over validate, group, replay
-and both importers (``tests/fuzz_cases.py``; the suite runs 2,000 of them).
+"""The large fuzz run: 10,000 seeded mutation cases over validate, group, replay
+and both importers (``tests/support/fuzz_cases.py``; the suite runs 2,000 of them).
 
 Prints the number of cases accepted (exit 0, output readable by pandas), refused (exit 2,
 a short error, no output) and failed (anything else), the distinct kinds of failure with a
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fuzz_cases import build_corpus, case_args, judge, make_case, run_in_process  # noqa: E402
+from tests.support.fuzz_cases import build_corpus, case_args, judge, make_case, run_in_process  # noqa: E402
 
 
 def replay_one(seed: int, index: int, work: Path) -> int:

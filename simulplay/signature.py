@@ -1,4 +1,4 @@
-"""Signatures: a structured record of everything that shapes a number (SPEC §6).
+"""Signatures: a structured record of everything that shapes a number (docs/concepts.md#signatures).
 
 A signature is a plain ``dict``. It is stored structured (Parquet metadata, JSON) and
 rendered as one line only for display, in a fixed key order with ``None`` left out and
@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from simulplay.keys import PER_ROW_DISPLAY
 from simulplay.version import __version__
 
 #: Display order; keys not listed follow in alphabetical order, ``version`` is last.
@@ -91,7 +92,6 @@ def settings_hash(settings: Mapping[str, Any]) -> str:
 
 
 #: Signature keys that are table columns: rows differing only in them share one display.
-PER_ROW_DISPLAY = ("rule", "reference", "backend", "realization", "threshold")
 
 
 def compact_signatures(sigs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

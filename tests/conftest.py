@@ -37,6 +37,6 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.fixture(scope="session")
 def tiny_xtts_dir(tmp_path_factory):
     """A tiny random XTTS-v2 checkpoint folder, built once per test session (about 90 MB)."""
-    from tests.tiny_xtts import build_tiny_xtts
+    from tests.support.tiny_xtts import build_tiny_xtts
 
     return build_tiny_xtts(tmp_path_factory.mktemp("tiny-xtts"))

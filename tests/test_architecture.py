@@ -134,11 +134,25 @@ def test_no_module_imports_from_a_layer_above_its_own():
     assert not upward, "\n".join(upward)
 
 
-def test_the_library_never_imports_the_console():
-    """Progress reaches the library as a callback (simulplay.progress), not as a terminal import."""
-    below_cli = [a for a, targets in import_graph().items() if layer_of(a) < 8
-                 for b in targets if b.startswith("simulplay.cli")]
-    assert not below_cli, below_cli
+def external_imports(path: Path) -> set[str]:
+    """Top-level names of the modules outside the package that a file imports (anywhere in it)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found - {"simulplay"}
+
+
+def test_the_library_never_imports_the_terminal():
+    """Progress reaches the library as a callback (simulplay.progress), not as a terminal:
+    below the command line no module imports typer or rich (the layer test alone would let
+    a library module draw its own progress bar with rich)."""
+    terminal = {"typer", "rich", "click"}
+    cli = layer_of("simulplay.cli")
+    found = {m: sorted(external_imports(p) & terminal) for m, p in MODULES.items() if layer_of(m) < cli}
+    assert not {m: t for m, t in found.items() if t}
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -183,3 +197,45 @@ def test_the_build_lists_every_package():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
     folders = {".".join(p.parent.relative_to(ROOT).parts) for p in PACKAGE.rglob("__init__.py")}
     assert listed == folders | {"simulplay.sample_traces"}
+
+
+#: What writing a file or opening the audio store looks like in code: calls by these names
+#: and imports of these modules or names.
+WRITES = {"open", "write_text", "write_bytes", "to_parquet", "to_csv", "to_excel", "savefig", "mkdir", "makedirs",
+          "write_table", "atomic_path", "new_folder", "unlink", "rmtree", "write"}
+WRITER_IMPORTS = {"shutil", "tempfile", "soundfile", "simulplay.store", "simulplay.tables.write_table",
+                  "simulplay.tables.atomic_path", "simulplay.paths.new_folder"}
+
+
+def io_uses(path: Path) -> list[str]:
+    """Where a file writes, opens the store or imports what does (``line: what``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if name in WRITES:
+                found.append(f"{node.lineno}: {name}()")
+        elif isinstance(node, ast.Import):
+            found += [f"{node.lineno}: import {a.name}" for a in node.names
+                      if any(a.name == w or a.name.startswith(w + ".") for w in WRITER_IMPORTS)]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+            if any(n == w or n.startswith(w + ".") for n in names for w in WRITER_IMPORTS):
+                found.append(f"{node.lineno}: from {node.module}")
+    return found
+
+
+def test_io_uses_sees_writes_and_store_imports(tmp_path):
+    probe = tmp_path / "m.py"
+    probe.write_text("import shutil\nfrom simulplay.store import AudioStore\nfrom simulplay.tables import read_table\n"
+                     "def f(p, df):\n    p.write_text('x')\n    df.rename(columns={})\n    df.to_csv(p)\n",
+                     encoding="utf-8")
+    assert io_uses(probe) == ["1: import shutil", "2: from simulplay.store", "5: write_text()", "7: to_csv()"]
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("simulplay.analysis")))
+def test_analysis_computes_and_never_writes_files_or_opens_the_store(module):
+    """analysis/ holds pure computations: the files are written by report/, workflows/ and
+    the command line, and the store is opened there too."""
+    assert not io_uses(MODULES[module]), f"{module}: {io_uses(MODULES[module])}"

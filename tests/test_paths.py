@@ -1,4 +1,4 @@
-"""Talk ids never become paths (issue 14, item 6): the safe file name of a name from data,
+"""Talk ids never become paths: the safe file name of a name from data,
 and the commands that write files for talks (report, blocks; render uses ``safe_component``)
 creating nothing outside their output and store folders for ids like ``../../etc/t1``."""
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulplay.paths import MAX_COMPONENT, child_path, original_name, safe_component
-from tests.report_runs import make_run
+from tests.support.report_runs import make_run
 
 HOSTILE = ["../../etc/t1", "/abs", "..", ".", ".hidden", "a/b", "a\\b", "nul\x00byte", "%41", "A", "a",
            "ünïcode", "space and tab\t", "x" * 1000, "~tilde", "\ud800"]
@@ -83,7 +83,7 @@ def test_report_with_hostile_talk_ids_writes_only_into_its_folder(cli, tmp_path)
 
 
 def test_blocks_with_hostile_talk_ids_writes_only_its_outputs(cli, tmp_path):
-    from tests.fake_cosyvoice import make_checkout, make_model_and_prompt
+    from tests.support.fake_cosyvoice import make_checkout, make_model_and_prompt
 
     checkout = make_checkout(tmp_path / "CosyVoice")
     model, wav = make_model_and_prompt(tmp_path)

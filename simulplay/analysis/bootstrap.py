@@ -1,4 +1,4 @@
-"""Paired talk bootstrap (SPEC §5).
+"""Paired talk bootstrap (docs/concepts.md#the-paired-talk-bootstrap).
 
 One seeded generator draws one index matrix of talks (``draws × n_talks``); every
 condition and contrast of a panel is resampled with the same matrix, so all conditions

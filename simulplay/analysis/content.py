@@ -29,11 +29,11 @@ import pandas as pd
 
 from simulplay.errors import IncompleteError, InputError
 from simulplay.grouping import canonical_condition
+from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
 from simulplay.signature import base_signature, merge
 
 NORMALIZATIONS = ("punct", "normalized")
 DELETION_NOTE = "recognition mismatches, not verified omissions"
-PANEL_KEYS = ("backend", "realization")
 COUNT_COLUMNS = ("intended_words", "recognized_words", "hits", "substitutions", "deletion_mismatches", "insertions")
 
 
@@ -120,11 +120,11 @@ def score_content(transcripts: pd.DataFrame, signatures: Sequence[dict[str, Any]
 
 
 def _keys(df: pd.DataFrame) -> list[str]:
-    return ["talk_id", "system", "condition"] + [k for k in PANEL_KEYS if k in df.columns]
+    return [*OUTPUT_KEYS, *present(RUN_PANEL_KEYS, df.columns)]
 
 
 def _groups(df: pd.DataFrame) -> list[str]:
-    return [k for k in PANEL_KEYS if k in df.columns] + ["system"]
+    return [k for k in RUN_PANEL_KEYS if k in df.columns] + ["system"]
 
 
 def _sig(upstream: dict[str, Any], table: str, norm: str, n_excluded: int | None, **extra) -> dict[str, Any]:

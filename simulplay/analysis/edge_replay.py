@@ -1,4 +1,4 @@
-"""Edge-silence replay (SPEC §4) given speech probabilities: trim each request's leading
+"""Edge-silence replay (docs/diagnostics.md#edge-silence-replay) given speech probabilities: trim each request's leading
 and trailing non-speech at several thresholds, keep every request's readiness, replay
 playback; and the share of an audio-duration reduction that is detected non-speech.
 

@@ -1,4 +1,4 @@
-"""Edge-silence trimming (SPEC §4) as pure functions of a probability array.
+"""Edge-silence trimming (docs/diagnostics.md#edge-silence-replay) as pure functions of a probability array.
 
 The detector's frames lie on a 16 kHz grid: frame ``k`` covers 16 kHz samples
 ``[512·k, 512·(k+1))``, the last frame only up to the end of the waveform (its real

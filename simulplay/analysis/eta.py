@@ -14,17 +14,18 @@ from typing import Any
 import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
-from simulplay.analysis.gaps import direction_counts, per_talk_effects
+from simulplay.analysis.gaps import per_talk_effects
 from simulplay.analysis.interaction import InteractionResult, interaction
+from simulplay.analysis.paired import paired_row
 from simulplay.analysis.small_panels import small_panel_notes
 from simulplay.errors import IncompleteError, InputError
 from simulplay.fields import Checker
 from simulplay.grouping import canonical_condition
+from simulplay.keys import OUTPUT_KEYS, PANEL_KEYS, PER_ROW_SIGNATURE_KEYS
 from simulplay.signature import base_signature, format_signature, merge
 from simulplay.tables import read_table, stored_signatures
 
-PANEL_KEYS = ("backend", "realization", "threshold")
-SUMMARY_REQUIRED = ("talk_id", "system", "condition", "audio_s", "idle_s", "offset_s", "source_s")
+SUMMARY_REQUIRED = (*OUTPUT_KEYS, "audio_s", "idle_s", "offset_s", "source_s")
 ETA_COLUMNS = ("condition", "n_talks", "delta_ref_s", "delta_s", "eta_s", "ci_low_s", "ci_high_s",
                "n_negative", "n_positive", "duration_part_s", "idle_part_s")
 CONTRAST_COLUMNS = ("p1", "p2", "n_talks", "delta_p1_s", "delta_p2_s", "diff_s", "ci_low_s",
@@ -59,7 +60,7 @@ def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
         raise InputError.at(source, "has no rows", accepted="a playback summary from `simulplay replay`")
     check = Checker(source, df)
     check.require_columns(SUMMARY_REQUIRED, "playback summary")
-    out = pd.DataFrame({c: check.strings(c) for c in ("talk_id", "system", "condition")})
+    out = pd.DataFrame({c: check.strings(c) for c in OUTPUT_KEYS})
     for c in PANEL_KEYS:
         if c in df:
             out[c] = check.strings(c)
@@ -88,7 +89,7 @@ def compute_eta(
     interactions: Sequence[tuple[str, str]] = (),
 ) -> EtaResult:
     """η of translator ``a`` against ``f`` (system names) per panel and condition: the
-    equal-talk mean of ``δ_s(w) − δ_s(reference)`` with δ the gap of ``offset_s`` (SPEC §5),
+    equal-talk mean of ``δ_s(w) − δ_s(reference)`` with δ the gap of ``offset_s`` (docs/concepts.md#the-comparison),
     its duration and idle parts, in seconds, with a paired talk-bootstrap interval (one
     index matrix per panel, talks in sorted order) and the talks moving each way.
 
@@ -110,7 +111,7 @@ def compute_eta(
     _check_names(summary, a, f, reference, contrasts, source)
 
     panel_keys = [k for k in PANEL_KEYS if k in summary]
-    ident = panel_keys + ["talk_id", "system", "condition"]
+    ident = [*panel_keys, *OUTPUT_KEYS]
     dup = summary.duplicated(ident, keep="first").to_numpy()
     if dup.any():
         i = int(dup.argmax())
@@ -143,15 +144,9 @@ def compute_eta(
 
         for c in conds:
             e = effects[c]
-            eta = e["eta_s"].to_numpy()
-            low, high = boot.interval(eta, idx)
-            neg, pos = direction_counts(eta)
             rows.append({**pk, "condition": c, "n_talks": len(talks),
                          "delta_ref_s": e["delta_ref_s"].mean(), "delta_s": e["delta_s"].mean(),
-                         "eta_s": eta.mean(), "ci_low_s": low, "ci_high_s": high,
-                         "n_negative": neg, "n_positive": pos,
-                         "duration_part_s": e["duration_part_s"].mean(),
-                         "idle_part_s": e["idle_part_s"].mean()})
+                         **paired_row("eta_s", e["eta_s"], e["duration_part_s"], e["idle_part_s"], boot, idx)})
             s = sig_for(c, {"table": "eta", "a": a, "f": f, "reference": reference})
             sigs.append(s)
             for t, r in e.iterrows():
@@ -161,15 +156,11 @@ def compute_eta(
             _require(panel, p1, "--contrast", source)
             _require(panel, p2, "--contrast", source)
             e1, e2 = effects[p1], effects[p2]
-            diff = (e1["delta_s"] - e2["delta_s"]).to_numpy()
-            low, high = boot.interval(diff, idx)
-            neg, pos = direction_counts(diff)
             c_rows.append({**pk, "p1": p1, "p2": p2, "n_talks": len(talks),
                            "delta_p1_s": e1["delta_s"].mean(), "delta_p2_s": e2["delta_s"].mean(),
-                           "diff_s": diff.mean(), "ci_low_s": low, "ci_high_s": high,
-                           "n_negative": neg, "n_positive": pos,
-                           "duration_part_s": (e1["duration_part_s"] - e2["duration_part_s"]).mean(),
-                           "idle_part_s": (e1["idle_part_s"] - e2["idle_part_s"]).mean()})
+                           **paired_row("diff_s", e1["delta_s"] - e2["delta_s"],
+                                        e1["duration_part_s"] - e2["duration_part_s"],
+                                        e1["idle_part_s"] - e2["idle_part_s"], boot, idx)})
             c_sigs.append(sig_for(p1, {"table": "contrast", "a": a, "f": f, "reference": f"{p2}"}))
 
     table = pd.DataFrame(rows, columns=[*panel_keys, *ETA_COLUMNS])
@@ -182,9 +173,6 @@ def compute_eta(
                      small_panel_notes(contrast, name="p1", symbol="diff"), inter)
 
 
-#: Signature keys that may differ between the rows of one panel (they are table columns).
-PER_ROW_KEYS = ("rule", "table", "excluded", "backend", "realization", "threshold")
-
 
 def _check_same_settings(panel: pd.DataFrame, upstream: list[dict[str, Any]], where: str, source: str) -> None:
     """Refuse a panel whose outputs were replayed or synthesized under different settings
@@ -195,7 +183,7 @@ def _check_same_settings(panel: pd.DataFrame, upstream: list[dict[str, Any]], wh
         sig = upstream[int(i)]
         if set(sig) <= {"replay"}:
             return
-        norm = {k: v for k, v in sig.items() if k not in PER_ROW_KEYS}
+        norm = {k: v for k, v in sig.items() if k not in PER_ROW_SIGNATURE_KEYS}
         if first is None:
             first = (cond, norm)
             continue

@@ -1,4 +1,4 @@
-"""Completion gaps and their change under grouping (SPEC §5), per talk.
+"""Completion gaps and their change under grouping (docs/concepts.md#the-comparison), per talk.
 
 For talk s, translators A and F, condition w and reference condition 0::
 

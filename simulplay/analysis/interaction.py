@@ -21,15 +21,16 @@ from typing import Any
 import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
-from simulplay.analysis.gaps import direction_counts
+from simulplay.analysis.paired import paired_row
 from simulplay.errors import IncompleteError, InputError
+from simulplay.keys import PANEL_KEYS
 from simulplay.signature import format_signature
 
 INTERACTION_COLUMNS = ("condition", "backend1", "backend2", "n_talks", "eta1_s", "eta2_s", "interaction_s",
                        "ci_low_s", "ci_high_s", "n_negative", "n_positive", "duration_part_s", "idle_part_s")
 PER_TALK_COLUMNS = ("talk_id", "condition", "backend1", "backend2", "eta1_s", "eta2_s", "interaction_s",
                     "duration_part_s", "idle_part_s")
-OTHER_PANEL_KEYS = ("realization", "threshold")
+OTHER_PANEL_KEYS = tuple(k for k in PANEL_KEYS if k != "backend")  # within a backend pair
 
 
 @dataclass
@@ -80,15 +81,11 @@ def interaction(per_talk: pd.DataFrame, signatures: Sequence[dict[str, Any]], b1
             diff = (e1["eta_s"] - e2["eta_s"]).to_numpy(float)
             dur = (e1["duration_part_s"] - e2["duration_part_s"]).to_numpy(float)
             idle = (e1["idle_part_s"] - e2["idle_part_s"]).to_numpy(float)
-            low, high = boot.interval(diff, idx)
-            neg, pos = direction_counts(diff)
             sig = _signature(signatures[int(e1["_sig"].iloc[0])], signatures[int(e2["_sig"].iloc[0])], b1, b2,
                              boot, len(dropped) if allow_incomplete else None)
             rows.append({**pk, "condition": cond, "backend1": b1, "backend2": b2, "n_talks": len(talks),
                          "eta1_s": float(e1["eta_s"].mean()), "eta2_s": float(e2["eta_s"].mean()),
-                         "interaction_s": float(diff.mean()), "ci_low_s": low, "ci_high_s": high,
-                         "n_negative": neg, "n_positive": pos, "duration_part_s": float(dur.mean()),
-                         "idle_part_s": float(idle.mean())})
+                         **paired_row("interaction_s", diff, dur, idle, boot, idx)})
             sigs.append(sig)
             for t, a, b, d, dp, ip in zip(talks, e1["eta_s"], e2["eta_s"], diff, dur, idle):
                 talk_rows.append({**pk, "talk_id": t, "condition": cond, "backend1": b1, "backend2": b2,

@@ -19,9 +19,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from simulplay.keys import PANEL_KEYS
+
 #: Panels with fewer talks than this get the note.
 SMALL_PANEL_TALKS = 10
-PANEL_KEYS = ("backend", "realization", "threshold")
 
 
 def small_panel_notes(table: pd.DataFrame, per_talk: pd.DataFrame | None = None, *, value: str = "eta_s",

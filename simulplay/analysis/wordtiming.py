@@ -40,9 +40,10 @@ import pandas as pd
 
 from simulplay.analysis.alignment import ACCEPTED, unambiguous_matches
 from simulplay.analysis.bootstrap import WORD_TIMING_METHOD, WORD_TIMING_SEED, Bootstrap
-from simulplay.analysis.content import PANEL_KEYS, complete_outputs, normalize_token
+from simulplay.analysis.content import complete_outputs, normalize_token
 from simulplay.errors import IncompleteError, InputError
 from simulplay.grouping import canonical_condition
+from simulplay.keys import OUTPUT_KEYS, PANEL_KEYS, RUN_PANEL_KEYS, present
 from simulplay.signature import base_signature, merge
 from simulplay.sim.timebase import part_dur_ns, to_ns
 from simulplay.traces.model import Stream
@@ -176,7 +177,7 @@ def word_timing(transcripts: pd.DataFrame, signatures: Sequence[dict[str, Any]],
         raise InputError.at(source, f"no condition '{reference}'", field="--reference", accepted=", ".join(conds))
     df, excluded = complete_outputs(df, allow_incomplete, source)
     by_stream = {(s.talk_id, s.system): word_availability(s) for s in streams}
-    keys = ["talk_id", "system", "condition"] + [k for k in PANEL_KEYS if k in df.columns]
+    keys = [*OUTPUT_KEYS, *present(RUN_PANEL_KEYS, df.columns)]
     part_groups = {k if isinstance(k, tuple) else (k,): g for k, g in parts.groupby(keys, sort=False)}
     frames = []
     for r in df.to_dict("records"):
@@ -244,7 +245,7 @@ def _parts(g, r, label, source):
 def _mark_common(words, keys, conds, allow_incomplete, source):
     """``common``: accepted in every condition of its panel, system and talk."""
     group = [k for k in keys if k != "condition"]
-    panel = [k for k in PANEL_KEYS if k in group]
+    panel = present(RUN_PANEL_KEYS, group)
     n_cond = words.groupby(group, sort=False)["condition"].transform("nunique")
     # the conditions of each panel (a backend may have been run under fewer rules than another)
     panel_conds = (words.groupby(panel, sort=False)["condition"].transform("nunique") if panel

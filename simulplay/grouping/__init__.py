@@ -7,7 +7,6 @@ from simulplay.grouping.registry import (
     Group,
     Rule,
     canonical_condition,
-    known_rules,
     parse_rule,
     register_rule,
     unique_rules,
@@ -15,5 +14,5 @@ from simulplay.grouping.registry import (
 from simulplay.grouping.requests import request_signatures, requests_frame, split_requests, stream_requests
 from simulplay.grouping.splitter import Splitter
 
-__all__ = ["Group", "Rule", "Splitter", "canonical_condition", "known_rules", "parse_pair", "parse_rule",
+__all__ = ["Group", "Rule", "Splitter", "canonical_condition", "parse_pair", "parse_rule",
            "register_rule", "request_signatures", "requests_frame", "split_requests", "stream_requests", "unique_rules"]

@@ -80,11 +80,6 @@ def register_rule(name: str) -> Callable[[R], R]:
     return RULES.register(name)
 
 
-def known_rules() -> list[str]:
-    """The registered rule names."""
-    return RULES.names()
-
-
 def parse_rule(text: str, *, source: str = "--rule") -> Rule:
     """Parse a RULE string (``immediate``, ``timer:w=4``, ``punct``, ``words:n=6,cap=3``,
     ``punct:unit=char``)."""

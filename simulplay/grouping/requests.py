@@ -13,11 +13,11 @@ import pandas as pd
 
 from simulplay.grouping.registry import Rule
 from simulplay.grouping.splitter import Splitter
+from simulplay.keys import OUTPUT_KEYS
 from simulplay.traces.model import Stream, join_texts
 
-REQUEST_COLUMNS = ("talk_id", "system", "condition", "seq", "dispatch_s", "trigger",
+REQUEST_COLUMNS = (*OUTPUT_KEYS, "seq", "dispatch_s", "trigger",
                    "n_updates", "text", "glue", "group", "source_s")
-OUTPUT_KEYS = ("talk_id", "system", "condition")
 
 
 def group_requests(stream: Stream, rule: Rule) -> list[dict]:
@@ -94,11 +94,3 @@ def request_signatures(requests: pd.DataFrame, splitter: Splitter) -> list[dict]
     from simulplay.signature import base_signature
 
     return [base_signature(table="requests", rule=c, splitter=splitter.describe()) for c in requests["condition"]]
-
-
-def trigger_shares(requests: pd.DataFrame) -> pd.DataFrame:
-    """Share of groups released by each trigger, per system and condition (in %)."""
-    groups = requests.drop_duplicates(["talk_id", "system", "condition", "group"])
-    counts = groups.groupby(["system", "condition", "trigger"]).size().rename("groups").reset_index()
-    counts["pct"] = 100 * counts["groups"] / counts.groupby(["system", "condition"])["groups"].transform("sum")
-    return counts

@@ -25,11 +25,12 @@ import pandas as pd
 from simulplay.errors import InputError
 from simulplay.fields import Checker
 from simulplay.grouping.registry import canonical_condition
-from simulplay.grouping.requests import OUTPUT_KEYS, REQUEST_COLUMNS
+from simulplay.grouping.requests import REQUEST_COLUMNS
+from simulplay.keys import OUTPUT_KEYS
 from simulplay.provenance import sha256_of_file
 from simulplay.tables import read_table, stored_signatures
 
-REQUIRED_COLUMNS = ("talk_id", "system", "condition", "seq", "dispatch_s", "text", "source_s")
+REQUIRED_COLUMNS = (*OUTPUT_KEYS, "seq", "dispatch_s", "text", "source_s")
 
 
 @dataclass(frozen=True)

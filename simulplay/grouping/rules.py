@@ -1,4 +1,4 @@
-"""The built-in grouping rules (SPEC §2).
+"""The built-in grouping rules (docs/formats.md#grouping-rules).
 
 Rules other than ``immediate`` are evaluated at each distinct availability instant,
 after every update available at that instant has joined the pending text. A deadline

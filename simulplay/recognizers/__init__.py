@@ -12,7 +12,6 @@ from simulplay.recognizers.base import (
     Decoded,
     Recognizer,
     RecognizerConfig,
-    RecognizerError,
     RecognizerUnavailable,
     Word,
     register_recognizer,
@@ -25,5 +24,5 @@ def parse_recognizer(text: str, *, source: str = "--recognizer", check: bool = T
     return RECOGNIZERS.parse(text, source=source, check=check)
 
 
-__all__ = ["RECOGNIZERS", "Decoded", "Recognizer", "RecognizerConfig", "RecognizerError", "RecognizerUnavailable",
+__all__ = ["RECOGNIZERS", "Decoded", "Recognizer", "RecognizerConfig", "RecognizerUnavailable",
            "Word", "parse_recognizer", "register_recognizer"]

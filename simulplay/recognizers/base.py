@@ -36,10 +36,6 @@ LANGUAGE_NAMES = {
 }
 
 
-class RecognizerError(RuntimeError):
-    """A decode failed inside a recognizer (the window is recorded as failed)."""
-
-
 class RecognizerUnavailable(SimulplayError):
     """A recognizer cannot be loaded: a package or local model file is missing (one line, exit 2)."""
 

@@ -27,6 +27,7 @@ from simulplay.analysis.textlatency import PER_OUTPUT_COLUMNS as TEXT_PER_OUTPUT
 from simulplay.analysis.wordtiming import TABLE_COLUMNS as TIMING_COLUMNS
 from simulplay.errors import InputError
 from simulplay.grouping.requests import REQUEST_COLUMNS
+from simulplay.keys import OUTPUT_ID, OUTPUT_KEYS
 from simulplay.provenance import file_fingerprint
 from simulplay.signature import format_signature, settings_hash
 from simulplay.sim.chunks import CHUNK_REQUIRED
@@ -38,7 +39,7 @@ from simulplay.traces.model import TRACE_COLUMNS
 
 Signature = dict[str, Any] | str
 #: Columns kept as text when a CSV is read (identifiers, never numbers).
-KEY_COLUMNS = ("talk_id", "system", "condition", "backend", "realization", "p1", "p2", "rule", "recognizer",
+KEY_COLUMNS = (*OUTPUT_ID, "p1", "p2", "rule", "recognizer",
                "language", "signature", "trigger", "pair", "reference", "from_condition", "to_condition",
                "normalization", "text", "error")
 PER_TALK_COLUMNS = ("talk_id", "condition", "delta_ref_s", "delta_s", "eta_s", "duration_part_s", "idle_part_s")
@@ -73,14 +74,14 @@ BY_COLUMNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("content-pairs", ("from_condition", "to_condition", "n_talks"), ()),
     ("word-timing", TIMING_COLUMNS, ("talk_id",)),
     ("content", ("normalization", "n_talks", "intended_words", "mean_error_rate_pct"), ("talk_id",)),
-    ("player", ("talk_id", "system", "condition") + PLAYER_COLUMNS, ()),
-    ("latency", ("talk_id", "system", "condition") + LATENCY_COLUMNS, ()),
-    ("text-latency", ("talk_id", "system", "condition") + TEXT_PER_OUTPUT, ()),
+    ("player", OUTPUT_KEYS + PLAYER_COLUMNS, ()),
+    ("latency", OUTPUT_KEYS + LATENCY_COLUMNS, ()),
+    ("text-latency", OUTPUT_KEYS + TEXT_PER_OUTPUT, ()),
     ("text-latency-compare", ("condition",) + TEXT_COMPARE, ("talk_id",)),
-    ("edges-summary", ("talk_id", "system", "condition", "threshold") + SUMMARY_COLUMNS, ()),
-    ("playback-summary", ("talk_id", "system", "condition") + SUMMARY_COLUMNS, ("threshold",)),
+    ("edges-summary", (*OUTPUT_KEYS, "threshold") + SUMMARY_COLUMNS, ()),
+    ("playback-summary", OUTPUT_KEYS + SUMMARY_COLUMNS, ("threshold",)),
     ("chunks", CHUNK_REQUIRED, ("dispatch_s",)),
-    ("playback-parts", ("talk_id", "system", "condition", "seq", "ready_s", "play_s", "end_s"), ()),
+    ("playback-parts", (*OUTPUT_KEYS, "seq", "ready_s", "play_s", "end_s"), ()),
     ("manifest", MANIFEST_COLUMNS, ()),
     ("requests", REQUEST_COLUMNS, ()),
     ("trace", TRACE_COLUMNS, ("condition",)),

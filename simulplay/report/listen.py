@@ -28,6 +28,7 @@ import soundfile as sf
 
 from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
+from simulplay.keys import OUTPUT_ID
 from simulplay.paths import safe_names
 from simulplay.report.load import RunData
 from simulplay.report.model import AudioClip, ReportAudio, ReportTable, extend
@@ -98,7 +99,7 @@ def _outputs(run: RunData, parts: pd.DataFrame, talk: str, conditions: list[str]
 
 def _render(chosen: pd.DataFrame, parts: pd.DataFrame, man: pd.DataFrame, audio: PartAudio,
             source: str) -> list[Rendered]:
-    keys = [k for k in ("talk_id", "system", "condition", "backend", "realization") if k in parts]
+    keys = [k for k in OUTPUT_ID if k in parts]
     out = []
     for row in chosen.to_dict("records"):
         mask = np.ones(len(parts), bool)

@@ -18,6 +18,7 @@ identically (strings are never parsed).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,12 +30,12 @@ import pandas as pd
 from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.keys import OUTPUT_KEYS
 from simulplay.report.inputs import KEY_COLUMNS, Signature, file_hash, signature_fingerprint, typed_frame
 from simulplay.signature import format_signature
 from simulplay.sim.manifest import validate_manifest
 from simulplay.tables import read_table, stored_signatures
 
-PANEL_KEYS = ("backend", "realization")
 OPTIONAL_TABLES = {
     "eta_edges": "eta_edges.csv",
     "edges_nonspeech": "edges_nonspeech.csv",
@@ -119,7 +120,7 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
     record = _read_record(root / "run.json")
     exp = record["experiment"]
     manifest = _read_manifest(root / "manifest.parquet")
-    summary = _read_parquet(root / "summary.parquet", ("talk_id", "system", "condition", "n_parts", "first_play_s",
+    summary = _read_parquet(root / "summary.parquet", (*OUTPUT_KEYS, "n_parts", "first_play_s",
                                                          "audio_s", "idle_s", "offset_s", "source_s"),
                             "playback summary")
     known = _structured(manifest, summary)
@@ -231,7 +232,7 @@ def read_run_traces(run: RunData, paths: list[Path], origin: str) -> None:
     file is noted in the report, not an error."""
     from simulplay.traces import read_trace
 
-    missing = [str(p) for p in paths if not p.is_file()]
+    missing = [relative_name(p, run.folder) for p in paths if not p.is_file()]
     if not paths or missing:
         run.notes.append("Trace statistics (Table 11) are left out: trace file(s) not found: "
                          + (", ".join(missing) or f"none {origin}"))
@@ -245,5 +246,12 @@ def read_run_traces(run: RunData, paths: list[Path], origin: str) -> None:
     run.traces = traces
     hashes = [file_hash(p) for p in paths]
     run.trace_signature = {"table": "trace-stats", "trace": [f"{p.name}@{h}" for p, h in zip(paths, hashes)]}
-    run.inputs += [InputRow(str(p), "trace", f"Table 11 ({origin})", len(f), "", h)
+    run.inputs += [InputRow(relative_name(p, run.folder), "trace", f"Table 11 ({origin})", len(f), "", h)
                    for p, f, h in zip(paths, frames, hashes)]
+
+
+def relative_name(path: Path, folder: Path) -> str:
+    """``path`` as the report names it: relative to the run folder (``../traces/x.jsonl``), so
+    that a report names no machine's absolute path and reads the same wherever the run
+    folder and its inputs are moved together."""
+    return Path(os.path.relpath(Path(path).resolve(), Path(folder).resolve())).as_posix()

@@ -8,12 +8,13 @@ from collections.abc import Sequence
 import pandas as pd
 
 from simulplay.grouping import canonical_condition
-from simulplay.report.load import PANEL_KEYS, RunData
+from simulplay.keys import RUN_PANEL_KEYS, present
+from simulplay.report.load import RunData
 
 
 def panels(df: pd.DataFrame) -> list[str]:
     """The panel columns (backend, realization) the table has."""
-    return [k for k in PANEL_KEYS if k in df]
+    return present(RUN_PANEL_KEYS, df)
 
 
 def condition_order(run: RunData) -> list[str]:

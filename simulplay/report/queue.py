@@ -1,4 +1,4 @@
-"""Per-part playback for the report, and the ready-audio queue change ΔQ(u) (SPEC §4).
+"""Per-part playback for the report, and the ready-audio queue change ΔQ(u) (docs/concepts.md#serial-playback).
 
 ``Q(t) = Σ_{j: r_j ≤ t} max(0, C_j − max(p_j, t))`` over an output's played parts, and
 ``ΔQ_s(u) = Q_{s,w}(u·S_s) − Q_{s,0}(u·S_s)`` for talk s on a grid of source progress

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from simulplay.grouping import canonical_condition
+from simulplay.keys import OUTPUT_ID
 from simulplay.report.load import RunData
 from simulplay.report.measured import machine_items
 from simulplay.report.model import ReportTable, extend, signature_lines
@@ -45,7 +46,7 @@ def stepwise_overview(run: RunData) -> ReportTable:
     boot = ("see the η table's signature" if eta_sig is None else
             f"{eta_sig.get('draws')} draws, seed {eta_sig.get('boot_seed')}, quantile {eta_sig.get('quantile')}, "
             f"confidence {eta_sig.get('confidence')}")
-    outputs = man.drop_duplicates([k for k in ("talk_id", "system", "condition", "backend", "realization")
+    outputs = man.drop_duplicates([k for k in OUTPUT_ID
                                    if k in man])
     used = [r for r in run.inputs if not r.use.startswith("not used")]
     items = [

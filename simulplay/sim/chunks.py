@@ -15,13 +15,14 @@ import pandas as pd
 
 from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.keys import OUTPUT_KEYS
 from simulplay.sim.manifest import check_time_range
 from simulplay.synthesis.columns import chunk_path
 from simulplay.tables import read_table
 
 __all__ = ["CHUNK_REQUIRED", "chunk_path", "read_chunks", "validate_chunks"]
 
-CHUNK_REQUIRED = ("talk_id", "system", "condition", "seq", "chunk", "ready_offset_s", "audio_s")
+CHUNK_REQUIRED = (*OUTPUT_KEYS, "seq", "chunk", "ready_offset_s", "audio_s")
 
 
 def read_chunks(manifest: str | Path, path: str | Path | None = None) -> pd.DataFrame:
@@ -42,7 +43,7 @@ def validate_chunks(df: pd.DataFrame, source: str) -> pd.DataFrame:
     check = Checker(source, df)
     check.require_columns(CHUNK_REQUIRED, "chunk table")
     out = df.copy()
-    for c in ("talk_id", "system", "condition") + tuple(k for k in ("backend", "realization") if k in df):
+    for c in OUTPUT_KEYS + tuple(k for k in ("backend", "realization") if k in df):
         out[c] = check.strings(c)
     out["seq"] = check.integers("seq")
     out["chunk"] = check.integers("chunk")

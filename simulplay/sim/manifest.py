@@ -1,4 +1,4 @@
-"""Request manifests: reading and validating the table that ``replay`` reads (SPEC §7).
+"""Request manifests: reading and validating the table that ``replay`` reads (docs/formats.md).
 
 Columns: ``talk_id, system, condition, seq, dispatch_s, service_s, audio_s, source_s``;
 optional ``ready_s`` (the readiness; ``service_s`` may then be empty), ``text``,
@@ -22,19 +22,19 @@ import pandas as pd
 
 from simulplay.errors import InputError
 from simulplay.fields import MAX_EXACT_INT, Checker
+from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
 from simulplay.sim.timebase import MAX_S, MAX_SAMPLE_RATE, part_dur_ns, to_ns
 from simulplay.tables import read_table
 
-MANIFEST_COLUMNS = ("talk_id", "system", "condition", "seq", "dispatch_s", "service_s",
+MANIFEST_COLUMNS = (*OUTPUT_KEYS, "seq", "dispatch_s", "service_s",
                     "audio_s", "source_s")
-OPTIONAL_KEYS = ("backend", "realization")
 SAMPLE_COLUMNS = ("n_samples", "sample_rate")
 TIME_COLUMNS = ("ready_s", "dispatch_s", "service_s", "audio_s", "source_s")
 
 
 def output_keys(df: pd.DataFrame) -> list[str]:
     """The columns identifying an output in this table."""
-    return ["talk_id", "system", "condition"] + [k for k in OPTIONAL_KEYS if k in df.columns]
+    return [*OUTPUT_KEYS, *present(RUN_PANEL_KEYS, df.columns)]
 
 
 def has_samples(df: pd.DataFrame) -> bool:
@@ -84,7 +84,7 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
     check = Checker(source, df)
     check.require_columns(MANIFEST_COLUMNS, "request manifest")
     out = df.copy()
-    for col in ("talk_id", "system", "condition") + tuple(k for k in OPTIONAL_KEYS if k in df):
+    for col in OUTPUT_KEYS + tuple(k for k in RUN_PANEL_KEYS if k in df):
         out[col] = check.strings(col, accepted=f"a non-empty {col}")
     out["seq"] = check.integers("seq", accepted="a whole number, unique within an output")
     error = check.strings("error", allow_empty=True) if "error" in df else [""] * len(df)

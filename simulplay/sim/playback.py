@@ -1,4 +1,4 @@
-"""The serial synthesizer clock and serial playback (SPEC §3–4) as functions of arrays.
+"""The serial synthesizer clock and serial playback (docs/concepts.md#serial-playback) as functions of arrays.
 
 All outputs are computed at once: parts of every output sit in flat arrays sorted by
 output (``codes``) and order. Nothing here reads or writes files.

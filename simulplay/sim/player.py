@@ -1,8 +1,8 @@
-"""Streaming player metrics on one output's part timeline (SPEC §4; Veeksha, reference 001).
+"""Streaming player metrics on one output's part timeline (docs/metrics.md#player-metrics; after Veeksha).
 
 Pure functions of arrays; nothing here reads or writes files. The definitions follow
 Veeksha's audio-interactivity evaluator (``project-vajra/veeksha``) and agree with it
-value for value on the timelines in ``tests/test_player_veeksha.py``.
+value for value on the timelines in ``tests/agreement/test_player_veeksha.py``.
 
 Conventions
 -----------

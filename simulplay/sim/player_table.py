@@ -18,6 +18,7 @@ import pandas as pd
 
 from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.keys import OUTPUT_ID, OUTPUT_KEYS
 from simulplay.signature import merge
 from simulplay.sim import player as pl
 from simulplay.sim.manifest import output_keys
@@ -224,7 +225,7 @@ def _first_audible(ready_s, audio_s, source: tuple[Sequence[np.ndarray], int], c
 def _checked_audio(manifest: pd.DataFrame, source: str) -> pd.DataFrame:
     """``audio_key, sample_rate, n_samples`` of the requests without error, checked (before
     any replay, so that a bad column is reported as such)."""
-    Checker(source, manifest).require_columns(("talk_id", "system", "condition", "seq") + AUDIO_COLUMNS,
+    Checker(source, manifest).require_columns((*OUTPUT_KEYS, "seq") + AUDIO_COLUMNS,
                                               "synthesized manifest (for first_audible_s)")
     keys = output_keys(manifest)
     ok = manifest[manifest["error"] == ""].reset_index(drop=True)
@@ -295,5 +296,5 @@ def _load(load_audio: LoadAudio, key: str, n_samples: int, rate: int, request: s
 
 
 def _label(r) -> str:
-    keys = [k for k in ("talk_id", "system", "condition", "backend", "realization", "seq") if hasattr(r, k)]
+    keys = [k for k in (*OUTPUT_ID, "seq") if hasattr(r, k)]
     return "(" + ", ".join(f"{k.removesuffix('_id')} {getattr(r, k)}" for k in keys) + ")"

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.errors import IncompleteError, InputError
+from simulplay.keys import OUTPUT_ID
 from simulplay.signature import base_signature, merge
 from simulplay.sim.manifest import has_samples, output_keys, request_dur_ns, samples_disagree
 from simulplay.sim.playback import serial_clock, serial_playback, summarize_playback
@@ -39,7 +40,7 @@ from simulplay.sim.variants import Measured, Release, ServiceModel, parse_releas
 SUMMARY_COLUMNS = ("n_parts", "first_play_s", "audio_s", "idle_s", "end_s", "offset_s",
                    "source_s", "limiting_seq")
 CHUNK_COLUMNS = ("seq", "chunk", "ready_offset_s", "audio_s")
-OUTPUT_KEY_COLUMNS = ("talk_id", "system", "condition", "backend", "realization")
+OUTPUT_KEY_COLUMNS = OUTPUT_ID
 
 
 @dataclass
@@ -240,7 +241,7 @@ def _checked_chunks(manifest: pd.DataFrame, keys: list[str], chunks: pd.DataFram
     their request may differ by ``(k + 1) // 2`` ns and no more. Chunks of outputs the
     manifest no longer holds (excluded as incomplete) are left out."""
     where = f"{source} (chunk table)"
-    chunk_keys = [k for k in ("talk_id", "system", "condition", "backend", "realization") if k in chunks]
+    chunk_keys = [k for k in OUTPUT_ID if k in chunks]
     if chunk_keys != keys:
         raise InputError.at(where, f"identifies outputs by {', '.join(chunk_keys)}, the manifest by "
                             f"{', '.join(keys)}", field="--chunks",

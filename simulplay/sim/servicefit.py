@@ -20,9 +20,7 @@ character) stays. Predictions below zero are clipped to zero.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -117,13 +115,3 @@ def fit_service(manifest: pd.DataFrame, source: str) -> tuple[list[ServiceFit], 
         fits.append(fit)
         predicted[rows] = fit.predict(audio[rows], chars[rows])
     return fits, codes, predicted
-
-
-def fit_table(fits: list[ServiceFit]) -> pd.DataFrame:
-    """One row per fit: the panel columns, n_requests, the coefficients, the summed
-    absolute residual (seconds) and the fitted terms."""
-    rows: list[Mapping[str, Any]] = []
-    for fit in fits:
-        rows.append({**dict(fit.panel), "n_requests": fit.n, **dict(zip(TERMS, fit.coef)),
-                     "abs_residual_s": fit.abs_residual_s, "terms": "+".join(fit.fitted)})
-    return pd.DataFrame(rows)

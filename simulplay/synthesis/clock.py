@@ -1,7 +1,7 @@
 """What a request's clock saw: wall time, CPU time, time spent waiting for a CPU, and load.
 
 Three readings are taken before a request and after it, outside nothing the service clock
-covers (SPEC §3: the service clock itself is :func:`time.perf_counter` around the
+covers (docs/concepts.md#the-service-clock: the service clock itself is :func:`time.perf_counter` around the
 backend's chunk generator):
 
 * **CPU time** — :func:`time.process_time`: user + system seconds of every thread of the

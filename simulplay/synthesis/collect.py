@@ -1,6 +1,6 @@
 """The request manifest and chunk table read back from the store's records.
 
-One row per planned request (SPEC §7 plus synthesis columns, :data:`MANIFEST_ORDER`): a
+One row per planned request (docs/formats.md plus synthesis columns, :data:`MANIFEST_ORDER`): a
 completed request carries its record's audio key, sample count, rate and measured
 service time (``audio_s = n_samples / sample_rate``) with its CPU time, run-queue wait and
 load (empty in records older than the clock check); a failed or missing one carries its
@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.backends.base import Backend, backend_summary
+from simulplay.keys import OUTPUT_ID, OUTPUT_KEYS
 from simulplay.signature import base_signature
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.columns import CHUNK_ORDER, MANIFEST_ORDER
@@ -28,7 +29,7 @@ def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame,
     rows, chunk_rows, runs = [], [], set()
     for row in plan.to_dict("records"):
         rec = store.get_record(row["key"])
-        out = {k: row[k] for k in ("talk_id", "system", "condition", "backend", "realization", "seq",
+        out = {k: row[k] for k in (*OUTPUT_ID, "seq",
                                    "dispatch_s", "source_s", "text", "glue", "trigger", "n_updates", "group",
                                    *ORDER_COLUMNS)}
         if rec is None:
@@ -47,7 +48,7 @@ def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame,
                        attempts=rec.get("attempts", 1), request_attempts=rec.get("request_attempts", 1),
                        **{c: _number(rec.get(c)) for c in ("cpu_s", "wait_s", "load1")})
             for c, (offset, n) in enumerate(rec["chunks"]):
-                chunk_rows.append({k: row[k] for k in ("talk_id", "system", "condition", "backend",
+                chunk_rows.append({k: row[k] for k in (*OUTPUT_KEYS, "backend",
                                                        "realization", "seq")}
                                   | {"chunk": c, "ready_offset_s": offset, "audio_s": n / rate, "n_samples": n})
         rows.append(out)

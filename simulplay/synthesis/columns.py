@@ -1,6 +1,6 @@
 """The synthesized manifest's column order and where its chunk table goes.
 
-A manifest written by synthesis has the SPEC §7 columns plus the synthesis columns, in
+A manifest written by synthesis has the docs/formats.md columns plus the synthesis columns, in
 :data:`MANIFEST_ORDER`; its chunk table (one row per audio chunk a backend yielded, with
 the chunk's time since its request started) is written beside it as
 ``<manifest stem>.chunks.parquet`` (:func:`chunk_path`), where replay looks for it.
@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-MANIFEST_ORDER = ("talk_id", "system", "condition", "backend", "realization", "seq", "dispatch_s",
+from simulplay.keys import OUTPUT_ID
+
+MANIFEST_ORDER = (*OUTPUT_ID, "seq", "dispatch_s",
                   "service_s", "audio_s", "source_s", "text", "glue", "trigger", "n_updates", "group",
                   "audio_key", "sample_rate", "n_samples", "reused", "error", "worker", "host", "device",
                   "attempts", "request_attempts", "cpu_s", "wait_s", "load1", "contended", "synth_order",
                   "order_id", "condition_pos")
-CHUNK_ORDER = ("talk_id", "system", "condition", "backend", "realization", "seq", "chunk",
+CHUNK_ORDER = (*OUTPUT_ID, "seq", "chunk",
                "ready_offset_s", "audio_s", "n_samples")
 
 

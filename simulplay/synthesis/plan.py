@@ -29,6 +29,7 @@ import pandas as pd
 from simulplay.backends.base import Backend, identity_key
 from simulplay.errors import InputError
 from simulplay.grouping import Rule, Splitter, requests_frame, split_requests
+from simulplay.keys import OUTPUT_KEYS
 from simulplay.traces.model import Stream
 
 #: Synthesis orders: ``counterbalanced`` rotates the condition order per talk and realization.
@@ -102,7 +103,7 @@ def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations
     plan = plan.drop(columns=["_talk"]).reset_index(drop=True)
     plan["synth_order"] = range(len(plan))
     plan["backend"] = backend.label()
-    origins = plan[["talk_id", "system", "condition", "realization", "seq"]].to_dict("records")
+    origins = plan[[*OUTPUT_KEYS, "realization", "seq"]].to_dict("records")
     plan["key"] = [request_key(ident, t, reuse, o) for t, o in zip(plan["text"], origins)]
     plan.attrs["reuse"] = reuse
     plan.attrs["splitter"] = splitter.describe()
@@ -113,4 +114,4 @@ def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations
 def origin_of(row: dict[str, Any]) -> dict[str, Any]:
     """The request a plan row stands for: talk_id, system, condition, realization, seq."""
     return {k: (int(row[k]) if k in ("seq", "realization") else str(row[k]))
-            for k in ("talk_id", "system", "condition", "realization", "seq")}
+            for k in (*OUTPUT_KEYS, "realization", "seq")}

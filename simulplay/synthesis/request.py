@@ -2,7 +2,7 @@
 
 The clock starts before the first call into the backend and stops after its last chunk,
 so text preparation, inference and the transfer of samples are inside it, while loading,
-warm-up and storing are not (SPEC §3). The same region's CPU time and run-queue wait are
+warm-up and storing are not (docs/concepts.md#the-service-clock). The same region's CPU time and run-queue wait are
 read just outside it (:mod:`.clock`).
 """
 

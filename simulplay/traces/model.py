@@ -10,7 +10,7 @@ punctuation). The joined text of a stream is the translator's output exactly.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,12 +84,7 @@ def frame_from_streams(streams: Iterable[Stream]) -> pd.DataFrame:
     )
 
 
-def iter_streams(df: pd.DataFrame) -> Iterator[Stream]:
-    """The streams of a validated trace table one by one (:func:`streams_from_frame`'s order)."""
-    yield from streams_from_frame(df)
-
-
-#: Sentence terminators (SPEC §2): ``. ? ! …``, full-width ``。 ？ ！``, Arabic ``؟``,
+#: Sentence terminators (docs/formats.md#grouping-rules): ``. ? ! …``, full-width ``。 ？ ！``, Arabic ``؟``,
 #: Devanagari danda ``।``.
 TERMINATORS = frozenset(".?!…。？！؟।")
 #: Straight quotes close a sentence as well as every character of the categories below.

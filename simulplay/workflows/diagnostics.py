@@ -15,6 +15,7 @@ from simulplay.analysis.content import ContentResult, score_content
 from simulplay.analysis.wordtiming import TimingResult, check_timing_bootstrap, word_timing
 from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
+from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.recognizers import RecognizerConfig, parse_recognizer
 from simulplay.recognizers.qwen import ForcedAligner, align_words
@@ -141,8 +142,7 @@ def recognize(manifest: pd.DataFrame, upstream: dict[str, Any] | None, store: Au
 
             def align(audio, text, _loaded=loaded):
                 return align_words(_loaded, audio, text, language)
-        n_outputs = len(manifest.drop_duplicates(["talk_id", "system", "condition"]
-                                                 + [k for k in ("backend", "realization") if k in manifest]))
+        n_outputs = len(manifest.drop_duplicates([*OUTPUT_KEYS, *present(RUN_PANEL_KEYS, manifest)]))
         with tracking(progress, n_outputs, f"recognizing ({config.name})") as bar:
             return transcribe_manifest(manifest, store, recognizer, language=language, rule=rule, aligner=align,
                                        aligner_identity=aligner.identity() if aligner else None, upstream=upstream,

@@ -23,6 +23,7 @@ import pandas as pd
 
 from simulplay.backends import parse_backend
 from simulplay.errors import InputError
+from simulplay.keys import OUTPUT_ID
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.provenance import machine
 from simulplay.signature import base_signature
@@ -185,7 +186,7 @@ def _chunks(source: Path, manifest: pd.DataFrame, outcomes: dict[int, Outcome],
     if not path.exists():
         return None
     chunks, _ = read_table(path)
-    keys = [k for k in ("talk_id", "system", "condition", "backend", "realization", "seq") if k in chunks]
+    keys = [k for k in (*OUTPUT_ID, "seq") if k in chunks]
     offsets = chunks["ready_offset_s"].to_numpy(float).copy()
     index = chunks.groupby(keys, sort=False).indices
     for g, out in outcomes.items():

@@ -3,7 +3,7 @@
 Built on the standard library's ``http.server`` (HTTP/1.1, chunked transfer encoding):
 one endpoint and one synthesizer per process need no framework, and nothing is added to
 the dependencies. Requests are synthesized one at a time (a lock), as the serial
-synthesizer of SPEC §3; concurrent requests wait.
+synthesizer (docs/concepts.md#the-service-clock); concurrent requests wait.
 
 Endpoints (below ``/v1``):
 

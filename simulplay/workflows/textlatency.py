@@ -46,6 +46,7 @@ from simulplay.analysis.textlatency import (
 )
 from simulplay.errors import InputError
 from simulplay.fields import Checker
+from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS
 from simulplay.signature import base_signature, merge
 from simulplay.tables import check_readable, read_table, stored_signatures
 from simulplay.traces import read_traces, streams_from_frame
@@ -53,8 +54,7 @@ from simulplay.traces.importers.common import log_fingerprint
 from simulplay.traces.importers.segmentation import Segmentation, read_segmentation
 from simulplay.traces.model import Stream
 
-PANEL_KEYS = ("backend", "realization")
-SUMMARY_NEEDS = ("talk_id", "system", "condition", "first_play_s", "offset_s", "source_s")
+SUMMARY_NEEDS = (*OUTPUT_KEYS, "first_play_s", "offset_s", "source_s")
 PERL_MODULES = ("Thread", "FindBin", "Time::HiRes")  # what Moses' tokenizer-v1.1.perl uses
 
 
@@ -103,11 +103,11 @@ def text_latency(traces: Sequence[Path], references: Path, segmentation: Path, s
     for system in dict.fromkeys(s for _, s in needed):
         talks = [t for t, s in needed if s == system]
         scores |= _score_system(system, talks, cu, ca, seg, refs, unit, lang)
-    keys = [k for k in ("talk_id", "system") + PANEL_KEYS + ("condition",) if k in summary_df]
+    keys = [k for k in ("talk_id", "system") + RUN_PANEL_KEYS + ("condition",) if k in summary_df]
     per_output = per_output_table(scores, summary_df, keys)
     text_sig = _signature(traces, ca_traces, references, seg, unit, lang)
     per_sigs = [merge(s, text_sig) for s in summary_sigs]
-    groups = [k for k in PANEL_KEYS if k in summary_df] + ["condition"]
+    groups = [k for k in RUN_PANEL_KEYS if k in summary_df] + ["condition"]
     excluded = _pairs_or_refuse(summary_df, a, f, groups, allow_incomplete, summary)
     comp = compare_table(per_output, a, f, groups)
     first = {tuple(r[k] for k in groups): i for i, r in reversed(list(enumerate(per_output.to_dict("records"))))}
@@ -136,12 +136,12 @@ def _read_summary(path: Path, a: str, f: str) -> tuple[pd.DataFrame, list[dict[s
     df, meta = read_table(path)
     check = Checker(str(path), df)
     check.require_columns(SUMMARY_NEEDS, "playback summary")
-    out = pd.DataFrame({c: check.strings(c) for c in ("talk_id", "system", "condition")
-                        + tuple(k for k in PANEL_KEYS if k in df)})
+    out = pd.DataFrame({c: check.strings(c) for c in OUTPUT_KEYS
+                        + tuple(k for k in RUN_PANEL_KEYS if k in df)})
     for c in ("first_play_s", "offset_s"):
         out[c] = check.numbers(c, allow_empty=True)
     out["source_s"] = check.numbers("source_s", positive=True)
-    keys = [c for c in ("talk_id", "system", "condition") + PANEL_KEYS if c in out]
+    keys = [c for c in OUTPUT_KEYS + RUN_PANEL_KEYS if c in out]
     for i in np.flatnonzero(out.duplicated(keys).to_numpy())[:1]:
         check.add_at(int(i), "repeats an output", "talk_id", f"one row per output ({', '.join(keys)})")
     check.raise_if_any()

@@ -28,6 +28,7 @@ import pandas as pd
 
 from simulplay.errors import InputError, Interrupted
 from simulplay.fields import Checker
+from simulplay.keys import OUTPUT_KEYS
 from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.recognizers.base import Recognizer, recognizer_summary, to_16k
 from simulplay.recognizers.windows import WindowRule, failed_windows, pieces_columns, transcribe_waveform
@@ -42,7 +43,7 @@ SCALAR_COLUMNS = ("n_requests", "sample_rate", "audio_s", "intended", "recognize
 LIST_COLUMNS = ("request_seq", "request_n_samples", "piece_window", "piece_level", "piece_start_s", "piece_end_s",
                 "piece_tokens", "piece_text", "piece_error", "word", "word_start_s", "word_end_s",
                 "word_probability", "word_piece")
-REQUIRED = ("talk_id", "system", "condition", "intended", "recognized", "complete", "error", "audio_s",
+REQUIRED = (*OUTPUT_KEYS, "intended", "recognized", "complete", "error", "audio_s",
             "request_seq", "request_n_samples", "sample_rate", "piece_start_s", "piece_end_s", "piece_error",
             "word", "word_start_s", "word_end_s", "word_piece")
 
@@ -103,7 +104,7 @@ def _aligner_label(identity: dict[str, Any] | None) -> str | None:
 
 def _check_columns(manifest: pd.DataFrame, source: str) -> None:
     check = Checker(source, manifest)
-    check.require_columns(("talk_id", "system", "condition", "seq", "text", "audio_key", "sample_rate", "n_samples"),
+    check.require_columns((*OUTPUT_KEYS, "seq", "text", "audio_key", "sample_rate", "n_samples"),
                           "synthesized manifest (from `simulplay synth`, for recognition)")
 
 
@@ -169,7 +170,7 @@ def read_transcripts(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any
         raise InputError.at(source, "has no rows", accepted="one row per output from `simulplay asr`")
     check = Checker(source, df)
     check.require_columns(REQUIRED, "transcripts")
-    for col in ("talk_id", "system", "condition"):
+    for col in OUTPUT_KEYS:
         df[col] = check.strings(col)
     check.raise_if_any()
     sigs = stored_signatures(meta, len(df)) or [{} for _ in range(len(df))]

@@ -1,0 +1,125 @@
+"""The paper-shaped worked example (examples/paper.toml): its design, and the paper's
+published identities on what it writes, with real Piper synthesis and Silero VAD:
+
+* L = D + I − S for every output (primary, sensitivity and edge-trimmed replays);
+* η(p) = δ(p) − δ(0), and η = duration part + idle part, per talk and in the means;
+* η per talk equals δ(p) − δ(0) with δ = L(A) − L(F) taken from the summary by hand;
+* contrasts: δ(p1) − δ(p2), with δ(p) the η table's own;
+* non-speech + speech = the audio-duration change, at every VAD threshold.
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simulplay.workflows.experiment import load_experiment
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "paper.toml"
+TOL = 1e-9  # seconds: every number is a whole nanosecond, sums of them are exact to float rounding
+
+
+def test_the_example_is_the_papers_design():
+    exp = load_experiment(EXAMPLE)
+    assert exp.rules[:2] == ("immediate", "timer:w=4") and exp.reference == "immediate"
+    assert {"punct:cap=2,min_words=3", "words:n=8,cap=2", "timer:w=2"} <= set(exp.rules)
+    assert exp.contrasts == (("punct:cap=2,min_words=3", "timer:w=2"),)
+    assert exp.variants == ("release=chunk", "service=zero") and exp.edges == (0.3, 0.5, 0.7)
+    assert exp.realizations == 3 and exp.order == "counterbalanced"
+    assert 'order = "counterbalanced"' in EXAMPLE.read_text()  # stated, not left to the default
+    assert (exp.draws, exp.seed, exp.quantile_method) == (10_000, 1032026, "order:floor((n+1)a)")
+    assert exp.traces == ((ROOT / "traces" / "sample_traces.jsonl").resolve(),) or \
+        [p.resolve() for p in exp.traces] == [(ROOT / "traces" / "sample_traces.jsonl").resolve()]
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    """The example's design run on one talk of the sample traces with two realizations (the
+    whole file takes minutes on two cores; every setting but the talks and the number of
+    realizations is the file's)."""
+    from simulplay.workflows.pipeline import run_experiment
+
+    tmp = tmp_path_factory.mktemp("paper")
+    lines = (ROOT / "traces" / "sample_traces.jsonl").read_text().splitlines()
+    talk = [line for line in lines if json.loads(line)["talk_id"] == "bread-science"]
+    (tmp / "one_talk.jsonl").write_text("\n".join(talk) + "\n")
+    exp = dataclasses.replace(load_experiment(EXAMPLE), traces=(tmp / "one_talk.jsonl",), realizations=2,
+                              out=tmp / "run", store=tmp / "run" / "store")
+    run_experiment(exp)
+    return tmp / "run"
+
+
+def read(folder: Path, name: str) -> pd.DataFrame:
+    """A table of the run, realization as text (Parquet keeps the manifest's strings, CSV reads numbers)."""
+    df = pd.read_parquet(folder / name) if name.endswith(".parquet") else pd.read_csv(folder / name)
+    return df.assign(realization=df["realization"].astype(str)) if "realization" in df else df
+
+
+@pytest.mark.slow
+def test_realizations_are_synthesized_in_counterbalanced_order(run_folder):
+    # one talk, five conditions: realization r has order id k = r and condition c runs at
+    # position (c - k) mod 5 (the cyclic Latin square of simulplay synth --help)
+    man = pd.read_parquet(run_folder / "manifest.parquet")
+    rules = ["immediate", "timer:w=4", "timer:w=2", "punct:cap=2,min_words=3", "words:n=8,cap=2"]
+    for (r, cond), g in man.groupby([man["realization"].astype(int), "condition"]):
+        assert set(g["order_id"]) == {r} and set(g["condition_pos"]) == {(rules.index(cond) - r) % 5}, (r, cond)
+
+
+def close(a, b) -> bool:
+    return bool(np.all(np.abs(np.asarray(a, float) - np.asarray(b, float)) <= TOL))
+
+
+@pytest.mark.slow
+def test_offset_is_duration_plus_idle_minus_source(run_folder):
+    files = ["summary.parquet", "summary.release-chunk.parquet", "summary.service-zero.parquet",
+             "edges_summary.parquet"]
+    for name in files:
+        s = read(run_folder, name)
+        assert len(s) and close(s["offset_s"], s["audio_s"] + s["idle_s"] - s["source_s"]), name
+        assert close(s["end_s"], s["audio_s"] + s["idle_s"]), name  # C_m = D + I
+    assert sorted(read(run_folder, "summary.parquet")["realization"].unique()) == ["0", "1"]
+
+
+@pytest.mark.slow
+def test_eta_is_the_change_of_delta_and_the_sum_of_its_parts(run_folder):
+    for name in ("eta.csv", "eta.release-chunk.csv", "eta.service-zero.csv", "eta_edges.csv"):
+        e = read(run_folder, name)
+        assert len(e) and close(e["eta_s"], e["delta_s"] - e["delta_ref_s"]), name
+        assert close(e["eta_s"], e["duration_part_s"] + e["idle_part_s"]), name
+    pt = read(run_folder, "eta_per_talk.csv")
+    assert close(pt["eta_s"], pt["duration_part_s"] + pt["idle_part_s"])
+    # δ = L(A) − L(F) by hand from the summary, then η(p) = δ(p) − δ(0)
+    s = read(run_folder, "summary.parquet").set_index(["realization", "talk_id", "condition", "system"])
+    delta = s["offset_s"].xs("eager", level="system") - s["offset_s"].xs("batched", level="system")
+    for row in pt.itertuples():
+        d = delta.loc[(row.realization, row.talk_id)]
+        assert abs(row.eta_s - (d[row.condition] - d["immediate"])) <= TOL
+
+
+@pytest.mark.slow
+def test_contrasts_are_differences_of_delta(run_folder):
+    c = read(run_folder, "contrasts.csv")
+    e = read(run_folder, "eta.csv").set_index(["realization", "condition"])["delta_s"]
+    assert len(c) == 2  # one per realization
+    assert close(c["diff_s"], c["delta_p1_s"] - c["delta_p2_s"])
+    for row in c.itertuples():
+        assert abs(row.delta_p1_s - e[(row.realization, row.p1)]) <= TOL
+        assert abs(row.delta_p2_s - e[(row.realization, row.p2)]) <= TOL
+
+
+@pytest.mark.slow
+def test_nonspeech_plus_speech_is_the_duration_change_at_every_threshold(run_folder):
+    share = read(run_folder, "edges_nonspeech.csv")
+    assert sorted(share["threshold"].unique()) == [0.3, 0.5, 0.7]
+    assert close(share["nonspeech_s"] + share["speech_s"], share["reduction_s"])
+    # the reduction is the untrimmed audio of the reference minus the condition's (one talk)
+    s = read(run_folder, "edges_summary.parquet")
+    assert len(share) == 2 * 3 * 4 * 2  # systems × thresholds × pairs (reference vs each rule) × realizations
+    for row in share.itertuples():
+        sel = s[(s["threshold"] == row.threshold) & (s["system"] == row.system) & (s["realization"] == row.realization)]
+        d = sel.set_index("condition")["untrimmed_audio_s"]
+        assert abs(row.reduction_s - (d[row.reference] - d[row.condition])) <= TOL

@@ -1,0 +1,56 @@
+"""The report says where its numbers were measured: machine and clock verdict."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from simulplay.report import build_report
+from simulplay.report.build import markdown_report
+from simulplay.tables import read_table, write_table
+from tests.support.report_runs import make_run
+
+MACHINE = {"host": "h", "cpu": "Test CPU 9000", "cores": 2, "usable_cores": 2, "platform": "Linux",
+           "load": [0.1, 0.2, 0.3], "load_at_end": [0.2, 0.2, 0.3]}
+CLOCK = {"verdict": "clock: contended, 3 requests", "measured": 40, "unmeasured": 0, "contended": 3,
+         "criterion": "wait", "probes": [{"service_s": 0.5}, {"service_s": 0.6}]}
+# worked out by hand: 3 of 40 is 7.5 %; probe spread 0.6 / 0.5 = 1.2
+SAID = ("Service times were measured on Test CPU 9000, 2 cores (2 usable), load 0.10/0.20/0.30, host h; "
+        "clock: contended, 3 requests (3 of 40 measured requests contended (7.5 %); probe spread 1.200 over 2 "
+        "probes). They feed readiness, idle time and η, so a run on another machine, or on a busy one, gives other "
+        "numbers")
+
+
+@pytest.fixture
+def run(tmp_path):
+    return make_run(tmp_path / "run", 3)
+
+
+def overview(report) -> dict[str, str]:
+    frame = report.table("table00_run").frame
+    return dict(zip(frame["item"], frame["value"]))
+
+
+def test_the_report_names_the_machine_and_the_clock_verdict_from_run_json(run):
+    record = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**record, "machine": MACHINE, "clock": CLOCK}))
+    report = build_report(run)
+    assert SAID in markdown_report(report)
+    rows = overview(report)
+    assert rows["machine"] == "Test CPU 9000, 2 cores (2 usable), load 0.10/0.20/0.30, host h"
+    assert rows["clock"].startswith("clock: contended, 3 requests (3 of 40")
+
+
+def test_without_run_json_fields_the_manifest_metadata_says_it(run):
+    df, meta = read_table(run / "manifest.parquet")
+    common = meta["signature"]
+    write_table(df, run / "manifest.parquet", [{**common, "rule": c} for c in df["condition"]], kind="manifest",
+                extra_meta={"signature": common, "machine": MACHINE, "clock": CLOCK})
+    assert SAID in markdown_report(build_report(run))
+
+
+def test_a_run_that_recorded_neither_says_so(run):
+    report = build_report(run)
+    assert "do not record the machine or the clock check" in markdown_report(report)
+    assert overview(report)["clock"] == "clock: not recorded"
