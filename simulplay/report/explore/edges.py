@@ -20,6 +20,7 @@ import pandas as pd
 
 from simulplay.analysis.edge_replay import audio_columns, replay_trimmed
 from simulplay.errors import InputError
+from simulplay.keys import OUTPUT_ID, present
 from simulplay.report.explore.variants import Variant, manifest_signature, per_talk_points
 from simulplay.report.load import RunData, keys_as_text
 from simulplay.report.queue import silent_reading, summary_mismatch
@@ -79,7 +80,7 @@ def edge_variants(run: RunData, manifest: pd.DataFrame, primary: Variant,
 
 def _kept_samples(parts: pd.DataFrame, trims: pd.DataFrame) -> pd.DataFrame:
     """Each trimmed part's kept samples of its request's audio (``keep_start:keep_end``)."""
-    keys = [k for k in ("talk_id", "system", "condition", "backend", "realization", "seq") if k in parts]
+    keys = present((*OUTPUT_ID, "seq"), parts)
     kept = parts[keys].merge(trims[keys + ["keep_start", "keep_end"]], on=keys, how="left", validate="one_to_one")
     return pd.DataFrame({"sample_start": kept["keep_start"].fillna(0).to_numpy(np.int64),
                          "sample_stop": kept["keep_end"].fillna(0).to_numpy(np.int64)})
@@ -87,7 +88,7 @@ def _kept_samples(parts: pd.DataFrame, trims: pd.DataFrame) -> pd.DataFrame:
 
 def _variant(run: RunData, t: float, replayed: pd.DataFrame, saved: pd.DataFrame, saved_sigs: list,
              parts: pd.DataFrame, primary: Variant, eta: pd.DataFrame, eta_sigs: list) -> Variant:
-    keys = [k for k in ("talk_id", "system", "condition", "backend", "realization") if k in replayed]
+    keys = present(OUTPUT_ID, replayed)
     order = replayed[keys].merge(saved[keys].assign(_i=np.arange(len(saved))), on=keys, how="left")["_i"]
     sigs = [saved_sigs[int(i)] for i in order]
     rows = np.flatnonzero(eta["threshold"].to_numpy(float) == t) if "threshold" in eta else np.zeros(0, int)

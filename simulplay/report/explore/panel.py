@@ -16,7 +16,8 @@ import pandas as pd
 
 from simulplay.analysis.small_panels import small_panel_notes
 from simulplay.grouping import canonical_condition
-from simulplay.report.explore.variants import PANEL_KEYS, Variant, shown_all
+from simulplay.keys import RUN_PANEL_KEYS, present
+from simulplay.report.explore.variants import Variant, shown_all
 from simulplay.report.load import RunData
 from simulplay.report.measured import machine_items
 from simulplay.report.model import signature_lines
@@ -41,7 +42,7 @@ def _value(v: Any) -> Any:
 
 def panels_of(summary: pd.DataFrame) -> list[dict[str, str]]:
     """The run's panels (backend, realization values), in the summary's order."""
-    keys = [k for k in PANEL_KEYS if k in summary]
+    keys = present(RUN_PANEL_KEYS, summary)
     if not keys:
         return [{}]
     rows = summary[keys].astype(str).drop_duplicates()
@@ -50,7 +51,7 @@ def panels_of(summary: pd.DataFrame) -> list[dict[str, str]]:
 
 def _panel_index(frame: pd.DataFrame, panels: list[dict[str, str]]) -> list[int]:
     lookup = {tuple(sorted(p.items())): i for i, p in enumerate(panels)}
-    keys = [k for k in PANEL_KEYS if k in frame]
+    keys = present(RUN_PANEL_KEYS, frame)
     return [lookup.get(tuple(sorted((k, str(r[k])) for k in keys)), -1) for r in frame.to_dict("records")]
 
 

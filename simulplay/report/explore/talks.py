@@ -32,11 +32,11 @@ import numpy as np
 import pandas as pd
 
 from simulplay.grouping import canonical_condition
+from simulplay.keys import OUTPUT_ID, present
 from simulplay.report.explore.variants import Variant, shown_all
 from simulplay.sim.replay import SUMMARY_COLUMNS
 from simulplay.sim.timebase import to_ns
 
-KEYS = ("talk_id", "system", "condition", "backend", "realization")
 OutputKey = tuple[str, ...]
 
 
@@ -93,7 +93,7 @@ class TalkData:
     """Builds every talk's payload from the variants (indexes built once for all talks)."""
 
     def __init__(self, manifest: pd.DataFrame, variants: Sequence[Variant], traces: pd.DataFrame | None):
-        self.keys = [k for k in KEYS if k in variants[0].summary]
+        self.keys = present(OUTPUT_ID, variants[0].summary)
         m = manifest.reset_index(drop=True)
         self.requests = output_index(m, self.keys)
         self.text = m["text"].astype(str).to_numpy() if "text" in m else np.full(len(m), "")

@@ -27,6 +27,7 @@ import pandas as pd
 
 from simulplay.errors import InputError
 from simulplay.grouping import canonical_condition
+from simulplay.keys import RUN_PANEL_KEYS, present
 from simulplay.report.load import RunData, Signed, keys_as_text
 from simulplay.report.queue import replay_parts, silent_reading, summary_mismatch
 from simulplay.signature import format_signature
@@ -39,7 +40,6 @@ from simulplay.sim.timebase import to_ns
 from simulplay.sim.variants import Measured, ServiceModel, parse_release, parse_service
 from simulplay.tables import read_table
 
-PANEL_KEYS = ("backend", "realization")
 #: How each replay setting reads on the page.
 SERVICE_TITLES = {"measured": "measured service", "zero": "zero service", "fit": "modelled clock (service=fit)"}
 RELEASE_TITLES = {"request": "request release", "chunk": "chunk release"}
@@ -100,7 +100,7 @@ def per_talk_points(summary: pd.DataFrame, run: RunData, eta: pd.DataFrame,
     """Per-talk η of a replay's summary, as :func:`simulplay.analysis.gaps.per_talk_effects`
     gives it (point values, seconds; a talk missing an output is left out), each row signed
     with its η table row's signature (same panel and condition)."""
-    keys = [k for k in PANEL_KEYS if k in summary]
+    keys = present(RUN_PANEL_KEYS, summary)
     s = summary.assign(condition=summary["condition"].map(canonical_condition)).astype({k: str for k in keys})
     ref = canonical_condition(run.reference)
     wide = s.pivot_table(index=keys + ["talk_id"], columns=["system", "condition"],
