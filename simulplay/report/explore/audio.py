@@ -51,10 +51,13 @@ class StoreAudio:
 
 def store_audio(run: RunData, store: str | Path | None) -> StoreAudio:
     """The store of the run's audio (``store`` when given, else a run folder's own), or
-    why the page has no audio."""
+    why the page has no audio. A ``store`` given that is no store is an error."""
+    given = AudioStore.open(store, create=False, field="--store") if store is not None else None
     if not set(AUDIO_COLUMNS) <= set(run.manifest.frame.columns):
         return StoreAudio(None, "the manifest has no stored audio (it was not synthesized by simulplay)")
-    folder, why = find_store(run, store)
+    if given is not None:
+        return StoreAudio(given)
+    folder, why = find_store(run, None)
     if folder is None:
         return StoreAudio(None, why)
     return StoreAudio(AudioStore.open(folder, create=False, field="--store"))
