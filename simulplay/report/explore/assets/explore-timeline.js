@@ -133,6 +133,10 @@
     svg.setAttribute("width", width);
     svg.setAttribute("height", height);
     svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+    svg.setAttribute("data-t0", view.t0);  // the axis: x = left + (t − t0) / (t1 − t0) · plot width
+    svg.setAttribute("data-t1", view.t1);
+    svg.setAttribute("data-left", LEFT);
+    svg.setAttribute("data-plot-width", plotW);
     svg.append(X.svg("defs", null, X.svg("clipPath", { id: "plot-clip" },
       X.svg("rect", { x: LEFT, y: 0, width: plotW, height: height }))));
     const plot = X.svg("g", { "clip-path": "url(#plot-clip)" });
