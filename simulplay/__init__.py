@@ -1,9 +1,26 @@
 """simulplay: replay simultaneous-translation text streams through TTS and serial playback.
 
-The package's attributes are its Python API (:mod:`simulplay.api`), loaded on first use so
-that ``import simulplay.traces`` and the command line do not pay for them.
+The package's attributes are its Python API (:mod:`simulplay.api`): ``read_trace``,
+``group``, ``synthesize``, ``replay``, ``eta``, ``bootstrap`` and ``load_run``, each
+returning pandas DataFrames with their signatures in ``attrs``. They are loaded on first
+use (PEP 562), so that ``import simulplay.traces`` and the command line do not pay for them.
 """
 
 from simulplay.version import __version__
 
-__all__ = ["__version__"]
+#: The Python API, loaded from :mod:`simulplay.api` when first used.
+_API = ("read_trace", "group", "synthesize", "replay", "eta", "bootstrap", "load_run", "Run")
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str):
+    if name in _API:
+        from simulplay import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'simulplay' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})

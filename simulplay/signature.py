@@ -44,6 +44,8 @@ KEY_ORDER = (
     "boot_seed",
     "quantile",
     "confidence",
+    "boot_rng",
+    "talk_order",
     "excluded",
 )
 

@@ -1,6 +1,6 @@
 """Every public function, class and method of the data's packages (traces, grouping, sim,
-analysis) has a docstring, and the docstring of anything that takes or returns a time says
-in which unit.
+analysis) and of the Python API (api) has a docstring, and the docstring of anything that
+takes or returns a time says in which unit.
 
 "Public" is read off the source with ``ast``: a function or class at module level (also
 inside a module-level ``if``/``try``), or a method or nested class of a public class, whose
@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("traces", "grouping", "sim", "analysis")
+PACKAGES = ("traces", "grouping", "sim", "analysis", "api")
 
 TIME_NAME = re.compile(r"(_s|_ns|_ms)$|^time|dur")
 UNIT_WORD = re.compile(r"(?<![\w'])(s|ns|ms|Hz|(nano|milli)?seconds?|samples?)(?![\w'])")
@@ -34,7 +34,7 @@ Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 def module_files() -> list[Path]:
-    """The four packages' module files whose names do not start with ``_`` (``__init__.py`` kept)."""
+    """The packages' module files whose names do not start with ``_`` (``__init__.py`` kept)."""
     files = []
     for package in PACKAGES:
         for path in sorted((ROOT / "simulplay" / package).rglob("*.py")):
@@ -87,7 +87,7 @@ def public_definitions(tree: ast.Module) -> list[tuple[str, Definition]]:
 
 
 def all_public() -> list[tuple[str, Definition]]:
-    """(``path:line qualified name``, node) over every module of the four packages."""
+    """(``path:line qualified name``, node) over every module of those packages."""
     out = []
     for path in module_files():
         tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -2,37 +2,61 @@
 
 One seeded generator draws one index matrix of talks (``draws × n_talks``); every
 condition and contrast of a panel is resampled with the same matrix, so all conditions
-of a talk stay together. Intervals are read off the ``n`` resampled equal-talk means
-(``n`` = draws) in one of two ways, named by ``method``:
+of a talk stay together. Three settings fix the matrix:
+
+* the generator (``rng``, :data:`RNGS`): ``numpy``, ``np.random.default_rng(seed)
+  .integers(0, n_talks, size=(draws, n_talks))`` (PCG64); or ``python``, the standard
+  library's ``random.Random(seed)`` (Mersenne Twister) with one ``randrange(n_talks)`` per
+  cell, row by row (draw 1's talks first, then draw 2's, …);
+* the seed (0 is a seed);
+* the talk order (``talk_order``, :data:`TALK_ORDERS`): column ``j`` of the matrix is the
+  ``j``-th talk, either of the talk ids ``sorted`` as text (code-point order: ``"1102"``
+  before ``"792"``) or in the ``given`` order (first appearance in the input table).
+
+Intervals are read off the ``n`` resampled equal-talk means (``n`` = draws) in one of two
+ways, named by ``method``:
 
 * a NumPy quantile method (``linear``, ``inverted_cdf``, … : :data:`NUMPY_METHODS`),
   ``np.quantile(means, [α, 1 − α], method=…)``;
 * an order-statistic convention (:data:`ORDER_CONVENTIONS`): with the means sorted,
   ``X₍₁₎ ≤ … ≤ X₍ₙ₎``, and ``α = (1 − confidence) / 2``, the interval is
-  ``[X₍ₖ₎, X₍ₙ₊₁₋ₖ₎]`` with
+  ``[X₍ₗ₎, X₍ᵤ₎]`` with
 
-  - ``order:floor((n+1)a)``: ``k = ⌊(n + 1)·α⌋`` — the (n+1)α-th order statistic of the
-    percentile interval (Davison & Hinkley 1997, §5.2), rounded down when (n + 1)α is not
-    a whole number; 10,000 draws at 95 %: the 250th and 9,751st;
-  - ``order:floor(na)+1``: ``k = ⌊n·α⌋ + 1`` — drop the ``⌊n·α⌋`` lowest and highest
-    means and take the extremes of the rest (Koehn 2004); 1,000 draws at 95 %: the 26th
-    and 975th, 10,000 draws: the 251st and 9,750th.
+  - ``order:floor((n+1)a)``: ``l = ⌊(n + 1)·α⌋``, ``u = n + 1 − l`` — the (n+1)α-th order
+    statistic of the percentile interval (Davison & Hinkley 1997, §5.2), rounded down when
+    (n + 1)α is not a whole number; 10,000 draws at 95 %: the 250th and 9,751st;
+  - ``order:floor(na)+1``: ``l = ⌊n·α⌋ + 1``, ``u = n + 1 − l`` — drop the ``⌊n·α⌋``
+    lowest and highest means and take the extremes of the rest (Koehn 2004); 1,000 draws
+    at 95 %: the 26th and 975th, 10,000 draws: the 251st and 9,750th;
+  - ``order:int(nq)`` (:data:`PAPER_METHOD`): the sorted means at 0-based positions
+    ``int(n·q)`` for ``q = α`` and ``q = 1 − α`` (``sorted(means)[int(n * q)]``), i.e.
+    ``l = ⌊n·α⌋ + 1``, ``u = ⌊n·(1 − α)⌋ + 1``; 10,000 draws at 95 %: the 251st and 9,751st
+    (there the same ranks as NumPy's ``higher``; with few draws the two differ: 5 draws at
+    80 %, the 1st and 5th here, the 2nd and 5th under ``higher``).
 
   ``α`` is taken as the exact decimal it prints as (0.025, not 0.025000000000000022), so
-  ``(n + 1)·α`` is exact; ``k`` is at least 1: with too few draws for the level
-  (``(n + 1)·α < 1``) the interval is the smallest and largest mean.
+  ``(n + 1)·α`` is exact; ranks stay within 1…n: with too few draws for the level
+  (``(n + 1)·α < 1``) ``order:floor((n+1)a)`` gives the smallest and largest mean.
 
-The full-talk endpoint intervals default to ``order:floor((n+1)a)`` (:data:`ENDPOINT_METHOD`,
-the paper's "order-statistic convention"); the word-timing table to NumPy's ``linear``
-with seed 20261005 (the paper's Appendix E.3).
+Defaults (:class:`Bootstrap`): NumPy's generator, seed 1032026, sorted talk ids and
+``order:floor((n+1)a)`` (:data:`ENDPOINT_METHOD`) for every full-talk endpoint interval;
+the word-timing table NumPy's ``linear`` with seed 20261005 (the paper's Table 17 names
+both). The paper's full-talk intervals say only "seed 1032026 and the recorded
+order-statistic convention"; the preset ``paper`` (:data:`PRESETS`: the ``python``
+generator and :data:`PAPER_METHOD`) reproduces every interval end it prints for per-talk
+values it prints (its Tables 2, 4 and 5 and Appendix C.4, with the talks in the order of
+the table they come from; tests/analysis/test_bootstrap_paper.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from math import floor
+from typing import Any
 
 import numpy as np
 
@@ -42,25 +66,59 @@ NUMPY_METHODS = (
     "lower", "higher", "midpoint", "nearest",
 )
 
-#: Order-statistic conventions: name → the 1-based rank ``k`` of the lower end for ``n``
-#: sorted values and tail ``α`` (exact); the upper end is the ``(n + 1 − k)``-th.
-ORDER_CONVENTIONS: dict[str, Callable[[int, Fraction], int]] = {
-    "order:floor((n+1)a)": lambda n, a: floor((n + 1) * a),
-    "order:floor(na)+1": lambda n, a: floor(n * a) + 1,
+#: Order-statistic conventions: name → the 1-based ranks ``(l, u)`` of the lower and upper
+#: end for ``n`` sorted values and tail ``α`` (exact).
+ORDER_CONVENTIONS: dict[str, Callable[[int, Fraction], tuple[int, int]]] = {
+    "order:floor((n+1)a)": lambda n, a: (floor((n + 1) * a), n + 1 - floor((n + 1) * a)),
+    "order:floor(na)+1": lambda n, a: (floor(n * a) + 1, n - floor(n * a)),
+    "order:int(nq)": lambda n, a: (floor(n * a) + 1, floor(n * (1 - a)) + 1),
 }
 QUANTILE_METHODS = NUMPY_METHODS + tuple(ORDER_CONVENTIONS)
+RNGS = ("numpy", "python")
+TALK_ORDERS = ("sorted", "given")
 ENDPOINT_METHOD = "order:floor((n+1)a)"  # full-talk η, contrasts, interactions, edges, blocks
 ENDPOINT_SEED = 1032026
+ENDPOINT_RNG = "numpy"
+PAPER_METHOD = "order:int(nq)"
+#: Named settings: preset → the Bootstrap fields it sets. ``paper``: the generator and
+#: the ranks that reproduce the paper's printed intervals (module docstring).
+PRESETS: dict[str, dict[str, str]] = {"paper": {"rng": "python", "method": PAPER_METHOD}}
 WORD_TIMING_SEED = 20261005  # the paper's Table 17 (Appendix E.3), with NumPy's linear
 WORD_TIMING_METHOD = "linear"
 
 
 def order_ranks(method: str, n: int, confidence: float) -> tuple[int, int]:
-    """The 1-based ranks ``(k, n + 1 − k)`` of the interval ends under an order-statistic
-    convention, for ``n`` sorted values at ``confidence``."""
+    """The 1-based ranks ``(l, u)`` of the interval ends under an order-statistic
+    convention, for ``n`` sorted values at ``confidence``; each within 1…n."""
     alpha = Fraction(repr(round((1 - confidence) / 2, 12)))
-    k = min(max(1, ORDER_CONVENTIONS[method](n, alpha)), n)
-    return k, n + 1 - k
+    low, high = ORDER_CONVENTIONS[method](n, alpha)
+    return min(max(1, low), n), min(max(1, high), n)
+
+
+def apply_preset(name: str, given: Mapping[str, Any], defaults: Mapping[str, Any],
+                 names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The fields of preset ``name`` (:data:`PRESETS`) over ``given`` (field → value); a
+    given value that is neither its default nor the preset's is a ValueError naming the
+    field as ``names`` spells it (a flag, a TOML key)."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown bootstrap preset '{name}' (known: {', '.join(PRESETS)})")
+    out = dict(given)
+    for key, value in PRESETS[name].items():
+        if given.get(key, defaults.get(key)) not in (defaults.get(key), value):
+            shown = (names or {}).get(key, key)
+            raise ValueError(f"preset '{name}' sets {shown} {value}, not {given[key]}")
+        out[key] = value
+    return out
+
+
+@lru_cache(maxsize=32)
+def _python_indices(seed: int, draws: int, n_talks: int) -> np.ndarray:
+    """``random.Random(seed)``: one ``randrange(n_talks)`` per cell, row-major; read-only."""
+    gen = random.Random(seed)
+    cells = [gen.randrange(n_talks) for _ in range(draws * n_talks)]
+    idx = np.array(cells, dtype=np.int64).reshape(draws, n_talks)
+    idx.setflags(write=False)
+    return idx
 
 
 @dataclass(frozen=True)
@@ -71,6 +129,8 @@ class Bootstrap:
     seed: int = ENDPOINT_SEED
     method: str = ENDPOINT_METHOD
     confidence: float = 0.95
+    rng: str = ENDPOINT_RNG
+    talk_order: str = "sorted"
 
     def __post_init__(self):
         if self.draws < 1:
@@ -82,6 +142,25 @@ class Bootstrap:
                              f"{', '.join(ORDER_CONVENTIONS)})")
         if not 0 < self.confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
+        if self.rng not in RNGS:
+            raise ValueError(f"unknown bootstrap generator '{self.rng}' (one of {', '.join(RNGS)})")
+        if self.talk_order not in TALK_ORDERS:
+            raise ValueError(f"unknown talk order '{self.talk_order}' (one of {', '.join(TALK_ORDERS)})")
+
+    @classmethod
+    def preset(cls, name: str, **fields: Any) -> Bootstrap:
+        """The settings of preset ``name`` (:data:`PRESETS`) with ``fields`` for the rest
+        (draws, seed, confidence, talk_order); a field the preset sets must agree with it."""
+        defaults = {"rng": ENDPOINT_RNG, "method": ENDPOINT_METHOD}
+        return cls(**apply_preset(name, fields, defaults))
+
+    @classmethod
+    def from_signature(cls, sig: Mapping[str, Any]) -> Bootstrap:
+        """The settings a signature records (:meth:`signature`); a signature written before
+        the generator and the talk order were recorded means NumPy's and sorted talks."""
+        return cls(draws=int(sig["draws"]), seed=int(sig["boot_seed"]), method=str(sig["quantile"]),
+                   confidence=float(sig["confidence"]), rng=str(sig.get("boot_rng", "numpy")),
+                   talk_order=str(sig.get("talk_order", "sorted")))
 
     @property
     def is_order_statistic(self) -> bool:
@@ -89,12 +168,21 @@ class Bootstrap:
         return self.method in ORDER_CONVENTIONS
 
     def signature(self) -> dict:
-        """The settings as signature keys: ``draws``, ``boot_seed``, ``quantile``, ``confidence``."""
+        """The settings as signature keys: ``draws``, ``boot_seed``, ``quantile``,
+        ``confidence``, ``boot_rng`` and ``talk_order``."""
         return {"draws": self.draws, "boot_seed": self.seed, "quantile": self.method,
-                "confidence": self.confidence}
+                "confidence": self.confidence, "boot_rng": self.rng, "talk_order": self.talk_order}
+
+    def order_talks(self, talks: Iterable[str]) -> list[str]:
+        """The talks as the index matrix's columns: ``sorted`` (as text) or as ``given``
+        (first appearance; repeats dropped)."""
+        unique = list(dict.fromkeys(talks))
+        return sorted(unique) if self.talk_order == "sorted" else unique
 
     def indices(self, n_talks: int) -> np.ndarray:
-        """The shared ``draws × n_talks`` index matrix."""
+        """The shared ``draws × n_talks`` index matrix (module docstring: the generators)."""
+        if self.rng == "python":
+            return _python_indices(self.seed, self.draws, n_talks)
         rng = np.random.default_rng(self.seed)
         return rng.integers(0, n_talks, size=(self.draws, n_talks))
 

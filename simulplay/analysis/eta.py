@@ -55,7 +55,18 @@ def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """A playback summary (``audio_s``, ``idle_s``, ``offset_s`` in seconds, NaN for an
     output without audio; ``source_s`` > 0) and its per-row upstream signatures."""
     df, meta = read_table(path)
-    source = str(path)
+    out = validate_summary(df, str(path))
+    sigs = stored_signatures(meta, len(df))
+    if sigs is None:
+        shown = df["signature"].tolist() if "signature" in df else [None] * len(df)
+        sigs = [{"replay": s} if s else {} for s in shown]
+    return out, sigs
+
+
+def validate_summary(df: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Check a raw playback summary (``source`` names it in errors) and return the columns
+    η reads: the output keys and panel keys as text, ``audio_s``, ``idle_s`` and
+    ``offset_s`` in seconds (NaN for an output without audio), ``source_s`` > 0 seconds."""
     if len(df) == 0:
         raise InputError.at(source, "has no rows", accepted="a playback summary from `simulplay replay`")
     check = Checker(source, df)
@@ -68,11 +79,7 @@ def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
         out[c] = check.numbers(c, allow_empty=True)
     out["source_s"] = check.numbers("source_s", positive=True)
     check.raise_if_any()
-    sigs = stored_signatures(meta, len(df))
-    if sigs is None:
-        shown = df["signature"].tolist() if "signature" in df else [None] * len(df)
-        sigs = [{"replay": s} if s else {} for s in shown]
-    return out, sigs
+    return out
 
 
 def compute_eta(
@@ -91,7 +98,8 @@ def compute_eta(
     """η of translator ``a`` against ``f`` (system names) per panel and condition: the
     equal-talk mean of ``δ_s(w) − δ_s(reference)`` with δ the gap of ``offset_s`` (docs/concepts.md#the-comparison),
     its duration and idle parts, in seconds, with a paired talk-bootstrap interval (one
-    index matrix per panel, talks in sorted order) and the talks moving each way.
+    index matrix per panel, its columns the talks in ``boot.talk_order``: ids sorted, or as
+    the summary first lists them) and the talks moving each way.
 
     ``summary``: playback summary rows (:func:`read_summary`), ``upstream`` their
     signatures; conditions compare in canonical form. ``contrasts`` (``p1``, ``p2``) give
@@ -130,7 +138,7 @@ def compute_eta(
         panel, dropped = _complete_talks(panel, a, f, allow_incomplete, pk, source)
         excluded += dropped
         conds = [c for c in dict.fromkeys(panel["condition"]) if c != reference]
-        talks = sorted(panel["talk_id"].unique())
+        talks = boot.order_talks(panel["talk_id"])
         idx = boot.indices(len(talks))
         effects = {c: per_talk_effects(panel, a, f, reference, c).set_index("talk_id").loc[talks]
                    for c in conds + [reference]}

@@ -74,6 +74,8 @@ def interaction(per_talk: pd.DataFrame, signatures: Sequence[dict[str, Any]], b1
         pk = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         one, two = (panel[panel["backend"] == b].set_index(["condition", "talk_id"]) for b in (b1, b2))
         talks, dropped = _common_talks(one, two, b1, b2, pk, allow_incomplete, source)
+        common = set(talks)
+        talks = boot.order_talks(t for t in panel["talk_id"] if t in common)
         excluded += dropped
         idx = boot.indices(len(talks))
         for cond in dict.fromkeys(one.index.get_level_values("condition")):
@@ -98,8 +100,8 @@ def interaction(per_talk: pd.DataFrame, signatures: Sequence[dict[str, Any]], b1
 
 def _common_talks(one: pd.DataFrame, two: pd.DataFrame, b1: str, b2: str, pk: dict, allow_incomplete: bool,
                   source: str) -> tuple[list[str], list[str]]:
-    """Talks (sorted) with η under every condition of both backends; the others refused
-    (or, when allowed, dropped and named)."""
+    """Talks (sorted; the caller puts them in ``boot.talk_order``) with η under every
+    condition of both backends; the others refused (or, when allowed, dropped and named)."""
     where = f" in panel {format_signature(pk)}" if pk else ""
     conds1 = set(one.index.get_level_values("condition"))
     conds2 = set(two.index.get_level_values("condition"))

@@ -26,13 +26,14 @@ SMALL_PANEL_TALKS = 10
 
 
 def small_panel_notes(table: pd.DataFrame, per_talk: pd.DataFrame | None = None, *, value: str = "eta_s",
-                      name: str = "condition", symbol: str = "η", brief: bool = False) -> list[str]:
+                      name: str = "condition", symbol: str = "η", brief: bool = False, unit: str = "s") -> list[str]:
     """One note per panel of ``table`` (an η or contrast table: ``n_talks``, ``ci_low_s``,
     ``ci_high_s``, ``n_negative``, ``n_positive``) with fewer than
     :data:`SMALL_PANEL_TALKS` talks; ``per_talk`` (columns panel keys, ``name`` and
     ``value``) adds each condition's per-talk range. ``name`` is the column naming a row
-    (``condition``; ``p1`` for contrasts), ``symbol`` what the counts count. ``brief``
-    leaves the counts to the table's own ``n_negative`` / ``n_positive`` columns."""
+    (``condition``; ``p1`` for contrasts), ``symbol`` what the counts count, ``unit`` the
+    values' unit (empty: none shown). ``brief`` leaves the counts to the table's own
+    ``n_negative`` / ``n_positive`` columns."""
     if table is None or table.empty or "n_talks" not in table:
         return []
     keys = [k for k in PANEL_KEYS if k in table]
@@ -50,21 +51,24 @@ def small_panel_notes(table: pd.DataFrame, per_talk: pd.DataFrame | None = None,
         if brief:
             notes.append(f"{head}; read the direction counts (n_negative / n_positive of n_talks) first")
             continue
-        counts = "; ".join(_counts(row, name, symbol, _range(per_talk, keys, key, row[name], name, value))
+        unit_s = f" {unit}" if unit else ""
+        counts = "; ".join(_counts(row, name, symbol, _range(per_talk, keys, key, row[name], name, value, unit_s),
+                                   unit_s)
                            for row in panel.to_dict("records"))
         notes.append(f"{head}; read the direction counts first: {counts}")
     return notes
 
 
-def _counts(row: dict, name: str, symbol: str, talk_range: str) -> str:
+def _counts(row: dict, name: str, symbol: str, talk_range: str, unit_s: str = " s") -> str:
     label = row[name] if name != "p1" else f"{row['p1']} − {row['p2']}"
     n = int(row["n_talks"])
     text = f"{label} {symbol}<0 in {int(row['n_negative'])}/{n}, {symbol}>0 in {int(row['n_positive'])}/{n}"
-    interval = f"interval {row['ci_low_s']:.3f} to {row['ci_high_s']:.3f} s"
+    interval = f"interval {row['ci_low_s']:.3f} to {row['ci_high_s']:.3f}{unit_s}"
     return f"{text} ({interval}{talk_range})" if pd.notna(row["ci_low_s"]) else text
 
 
-def _range(per_talk: pd.DataFrame | None, keys: Sequence[str], key: tuple, cond: str, name: str, value: str) -> str:
+def _range(per_talk: pd.DataFrame | None, keys: Sequence[str], key: tuple, cond: str, name: str, value: str,
+           unit_s: str = " s") -> str:
     """``, per-talk −0.41 to 0.80 s`` for the panel's condition, or nothing."""
     if per_talk is None or per_talk.empty or value not in per_talk or name not in per_talk:
         return ""
@@ -73,7 +77,7 @@ def _range(per_talk: pd.DataFrame | None, keys: Sequence[str], key: tuple, cond:
         if k in rows:
             rows = rows[rows[k].astype(str) == str(v)]
     vals = pd.to_numeric(rows[value], errors="coerce").dropna()
-    return f", per-talk {vals.min():.3f} to {vals.max():.3f} s" if len(vals) else ""
+    return f", per-talk {vals.min():.3f} to {vals.max():.3f}{unit_s}" if len(vals) else ""
 
 
 def counts_first(frame: pd.DataFrame, after: str = "eta_s") -> pd.DataFrame:

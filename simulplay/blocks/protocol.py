@@ -63,7 +63,8 @@ def run_block_protocol(streams: list[Stream], config: BackendConfig, rules: list
                          clock="real-time feed from the block's first update",
                          limits=f"{max_wall_s:g}s,{max_audio_s:g}s")
     comparison = compare_blocks(summary, reference=reference, boot=boot, allow_incomplete=allow_incomplete)
-    compare_sig = {**sig, "table": "blocks-compare", "reference": reference, **boot.signature()}
+    boot_sig = {k: v for k, v in boot.signature().items() if k != "talk_order"}  # blocks: in the sessions' order
+    compare_sig = {**sig, "table": "blocks-compare", "reference": reference, **boot_sig}
     return BlockRun(summary, parts, feeds, comparison, sig, compare_sig, identity)
 
 

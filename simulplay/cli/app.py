@@ -23,6 +23,7 @@ from typer.exceptions import Abort, TyperException
 
 from simulplay.cli import (
     blocks,
+    bootstrap,
     diagnostics,
     edges,
     eta,
@@ -69,7 +70,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("validate", traces.validate), ("group", traces.group), ("replay", replay.replay), ("synth", synth.synth),
     ("retime", retime.retime),
-    ("eta", eta.eta), ("import-simuleval", traces.import_simuleval_command),
+    ("eta", eta.eta), ("bootstrap", bootstrap.bootstrap), ("import-simuleval", traces.import_simuleval_command),
     ("import-simulstream", traces.import_simulstream_command), ("player", player.player), ("edges", edges.edges),
     ("render", render.render), ("latency", latency.latency), ("export-simuleval", latency.export_simuleval_command),
     ("textlatency", latency.textlatency),

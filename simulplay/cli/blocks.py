@@ -14,7 +14,9 @@ from simulplay.cli.options import (
     confidence_option,
     draws_option,
     out_option,
+    preset_option,
     quantile_option,
+    rng_option,
     seed_option,
     table_option,
 )
@@ -43,8 +45,10 @@ def blocks(
                                       "(seconds; recorded as a failure)."),
     draws: int = draws_option("Paired source-bootstrap draws."),
     boot_seed: int = seed_option("--boot-seed"),
-    quantile_method: str = quantile_option(),
+    quantile_method: str | None = quantile_option(),
     confidence: float = confidence_option(),
+    bootstrap_rng: str | None = rng_option(),
+    preset: str | None = preset_option(),
     allow_incomplete: bool = allow_incomplete_option("Exclude blocks with a failed session and count them."),
 ):
     """Continuing-session block protocol (the paper's Appendix F) for a session backend.
@@ -70,7 +74,8 @@ def blocks(
     from simulplay.traces import read_traces, streams_from_frame
 
     check_outputs(out, compare, parts, feeds)
-    boot = bootstrap(draws, boot_seed, quantile_method, confidence, seed_flag="--boot-seed")
+    boot = bootstrap(draws, boot_seed, quantile_method, confidence, seed_flag="--boot-seed", rng=bootstrap_rng,
+                     preset=preset)
     rules = [parse_rule(r) for r in rule]
     config = parse_backend(backend)
     streams = streams_from_frame(read_traces(trace))

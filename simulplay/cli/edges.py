@@ -14,11 +14,14 @@ from simulplay.cli.options import (
     confidence_option,
     draws_option,
     out_option,
+    preset_option,
     quantile_option,
     quiet_option,
+    rng_option,
     seed_option,
     silent_parts_option,
     table_option,
+    talk_order_option,
 )
 from simulplay.errors import InputError
 
@@ -46,8 +49,11 @@ def edges(
                                   "sequence (its block-wise export, same probabilities, faster) or jit."),
     draws: int = draws_option(),
     seed: int = seed_option(),
-    quantile_method: str = quantile_option(),
+    quantile_method: str | None = quantile_option(),
     confidence: float = confidence_option(),
+    bootstrap_rng: str | None = rng_option(),
+    preset: str | None = preset_option(),
+    talk_order: str = talk_order_option(),
     silent_parts: str = silent_parts_option(SILENT_PARTS_HELP + " A request trimmed to nothing is such a part."),
     allow_incomplete: bool = allow_incomplete_option("Exclude outputs with failed requests and count them."),
     quiet: bool = quiet_option(),
@@ -84,7 +90,8 @@ def edges(
     check_guard(guard_ms)
     vad = SileroVad(vad_model)
     pairs = _edges_pairs(eta_out, share_out, a=a, f=f, reference=reference, pair=pair)
-    boot = bootstrap(draws, seed, quantile_method, confidence)
+    boot = bootstrap(draws, seed, quantile_method, confidence, rng=bootstrap_rng, preset=preset,
+                     talk_order=talk_order)
     df, meta = read_manifest(manifest)
     res = run_edges(df, AudioStore.open(store, create=False), levels, guard_ms=guard_ms, vad=vad,
                     a=a if eta_out else None, f=f, reference=reference, boot=boot,

@@ -15,9 +15,12 @@ from simulplay.cli.options import (
     confidence_option,
     draws_option,
     out_option,
+    preset_option,
     quantile_option,
+    rng_option,
     seed_option,
     table_option,
+    talk_order_option,
 )
 from simulplay.errors import InputError
 
@@ -30,8 +33,11 @@ def eta(
     out: Path = out_option("η table, one row per other condition."),
     draws: int = draws_option(),
     seed: int = seed_option(),
-    quantile_method: str = quantile_option(),
+    quantile_method: str | None = quantile_option(),
     confidence: float = confidence_option(),
+    bootstrap_rng: str | None = rng_option(),
+    preset: str | None = preset_option(),
+    talk_order: str = talk_order_option(),
     per_talk: Path | None = table_option("--per-talk", "Also write per-talk δ and η."),
     contrast: list[str] = typer.Option([], "--contrast", help="Buffered-policy contrast P1,P2: "
                                        "δ(P1) − δ(P2) per talk with the same bootstrap; repeatable."),
@@ -82,7 +88,8 @@ def eta(
                     "--talk-spread": talk_spread}, [summary])
     pairs = [parse_pair(c, "--contrast") for c in contrast]
     backends = [parse_backend_pair(p) for p in interaction]
-    boot = bootstrap(draws, seed, quantile_method, confidence)
+    boot = bootstrap(draws, seed, quantile_method, confidence, rng=bootstrap_rng, preset=preset,
+                     talk_order=talk_order)
     df, upstream = read_summary(summary)
     check_realizations(df, talk_spread, summary)
     res = compute_eta(df, a=a, f=f, reference=reference, boot=boot, contrasts=pairs, interactions=backends,

@@ -25,16 +25,31 @@ RELEASE_HELP = ("request: a part is a whole request, ready when it is done (prim
                 "ready at its recorded time (needs --chunks).")
 CHUNKS_HELP = "Chunk table for --release chunk (default: MANIFEST's sibling *.chunks.parquet)."
 DRAWS, CONFIDENCE = 10_000, 0.95
-#: The paper's defaults: full-talk endpoint intervals (η, contrasts, interactions, edges,
-#: blocks) seed 1032026 with an order-statistic convention; word timing (Table 17) seed
-#: 20261005 with NumPy's linear quantiles. Kept equal to simulplay.analysis.bootstrap's.
-BOOT_SEED, QUANTILE_METHOD = 1032026, "order:floor((n+1)a)"
+#: simulplay's defaults (kept equal to simulplay.analysis.bootstrap's): full-talk endpoint
+#: intervals (η, contrasts, interactions, edges, blocks) seed 1032026 (the paper's), NumPy's
+#: generator, sorted talk ids and order:floor((n+1)a); word timing seed 20261005 with
+#: NumPy's linear quantiles (the paper's Table 17). --bootstrap paper selects the paper's
+#: generator and ranks (simulplay.analysis.bootstrap.PRESETS).
+BOOT_SEED, QUANTILE_METHOD, BOOT_RNG, TALK_ORDER = 1032026, "order:floor((n+1)a)", "numpy", "sorted"
 WORD_TIMING_SEED, WORD_TIMING_QUANTILE = 20261005, "linear"
 QUANTILE_HELP = ("Interval ends from the sorted bootstrap means (α = (1 − confidence)/2, n = draws): "
                  "order:floor((n+1)a) takes the k-th and (n+1−k)-th smallest with k = floor((n+1)·α) "
                  "(10,000 draws, 95 %: the 250th and 9751st); order:floor(na)+1 takes k = floor(n·α)+1 "
-                 "(drop floor(n·α) at each end); k ≥ 1. Or a NumPy quantile method "
-                 "(np.quantile(means, [α, 1−α], method=M): linear, inverted_cdf, nearest, …).")
+                 "(drop floor(n·α) at each end); order:int(nq) takes the means at 0-based positions "
+                 "int(n·q), q = α and 1 − α (the 251st and 9751st; --bootstrap paper); ranks within 1…n. "
+                 "Or a NumPy quantile method (np.quantile(means, [α, 1−α], method=M): linear, "
+                 "inverted_cdf, higher, nearest, …). Default: order:floor((n+1)a), or the --bootstrap preset's.")
+RNG_HELP = ("Generator of the index matrix (draws × talks): numpy, NumPy's default_rng(seed) drawing "
+            "integers(0, talks) for the whole matrix; or python, random.Random(seed) with one "
+            "randrange(talks) per cell, draw after draw. Recorded in the signature (boot_rng). Default: numpy, "
+            "or the --bootstrap preset's.")
+PRESET_HELP = ("A named setting: paper selects --bootstrap-rng python and --quantile-method order:int(nq), "
+               "which with the default seed 1032026 and 10,000 draws give every interval the paper prints "
+               "from its per-talk values (with the talks in its table's order). A different "
+               "--bootstrap-rng or --quantile-method with it is an error.")
+TALK_ORDER_HELP = ("Which talk each column of the index matrix is (it changes the draws): sorted, the talk ids "
+                   "sorted as text ('1102' before '792'); or given, the order in which the input first lists "
+                   "them (e.g. a paper table's row order). Recorded in the signature (talk_order).")
 
 
 def out_option(help: str, *, flag: str = "--out", table: bool = True) -> Any:
@@ -77,8 +92,9 @@ def seed_option(flag: str = "--seed", help: str = "Bootstrap seed (0 is a seed).
     return typer.Option(default, flag, min=0, help=help)
 
 
-def quantile_option(help: str = QUANTILE_HELP, default: str = QUANTILE_METHOD) -> Any:
-    """``--quantile-method``: how the interval ends are read off the bootstrap means."""
+def quantile_option(help: str = QUANTILE_HELP, default: str | None = None) -> Any:
+    """``--quantile-method``: how the interval ends are read off the bootstrap means
+    (``None``: :data:`QUANTILE_METHOD`, or the ``--bootstrap`` preset's)."""
     return typer.Option(default, "--quantile-method", help=help)
 
 
@@ -86,14 +102,43 @@ def confidence_option(help: str = "Interval coverage, in (0, 1).") -> Any:
     return typer.Option(CONFIDENCE, "--confidence", help=help)
 
 
-def bootstrap(draws: int, seed: int, method: str, confidence: float, *, seed_flag: str = "--seed") -> Any:
-    """The paired :class:`~simulplay.analysis.bootstrap.Bootstrap` from the command's flags;
-    a bad value is an InputError naming the flags of this command (``seed_flag``:
-    ``--seed``, or ``--boot-seed`` for ``blocks``)."""
-    from simulplay.analysis.bootstrap import Bootstrap
+def rng_option(help: str = RNG_HELP) -> Any:
+    """``--bootstrap-rng numpy|python``: the generator of the index matrix (``None``:
+    :data:`BOOT_RNG`, or the ``--bootstrap`` preset's)."""
+    return typer.Option(None, "--bootstrap-rng", help=help, show_default=False)
 
+
+def preset_option(help: str = PRESET_HELP) -> Any:
+    """``--bootstrap NAME``: a named bootstrap setting (``paper``)."""
+    return typer.Option(None, "--bootstrap", help=help)
+
+
+def talk_order_option(help: str = TALK_ORDER_HELP) -> Any:
+    """``--talk-order sorted|given``: the talks as the index matrix's columns."""
+    return typer.Option(TALK_ORDER, "--talk-order", help=help)
+
+
+def bootstrap(draws: int, seed: int, method: str | None, confidence: float, *, seed_flag: str = "--seed",
+              rng: str | None = None, preset: str | None = None, talk_order: str = TALK_ORDER) -> Any:
+    """The paired :class:`~simulplay.analysis.bootstrap.Bootstrap` from the command's flags
+    (``preset``: ``--bootstrap``, which sets ``rng`` and ``method``; given as well, they
+    must agree with it; ``None``: the defaults); a bad value is an InputError naming the
+    flags of this command (``seed_flag``: ``--seed``, or ``--boot-seed`` for ``blocks``)."""
+    from simulplay.analysis.bootstrap import PRESETS, RNGS, TALK_ORDERS, Bootstrap, apply_preset
+
+    chosen = {k: v for k, v in (("rng", rng), ("method", method)) if v is not None}
+    if preset is not None:
+        try:
+            chosen = apply_preset(preset, chosen, {}, names={"rng": "--bootstrap-rng", "method": "--quantile-method"})
+        except ValueError as e:
+            raise InputError.at("--bootstrap", str(e), accepted=f"one of {', '.join(PRESETS)}, without a different "
+                                "--bootstrap-rng or --quantile-method") from e
+    rng, method = chosen.get("rng", BOOT_RNG), chosen.get("method", QUANTILE_METHOD)
+    for flag, given, known in (("--bootstrap-rng", rng, RNGS), ("--talk-order", talk_order, TALK_ORDERS)):
+        if given not in known:
+            raise InputError.at(flag, f"unknown value '{given}'", accepted=" or ".join(known))
     try:
-        return Bootstrap(draws=draws, seed=seed, method=method, confidence=confidence)
+        return Bootstrap(draws=draws, seed=seed, method=method, confidence=confidence, rng=rng, talk_order=talk_order)
     except ValueError as e:
         flags = [seed_flag, "--draws", "--quantile-method", "--confidence"]
         raise InputError.at("/".join(flags), str(e), accepted=f"{seed_flag.lstrip('-')} ≥ 0, draws ≥ 1, a NumPy "

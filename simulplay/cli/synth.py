@@ -93,16 +93,11 @@ def synth(
 
 
 def backend_with_reuse(backend: str, reuse: str | None):
-    """The backend config of ``--backend`` with ``--reuse`` (checked first, so that a bad
-    value names --reuse rather than the backend spec) as its ``reuse`` setting."""
-    from simulplay.backends import parse_backend
-    from simulplay.backends.base import REUSE_POLICIES
+    """The backend config of ``--backend`` with ``--reuse`` as its ``reuse`` setting
+    (:func:`simulplay.backends.parse_backend_with_reuse`)."""
+    from simulplay.backends import parse_backend_with_reuse
 
-    if reuse is None:
-        return parse_backend(backend)
-    if reuse not in REUSE_POLICIES:
-        raise InputError.at(f"--reuse '{reuse}'", "unknown reuse policy", accepted=" | ".join(REUSE_POLICIES))
-    return parse_backend(f"{backend}{',' if ':' in backend else ':'}reuse={reuse}")
+    return parse_backend_with_reuse(backend, reuse)
 
 
 def check_plan_source(trace: list[Path], rule: list[str], requests: Path | None) -> None:

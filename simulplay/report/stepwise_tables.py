@@ -45,7 +45,8 @@ def stepwise_overview(run: RunData) -> ReportTable:
     eta_sig = next((x for x in run.eta.signatures if isinstance(x, dict)), None)
     boot = ("see the η table's signature" if eta_sig is None else
             f"{eta_sig.get('draws')} draws, seed {eta_sig.get('boot_seed')}, quantile {eta_sig.get('quantile')}, "
-            f"confidence {eta_sig.get('confidence')}")
+            f"confidence {eta_sig.get('confidence')}, generator {eta_sig.get('boot_rng', 'numpy')}, talks "
+            f"{eta_sig.get('talk_order', 'sorted')}")
     outputs = man.drop_duplicates([k for k in OUTPUT_ID
                                    if k in man])
     used = [r for r in run.inputs if not r.use.startswith("not used")]

@@ -132,8 +132,7 @@ def interaction_table(run: RunData) -> ReportTable | None:
         return None
     backends = list(dict.fromkeys(pt["backend"]))
     sig = next((s for s in run.eta.signatures if isinstance(s, dict) and "draws" in s), None)
-    boot = Bootstrap() if sig is None else Bootstrap(draws=int(sig["draws"]), seed=int(sig["boot_seed"]),
-                                                     method=sig["quantile"], confidence=float(sig["confidence"]))
+    boot = Bootstrap() if sig is None else Bootstrap.from_signature(sig)
     frames, sigs, excluded = [], [], 0
     for i, b1 in enumerate(backends):
         for b2 in backends[i + 1:]:
@@ -281,7 +280,8 @@ def overview_table(run: RunData) -> ReportTable:
         ("reused rows", r.get("reused_rows", "")), ("audio (s)", f"{float(r.get('audio_s', np.nan)):.3f}"),
         ("excluded outputs", len(r.get("excluded_outputs", []))),
         ("bootstrap", f"{exp.get('draws')} draws, seed {exp.get('seed')}, quantile {exp.get('quantile_method')}, "
-                      f"confidence {exp.get('confidence')}"),
+                      f"confidence {exp.get('confidence')}, generator {exp.get('bootstrap_rng', 'numpy')}, talks "
+                      f"{exp.get('talk_order', 'sorted')}"),
         ("sensitivity replays", ", ".join(exp.get("variants", [])) or "none"),
         *machine_items(run),
     ]

@@ -21,7 +21,10 @@ Example (paths are relative to the TOML file)::
     [analysis]
     draws = 10000
     seed = 1032026
-    quantile_method = "order:floor((n+1)a)"   # or order:floor(na)+1, or a NumPy method
+    quantile_method = "order:floor((n+1)a)"   # or order:floor(na)+1, order:int(nq), or a NumPy method
+    bootstrap_rng = "numpy"     # or "python": random.Random(seed), one randrange per cell
+    talk_order = "sorted"       # the index matrix's columns: talk ids sorted, or "given"
+    # bootstrap = "paper"       # preset: bootstrap_rng "python" and the paper's ranks
     confidence = 0.95
     contrasts = [["punct", "timer:w=2"]]
     variants = ["release=chunk", "service=zero"]   # sensitivity replays (also "silent=hold")
@@ -46,14 +49,15 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_SEED
+from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED, Bootstrap
 from simulplay.errors import InputError
 
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
             "realizations": int, "order": str, "out": str, "store": str, "max_chars": int, "backend": dict,
             "analysis": dict, "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float,
             "retries": int, "content": dict}
-ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "contrasts": list,
+ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "bootstrap": str,
+                 "bootstrap_rng": str, "talk_order": str, "contrasts": list,
                  "variants": list, "edges": list, "silent_parts": str}
 REQUIRED = ("traces", "a", "f", "rules", "reference")
 
@@ -81,6 +85,8 @@ class Experiment:
     seed: int = ENDPOINT_SEED
     quantile_method: str = ENDPOINT_METHOD
     confidence: float = 0.95
+    bootstrap_rng: str = ENDPOINT_RNG  # numpy | python (analysis.bootstrap = "paper" sets python)
+    talk_order: str = "sorted"  # sorted | given: the talks as the index matrix's columns
     contrasts: tuple[tuple[str, str], ...] = ()
     variants: tuple[str, ...] = ()
     edges: tuple[float, ...] = ()  # edge-silence thresholds; empty: no edge replay
@@ -164,7 +170,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
         max_chars=data.get("max_chars"), order=_order(data.get("order", "counterbalanced"), src), source=src,
         content=_content(data["content"], src, canon) if "content" in data else None,
         **{k: data[k] for k in ("executor", "workers", "worker_cpus", "worker_gpus", "retries") if k in data},
-        **{k: analysis[k] for k in ("draws", "seed", "quantile_method", "confidence") if k in analysis},
+        **_bootstrap_keys(analysis, src),
         contrasts=tuple(contrasts), variants=variants, edges=edges, silent_parts=silent)
     _check_analysis(exp, src)
     executor_spec(exp)
@@ -284,15 +290,38 @@ def _content(table: dict[str, Any], src: str, rules: list[str]):
     return content_settings(table, src, rules)
 
 
-def _check_analysis(exp: Experiment, src: str) -> None:
-    from simulplay.analysis import Bootstrap
+def experiment_bootstrap(exp: Experiment) -> Bootstrap:
+    """The paired talk bootstrap of the experiment's [analysis] table."""
+    return Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence,
+                     rng=exp.bootstrap_rng, talk_order=exp.talk_order)
 
+
+def _bootstrap_keys(analysis: dict[str, Any], src: str) -> dict[str, Any]:
+    """The [analysis] bootstrap keys as Experiment fields, a preset (``bootstrap``)
+    applied: a key it sets may be absent or agree with it."""
+    keys = {k: analysis[k] for k in ("draws", "seed", "quantile_method", "confidence", "bootstrap_rng", "talk_order")
+            if k in analysis}
+    if "bootstrap" not in analysis:
+        return keys
+    from simulplay.analysis.bootstrap import PRESETS, apply_preset
+
+    given = {f: keys[k] for f, k in (("rng", "bootstrap_rng"), ("method", "quantile_method")) if k in keys}
     try:
-        Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
+        chosen = apply_preset(analysis["bootstrap"], given, {},
+                              names={"rng": "analysis.bootstrap_rng", "method": "analysis.quantile_method"})
+    except ValueError as e:
+        raise _err(src, str(e), field="analysis.bootstrap",
+                   accepted=f"one of {', '.join(PRESETS)}, without a different bootstrap_rng or quantile_method") from e
+    return {**keys, "bootstrap_rng": chosen["rng"], "quantile_method": chosen["method"]}
+
+
+def _check_analysis(exp: Experiment, src: str) -> None:
+    try:
+        experiment_bootstrap(exp)
     except ValueError as e:
         raise _err(src, str(e), field="analysis",
                             accepted="draws ≥ 1, a NumPy quantile method or an order:… convention, "
-                            "0 < confidence < 1") from e
+                            "0 < confidence < 1, bootstrap_rng numpy or python, talk_order sorted or given") from e
 
 
 def _err(src: str, message: str, **kw) -> InputError:

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simulplay.analysis import Bootstrap, EtaResult, compute_eta
+from simulplay.analysis import EtaResult, compute_eta
 from simulplay.analysis.latency_table import latency_table
 from simulplay.analysis.noise import NoiseCheck, noise_check
 from simulplay.backends import parse_backend
@@ -30,7 +30,7 @@ from simulplay.vad import SileroVad
 from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer, run_diagnostics
 from simulplay.workflows.edges import EdgesRun, run_edges, write_edges
 from simulplay.workflows.eta_tables import write_eta_tables, write_noise_check
-from simulplay.workflows.experiment import Experiment, executor_spec
+from simulplay.workflows.experiment import Experiment, executor_spec, experiment_bootstrap
 
 
 @dataclass
@@ -66,7 +66,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
                                    progress=progress,
                                    executor=executor_spec(exp), traces=exp.traces)
     t1 = time.perf_counter()
-    boot = Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence)
+    boot = experiment_bootstrap(exp)
     manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
     base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release=RequestRelease(),
                                      service=Measured(), silent=exp.silent_parts)

@@ -51,8 +51,9 @@ def test_numpy_methods_still_interpolate():
 
 
 def test_eta_uses_the_convention_by_default_on_the_resampled_means():
-    """The default (the paper's order statistic) on a real η table: the 5th smallest and
-    the 195th of 199 resampled means (⌊200 · 0.025⌋ = 5), drawn here with NumPy alone."""
+    """The default (simulplay's order statistic, order:floor((n+1)a)) on a real η table:
+    the 5th smallest and the 195th of 199 resampled means (⌊200 · 0.025⌋ = 5), drawn here
+    with NumPy alone."""
     rng = np.random.default_rng(3)
     rows = [{"talk_id": f"t{t}", "system": s, "condition": c, "audio_s": rng.uniform(50, 150),
              "idle_s": rng.uniform(0, 60), "source_s": 100.0}

@@ -178,7 +178,7 @@ def test_comparison_is_a_paired_source_bootstrap_over_blocks():
     row = compare_blocks(summary_table(b_ref, b_grp), reference="immediate", boot=boot).iloc[0]
     delta = b_grp - b_ref
     idx = np.random.default_rng(7).integers(0, 4, size=(500, 4))
-    # the default end convention (the paper's order statistic): with ⌊501 · 0.025⌋ = 12, the
+    # the default end convention (simulplay's order:floor((n+1)a)): with ⌊501 · 0.025⌋ = 12, the
     # 12th smallest and the 489th of the 500 resampled means
     means = np.sort(delta[idx].mean(axis=1))
     low, high = means[11], means[488]

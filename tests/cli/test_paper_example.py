@@ -31,7 +31,8 @@ def test_the_example_is_the_papers_design():
     assert exp.variants == ("release=chunk", "service=zero") and exp.edges == (0.3, 0.5, 0.7)
     assert exp.realizations == 3 and exp.order == "counterbalanced"
     assert 'order = "counterbalanced"' in EXAMPLE.read_text()  # stated, not left to the default
-    assert (exp.draws, exp.seed, exp.quantile_method) == (10_000, 1032026, "order:floor((n+1)a)")
+    assert (exp.draws, exp.seed, exp.quantile_method, exp.bootstrap_rng) == \
+        (10_000, 1032026, "order:int(nq)", "python")  # bootstrap = "paper"
     assert exp.traces == ((ROOT / "traces" / "sample_traces.jsonl").resolve(),) or \
         [p.resolve() for p in exp.traces] == [(ROOT / "traces" / "sample_traces.jsonl").resolve()]
 

@@ -1,0 +1,180 @@
+"""Comparisons and runs for notebooks: η, the paired talk bootstrap of any per-talk table,
+and a run folder read back (``simulplay.eta``, ``bootstrap``, ``load_run``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simulplay.api.checks import (
+    PathLike,
+    as_bootstrap,
+    as_choice,
+    as_flag,
+    as_pair,
+    as_path,
+    as_sequence,
+    as_strings,
+    as_table,
+    as_text,
+    row_signatures,
+    signed,
+)
+from simulplay.errors import InputError
+from simulplay.signature import base_signature, merge
+
+ETA_TABLES = ("eta", "per_talk", "contrasts", "interaction", "interaction_per_talk")
+
+
+def eta(summary: pd.DataFrame | PathLike, *, a: str, f: str, reference: str,
+        contrasts: Sequence[str | tuple[str, str]] = (), interactions: Sequence[str | tuple[str, str]] = (),
+        allow_incomplete: bool = False, table: str = "eta", **options: Any) -> pd.DataFrame:
+    """η of translator ``a`` against ``f`` under each grouping condition, against the
+    ``reference`` condition, with paired talk-bootstrap intervals (``simulplay eta``).
+
+    δ = L(a) − L(f) per talk (L: ``offset_s``, seconds; negative: ``a`` finishes earlier),
+    η = δ(condition) − δ(reference), averaged with equal weight per talk; one index matrix
+    per panel (backend, realization). ``summary``: a :func:`replay` summary or its file.
+    ``table``: ``eta`` (``n_talks, delta_ref_s, delta_s, eta_s, ci_low_s, ci_high_s,
+    n_negative, n_positive, duration_part_s, idle_part_s``, seconds), ``per_talk``,
+    ``contrasts`` (``contrasts``: pairs ``"P1,P2"`` or tuples, δ(P1) − δ(P2)),
+    ``interaction`` or ``interaction_per_talk`` (``interactions``: backend pairs).
+    ``options`` are the fields of :class:`~simulplay.analysis.bootstrap.Bootstrap`
+    (``draws``, ``seed``, ``method``, ``confidence``, …), passed through.
+    ``attrs["notes"]``: the small-panel notes (fewer than 10 talks).
+    """
+    from simulplay.analysis import compute_eta, read_summary
+    from simulplay.analysis.eta import validate_summary
+    from simulplay.analysis.interaction import parse_backend_pair
+    from simulplay.grouping import parse_pair
+    from simulplay.workflows.eta_tables import interaction_table
+
+    what = as_choice(table, "table", ETA_TABLES)
+    names = {k: as_text(v, k) for k, v in (("a", a), ("f", f), ("reference", reference))}
+    pairs = [as_pair(p, "contrasts", parse_pair) for p in as_sequence(contrasts, "contrasts")]
+    backends = [as_pair(p, "interactions", parse_backend_pair) for p in as_sequence(interactions, "interactions")]
+    boot = as_bootstrap(options)
+    if isinstance(summary, pd.DataFrame):
+        source, upstream = "summary", row_signatures(summary, "summary")
+        df = validate_summary(summary, source)
+    else:
+        source = str(as_path(summary, "summary", "a summary DataFrame or file"))
+        df, upstream = read_summary(source)
+    res = compute_eta(df, **names, boot=boot, contrasts=pairs, interactions=backends, upstream=upstream,
+                      allow_incomplete=as_flag(allow_incomplete, "allow_incomplete"), source=source)
+    if what in ("interaction", "interaction_per_talk") and not res.interactions:
+        raise InputError.at("table", f"'{what}' needs interactions", accepted="interactions=['B1,B2']")
+    frame, sigs, notes = {
+        "eta": lambda: (res.table, res.table_signatures, res.notes),
+        "per_talk": lambda: (res.per_talk, res.per_talk_signatures, res.notes),
+        "contrasts": lambda: (res.contrasts, res.contrast_signatures, res.contrast_notes),
+        "interaction": lambda: (*interaction_table(res), []),
+        "interaction_per_talk": lambda: (pd.concat([r.per_talk for r in res.interactions], ignore_index=True),
+                                         [s for r in res.interactions for s in r.per_talk_signatures], []),
+    }[what]()
+    return signed(frame, sigs, notes=list(notes), excluded=res.excluded)
+
+
+def bootstrap(table: pd.DataFrame | PathLike, *, value: str, by: str | Sequence[str] = (),
+              talk: str = "talk_id", **options: Any) -> pd.DataFrame:
+    """Paired talk-bootstrap intervals of the equal-talk mean of ``value`` for any per-talk
+    table (an :func:`eta` ``per_talk`` table, or numbers from another pipeline).
+
+    One row per group of the ``by`` columns (one talk per row within a group). Each
+    group's talks are taken in sorted order and resampled with
+    :class:`~simulplay.analysis.bootstrap.Bootstrap`'s index matrix (the one η uses), so
+    groups holding the same talks are paired, and ``bootstrap(per_talk, value="eta_s",
+    by="condition")`` gives η's intervals. ``options`` (``draws``, ``seed``, ``method``,
+    ``confidence``, …) are passed to it. Columns: the ``by`` columns, ``n_talks``,
+    ``value`` (the mean), ``ci_low`` and ``ci_high`` with ``value``'s unit suffix (``_s``:
+    seconds), ``n_negative``, ``n_positive``. ``attrs["notes"]``: small-panel notes.
+    """
+    from simulplay.analysis.bootstrap import Bootstrap
+    from simulplay.analysis.gaps import direction_counts
+    from simulplay.analysis.small_panels import small_panel_notes
+    from simulplay.fields import Checker
+
+    boot: Bootstrap = as_bootstrap(options)
+    value, talk = as_text(value, "value"), as_text(talk, "talk")
+    keys = as_strings(by, "by", "a column name or a list of them") if by else []
+    df, sigs, source = as_table(table)
+    check = Checker(source, df)
+    check.require_columns([*keys, talk, value], "per-talk")
+    check.raise_if_any()
+    data = pd.DataFrame({k: check.strings(k) for k in [*keys, talk]}).assign(**{value: check.numbers(
+        value, accepted="a finite number")}, _row=range(len(df)))
+    check.raise_if_any()
+    unit = next((u for u in ("_s", "_ms", "_ns") if value.endswith(u)), "")
+    rows, out_sigs = [], []
+    for key, g in (data.groupby(keys, sort=False) if keys else [((), data)]):
+        key = key if isinstance(key, tuple) else (key,)
+        dup = g[talk].duplicated()
+        if dup.any():
+            where = "".join(f", {k} '{v}'" for k, v in zip(keys, key))
+            raise InputError.at(source, f"talk '{g[talk][dup].iloc[0]}' appears twice{where}", field=talk,
+                                row=int(g["_row"][dup].iloc[0]) + 1, accepted="one row per talk in each group")
+        g = g.sort_values(talk, kind="stable")
+        values = g[value].to_numpy(float)
+        low, high = boot.interval(values, boot.indices(len(values)))
+        neg, pos = direction_counts(values)
+        rows.append({**dict(zip(keys, key)), "n_talks": len(values), value: values.mean(), f"ci_low{unit}": low,
+                     f"ci_high{unit}": high, "n_negative": neg, "n_positive": pos})
+        up = sigs[int(g["_row"].iloc[0])] if sigs else None
+        out_sigs.append(merge(up if isinstance(up, Mapping) else None, {"table": "bootstrap", "value": value},
+                              dict(zip(keys, map(str, key))), boot.signature(), base_signature()))
+    out = pd.DataFrame(rows)
+    return signed(out, out_sigs, notes=small_panel_notes(out, brief=True))
+
+
+@dataclasses.dataclass
+class Run:
+    """A run folder written by ``simulplay run`` or ``simulplay demo``, as DataFrames with
+    their signatures in ``attrs`` (see the module docstring): the request ``manifest``,
+    the playback ``summary`` (seconds), the ``eta`` table and its ``per_talk`` rows, the
+    ``contrasts`` (or None), each sensitivity replay's η table in ``variants`` (by name,
+    e.g. ``service-zero``), the other tables present in ``tables`` (``latency``,
+    ``eta_edges``, ``content``, …) and the ``traces`` named in ``run.json`` (None when a
+    file is missing; ``notes`` says so). ``record`` is ``run.json``; ``a``, ``f``,
+    ``reference`` and ``rules`` the experiment's. Tables keep the files' columns (an η
+    table its ``signature`` column, the display string of each row's signature)."""
+
+    folder: Path
+    record: dict[str, Any]
+    a: str
+    f: str
+    reference: str
+    rules: list[str]
+    manifest: pd.DataFrame
+    summary: pd.DataFrame
+    eta: pd.DataFrame
+    per_talk: pd.DataFrame
+    contrasts: pd.DataFrame | None
+    variants: dict[str, pd.DataFrame]
+    tables: dict[str, pd.DataFrame]
+    traces: pd.DataFrame | None
+    notes: list[str]
+
+
+def load_run(folder: PathLike, *, traces: Sequence[PathLike] = ()) -> Run:
+    """Read a run folder (``manifest.parquet``, ``summary.parquet``, ``eta.parquet``,
+    ``eta_per_talk.csv``, ``run.json`` and the optional tables) the way ``simulplay
+    report`` does, checked; ``traces`` replace the trace files ``run.json`` names.
+    A table read from CSV keeps its rows' display signatures (strings) where no Parquet
+    table of the run holds the structured one."""
+    from simulplay.report.load import load_run as load
+
+    root = as_path(folder, "folder", "a run folder written by `simulplay run` or `simulplay demo`")
+    data = load(root, traces=[as_path(p, "traces", "trace file paths") for p in as_sequence(traces, "traces")])
+
+    def frame(t):
+        return None if t is None else signed(t.frame, t.signatures, path=str(t.path))
+
+    return Run(data.folder, data.record, data.a, data.f, data.reference, data.rules, frame(data.manifest),
+               frame(data.summary), frame(data.eta), frame(data.per_talk), frame(data.contrasts),
+               {k: frame(v) for k, v in data.variants.items()}, {k: frame(v) for k, v in data.optional.items()},
+               None if data.traces is None else signed(data.traces, signature=data.trace_signature),
+               list(data.notes))

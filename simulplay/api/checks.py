@@ -1,0 +1,200 @@
+"""What the API functions share: argument checks, each raising an
+:class:`~simulplay.errors.InputError` of one line that names the argument (as the command
+line names its flag), and tables signed in ``attrs``."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simulplay.errors import InputError
+from simulplay.signature import base_signature
+
+PathLike = str | os.PathLike
+TRACE_INPUT = "a trace DataFrame, a trace file path (.parquet, .csv, .jsonl) or a list of paths"
+
+
+def signed(df: pd.DataFrame, signatures: Sequence[Any] | None = None, *, signature: Mapping | None = None,
+           **extra: Any) -> pd.DataFrame:
+    """``df`` with a fresh RangeIndex and in ``attrs``: ``signatures`` (one per row, when
+    given), ``signature`` (the one given, else the items every row's signature shares) and
+    the ``extra`` items that are not None."""
+    out = df.reset_index(drop=True)
+    attrs: dict[str, Any] = {}
+    if signatures is not None:
+        attrs["signatures"] = [dict(s) if isinstance(s, Mapping) else s for s in signatures]
+    attrs["signature"] = dict(signature) if signature is not None else shared_signature(attrs.get("signatures", []))
+    out.attrs = {**attrs, **{k: v for k, v in extra.items() if v is not None}}
+    return out
+
+
+def shared_signature(signatures: Sequence[Any]) -> dict[str, Any]:
+    """The keys and values every (structured) row signature holds."""
+    if not signatures or not all(isinstance(s, Mapping) for s in signatures):
+        return {}
+    first = signatures[0]
+    return {k: v for k, v in first.items() if all(k in s and s[k] == v for s in signatures[1:])}
+
+
+def row_signatures(df: pd.DataFrame, name: str) -> list[Any] | None:
+    """The signatures of ``df``'s rows from ``attrs["signatures"]``: by index label (the
+    rows kept after filtering a returned table), else by position when the counts match."""
+    sigs = df.attrs.get("signatures")
+    if sigs is None:
+        return None
+    labels = df.index
+    if pd.api.types.is_integer_dtype(labels) and (len(labels) == 0 or (labels.min() >= 0 and labels.max() < len(sigs))):
+        return [sigs[i] for i in labels]
+    if len(sigs) == len(df):
+        return list(sigs)
+    raise InputError.at(name, f"attrs['signatures'] holds {len(sigs)} signatures for {len(df)} rows",
+                        accepted="a table returned by simulplay (or one with its index kept after filtering)")
+
+
+def read_signed(path: Path) -> tuple[pd.DataFrame, list[dict[str, Any]] | None]:
+    """A table file and its per-row structured signatures (None when it stores none)."""
+    from simulplay.tables import read_table, stored_signatures
+
+    df, meta = read_table(path)
+    return df, stored_signatures(meta, len(df))
+
+
+def kind_of(value: Any) -> str:
+    """``an int``, ``a list``: what a wrong argument is, for messages."""
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+
+
+def as_table(table: Any) -> tuple[pd.DataFrame, list[Any] | None, str]:
+    """A DataFrame (its row signatures from attrs) or a .parquet/.csv file (stored ones)."""
+    if isinstance(table, pd.DataFrame):
+        return table.reset_index(drop=True), row_signatures(table, "table"), "table"
+    p = as_path(table, "table", "a DataFrame or a table file (.parquet or .csv)")
+    df, sigs = read_signed(p)
+    return df, sigs, str(p)
+
+
+def as_streams(trace: Any) -> tuple[list, list[Path]]:
+    """The streams of a trace DataFrame (validated) or of trace files, and the files."""
+    from simulplay.traces import read_traces, streams_from_frame
+    from simulplay.traces.validate import validate_trace_frame
+
+    if isinstance(trace, pd.DataFrame):
+        return streams_from_frame(validate_trace_frame(trace, "trace")), []
+    paths = as_paths(trace, "trace", TRACE_INPUT)
+    return streams_from_frame(read_traces(paths)), paths
+
+
+def as_requests_file(requests: Any, tmp: Path) -> Path:
+    """A requests table as a file: the path given, or a DataFrame written (with the
+    signatures in its attrs) as ``requests.parquet`` in ``tmp``."""
+    if not isinstance(requests, pd.DataFrame):
+        return as_path(requests, "requests", "a requests DataFrame (from group) or its file")
+    from simulplay.grouping.requests_file import validate_requests
+    from simulplay.tables import write_table
+
+    validate_requests(requests, "requests")  # errors name the argument, not the file written below
+    sigs = row_signatures(requests, "requests")
+    path = tmp / "requests.parquet"
+    write_table(requests.reset_index(drop=True), path, sigs or base_signature(table="requests"), kind="requests")
+    return path
+
+
+def as_rules(rule: Any) -> list:
+    """Grouping rules from one RULE string or a list of them (each once)."""
+    from simulplay.grouping import parse_rule, unique_rules
+
+    texts = as_strings(rule, "rule", "a RULE string such as 'timer:w=4', or a list of them")
+    if not texts:
+        raise InputError.at("rule", "is empty", accepted="at least one RULE string")
+    return unique_rules([parse_rule(t, source="rule") for t in texts])
+
+
+def as_bootstrap(options: dict[str, Any]):
+    """:class:`Bootstrap` from keyword options (its field names; values of the field's type)."""
+    from simulplay.analysis.bootstrap import Bootstrap
+
+    fields = {f.name: f.type for f in dataclasses.fields(Bootstrap)}
+    accepted = ", ".join(f"{k}=" for k in fields)
+    for k, v in options.items():
+        if k not in fields:
+            raise InputError.at(f"option '{k}'", "is not a bootstrap option", accepted=accepted)
+        kind = {"int": int, "float": (int, float), "str": str, "bool": bool}.get(str(fields[k]).split(" ")[0])
+        if kind is not None and (not isinstance(v, kind) or (kind is not bool and isinstance(v, bool))):
+            raise InputError.at(f"option '{k}'", f"is {kind_of(v)}", accepted=f"{k}: {fields[k]}")
+    try:
+        return Bootstrap(**options)
+    except ValueError as e:
+        raise InputError.at("bootstrap options", str(e), accepted=accepted) from e
+
+
+def as_pair(value: Any, name: str, parse) -> tuple[str, str]:
+    """A pair ``"P1,P2"`` (or a tuple of two names) through the library's parser ``parse``."""
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        value = ",".join(value)
+    return parse(as_text(value, name, "'P1,P2' or a tuple of two names"), name)
+
+
+def as_sequence(value: Any, name: str) -> list:
+    """A list or tuple (not text) as a list."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise InputError.at(name, f"is {kind_of(value)}", accepted="a list")
+    return list(value)
+
+
+def as_strings(value: Any, name: str, accepted: str) -> list[str]:
+    """One string, or a list or tuple of strings, as a list."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, Sequence) or not all(isinstance(v, str) for v in items):
+        raise InputError.at(name, f"is {kind_of(value)}" + ("" if not isinstance(items, Sequence) else
+                            " holding something else than text"), accepted=accepted)
+    return list(items)
+
+
+def as_text(value: Any, name: str, accepted: str = "text") -> str:
+    """A string, as it is."""
+    if not isinstance(value, str):
+        raise InputError.at(name, f"is {kind_of(value)}", accepted=accepted)
+    return value
+
+
+def as_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    """One of ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise InputError.at(f"{name} {value!r}", "is not known", accepted=", ".join(choices))
+    return value
+
+
+def as_count(value: Any, name: str, *, optional: bool = True) -> Any:
+    """A whole number ≥ 1 (not a bool), or None when ``optional``."""
+    if (value is not None or not optional) and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InputError.at(name, f"is {value!r}", accepted="a whole number ≥ 1")
+    return value
+
+
+def as_flag(value: Any, name: str) -> bool:
+    """True or False."""
+    if not isinstance(value, bool):
+        raise InputError.at(name, f"is {kind_of(value)}", accepted="True or False")
+    return value
+
+
+def as_path(value: Any, name: str, accepted: str) -> Path:
+    """A non-empty ``str`` or ``os.PathLike`` as a Path."""
+    if not isinstance(value, (str, os.PathLike)) or not str(value):
+        raise InputError.at(name, f"is {kind_of(value)}", accepted=accepted)
+    return Path(value)
+
+
+def as_paths(value: Any, name: str, accepted: str) -> list[Path]:
+    """One path, or a non-empty list of paths, as Paths."""
+    items = [value] if isinstance(value, (str, os.PathLike)) else value
+    if not isinstance(items, Sequence) or not items:
+        raise InputError.at(name, f"is {kind_of(value)}" if not isinstance(items, Sequence) else "is empty",
+                            accepted=accepted)
+    return [as_path(p, name, accepted) for p in items]

@@ -1,0 +1,346 @@
+"""The Python API as a notebook user calls it: ``simulplay.read_trace``, ``group``,
+``synthesize``, ``replay``, ``eta``, ``bootstrap`` and ``load_run``.
+
+Expected values come from outside the API: hand computations written out in the tests,
+the bundled trace file read with ``json``, and the command line's own output on the same
+files (run in a subprocess and compared to the bit, signatures included).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from importlib.resources import files
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import simulplay
+from simulplay.errors import InputError
+from simulplay.tables import read_table, stored_signatures, write_table
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = files("simulplay.sample_traces") / "sample_traces.jsonl"
+
+
+def run_cli(*args) -> subprocess.CompletedProcess:
+    """The real `simulplay` command on this checkout, in a subprocess; fails the test on an error."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "simulplay", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert proc.returncode == 0, f"simulplay {' '.join(map(str, args))}:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def cli_table(path: Path) -> tuple[pd.DataFrame, list[dict]]:
+    df, meta = read_table(path)
+    return df, stored_signatures(meta, len(df))
+
+
+def same_table(api: pd.DataFrame, path: Path, drop: tuple[str, ...] = ()) -> None:
+    """``api`` equals the table the command wrote at ``path`` to the bit, and so do the row signatures."""
+    cli, sigs = cli_table(path)
+    pd.testing.assert_frame_equal(api, cli.drop(columns=list(drop)), check_exact=True)
+    assert api.attrs["signatures"] == sigs
+
+
+# ---- read_trace ------------------------------------------------------------------------
+
+
+def test_read_trace_of_the_bundled_sample_traces():
+    lines = [json.loads(x) for x in SAMPLE.read_text(encoding="utf-8").splitlines() if x.strip()]
+    trace = simulplay.read_trace(SAMPLE)
+    counts = trace.groupby(["talk_id", "system"], sort=False).size()
+    assert counts.to_dict() == {(x["talk_id"], x["system"]): len(x["updates"]) for x in lines}
+    assert trace["time_s"].tolist() == [u["time_s"] for x in lines for u in x["updates"]]
+    sha = hashlib.sha256(SAMPLE.read_bytes()).hexdigest()[:12]
+    assert trace.attrs["signature"]["trace"] == [f"sample_traces.jsonl@{sha}"]
+    assert trace.attrs["paths"] == [str(SAMPLE)]
+
+
+def test_read_trace_of_two_files_refuses_a_stream_in_both(tmp_path):
+    one = pd.DataFrame({"talk_id": ["t1"], "system": ["A"], "seq": [0], "time_s": [1.0], "text": ["hi"],
+                        "source_s": [5.0]})
+    one.to_csv(tmp_path / "a.csv", index=False)
+    one.to_csv(tmp_path / "b.csv", index=False)
+    assert len(simulplay.read_trace([tmp_path / "a.csv"])) == 1
+    with pytest.raises(InputError, match=r"stream \(talk_id=t1, system=A\) is also in"):
+        simulplay.read_trace([tmp_path / "a.csv", tmp_path / "b.csv"])
+
+
+# ---- group -----------------------------------------------------------------------------
+
+# A hand-made stream: updates at 0.5, 1.5 and 3.0 s of a 6 s talk.
+HAND_TRACE = pd.DataFrame({"talk_id": "t1", "system": "A", "seq": [0, 1, 2], "time_s": [0.5, 1.5, 3.0],
+                           "text": ["Good morning.", "We begin now.", "Thank you."], "source_s": 6.0})
+
+
+def test_group_by_hand():
+    """timer:w=2: the update at 0.5 s opens a deadline at 2.5 s; the one at 1.5 s joins;
+    3.0 s is after it, so the group leaves at 2.5 s (timer) and the last update alone at
+    3.0 s (end of stream). immediate: one request per update at its time."""
+    requests = simulplay.group(HAND_TRACE, ["timer:w=2", "immediate"])
+    timer = requests[requests["condition"] == "timer:w=2"]
+    assert timer["text"].tolist() == ["Good morning. We begin now.", "Thank you."]
+    assert timer["dispatch_s"].tolist() == [2.5, 3.0]
+    assert timer["trigger"].tolist() == ["timer", "eos"]
+    immediate = requests[requests["condition"] == "immediate"]
+    assert immediate["dispatch_s"].tolist() == [0.5, 1.5, 3.0]
+    assert [s["rule"] for s in requests.attrs["signatures"]] == ["timer:w=2"] * 2 + ["immediate"] * 3
+    assert requests.attrs["signature"]["rule"] == ["timer:w=2", "immediate"]
+
+
+def test_group_equals_the_command_on_the_sample_traces(tmp_path):
+    run_cli("group", SAMPLE, "--rule", "punct", "--rule", "timer:w=4", "--max-chars", "60",
+            "--out", tmp_path / "requests.parquet")
+    api = simulplay.group(SAMPLE, ["punct", "timer:w=4"], max_chars=60)
+    same_table(api, tmp_path / "requests.parquet")
+    assert api.equals(simulplay.group(simulplay.read_trace(SAMPLE), ["punct", "timer:w=4"], max_chars=60))
+
+
+# ---- replay and eta on a hand-made manifest ---------------------------------------------
+
+
+def hand_manifest() -> pd.DataFrame:
+    """Two talks, translators A and F, conditions immediate and timer:w=4; one row per
+    request: (dispatch_s, service_s, audio_s)."""
+    outputs = {
+        ("t1", "A", "immediate"): [(1, 0.5, 2), (2, 0.5, 1)], ("t1", "F", "immediate"): [(1, 1.0, 3)],
+        ("t1", "A", "timer:w=4"): [(5, 1.0, 3)], ("t1", "F", "timer:w=4"): [(5, 0.5, 3)],
+        ("t2", "A", "immediate"): [(0, 1.0, 2)], ("t2", "F", "immediate"): [(0, 1.0, 2)],
+        ("t2", "A", "timer:w=4"): [(4, 1.0, 2)], ("t2", "F", "timer:w=4"): [(4, 0.5, 3)],
+    }
+    source = {"t1": 10.0, "t2": 8.0}
+    return pd.DataFrame([{"talk_id": t, "system": s, "condition": c, "seq": k, "dispatch_s": float(d),
+                          "service_s": float(v), "audio_s": float(a), "source_s": source[t]}
+                         for (t, s, c), reqs in outputs.items() for k, (d, v, a) in enumerate(reqs)])
+
+
+def test_replay_and_eta_by_hand():
+    """Serial synthesizer, then serial playback; L = end − source.
+
+    t1 A immediate: ready 1.5 and 2.5; plays 1.5–3.5, 3.5–4.5: L = −5.5 (D 3, I 1.5).
+    t1 F immediate: ready 2, plays 2–5: L = −5 (D 3, I 2).        δ_ref(t1) = −0.5
+    t1 A timer:     ready 6, plays 6–9: L = −1 (D 3, I 6).
+    t1 F timer:     ready 5.5, plays 5.5–8.5: L = −1.5 (D 3, I 5.5).  δ(t1) = 0.5, η = 1.0
+      duration part (3−3) − (3−3) = 0, idle part (6−1.5) − (5.5−2) = 1.0
+    t2 A and F immediate: ready 1, plays 1–3: L = −5 each.          δ_ref(t2) = 0
+    t2 A timer: ready 5, plays 5–7: L = −1 (D 2, I 5); F timer: ready 4.5, plays 4.5–7.5:
+      L = −0.5 (D 3, I 4.5).                                         δ(t2) = −0.5, η = −0.5
+      duration part (2−2) − (3−2) = −1, idle part (5−1) − (4.5−1) = 0.5
+    Means over the two talks: η 0.25, δ_ref −0.25, δ 0, duration part −0.5, idle part 0.75.
+    Bootstrap means of two talks are 1.0 (both draws t1, p = 1/4), 0.25 (p = 1/2) or −0.5
+    (p = 1/4): of 10,000 sorted means the 250th is −0.5 and the 9,751st is 1.0.
+    """
+    summary = simulplay.replay(hand_manifest())
+    by_output = summary.set_index(["talk_id", "system", "condition"])
+    assert by_output["offset_s"].to_dict() == {
+        ("t1", "A", "immediate"): -5.5, ("t1", "F", "immediate"): -5.0, ("t1", "A", "timer:w=4"): -1.0,
+        ("t1", "F", "timer:w=4"): -1.5, ("t2", "A", "immediate"): -5.0, ("t2", "F", "immediate"): -5.0,
+        ("t2", "A", "timer:w=4"): -1.0, ("t2", "F", "timer:w=4"): -0.5}
+    assert by_output.loc[("t1", "A", "immediate"), ["first_play_s", "audio_s", "idle_s", "end_s"]].tolist() == [
+        1.5, 3.0, 1.5, 4.5]
+    assert len(summary.attrs["signatures"]) == 8 and summary.attrs["signature"]["service"] == "measured"
+
+    table = simulplay.eta(summary, a="A", f="F", reference="immediate")
+    row = table.iloc[0]
+    assert row["condition"] == "timer:w=4" and row["n_talks"] == 2
+    assert [row[c] for c in ("eta_s", "delta_ref_s", "delta_s", "duration_part_s", "idle_part_s")] == [
+        0.25, -0.25, 0.0, -0.5, 0.75]
+    assert (row["n_negative"], row["n_positive"]) == (1, 1)
+    assert (row["ci_low_s"], row["ci_high_s"]) == (-0.5, 1.0)
+    assert table.attrs["signatures"][0]["draws"] == 10_000 and "small panel" in table.attrs["notes"][0]
+    per_talk = simulplay.eta(summary, a="A", f="F", reference="immediate", table="per_talk")
+    assert per_talk.set_index("talk_id")["eta_s"].to_dict() == {"t1": 1.0, "t2": -0.5}
+
+
+def test_replay_with_zero_service_by_hand():
+    """service=zero: every request is ready at its dispatch. t1 A immediate plays 1–3 and
+    3–4: end 4, L = −6, no idle after the initial wait of 1 s."""
+    summary = simulplay.replay(hand_manifest(), service="zero")
+    first = summary.iloc[0]
+    assert (first["talk_id"], first["system"], first["condition"]) == ("t1", "A", "immediate")
+    assert (first["end_s"], first["offset_s"], first["idle_s"]) == (4.0, -6.0, 1.0)
+    parts = simulplay.replay(hand_manifest(), service="zero", table="parts")
+    assert parts.iloc[:2][["ready_s", "play_s", "end_s"]].to_numpy().tolist() == [[1.0, 1.0, 3.0], [2.0, 3.0, 4.0]]
+    assert parts.attrs["signatures"][0]["service"] == "zero"
+
+
+def random_manifest(n_talks: int = 6, seed: int = 3) -> pd.DataFrame:
+    """Made-up request clocks: two translators under three conditions, fewer and later
+    requests under the buffered ones."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(n_talks):
+        source = float(rng.uniform(30, 60))
+        for system, n in (("A", 12), ("F", 8)):
+            times = np.sort(rng.uniform(0.5, source, n))
+            for cond, size in (("immediate", 1), ("timer:w=4", 3), ("punct:cap=2,min_words=3", 2)):
+                for seq, start in enumerate(range(0, n, size)):
+                    rows.append({"talk_id": f"talk{t}", "system": system, "condition": cond, "seq": seq,
+                                 "dispatch_s": float(times[min(start + size, n) - 1]) + 0.25 * (size > 1),
+                                 "service_s": float(rng.uniform(0.05, 0.4)), "audio_s": float(rng.uniform(0.5, 3)),
+                                 "source_s": source})
+    return pd.DataFrame(rows)
+
+
+def test_replay_and_eta_equal_the_commands_to_the_bit(tmp_path):
+    manifest = random_manifest()
+    common = {"table": "manifest", "backend": "hand-made", "version": f"simulplay-{simulplay.__version__}"}
+    write_table(manifest, tmp_path / "m.parquet", [{**common, "rule": c} for c in manifest["condition"]],
+                kind="manifest", extra_meta={"signature": common})
+    run_cli("replay", tmp_path / "m.parquet", "--service", "scale=0.5", "--out", tmp_path / "s.parquet")
+    summary = simulplay.replay(tmp_path / "m.parquet", service="scale=0.5")
+    same_table(summary, tmp_path / "s.parquet")
+    manifest.attrs["signature"] = common
+    from_frame = simulplay.replay(manifest, service="scale=0.5")
+    pd.testing.assert_frame_equal(from_frame, summary, check_exact=True)
+    assert from_frame.attrs == summary.attrs
+
+    run_cli("eta", tmp_path / "s.parquet", "--a", "A", "--f", "F", "--reference", "immediate", "--draws", "500",
+            "--seed", "0", "--contrast", "punct,timer:w=4", "--out", tmp_path / "e.parquet",
+            "--per-talk", tmp_path / "pt.parquet", "--contrast-out", tmp_path / "c.parquet")
+    options = {"a": "A", "f": "F", "reference": "immediate", "draws": 500, "seed": 0, "contrasts": ["punct,timer:w=4"]}
+    for source in (tmp_path / "s.parquet", summary):
+        same_table(simulplay.eta(source, **options), tmp_path / "e.parquet", drop=("signature",))
+        same_table(simulplay.eta(source, **options, table="per_talk"), tmp_path / "pt.parquet")
+        same_table(simulplay.eta(source, **options, table="contrasts"), tmp_path / "c.parquet", drop=("signature",))
+    eta = simulplay.eta(summary, **options)
+    assert all(s["boot_seed"] == 0 and s["draws"] == 500 for s in eta.attrs["signatures"])  # a seed of 0 is a seed
+
+
+def test_a_filtered_summary_keeps_its_rows_signatures():
+    summary = simulplay.replay(random_manifest())
+    kept = summary[summary["condition"] != "timer:w=4"]
+    eta = simulplay.eta(kept, a="A", f="F", reference="immediate", draws=100)
+    assert eta["condition"].tolist() == ["punct:cap=2,min_words=3"]
+    assert eta.attrs["signatures"][0]["rule"] == "punct:cap=2,min_words=3"
+    assert simulplay.eta(kept.reset_index(drop=True).pipe(_without_attrs), a="A", f="F",
+                         reference="immediate", draws=100)[["eta_s", "ci_low_s"]].equals(eta[["eta_s", "ci_low_s"]])
+
+
+def _without_attrs(df: pd.DataFrame) -> pd.DataFrame:
+    df.attrs = {}
+    return df
+
+
+# ---- bootstrap --------------------------------------------------------------------------
+
+
+def test_bootstrap_by_hand():
+    """Two talks at −1 and +1 s: bootstrap means are −1 (p = 1/4), 0 (p = 1/2) or 1 (p = 1/4),
+    so the 250th and 9,751st of 10,000 sorted means are −1 and 1; the mean is 0, one talk
+    below zero and one above. A group whose talks all hold 2 s has the interval [2, 2]."""
+    table = pd.DataFrame({"talk_id": ["x", "y", "x", "y", "z"], "panel": ["p", "p", "q", "q", "q"],
+                          "gain_s": [-1.0, 1.0, 2.0, 2.0, 2.0]})
+    out = simulplay.bootstrap(table, value="gain_s", by="panel")
+    assert out.columns.tolist() == ["panel", "n_talks", "gain_s", "ci_low_s", "ci_high_s", "n_negative",
+                                    "n_positive"]
+    assert out.to_dict("records") == [
+        {"panel": "p", "n_talks": 2, "gain_s": 0.0, "ci_low_s": -1.0, "ci_high_s": 1.0, "n_negative": 1,
+         "n_positive": 1},
+        {"panel": "q", "n_talks": 3, "gain_s": 2.0, "ci_low_s": 2.0, "ci_high_s": 2.0, "n_negative": 0,
+         "n_positive": 3}]
+    assert out.attrs["signatures"][0]["boot_seed"] == 1032026 and out.attrs["signature"]["value"] == "gain_s"
+    assert "small panel" in out.attrs["notes"][0]
+
+
+def test_bootstrap_of_the_per_talk_table_gives_the_eta_intervals():
+    """η's interval is the bootstrap of its per-talk η with the same settings: bootstrap
+    takes each condition's talks in sorted order and draws Bootstrap's index matrix."""
+    summary = simulplay.replay(random_manifest(n_talks=7, seed=11))
+    options = {"draws": 2000, "seed": 5, "method": "linear", "confidence": 0.9}
+    eta = simulplay.eta(summary, a="A", f="F", reference="immediate", **options)
+    per_talk = simulplay.eta(summary, a="A", f="F", reference="immediate", table="per_talk", **options)
+    shuffled = per_talk.sample(frac=1, random_state=0)  # talk order in the table does not matter
+    boot = simulplay.bootstrap(shuffled, value="eta_s", by="condition", **options)  # groups in order of appearance
+    boot = boot.set_index("condition").loc[eta["condition"]]
+    for col in ("eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive"):
+        assert boot[col].tolist() == eta[col].tolist(), col
+    assert all(s["quantile"] == "linear" and s["confidence"] == 0.9 for s in boot.attrs["signatures"])
+
+
+def test_bootstrap_passes_every_option_of_the_library_through():
+    """Every field of simulplay.analysis.bootstrap.Bootstrap is a keyword of bootstrap()
+    and eta(): options added to the library arrive without a change here."""
+    import dataclasses
+
+    from simulplay.analysis.bootstrap import Bootstrap
+
+    table = pd.DataFrame({"talk_id": list("abcd"), "v": [0.5, -0.2, 0.9, 0.1]})
+    for field in dataclasses.fields(Bootstrap):
+        value = {"draws": 300, "seed": 0, "method": "nearest", "confidence": 0.8}.get(field.name, field.default)
+        out = simulplay.bootstrap(table, value="v", **{field.name: value})
+        boot = Bootstrap(**{field.name: value})
+        low, high = boot.interval(np.array([0.5, -0.2, 0.9, 0.1]), boot.indices(4))
+        assert (out.loc[0, "ci_low"], out.loc[0, "ci_high"]) == (low, high), field.name
+        assert boot.signature().items() <= out.attrs["signatures"][0].items()
+
+
+# ---- synthesize (real Piper) ------------------------------------------------------------
+
+
+def test_synthesize_with_piper_then_replay_equals_the_command(tmp_path):
+    """Two talks × two systems of short sentences under immediate and timer:w=2: the
+    manifest has one row per request of group() (hand count: A makes 3 immediate and 2
+    timer requests per talk, F 2 and 2), durations are whole samples, and replaying the
+    returned frame equals `simulplay replay` of the written file, chunk release included."""
+    f_updates = [(1.0, "Good morning. We begin now."), (3.5, "Thank you.")]
+    rows = [{"talk_id": talk, "system": "F", "seq": i, "time_s": t, "text": x, "source_s": 6.0}
+            for talk in ("t1", "t2") for i, (t, x) in enumerate(f_updates)]
+    trace = pd.concat([HAND_TRACE, HAND_TRACE.assign(talk_id="t2"), pd.DataFrame(rows)], ignore_index=True)
+    rules = ["immediate", "timer:w=2"]
+    manifest = simulplay.synthesize(trace, rules, store=tmp_path / "store", out=tmp_path / "m.parquet",
+                                    backend="piper:intra_op_threads=1")
+    assert len(manifest) == len(simulplay.group(trace, rules)) == 2 * (3 + 2 + 2 + 2)
+    assert (manifest["error"] == "").all() and (manifest["n_samples"] > 0).all()
+    assert (manifest["audio_s"] == manifest["n_samples"] / manifest["sample_rate"]).all()
+    assert [s["rule"] for s in manifest.attrs["signatures"]] == manifest["condition"].tolist()
+    assert manifest.attrs["stats"]["failed"] == 0 and manifest.attrs["signature"]["backend"].startswith("piper")
+    for release in ("request", "chunk"):
+        run_cli("replay", tmp_path / "m.parquet", "--release", release, "--out", tmp_path / f"{release}.parquet")
+        same_table(simulplay.replay(manifest, release=release), tmp_path / f"{release}.parquet")
+
+    again = simulplay.synthesize(requests=simulplay.group(trace, rules), store=tmp_path / "store",
+                                 backend="piper:intra_op_threads=1")
+    assert again.attrs["stats"]["synthesized"] == 0  # the same requests: all in the store already
+    assert again["audio_s"].tolist() == manifest["audio_s"].tolist()
+    assert again.attrs["signature"]["requests"] == "requests.parquet"
+
+
+# ---- load_run ---------------------------------------------------------------------------
+
+
+def test_load_run_reads_a_run_folder(tmp_path):
+    """A run folder as `simulplay run` leaves it (manifest, summary and η tables written by
+    the commands, run.json): load_run returns its tables with the rows' signatures, and η
+    of the loaded summary equals the folder's η table."""
+    run = tmp_path / "run"
+    run.mkdir()
+    manifest = random_manifest(n_talks=4)
+    common = {"table": "manifest", "backend": "hand-made", "version": f"simulplay-{simulplay.__version__}"}
+    write_table(manifest, run / "manifest.parquet", [{**common, "rule": c} for c in manifest["condition"]],
+                kind="manifest", extra_meta={"signature": common})
+    run_cli("replay", run / "manifest.parquet", "--out", run / "summary.parquet")
+    run_cli("eta", run / "summary.parquet", "--a", "A", "--f", "F", "--reference", "immediate", "--draws", "400",
+            "--out", run / "eta.parquet", "--per-talk", run / "eta_per_talk.csv")
+    experiment = {"a": "A", "f": "F", "reference": "immediate", "rules": ["immediate", "timer:w=4", "punct"],
+                  "traces": [], "confidence": 0.95}
+    (run / "run.json").write_text(json.dumps({"experiment": experiment}), encoding="utf-8")
+
+    loaded = simulplay.load_run(run)
+    assert (loaded.a, loaded.f, loaded.reference) == ("A", "F", "immediate")
+    summary, sigs = cli_table(run / "summary.parquet")
+    pd.testing.assert_frame_equal(loaded.summary, summary, check_exact=True)
+    assert loaded.summary.attrs["signatures"] == sigs
+    assert loaded.manifest.attrs["signatures"][0]["backend"] == "hand-made"
+    assert loaded.per_talk.attrs["signatures"][0]["table"] == "eta"  # matched back to the structured signature
+    eta = simulplay.eta(loaded.summary, a=loaded.a, f=loaded.f, reference=loaded.reference, draws=400)
+    pd.testing.assert_frame_equal(eta, loaded.eta.drop(columns="signature"), check_exact=True)
+    assert eta.attrs["signatures"] == loaded.eta.attrs["signatures"]
+    assert loaded.contrasts is None and loaded.traces is None and "Trace statistics" in loaded.notes[0]

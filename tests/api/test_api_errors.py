@@ -1,0 +1,121 @@
+"""Edge cases of the Python API: a wrong argument is an InputError of one line that names
+the argument (as the command line names its flag), never a traceback from deep inside."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import simulplay
+from simulplay.errors import IncompleteError, InputError
+
+TRACE = pd.DataFrame({"talk_id": "t1", "system": "A", "seq": [0, 1], "time_s": [0.5, 1.5],
+                      "text": ["Hello there.", "Bye."], "source_s": 3.0})
+MANIFEST = pd.DataFrame({"talk_id": "t1", "system": ["A", "F"], "condition": "immediate", "seq": 0,
+                         "dispatch_s": 1.0, "service_s": 0.5, "audio_s": 1.0, "source_s": 3.0})
+PER_TALK = pd.DataFrame({"talk_id": ["a", "b"], "v": [1.0, 2.0]})
+
+
+def summary() -> pd.DataFrame:
+    return simulplay.replay(pd.concat([MANIFEST, MANIFEST.assign(condition="timer:w=4")], ignore_index=True))
+
+
+CASES = {
+    "read_trace of a number": (lambda: simulplay.read_trace(42), r"^path: is an int \(expected"),
+    "read_trace of an empty list": (lambda: simulplay.read_trace([]), r"^path: is empty"),
+    "read_trace of a missing file": (lambda: simulplay.read_trace("no/such.csv"), r"no/such.csv"),
+    "group with a number as rule": (lambda: simulplay.group(TRACE, 3), r"^rule: is an int"),
+    "group with a list of numbers": (lambda: simulplay.group(TRACE, [3]), r"^rule: is a list holding"),
+    "group with no rule": (lambda: simulplay.group(TRACE, []), r"^rule: is empty"),
+    "group with an unknown rule": (lambda: simulplay.group(TRACE, "soon"),
+                                   r"^rule 'soon': unknown grouping rule 'soon' \(expected immediate, punct"),
+    "group with a bad parameter": (lambda: simulplay.group(TRACE, "timer:w=x"), r"^rule 'timer:w=x': 'w=x' is not"),
+    "group with a rule twice": (lambda: simulplay.group(TRACE, ["punct", "punct:cap=2,min_words=3"]),
+                                r"is given twice"),
+    "group with max_chars 0": (lambda: simulplay.group(TRACE, "immediate", max_chars=0), r"^max_chars: is 0"),
+    "group of a bad trace frame": (lambda: simulplay.group(TRACE.assign(time_s=[-1.0, 1.5]), "immediate"),
+                                   r"^trace, row 1, field 'time_s'"),
+    "group of a trace as a dict": (lambda: simulplay.group({"a": 1}, "immediate"), r"^trace: is a dict"),
+    "synthesize without a plan": (lambda: simulplay.synthesize(store="s"), r"^synthesize: needs a plan"),
+    "synthesize with both plans": (lambda: simulplay.synthesize(TRACE, "immediate", requests=TRACE, store="s"),
+                                   r"^synthesize: needs a plan"),
+    "synthesize with an unknown backend": (lambda: simulplay.synthesize(TRACE, "immediate", store="s",
+                                                                        backend="nope"),
+                                           r"^backend 'nope': unknown backend"),
+    "synthesize with a bad reuse": (lambda: simulplay.synthesize(TRACE, "immediate", store="s", reuse="often"),
+                                    r"^reuse 'often': unknown reuse policy"),
+    "synthesize into a .txt manifest": (lambda: simulplay.synthesize(TRACE, "immediate", store="s", out="m.txt"),
+                                        r"^m.txt: .*\(expected .*\.parquet"),
+    "synthesize with no realization": (lambda: simulplay.synthesize(TRACE, "immediate", store="s", realizations=0),
+                                       r"^realizations: is 0"),
+    "synthesize with an unknown order": (lambda: simulplay.synthesize(TRACE, "immediate", store="s", order="random"),
+                                         r"^order 'random'"),
+    "synthesize a bad requests table": (lambda: simulplay.synthesize(requests=TRACE, store="s"),
+                                        r"^requests: missing columns condition, dispatch_s"),
+    "synthesize with a store as a number": (lambda: simulplay.synthesize(TRACE, "immediate", store=1),
+                                            r"^store: is an int"),
+    "replay with an unknown service": (lambda: simulplay.replay(MANIFEST, service="fast"),
+                                       r"^service 'fast': unknown service model"),
+    "replay with an unknown release": (lambda: simulplay.replay(MANIFEST, release="word"),
+                                       r"^release 'word': unknown release"),
+    "replay with an unknown table": (lambda: simulplay.replay(MANIFEST, table="chunks"),
+                                     r"^table 'chunks': is not known \(expected summary, parts\)"),
+    "replay chunks of a frame without them": (lambda: simulplay.replay(MANIFEST, release="chunk"),
+                                              r"^chunks: chunk release needs the chunk table"),
+    "replay of a manifest without audio_s": (lambda: simulplay.replay(MANIFEST.drop(columns="audio_s")),
+                                             r"^manifest: missing column audio_s"),
+    "replay with allow_incomplete as text": (lambda: simulplay.replay(MANIFEST, allow_incomplete="yes"),
+                                             r"^allow_incomplete: is a str"),
+    "eta with a as a number": (lambda: simulplay.eta(summary(), a=1, f="F", reference="immediate"),
+                               r"^a: is an int"),
+    "eta with an unknown system": (lambda: simulplay.eta(summary(), a="B", f="F", reference="immediate"),
+                                   r"^summary, field '--a': no system 'B' \(expected A, F\)"),
+    "eta with an unknown option": (lambda: simulplay.eta(summary(), a="A", f="F", reference="immediate", draw=5),
+                                   r"^option 'draw': is not a bootstrap option \(expected draws=, seed="),
+    "eta with draws as a float": (lambda: simulplay.eta(summary(), a="A", f="F", reference="immediate",
+                                                        draws=1.5), r"^option 'draws': is a float"),
+    "eta with a negative seed": (lambda: simulplay.eta(summary(), a="A", f="F", reference="immediate", seed=-1),
+                                 r"^bootstrap options: the bootstrap seed must be ≥ 0"),
+    "eta with contrasts as text": (lambda: simulplay.eta(summary(), a="A", f="F", reference="immediate",
+                                                         contrasts="punct,immediate"), r"^contrasts: is a str"),
+    "eta with a bad contrast": (lambda: simulplay.eta(summary(), a="A", f="F", reference="immediate",
+                                                      contrasts=["punct"]), r"^contrasts 'punct': is not two"),
+    "eta interaction without pairs": (lambda: simulplay.eta(summary(), a="A", f="F", reference="immediate",
+                                                            table="interaction"), r"^table: 'interaction' needs"),
+    "bootstrap of a missing column": (lambda: simulplay.bootstrap(PER_TALK, value="w"), r"^table: missing column w"),
+    "bootstrap of text values": (lambda: simulplay.bootstrap(PER_TALK.assign(v=["x", 2.0]), value="v"),
+                                 r"^table, row 1, field 'v'"),
+    "bootstrap with a talk twice": (lambda: simulplay.bootstrap(PER_TALK.assign(talk_id="a"), value="v"),
+                                    r"^table, row 2, field 'talk_id': talk 'a' appears twice"),
+    "bootstrap with value as a list": (lambda: simulplay.bootstrap(PER_TALK, value=["v"]), r"^value: is a list"),
+    "load_run of a missing folder": (lambda: simulplay.load_run("no/such/run"), r"no/such/run: no such folder"),
+    "load_run of a number": (lambda: simulplay.load_run(3), r"^folder: is an int"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_wrong_argument_is_a_one_line_input_error(case, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a refused call must not leave a store behind
+    call, message = CASES[case]
+    with pytest.raises(InputError, match=message) as info:
+        call()
+    assert "\n" not in str(info.value)
+    assert not (tmp_path / "s").exists()
+
+
+def test_incomplete_outputs_are_refused_then_counted_when_allowed():
+    failed = pd.concat([MANIFEST, MANIFEST.iloc[:1].assign(system="G", error="boom")], ignore_index=True)
+    with pytest.raises(IncompleteError, match="1 incomplete output"):
+        simulplay.replay(failed)
+    out = simulplay.replay(failed, allow_incomplete=True)
+    assert out["system"].tolist() == ["A", "F"]
+    assert out.attrs["excluded"] == ["(talk_id=t1, system=G, condition=immediate)"]
+    assert all(s["excluded"] == 1 for s in out.attrs["signatures"])
+
+
+def test_signatures_that_do_not_fit_the_rows_are_refused():
+    s = summary()
+    s.index = s.index + 100  # neither labels nor positions of the signatures
+    s = s.iloc[:3]
+    with pytest.raises(InputError, match=r"^summary: attrs\['signatures'\] holds 4 signatures for 3 rows"):
+        simulplay.eta(s, a="A", f="F", reference="immediate")
