@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from simulplay.analysis import Bootstrap, compute_eta
@@ -17,7 +19,7 @@ from simulplay.report import build_report, write_report
 from simulplay.report.explore import build_explorer, explorer_files, write_explorer
 from simulplay.sim import read_manifest, replay
 from simulplay.sim.variants import parse_service
-from simulplay.tables import read_table
+from simulplay.tables import read_table, write_table
 from tests.support.checks import assert_one_line_error
 from tests.support.report_runs import make_run
 
@@ -30,14 +32,35 @@ def received(data: bytes) -> tuple[str, str, dict]:
 
 
 def lane_parts(talk: dict, variant: str, o: int) -> pd.DataFrame:
-    """One output's parts as the page computes them: end = play + dur, times ns / 10⁹."""
-    req, out = talk["requests"][o], talk["variants"][variant]["outputs"][o]
+    """One output's parts as the page computes them (the replay's recurrences on the
+    data file's integers: start = max(dispatch, previous ready), ready = start + service,
+    play = max(ready, previous end), end = play + dur), times ns / 10⁹."""
+    req, v = talk["requests"][o], talk["variants"][variant]
+    out = v["outputs"][o]
     p = out["parts"]
-    dur = p.get("dur", req["dur"])
-    play = [np.nan if x is None else x / 1e9 for x in p["play"]]
-    end = [np.nan if x is None else (x + d) / 1e9 for x, d in zip(p["play"], dur)]
-    return pd.DataFrame({"seq": p.get("seq", req["seq"]), "ready_s": [x / 1e9 for x in p["ready"]], "play_s": play,
-                         "end_s": end, "audio_s": [d / 1e9 for d in dur]})
+    starts, readies, prev = [], [], None
+    for i, d in enumerate(req["dispatch"]):
+        start = (d or 0) if prev is None else max(d or 0, prev)
+        ready = out["ready"][i] if "ready" in out else start + out["service"][i]
+        starts.append(ready - out["service"][i])
+        readies.append(prev := ready)
+    if "count" in p:
+        owner = [i for i, c in enumerate(p["count"]) for _ in range(c)]
+        rows = [(i, starts[i] + off) for i, off in zip(owner, p["off"])]
+    else:
+        rows = list(enumerate(p.get("ready", readies)))
+    seq, ready, play, end, dur, last = [], [], [], [], [], 0
+    for j, (i, r) in enumerate(rows):
+        d = p["dur"][j] if "dur" in p else req["dur"][i]
+        x = p["play"][j] if "play" in p else (max(r, last) if d > 0 or v["silent"] == "hold" else None)
+        if x is not None:
+            last = x + d
+        seq.append(req["seq"][i])
+        ready.append(r / 1e9)
+        play.append(np.nan if x is None else x / 1e9)
+        end.append(np.nan if x is None else (x + d) / 1e9)
+        dur.append(d / 1e9)
+    return pd.DataFrame({"seq": seq, "ready_s": ready, "play_s": play, "end_s": end, "audio_s": dur})
 
 
 @pytest.fixture(scope="module")
@@ -76,14 +99,32 @@ def test_every_lane_holds_the_replays_parts_to_the_nanosecond(run_dir, files, se
                 assert np.array_equal(got[col].to_numpy(), want[col].to_numpy(float), equal_nan=True), col
 
 
-def test_each_request_starts_synthesis_when_the_serial_synthesizer_frees(files):
+def test_a_clocked_run_travels_without_its_times_written_out(files):
     _, _, talk = received(files["data/talks/talk00.js"])
-    for o, req in enumerate(talk["requests"]):
-        out = talk["variants"]["primary"]["outputs"][o]
-        ready = out.get("ready", out["parts"]["ready"])
-        start = np.array(ready) - np.array(out["service"])
-        assert (start >= np.array(req["dispatch"])).all()  # never before its dispatch
-        assert (start[1:] >= np.array(ready[:-1])).all()  # never before the previous request is ready
+    for variant in talk["variants"].values():
+        assert all("ready" not in out and "play" not in out["parts"] for out in variant["outputs"])
+
+
+def test_readiness_a_manifest_records_is_written_out_as_the_replay_keeps_it(tmp_path):
+    run = make_run(tmp_path / "run", 3, services=())
+    table = pq.read_table(run / "manifest.parquet")
+    man = table.to_pandas()
+    mine = ((man["talk_id"] == "talk00") & (man["system"] == "A") & (man["condition"] == "immediate")).to_numpy()
+    ready = np.where(mine, man["dispatch_s"] + 5.0, np.nan)  # recorded, later than any clock
+    pq.write_table(table.append_column("ready_s", pa.array(ready)), run / "manifest.parquet")
+    rep = replay(read_manifest(run / "manifest.parquet")[0])
+    write_table(rep.summary, run / "summary.parquet", rep.signatures, kind="playback-summary")
+    eta = compute_eta(rep.summary, a="A", f="F", reference="immediate", boot=Bootstrap(draws=50, seed=3))
+    write_table(eta.table, run / "eta.parquet", eta.table_signatures, kind="eta")
+    write_table(eta.per_talk, run / "eta_per_talk.csv", eta.per_talk_signatures, kind="eta-per-talk")
+    _, _, talk = received(explorer_files(build_explorer(run))["data/talks/talk00.js"])
+    o = next(i for i, x in enumerate(talk["outputs"]) if (x["system"], x["condition"]) == ("A", "immediate"))
+    assert "ready" in talk["variants"]["primary"]["outputs"][o]
+    want = rep.parts[(rep.parts["talk_id"] == "talk00") & (rep.parts["system"] == "A")
+                     & (rep.parts["condition"] == "immediate")]
+    got = lane_parts(talk, "primary", o)
+    for col in ("ready_s", "play_s", "end_s"):
+        assert np.array_equal(got[col].to_numpy(), want[col].to_numpy(float), equal_nan=True), col
 
 
 def test_the_grid_holds_the_runs_per_talk_eta_and_each_variants_own(run_dir, files):

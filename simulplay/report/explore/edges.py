@@ -99,4 +99,4 @@ def _variant(run: RunData, t: float, replayed: pd.DataFrame, saved: pd.DataFrame
     eta_t_sigs = [eta_sigs[i] for i in rows]
     per_talk, pt_sigs = per_talk_points(replayed, run, eta_t, eta_t_sigs)
     return Variant(f"edges-{t:g}", f"edge silence trimmed at VAD threshold {t:g} (guard {GUARD_MS:g} ms)",
-                   replayed, sigs, parts, primary.clock, eta_t, eta_t_sigs, per_talk, pt_sigs)
+                   replayed, sigs, parts, primary.clock, eta_t, eta_t_sigs, per_talk, pt_sigs, silent=primary.silent)

@@ -1,26 +1,34 @@
 """One talk's data for the explorer's timeline: requests, and per variant each output's
-parts, request clock, summary and signature; JSON-ready, written as one lazy-loaded file.
+service times, part durations, summary and signature; JSON-ready, written as one
+lazy-loaded file.
 
-Times are whole nanoseconds from source start (int64, exact below 2⁵³ ns, 104 days),
-the replay's own numbers: the page divides by 10⁹ and gets the float the parts table
-holds, and computes a part's end as ``play + dur`` and its idle as
-``max(0, ready − previous end)``, the replay's own integer sums. Arrays that repeat the
-request's (a request-release part's ``seq`` and ``dur``, its readiness) are left out and
-the page takes the request's.
+Times are whole nanoseconds from source start (int64, exact below 2⁵³ ns, 104 days):
+the page divides by 10⁹ and gets the float the replay's tables hold. To keep a panel of
+tens of thousands of requests small, the page recomputes each output's clock from the
+replay's own recurrences in exact integers — a request starts at ``max(dispatch,
+previous request's readiness)`` (a missing dispatch counts as 0, as in replay) and is
+ready ``service`` later; a chunk is ready at its request's start plus its offset; a part
+plays at ``max(readiness, previous part's end)`` and ends ``dur`` later (parts without
+audio play only under ``hold``) — and this module checks, output by output, that they
+give the replay's numbers: where they would not (a manifest that recorded readiness
+instead of clocking it), the numbers are written out (``ready``, ``play``).
 
 Shape (``o`` indexes ``outputs``)::
 
     {"talk": id, "outputs": [{"system", "condition", "backend"?, "realization"?, "source_s"}],
      "requests": [{"seq", "text", "trigger", "dispatch", "dur", "audio", "n", "rate"}] (per o),
+     "triggers": [names the requests' "trigger" index],
      "updates": {system: {"t": [s], "text": [...]}},
-     "variants": {key: {"signatures": [...], "outputs": [{"parts": {"seq"?, "chunk"?, "ready",
-                  "play", "dur"?, "s0"?, "s1"?}, "service", "ready"?, "summary": {...}, "sig": i} | null]}},
+     "variants": {key: {"silent", "signatures": [...], "outputs": [{"service", "parts": {"count"?,
+                  "off"?, "dur"?, "s0"?, "s1"?, "play"?}, "ready"?, "summary": {...}, "sig": i} | null]}},
      "audio_keys": [store keys the requests' "audio" index]}
 
-A request's ``audio`` is the index of its store key in ``audio_keys`` (-1: no audio), ``n``
-its sample count and ``rate`` the output's one sample rate in Hz (0: none, or mixed);
-``s0``/``s1`` are the samples of its request's audio a part plays when it is not the whole
-request (chunk release, edge trimming).
+Per variant and output: ``service`` per request (ns); under chunk release ``count`` (chunks
+per request) and ``off`` (each chunk's readiness after its request's start); ``dur`` when
+a part's duration is not its request's (chunks, edge trimming); ``s0``/``s1`` the samples
+of its request's audio a part plays when it is not the whole request. A request's
+``audio`` is the index of its store key in ``audio_keys`` (-1: no audio), ``n`` its
+sample count and ``rate`` the output's one sample rate in Hz (0: none, or mixed).
 """
 
 from __future__ import annotations
@@ -76,7 +84,6 @@ class _Columns:
         self.ready = ns_array(p["ready_s"])[0]
         self.play, self.played = ns_array(p["play_s"])
         self.dur = ns_array(p["audio_s"])[0]
-        self.seq = p["seq"].to_numpy(np.int64)
         self.chunk = p["chunk"].to_numpy(np.int64) if "chunk" in p else None
         self.s0 = v.samples["sample_start"].to_numpy(np.int64) if v.samples is not None else None
         self.s1 = v.samples["sample_stop"].to_numpy(np.int64) if v.samples is not None else None
@@ -86,7 +93,55 @@ class _Columns:
         self.shown = shown_all(v.signatures)
         self.clock = output_index(v.clock, keys)
         self.service = v.clock["service_ns"].to_numpy(np.int64)
+        self.start = v.clock["start_ns"].to_numpy(np.int64)
         self.clock_ready = v.clock["ready_ns"].to_numpy(np.int64)
+        self.clocked = v.clock["clock_ready_ns"].to_numpy(np.int64) == self.clock_ready
+        self.clock_seq = v.clock["seq"].to_numpy(np.int64)
+        self.part_seq = p["seq"].to_numpy(np.int64)
+        self.silent = v.silent
+
+    def output(self, key: OutputKey, request_dur: list[int]) -> dict[str, Any] | None:
+        """The variant's entry for one output (module docstring); ``None`` when absent."""
+        s = self.summary.get(key)
+        if s is None:
+            return None
+        pos = self.parts.get(key, np.zeros(0, int))
+        cpos = self.clock.get(key, np.zeros(0, int))
+        ready = self.clock_ready[cpos]
+        entry: dict[str, Any] = {"service": self.service[cpos].tolist()}
+        if not self.clocked[cpos].all():
+            entry["ready"] = ready.tolist()
+        parts: dict[str, Any] = {}
+        dur = self.dur[pos]
+        if self.chunk is not None:  # parts in request order, each request's chunks in order
+            counts = pd.Series(self.part_seq[pos]).value_counts()
+            count = counts.reindex(self.clock_seq[cpos], fill_value=0).to_numpy()
+            parts["count"] = count.tolist()
+            parts["off"] = (self.ready[pos] - np.repeat(self.start[cpos], count)).tolist()
+        elif not np.array_equal(self.ready[pos], ready):
+            parts["ready"] = self.ready[pos].tolist()  # not the request's: written out
+        if self.chunk is not None or dur.tolist() != request_dur:
+            parts["dur"] = dur.tolist()
+        if self.s0 is not None:
+            parts["s0"], parts["s1"] = self.s0[pos].tolist(), self.s1[pos].tolist()
+        if not self._recurrence_holds(pos):
+            parts["play"] = ns_list(self.play[pos], self.played[pos])
+        entry |= {"parts": parts, "summary": self.rows[int(s[0])], "sig": self.shown[int(s[0])]}
+        return entry
+
+    def _recurrence_holds(self, pos: np.ndarray) -> bool:
+        """Whether ``play = max(ready, previous end)``, ``end = play + dur`` over the parts
+        that play (with audio; every part under ``hold``) gives the replay's play times."""
+        ready, dur, play, played = self.ready[pos], self.dur[pos], self.play[pos], self.played[pos]
+        plays = dur > 0 if self.silent == "skip" else np.ones(len(pos), bool)
+        if not np.array_equal(plays, played):
+            return False
+        end = 0
+        for r, d, p in zip(ready[plays].tolist(), dur[plays].tolist(), play[plays].tolist()):
+            if p != max(r, end):
+                return False
+            end = p + d
+        return True
 
 
 class TalkData:
@@ -97,7 +152,8 @@ class TalkData:
         m = manifest.reset_index(drop=True)
         self.requests = output_index(m, self.keys)
         self.text = m["text"].astype(str).to_numpy() if "text" in m else np.full(len(m), "")
-        self.trigger = m["trigger"].astype(str).to_numpy() if "trigger" in m else np.full(len(m), "")
+        trigger = m["trigger"].astype(str) if "trigger" in m else pd.Series([""] * len(m))
+        self.trigger_codes, self.trigger_names = pd.factorize(trigger)
         self.dispatch = ns_array(m["dispatch_s"])
         self.seq = m["seq"].to_numpy(np.int64)
         self.with_audio = {"audio_key", "n_samples", "sample_rate"} <= set(m.columns)
@@ -105,8 +161,7 @@ class TalkData:
             self.n = m["n_samples"].fillna(0).to_numpy(np.int64)
             self.rate = m["sample_rate"].fillna(0).to_numpy(np.int64)
             self.audio_key = np.where(self.n > 0, m["audio_key"].fillna("").astype(str).to_numpy(), "")
-        primary = variants[0]
-        self.outputs = primary.summary.astype({k: str for k in self.keys})
+        self.outputs = variants[0].summary.astype({k: str for k in self.keys})
         self.by_talk = self.outputs.groupby("talk_id", sort=False).indices
         self.variants = variants
         self.columns = [_Columns(v, self.keys) for v in variants]
@@ -124,15 +179,23 @@ class TalkData:
                     "source_s": float(r["source_s"])} for r in rows.to_dict("records")]
         audio_keys: dict[str, int] = {}
         requests = [self._requests(k, audio_keys) for k in okeys]
-        variants = {v.key: self._variant(c, okeys, requests) for v, c in zip(self.variants, self.columns)}
-        return {"talk": talk, "outputs": outputs, "requests": requests, "updates": self._updates(talk),
-                "variants": variants, "audio_keys": list(audio_keys)}
+        variants = {}
+        for v, c in zip(self.variants, self.columns):
+            entries = [c.output(k, r["dur"]) for k, r in zip(okeys, requests)]
+            sigs: dict[str, int] = {}
+            for e in entries:
+                if e is not None:
+                    e["sig"] = sigs.setdefault(e["sig"], len(sigs))
+            variants[v.key] = {"silent": v.silent, "signatures": list(sigs), "outputs": entries}
+        return {"talk": talk, "outputs": outputs, "requests": requests, "triggers": list(self.trigger_names),
+                "updates": self._updates(talk), "variants": variants, "audio_keys": list(audio_keys)}
 
     def _requests(self, key: OutputKey, audio_keys: dict[str, int]) -> dict[str, Any]:
         pos = self.requests.get(key, np.zeros(0, int))
         primary = self.columns[0]
         ppos = primary.parts.get(key, np.zeros(0, int))
-        out = {"seq": self.seq[pos].tolist(), "text": self.text[pos].tolist(), "trigger": self.trigger[pos].tolist(),
+        out = {"seq": self.seq[pos].tolist(), "text": self.text[pos].tolist(),
+               "trigger": self.trigger_codes[pos].tolist(),
                "dispatch": ns_list(self.dispatch[0][pos], self.dispatch[1][pos]), "dur": primary.dur[ppos].tolist()}
         if self.with_audio:
             n = self.n[pos]
@@ -141,35 +204,6 @@ class TalkData:
                               for k in self.audio_key[pos].tolist()],
                     "n": n.tolist(), "rate": rates.pop() if len(rates) == 1 else 0}
         return out
-
-    def _variant(self, c: _Columns, okeys: list[OutputKey], requests: list[dict[str, Any]]) -> dict[str, Any]:
-        sigs: dict[str, int] = {}
-        out = []
-        for key, req in zip(okeys, requests):
-            s = c.summary.get(key)
-            if s is None:
-                out.append(None)
-                continue
-            pos = c.parts.get(key, np.zeros(0, int))
-            parts: dict[str, Any] = {"ready": c.ready[pos].tolist(), "play": ns_list(c.play[pos], c.played[pos])}
-            seq = c.seq[pos].tolist()
-            if seq != req["seq"]:
-                parts["seq"] = seq
-            if c.chunk is not None:
-                parts["chunk"] = c.chunk[pos].tolist()
-            dur = c.dur[pos].tolist()
-            if dur != req["dur"] or "seq" in parts:
-                parts["dur"] = dur
-            if c.s0 is not None:
-                parts["s0"], parts["s1"] = c.s0[pos].tolist(), c.s1[pos].tolist()
-            cpos = c.clock.get(key, np.zeros(0, int))
-            entry = {"parts": parts, "service": c.service[cpos].tolist(), "summary": c.rows[int(s[0])],
-                     "sig": sigs.setdefault(c.shown[int(s[0])], len(sigs))}
-            ready = c.clock_ready[cpos].tolist()
-            if ready != parts["ready"]:
-                entry["ready"] = ready
-            out.append(entry)
-        return {"signatures": list(sigs), "outputs": out}
 
     def _updates(self, talk: str) -> dict[str, Any]:
         t = self.traces

@@ -63,6 +63,7 @@ class Variant:
     #: per part row, the samples of its request's audio it plays (``sample_start``, ``sample_stop``)
     #: when a part is not a whole request (chunk release, edge trimming); ``None``: whole requests
     samples: pd.DataFrame | None = None
+    silent: str = "skip"  # the reading of silent parts (which parts play)
     notes: list[str] = field(default_factory=list)
 
 
@@ -85,14 +86,16 @@ def complete_manifest(run: RunData) -> pd.DataFrame:
 def request_clock(manifest: pd.DataFrame, service: ServiceModel, ready_ns: np.ndarray | None,
                   source: str) -> pd.DataFrame:
     """Per request: the service (ns) under ``service`` (bound to ``manifest``), the
-    synthesis start and readiness (ns) on the serial clock; ``ready_ns`` (per request)
-    replaces the clock's readiness where given (a request-release replay's ``ready_s``)."""
+    synthesis start and readiness (ns) on the serial clock (``clock_ready_ns``);
+    ``ready_ns`` (per request) replaces the clock's readiness where given (a
+    request-release replay's ``ready_s``, which differs where the manifest recorded it)."""
     keys = output_keys(manifest)
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
     svc = to_ns(service.request_seconds(manifest))
     clock = serial_clock(codes, to_ns(np.nan_to_num(manifest["dispatch_s"].to_numpy(float))), svc)
     ready = clock.ready if ready_ns is None else ready_ns
-    return manifest[keys + ["seq"]].assign(service_ns=svc, start_ns=ready - svc, ready_ns=ready).reset_index(drop=True)
+    return manifest[keys + ["seq"]].assign(service_ns=svc, start_ns=ready - svc, ready_ns=ready,
+                                           clock_ready_ns=clock.ready).reset_index(drop=True)
 
 
 def per_talk_points(summary: pd.DataFrame, run: RunData, eta: pd.DataFrame,
@@ -136,7 +139,7 @@ def primary_variant(run: RunData, manifest: pd.DataFrame) -> Variant:
     pt = run.per_talk.frame.assign(condition=run.per_talk.frame["condition"].map(canonical_condition))
     return Variant("primary", variant_title("request", "measured", silent, True), run.summary.frame,
                    list(run.summary.signatures), parts, clock, run.eta.frame, list(run.eta.signatures), pt,
-                   list(run.per_talk.signatures))
+                   list(run.per_talk.signatures), silent=silent)
 
 
 def _request_ready(manifest: pd.DataFrame, parts: pd.DataFrame) -> np.ndarray:
@@ -180,7 +183,7 @@ def replay_variant(run: RunData, manifest: pd.DataFrame, label: str, sig: dict[s
         keys = output_keys(manifest) + ["seq", "chunk"]
         samples = part_samples(res.parts[keys], manifest, chunks, source=source)[["sample_start", "sample_stop"]]
     return Variant(label, variant_title(release, service, silent), res.summary, list(res.signatures), res.parts,
-                   clock, table.frame, list(table.signatures), per_talk, pt_sigs, samples)
+                   clock, table.frame, list(table.signatures), per_talk, pt_sigs, samples, silent)
 
 
 def _check_saved(run: RunData, label: str, replayed: pd.DataFrame) -> None:

@@ -11,35 +11,53 @@
   const T = (X.timeline = {});
   const LANE_H = 92, TOP = 8, LEFT = 150, RIGHT = 14, AXIS_H = 30;
 
-  /* One output of the talk under one variant: its requests and parts in ns. */
+  /* One output of the talk under one variant: its requests and parts in ns, by the
+   * replay's recurrences in exact integers (the build checked that they give the replay's
+   * numbers, and wrote out `ready` and `play` where they would not):
+   *   start = max(dispatch, previous ready), ready = start + service (missing dispatch: 0);
+   *   a chunk is ready at its request's start + offset;
+   *   a part plays at max(ready, previous end) and ends dur later; idle = play − previous end. */
   T.model = function (talk, vkey, o) {
     const req = talk.requests[o];
-    const vo = talk.variants[vkey] && talk.variants[vkey].outputs[o];
+    const variant = talk.variants[vkey];
+    const vo = variant && variant.outputs[o];
     if (!req || !vo) return null;
     const P = vo.parts;
-    const seq = P.seq || req.seq, dur = P.dur || req.dur;
-    const at = {};
-    req.seq.forEach(function (s, i) { at[s] = i; });
-    const ready = vo.ready || P.ready;
-    const requests = req.seq.map(function (s, i) {
-      return { i: i, seq: s, text: req.text[i], trigger: req.trigger[i], dispatch: req.dispatch[i],
-        service: vo.service[i], start: ready[i] - vo.service[i], ready: ready[i] };
+    let prevReady = null;
+    const requests = req.seq.map(function (seq, i) {
+      const dispatch = req.dispatch[i] === null ? 0 : req.dispatch[i];
+      let ready, start;
+      if (vo.ready) { ready = vo.ready[i]; start = ready - vo.service[i]; }
+      else { start = prevReady === null ? dispatch : Math.max(dispatch, prevReady); ready = start + vo.service[i]; }
+      prevReady = ready;
+      return { i: i, seq: seq, text: req.text[i], trigger: talk.triggers[req.trigger[i]] || "",
+        dispatch: req.dispatch[i], service: vo.service[i], start: start, ready: ready };
     });
+    const rows = [];  // [request index, chunk or null, ready]
+    if (P.count) {
+      let k = 0;
+      P.count.forEach(function (c, i) { for (let j = 0; j < c; j++, k++) rows.push([i, j, requests[i].start + P.off[k]]); });
+    } else {
+      requests.forEach(function (r, i) { rows.push([i, null, P.ready ? P.ready[i] : r.ready]); });
+    }
     const parts = [];
     let prevEnd = 0;
-    for (let j = 0; j < P.ready.length; j++) {
-      const r = at[seq[j]], play = P.play[j];
-      const end = play === null ? null : play + dur[j];
-      const idle = play === null ? 0 : Math.max(0, P.ready[j] - prevEnd);
+    rows.forEach(function (row, j) {
+      const r = row[0], ready = row[2];
+      const dur = P.dur ? P.dur[j] : req.dur[r];
+      let play;
+      if (P.play) play = P.play[j];
+      else play = dur > 0 || variant.silent === "hold" ? Math.max(ready, prevEnd) : null;
+      const end = play === null ? null : play + dur;
+      const idle = play === null ? 0 : Math.max(0, ready - prevEnd);
       const gapFrom = prevEnd;
       if (play !== null) prevEnd = end;
-      parts.push({ j: j, seq: seq[j], chunk: P.chunk ? P.chunk[j] : null, request: requests[r], ready: P.ready[j],
-        play: play, end: end, dur: dur[j], idle: idle, gapFrom: gapFrom,
-        key: req.audio ? req.audio[r] : -1, n: req.n ? req.n[r] : 0,
+      parts.push({ j: j, seq: req.seq[r], chunk: row[1], request: requests[r], ready: ready, play: play, end: end,
+        dur: dur, idle: idle, gapFrom: gapFrom, key: req.audio ? req.audio[r] : -1, n: req.n ? req.n[r] : 0,
         s0: P.s0 ? P.s0[j] : 0, s1: P.s1 ? P.s1[j] : (req.n ? req.n[r] : 0) });
-    }
+    });
     return { output: talk.outputs[o], o: o, requests: requests, parts: parts, summary: vo.summary,
-      signature: talk.variants[vkey].signatures[vo.sig], rate: req.rate || 0 };
+      signature: variant.signatures[vo.sig], rate: req.rate || 0 };
   };
 
   /* Output index of (system, condition) in the chosen panel, or -1. */
