@@ -17,7 +17,7 @@ from simulplay.grouping import parse_rule
 from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.report import build_report, write_report
 from simulplay.report.build import load_inputs
-from simulplay.report.explore import explore_run, write_explorer
+from simulplay.report.explore import Computed, explore_run, write_explorer
 from simulplay.sim import replay, validate_manifest
 from simulplay.sim.chunks import chunk_path, validate_chunks
 from simulplay.sim.replay import ReplayResult
@@ -86,10 +86,20 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     res.content = content
     res.noise = _noise(exp, synth, base_eta, variants)
     _write_run_record(exp, res)
-    run = load_inputs(exp.out)  # read once for the explorer and the report
-    write_explorer(explore_run(run), exp.out / "explore")  # first: the report links to it
-    write_report(build_report(exp.out, run=run), exp.out / "report")
+    _explorer_and_report(exp, res)
     return res
+
+
+def _explorer_and_report(exp: Experiment, res: RunResult) -> None:
+    """The explorer (``explore/``, from the replays just made: nothing is replayed again) and
+    the report that links to it (``report/``), both from the run folder read once."""
+    run = load_inputs(exp.out)
+    synth = res.synth
+    chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if "release=chunk" in exp.variants else None
+    computed = Computed({v.replace("=", "-"): rep for v, (rep, _) in res.variants.items()}, chunks,
+                        res.edges.result if res.edges is not None else None)
+    write_explorer(explore_run(run, computed=computed), exp.out / "explore")
+    write_report(build_report(exp.out, run=run), exp.out / "report")
 
 
 def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service, silent):

@@ -16,7 +16,9 @@ import pytest
 from simulplay.analysis import Bootstrap, compute_eta
 from simulplay.errors import InputError
 from simulplay.report import build_report, write_report
-from simulplay.report.explore import build_explorer, explorer_files, write_explorer
+from simulplay.report.build import load_inputs
+from simulplay.report.explore import Computed, build_explorer, explore_run, explorer_files, write_explorer
+from simulplay.report.explore.variants import manifest_signature
 from simulplay.sim import read_manifest, replay
 from simulplay.sim.variants import parse_service
 from simulplay.tables import read_table, write_table
@@ -226,3 +228,16 @@ def test_markup_in_a_talk_id_reaches_the_page_only_as_json_text(tmp_path):
     _, _, panel = received(files["data/panel.js"])
     assert [t["id"] for t in panel["talks"]] == ["</script><b>t</b>", "t\u2028x"]
     assert "\\u2028" in text and "\u2028" not in text
+
+
+def test_the_runs_own_replays_give_the_same_files_as_replaying_again(tmp_path):
+    """`simulplay run` hands its replays over (nothing is replayed or refitted again): the
+    explorer is byte for byte the one `simulplay explore` makes from the folder."""
+    run = make_run(tmp_path / "run", 3, services=("zero", "fit"))
+    loaded = load_inputs(run)
+    man = read_manifest(run / "manifest.parquet")[0]
+    replays = {f"service-{s}": replay(man, service=parse_service(s), upstream=manifest_signature(
+        run / "manifest.parquet")) for s in ("zero", "fit")}
+    given = explorer_files(explore_run(loaded, computed=Computed(replays)))
+    again = explorer_files(build_explorer(run))
+    assert given.keys() == again.keys() and all(given[k] == again[k] for k in given)

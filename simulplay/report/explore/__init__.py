@@ -9,5 +9,6 @@ from simulplay.report.explore.build import (
     explorer_files,
     write_explorer,
 )
+from simulplay.report.explore.variants import Computed
 
-__all__ = ["Explorer", "build_explorer", "default_out", "explore_run", "explorer_files", "write_explorer"]
+__all__ = ["Computed", "Explorer", "build_explorer", "default_out", "explore_run", "explorer_files", "write_explorer"]

@@ -34,14 +34,14 @@ class StoreAudio:
     why: str = ""  # when there is no store: what the page says
     problems: dict[str, str] = field(default_factory=dict)
 
-    def files(self, keys: Iterable[str]) -> tuple[dict[str, str], dict[str, str]]:
-        """Base64 of each key's FLAC file, and the keys that could not be read (why)."""
+    def files(self, keys: Iterable[str]) -> tuple[dict[str, bytes], dict[str, str]]:
+        """Base64 (ASCII bytes) of each key's FLAC file, and the keys that could not be read (why)."""
         data, problems = {}, {}
         if self.store is None:
             return data, problems
         for key in keys:
             try:
-                data[key] = base64.b64encode(self.store.audio_path(key).read_bytes()).decode("ascii")
+                data[key] = base64.b64encode(self.store.audio_path(key).read_bytes())
             except FileNotFoundError:
                 problems[key] = f"audio {key} is missing from the store {self.store.root}"
             except OSError as e:

@@ -36,7 +36,13 @@ from simulplay.report.explore.audio import StoreAudio, store_audio
 from simulplay.report.explore.edges import edge_variants
 from simulplay.report.explore.panel import panel_payload
 from simulplay.report.explore.talks import TalkData
-from simulplay.report.explore.variants import Variant, complete_manifest, primary_variant, sensitivity_variants
+from simulplay.report.explore.variants import (
+    Computed,
+    Variant,
+    complete_manifest,
+    primary_variant,
+    sensitivity_variants,
+)
 from simulplay.report.load import RunData
 from simulplay.report.order import condition_order
 from simulplay.version import __version__
@@ -71,9 +77,10 @@ def build_explorer(inputs: str | Path | Sequence[str | Path], *, traces: Sequenc
     return explore_run(load_inputs(inputs, traces), store=store)
 
 
-def explore_run(run: RunData, *, store: str | Path | None = None) -> Explorer:
+def explore_run(run: RunData, *, store: str | Path | None = None, computed: Computed | None = None) -> Explorer:
     """The explorer of inputs already read (``run`` is not changed); ``store``: the audio
-    store (default: a run folder's own)."""
+    store (default: a run folder's own); ``computed``: replays of the run's manifest the
+    caller already holds (``simulplay run`` hands over its own)."""
     ref = canonical_condition(run.reference)
     if not [c for c in condition_order(run) if c != ref]:
         source = run.eta.path if run.stepwise else run.folder / "run.json"
@@ -81,10 +88,12 @@ def explore_run(run: RunData, *, store: str | Path | None = None) -> Explorer:
                             field_label="key", accepted="at least two rules")
     manifest = complete_manifest(run)
     primary = primary_variant(run, manifest)
-    others, notes = sensitivity_variants(run, manifest)
+    computed = computed or Computed()
+    others, notes = sensitivity_variants(run, manifest, computed)
     notes = report_note(run.summary.frame["talk_id"].nunique()) + notes
     audio = store_audio(run, store)
-    edges, edge_notes = edge_variants(run, manifest, primary, audio.store.root if audio.store else None)
+    edges, edge_notes = edge_variants(run, manifest, primary, audio.store.root if audio.store else None,
+                                      computed.edges)
     if run.traces is None:
         notes.append("Text updates are not shown: the trace files were not found (--trace names them).")
     variants = [primary, *others, *edges]
@@ -109,11 +118,12 @@ def _call(kind: str, ident: str, body: str) -> bytes:
     return f"simulplayExplorer.receive({json.dumps(kind)},{json.dumps(ident, ensure_ascii=True)},{body});\n".encode()
 
 
-def audio_script(talk: str, files: dict[str, str], problems: dict[str, str]) -> bytes:
+def audio_script(talk: str, files: dict[str, bytes], problems: dict[str, str]) -> bytes:
     """A talk's audio file: keys (hex) and base64 need no JSON escaping, so the large
-    strings are joined as they are."""
-    body = ",".join(f'"{k}":"{v}"' for k, v in files.items())
-    return _call("audio", talk, f'{{"files":{{{body}}},"problems":{json.dumps(problems, ensure_ascii=True)}}}')
+    strings are joined as bytes, as they are."""
+    body = b",".join(b'"%s":"%s"' % (k.encode("ascii"), v) for k, v in files.items())
+    head, tail = _call("audio", talk, "@").split(b"@")
+    return b"".join([head, b'{"files":{', body, b'},"problems":', json.dumps(problems).encode(), b"}", tail])
 
 
 def page(ex: Explorer) -> str:

@@ -75,7 +75,7 @@ def variant_panel(v: Variant, panels: list[dict[str, str]]) -> dict[str, Any]:
     """One variant's η table, per-talk η grid, their signature lines and small-panel notes."""
     eta = _signed_rows(v.eta, v.eta_signatures, ETA_SHOWN, panels)
     talks = _signed_rows(v.per_talk, v.per_talk_signatures, TALK_SHOWN, panels, extra=("talk_id",))
-    notes = small_panel_notes(v.eta, v.per_talk if len(v.per_talk) else None)
+    notes = small_panel_notes(v.eta, brief=True)  # the counts are the table's own columns
     return {"key": v.key, "title": v.title, "eta": eta, "per_talk": talks,
             "eta_lines": signature_lines(v.eta_signatures, v.eta),
             "talk_lines": signature_lines(v.per_talk_signatures) if v.per_talk_signatures else [],

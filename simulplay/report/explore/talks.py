@@ -50,8 +50,10 @@ OutputKey = tuple[str, ...]
 
 def output_index(df: pd.DataFrame, keys: Sequence[str]) -> dict[OutputKey, np.ndarray]:
     """Row positions of each output of ``df`` (keys as text), in the table's order."""
-    text = df[list(keys)].astype(str)
-    return {k if isinstance(k, tuple) else (k,): v for k, v in text.groupby(list(keys), sort=False).indices.items()}
+    found: dict[OutputKey, list[int]] = {}
+    for i, key in enumerate(zip(*(df[k].astype(str).tolist() for k in keys))):
+        found.setdefault(key, []).append(i)
+    return {k: np.array(v, dtype=np.int64) for k, v in found.items()}
 
 
 def ns_array(seconds: Any) -> tuple[np.ndarray, np.ndarray]:

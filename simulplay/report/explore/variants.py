@@ -35,9 +35,9 @@ from simulplay.sim import output_keys, read_chunks, replay
 from simulplay.sim.manifest import has_samples
 from simulplay.sim.part_audio import part_samples
 from simulplay.sim.playback import serial_clock
-from simulplay.sim.replay import drop_incomplete
+from simulplay.sim.replay import ReplayResult, drop_incomplete
 from simulplay.sim.timebase import to_ns
-from simulplay.sim.variants import Measured, ServiceModel, parse_release, parse_service
+from simulplay.sim.variants import Measured, parse_release, parse_service
 from simulplay.tables import read_table
 
 #: How each replay setting reads on the page.
@@ -76,52 +76,70 @@ def variant_title(release: str, service: str, silent: str, primary: bool = False
     return ", ".join(words) + (" (primary)" if primary else "")
 
 
+def allows_incomplete(run: RunData) -> bool:
+    """Whether the run's replay excluded incomplete outputs (``--allow-incomplete``): its
+    record lists them, or its summary's signatures count them (``excluded``)."""
+    return bool(run.record.get("excluded_outputs")) or any(
+        isinstance(s, Mapping) and s.get("excluded") is not None for s in run.summary.signatures)
+
+
 def complete_manifest(run: RunData) -> pd.DataFrame:
     """The manifest's rows of the outputs the replays keep (incomplete ones dropped when
     the run allowed it, as its replay did)."""
-    kept, _ = drop_incomplete(run.manifest.frame, bool(run.record.get("excluded_outputs")), str(run.manifest.path))
+    kept, _ = drop_incomplete(run.manifest.frame, allows_incomplete(run), str(run.manifest.path))
     return kept
 
 
-def request_clock(manifest: pd.DataFrame, service: ServiceModel, ready_ns: np.ndarray | None,
-                  source: str) -> pd.DataFrame:
-    """Per request: the service (ns) under ``service`` (bound to ``manifest``), the
-    synthesis start and readiness (ns) on the serial clock (``clock_ready_ns``);
-    ``ready_ns`` (per request) replaces the clock's readiness where given (a
-    request-release replay's ``ready_s``, which differs where the manifest recorded it)."""
+def request_clock(manifest: pd.DataFrame, service_ns: np.ndarray, ready_ns: np.ndarray | None) -> pd.DataFrame:
+    """Per request: its service (ns), synthesis start and readiness (ns) on the serial
+    clock (``clock_ready_ns``); ``ready_ns`` (per request) replaces the clock's readiness
+    where given (a request-release replay's ``ready_s``, which differs only where the
+    manifest recorded readiness instead of clocking it)."""
     keys = output_keys(manifest)
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
-    svc = to_ns(service.request_seconds(manifest))
-    clock = serial_clock(codes, to_ns(np.nan_to_num(manifest["dispatch_s"].to_numpy(float))), svc)
+    clock = serial_clock(codes, to_ns(np.nan_to_num(manifest["dispatch_s"].to_numpy(float))), service_ns)
     ready = clock.ready if ready_ns is None else ready_ns
-    return manifest[keys + ["seq"]].assign(service_ns=svc, start_ns=ready - svc, ready_ns=ready,
+    return manifest[keys + ["seq"]].assign(service_ns=service_ns, start_ns=ready - service_ns, ready_ns=ready,
                                            clock_ready_ns=clock.ready).reset_index(drop=True)
+
+
+def clocked_service(manifest: pd.DataFrame, ready_ns: np.ndarray) -> np.ndarray:
+    """The service (ns) each request had in a request-release replay on the serial clock,
+    recovered exactly from its readiness: ``ready − max(dispatch, previous ready)`` (the
+    first of an output: ``ready − dispatch``), so that a modelled clock need not be fitted
+    again."""
+    codes = manifest.groupby(output_keys(manifest), sort=False).ngroup().to_numpy()
+    dispatch = to_ns(np.nan_to_num(manifest["dispatch_s"].to_numpy(float)))
+    first = np.ones(len(codes), bool)
+    first[1:] = codes[1:] != codes[:-1]
+    previous = np.concatenate([[0], ready_ns[:-1]]).astype(np.int64)
+    return ready_ns - np.where(first, dispatch, np.maximum(dispatch, previous))
 
 
 def per_talk_points(summary: pd.DataFrame, run: RunData, eta: pd.DataFrame,
                     eta_sigs: Sequence[Any]) -> tuple[pd.DataFrame, list[Any]]:
     """Per-talk η of a replay's summary, as :func:`simulplay.analysis.gaps.per_talk_effects`
-    gives it (point values, seconds; a talk missing an output is left out), each row signed
-    with its η table row's signature (same panel and condition)."""
+    computes it (the same differences in the same order: point values, seconds; a talk
+    missing an output is left out), each row signed with its η table row's signature
+    (same panel and condition)."""
     keys = present(RUN_PANEL_KEYS, summary)
-    s = summary.assign(condition=summary["condition"].map(canonical_condition)).astype({k: str for k in keys})
     ref = canonical_condition(run.reference)
-    wide = s.pivot_table(index=keys + ["talk_id"], columns=["system", "condition"],
-                         values=["offset_s", "audio_s", "idle_s"], aggfunc="first", sort=False)
-    frames = []
-    for cond in [c for c in dict.fromkeys(s["condition"]) if c != ref]:
-        def diff(metric: str, c: str) -> np.ndarray:
-            pair = [(metric, run.a, c), (metric, run.f, c)]
-            if not all(p in wide.columns for p in pair):
-                return np.full(len(wide), np.nan)
-            return (wide[pair[0]] - wide[pair[1]]).to_numpy()
-
-        d_ref, d_w = diff("offset_s", ref), diff("offset_s", cond)
-        frames.append(wide.index.to_frame(index=False).assign(
-            condition=cond, delta_ref_s=d_ref, delta_s=d_w, eta_s=d_w - d_ref,
-            duration_part_s=diff("audio_s", cond) - diff("audio_s", ref),
-            idle_part_s=diff("idle_s", cond) - diff("idle_s", ref)))
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*keys, "talk_id", "eta_s"])
+    ident = [summary[k].astype(str).tolist() for k in [*keys, "talk_id", "system"]]
+    conds = summary["condition"].map(canonical_condition).tolist()
+    values = zip(*(summary[c].to_numpy(float).tolist() for c in ("offset_s", "audio_s", "idle_s")))
+    at = {(*k[:-1], k[-1], c): v for k, c, v in zip(zip(*ident), conds, values)}
+    rows = []
+    for talk in dict.fromkeys(k[:-1] for k in zip(*ident)):
+        pair = [at.get((*talk, run.a, ref)), at.get((*talk, run.f, ref))]
+        for cond in [c for c in dict.fromkeys(conds) if c != ref]:
+            a, f = at.get((*talk, run.a, cond)), at.get((*talk, run.f, cond))
+            if None in (a, f, *pair):
+                continue
+            d_ref, d_w = pair[0][0] - pair[1][0], a[0] - f[0]
+            rows.append((*talk, cond, d_ref, d_w, d_w - d_ref, (a[1] - f[1]) - (pair[0][1] - pair[1][1]),
+                         (a[2] - f[2]) - (pair[0][2] - pair[1][2])))
+    table = pd.DataFrame(rows, columns=[*keys, "talk_id", "condition", "delta_ref_s", "delta_s", "eta_s",
+                                        "duration_part_s", "idle_part_s"])
     table = table[np.isfinite(table["eta_s"].to_numpy(float))].reset_index(drop=True)
     lookup = {tuple(str(r[k]) for k in keys) + (canonical_condition(r["condition"]),): s
               for r, s in zip(eta.to_dict("records"), eta_sigs)}
@@ -133,9 +151,9 @@ def primary_variant(run: RunData, manifest: pd.DataFrame) -> Variant:
     """The primary replay: the run's summary, η and per-talk η, its parts replayed."""
     silent = silent_reading(run.summary.signatures)
     parts = run.parts if run.parts is not None else replay_parts(
-        run.manifest.frame, run.summary.frame, allow_incomplete=bool(run.record.get("excluded_outputs")),
+        run.manifest.frame, run.summary.frame, allow_incomplete=allows_incomplete(run),
         source=str(run.manifest.path), summary_name=run.summary.path.name, silent_parts=silent)
-    clock = request_clock(manifest, Measured(), _request_ready(manifest, parts), str(run.manifest.path))
+    clock = request_clock(manifest, to_ns(Measured().request_seconds(manifest)), _request_ready(manifest, parts))
     pt = run.per_talk.frame.assign(condition=run.per_talk.frame["condition"].map(canonical_condition))
     return Variant("primary", variant_title("request", "measured", silent, True), run.summary.frame,
                    list(run.summary.signatures), parts, clock, run.eta.frame, list(run.eta.signatures), pt,
@@ -149,7 +167,18 @@ def _request_ready(manifest: pd.DataFrame, parts: pd.DataFrame) -> np.ndarray:
     return to_ns(joined["ready_s"].to_numpy(float))
 
 
-def sensitivity_variants(run: RunData, manifest: pd.DataFrame) -> tuple[list[Variant], list[str]]:
+@dataclass
+class Computed:
+    """Replays of this run's manifest that a caller has already made (``simulplay run``
+    hands over its own), so that the explorer need not make them again."""
+
+    replays: dict[str, ReplayResult] = field(default_factory=dict)  # by variant label (``service-zero``)
+    chunks: pd.DataFrame | None = None  # the validated chunk table
+    edges: Any = None  # the edge sweep's EdgesResult
+
+
+def sensitivity_variants(run: RunData, manifest: pd.DataFrame,
+                         computed: Computed | None = None) -> tuple[list[Variant], list[str]]:
     """A variant per sensitivity η table with a structured signature (others: a note)."""
     out, notes = [], []
     for label, table in run.variants.items():
@@ -159,24 +188,32 @@ def sensitivity_variants(run: RunData, manifest: pd.DataFrame) -> tuple[list[Var
             continue
         if sig.get("trim", "none") != "none":
             continue  # edge trimming: one variant per threshold (edges.py)
-        out.append(replay_variant(run, manifest, label, dict(sig), table))
+        out.append(replay_variant(run, manifest, label, dict(sig), table, computed or Computed()))
     return out, notes
 
 
-def replay_variant(run: RunData, manifest: pd.DataFrame, label: str, sig: dict[str, Any], table: Signed) -> Variant:
-    """Replay the manifest under the release, service and silent reading ``sig`` names."""
+def replay_variant(run: RunData, manifest: pd.DataFrame, label: str, sig: dict[str, Any], table: Signed,
+                   computed: Computed) -> Variant:
+    """Replay the manifest under the release, service and silent reading ``sig`` names
+    (the replay ``computed`` holds under ``label``, when it holds one)."""
     release, service = str(sig.get("release", "request")), str(sig.get("service", "measured"))
     silent = str(sig.get("silent", silent_reading(run.summary.signatures)))
     source = str(run.manifest.path)
     rel = parse_release(release, source=f"{table.path}: signature")
-    chunks = read_chunks(run.manifest.path) if rel.needs_chunks else None
-    upstream = manifest_signature(Path(run.manifest.path))
-    model = parse_service(service, source=f"{table.path}: signature").bind(manifest, source)  # fit: fitted once
-    res = replay(manifest, service=model, release=rel, chunks=chunks, allow_incomplete=True, upstream=upstream,
-                 source=source, silent_parts=silent)
-    _check_saved(run, label, res.summary)
+    chunks = None
+    if rel.needs_chunks:
+        chunks = computed.chunks if computed.chunks is not None else read_chunks(run.manifest.path)
+    res, model = computed.replays.get(label), None
+    if res is None or rel.needs_chunks:  # a modelled clock (fit) is fitted once, here
+        model = parse_service(service, source=f"{table.path}: signature").bind(manifest, source)
+    if res is None:
+        res = replay(manifest, service=model, release=rel, chunks=chunks, allow_incomplete=allows_incomplete(run),
+                     source=source,
+                     upstream=manifest_signature(Path(run.manifest.path)), silent_parts=silent)
+        _check_saved(run, label, res.summary)
     ready = None if rel.needs_chunks else _request_ready(manifest, res.parts)
-    clock = request_clock(manifest, model, ready, source)
+    svc = to_ns(model.request_seconds(manifest)) if model is not None else clocked_service(manifest, ready)
+    clock = request_clock(manifest, svc, ready)
     per_talk, pt_sigs = per_talk_points(res.summary, run, table.frame, table.signatures)
     samples = None
     if chunks is not None and "n_samples" in chunks and has_samples(manifest):
