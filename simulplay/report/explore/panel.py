@@ -50,9 +50,11 @@ def panels_of(summary: pd.DataFrame) -> list[dict[str, str]]:
 
 
 def _panel_index(frame: pd.DataFrame, panels: list[dict[str, str]]) -> list[int]:
-    lookup = {tuple(sorted(p.items())): i for i, p in enumerate(panels)}
+    """Each row's panel, as an index into ``panels`` (-1: none of them)."""
     keys = present(RUN_PANEL_KEYS, frame)
-    return [lookup.get(tuple(sorted((k, str(r[k])) for k in keys)), -1) for r in frame.to_dict("records")]
+    lookup = {tuple(p.get(k) for k in keys): i for i, p in enumerate(panels)}
+    return [lookup.get(k, -1) for k in zip(*(frame[k].astype(str).tolist() for k in keys))] if keys \
+        else [0] * len(frame)
 
 
 def _signed_rows(frame: pd.DataFrame, sigs: Sequence[Any], columns: Sequence[str],
@@ -61,13 +63,11 @@ def _signed_rows(frame: pd.DataFrame, sigs: Sequence[Any], columns: Sequence[str
     strings: dict[str, int] = {}
     cols = [c for c in columns if c in frame]
     frame = frame.reset_index(drop=True)
-    conds = frame["condition"].map(canonical_condition).tolist()
-    rows = []
     texts = shown_all(sigs) + [""] * max(0, len(frame) - len(sigs))
-    for i, (p, r) in enumerate(zip(_panel_index(frame, panels), frame.to_dict("records"))):
-        s = texts[i]
-        rows.append([p, *[_value(r[c]) for c in extra], conds[i], *[_value(r[c]) for c in cols],
-                     strings.setdefault(s, len(strings))])
+    values = [[_value(v) for v in frame[c].tolist()] for c in extra] + \
+        [frame["condition"].map(canonical_condition).tolist()] + [[_value(v) for v in frame[c].tolist()] for c in cols]
+    rows = [[p, *r, strings.setdefault(t, len(strings))]
+            for p, r, t in zip(_panel_index(frame, panels), zip(*values), texts)]
     return {"columns": ["panel", *extra, "condition", *cols, "sig"], "rows": rows, "signatures": list(strings)}
 
 
