@@ -6,9 +6,10 @@ synthesis, so no audio) — replayed as `simulplay run` does under the primary r
 the sensitivity replays service=zero, service=scale=2 and release=chunk, with η tables
 and a trace. (The modelled clock service=fit is left out: its least-absolute-deviations
 fit takes minutes on 23,000 requests per panel, in the run and in `simulplay explore`
-alike, and changes nothing the page loads.) Then `simulplay explore`'s library call writes the explorer and headless Chromium
-(Debian's, through playwright) loads it from disk, alternating with a baseline measured
-in the same run: the same page and scripts with an empty panel (no talk, no table).
+alike, and changes nothing the page loads.) Then `simulplay explore`'s library call
+writes the explorer and headless Chromium (Debian's, through playwright) loads it from
+disk, alternating with a baseline measured in the same run: the same page and scripts
+with an empty panel (no talk, no table).
 
 Printed: the folder's size (all of it, and the largest data file), the time to build and
 write it, and in the browser the time until the panel view is drawn, until a talk's
@@ -145,11 +146,11 @@ def browse(explorer: Path, empty: Path, profile: Path) -> dict[str, list[float]]
                 page.wait_for_selector("body[data-state=ready]")
                 times[name].append((time.perf_counter() - t0) * 1000)
                 if name == "panel":
-                    times["talk"].append(timed(page, lambda: page.locator("td.cell").nth(7).click(),
+                    times["talk"].append(timed(page, lambda p=page: p.locator("td.cell").nth(7).click(),
                                                "#timeline-view[data-state=ready]"))
-                    times["variant"].append(timed(page, lambda: page.select_option("#variant", index=1),
+                    times["variant"].append(timed(page, lambda p=page: p.select_option("#variant", index=1),
                                                   "#timeline-view[data-variant=service-zero]"))
-                    times["zoom"].append(timed(page, lambda: page.click("text=zoom in"), None))
+                    times["zoom"].append(timed(page, lambda p=page: p.click("text=zoom in"), None))
                 page.close()
         ctx.close()
     return times
