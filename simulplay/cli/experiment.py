@@ -100,6 +100,7 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
         print_diagnostics(res.content)
     typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")
     typer.echo(f"report: {(exp.out / 'report' / 'report.html').resolve()}")
+    typer.echo(f"explorer: {(exp.out / 'explore' / 'index.html').resolve()}")
 
 
 def eta_columns(table, *keys: str) -> list[str]:

@@ -153,7 +153,7 @@
     const tip = document.getElementById("tip");
     let drag = null;
     svg.addEventListener("wheel", function (e) {
-      const px = e.offsetX;
+      const px = e.clientX - svg.getBoundingClientRect().left;  // offsetX is the target's in some browsers
       if (!view.inPlot(px)) return;
       e.preventDefault();
       X.timeline.zoom(view, e.deltaY > 0 ? 1.25 : 0.8, view.toTime(px));
