@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 import typer
 from typer.exceptions import Abort, TyperException
@@ -40,7 +41,15 @@ from simulplay.cli import (
     traces,
 )
 from simulplay.cli.helptext import Command, Group
-from simulplay.errors import Interrupted, SimulplayError, Terminated, interrupt_exit_code
+from simulplay.errors import (
+    EXIT_INPUT,
+    FileFault,
+    Interrupted,
+    SimulplayError,
+    SimulplayWarning,
+    Terminated,
+    interrupt_exit_code,
+)
 from simulplay.version import __version__
 
 app = typer.Typer(
@@ -50,7 +59,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
     help="Replay simultaneous-translation text streams through TTS and serial playback, "
-    "and compare when listeners hear the end. Times are seconds from source start.",
+    "and compare when listeners hear the end. Times are seconds from source start.\n\n"
+    "Exit codes: 0 done; 2 refused before any work (bad input, or an output folder or store that does not "
+    "exist, cannot be made or cannot be written: every command that writes tries a test file there first); "
+    "1 started but not finished (the disk filled, a file became unreadable or disappeared, requests failed, "
+    "a damaged store); 130 / 143 interrupted (Ctrl-C / SIGTERM). Errors are one line: the path, what failed "
+    "and what to do. Files are written whole or not at all, the audio store stays consistent, and the same "
+    "command run again resumes.",
 )
 
 
@@ -113,6 +128,23 @@ os.register_at_fork(after_in_child=_child_signals)
 
 
 def _run() -> None:
+    with warnings.catch_warnings():  # restores showwarning on the way out
+        warnings.showwarning = _show_warning
+        _commands()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """simulplay's own warnings as one line on stderr; others as Python shows them."""
+    if issubclass(category, SimulplayWarning):
+        print(f"simulplay: warning: {message}", file=sys.stderr)
+    else:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
+
+
+_SHOW_WARNING = warnings.showwarning
+
+
+def _commands() -> None:
     try:
         rv = app(standalone_mode=False)
     except Abort as e:  # click turns KeyboardInterrupt (and our SIGTERM) into Abort
@@ -131,10 +163,18 @@ def _run() -> None:
         print(f"simulplay: {e}", file=sys.stderr)
         sys.exit(e.exit_code)
     except SimulplayError as e:
-        for line in str(e).splitlines():
-            print(f"simulplay: error: {line}", file=sys.stderr)
-        sys.exit(2)
+        _print_error(e)
+        sys.exit(getattr(e, "exit_code", EXIT_INPUT))
+    except OSError as e:  # a file operation no library call named: still one line, exit code 1
+        fault = FileFault(e.filename or "simulplay", "a file operation failed", e)
+        _print_error(fault)
+        sys.exit(fault.exit_code)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _print_error(e: SimulplayError) -> None:
+    for line in str(e).splitlines():
+        print(f"simulplay: error: {line}", file=sys.stderr)
 
 
 def _interrupt(signum, frame):

@@ -27,6 +27,7 @@ from simulplay.synthesis.collect import build_manifest, manifest_signature
 from simulplay.synthesis.columns import chunk_path
 from simulplay.synthesis.executors import ExecutorSpec, execute
 from simulplay.synthesis.plan import plan_from_requests, plan_requests
+from simulplay.synthesis.space import warn_if_short
 from simulplay.synthesis.stats import SynthStats
 from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
@@ -129,6 +130,8 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
                 provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
                 meta: dict[str, Any] | None = None, traces: Sequence[Path] = ()) -> SynthResult:
     todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
+    warn_if_short(plan, config, store)
+    recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)} for p in traces]  # as read now
     at_start = machine()
     with tracking(progress, todo, backend.label()) as bar:
         stats = run_synthesis(plan, config, store, executor=executor, progress=bar,
@@ -139,8 +142,6 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
     sigs = [{**common, "rule": c, **x} for c, x in zip(manifest["condition"], extra)]
-    recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)}
-                for p in traces]
     write_table(manifest, out, sigs, kind="manifest",
                 extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded,
                             "backend_spec": config.spec(), "clock": stats.clock.to_dict(), "machine": stats.machine,
