@@ -1,5 +1,6 @@
 """The typer application: every command registered in the order ``--help`` lists them, and
-``main()``, the console entry point (one-line errors, exit code 2 for bad input).
+``main()``, the console entry point (one-line errors: exit code 2 for bad input and outputs
+refused before any work, 1 for a fault of the machine met during it).
 
 Each command lives in the module named after it (:mod:`.eta` holds ``eta``, :mod:`.render`
 ``render``); a few small families share one: :mod:`.traces` (validate, group, the importers),
@@ -98,8 +99,10 @@ app.add_typer(store.app, name="store")  # store verify | store gc
 
 
 def main() -> None:
-    """Console entry point: one-line errors and exit code 2 for bad input; Ctrl-C (SIGINT)
-    and SIGTERM end a command with one line saying what was kept, exit code 130 / 143."""
+    """Console entry point: one-line errors, exit code 2 for bad input (and outputs refused
+    before any work), 1 for a fault of the machine during the work (a full disk, a file
+    gone: :class:`~simulplay.errors.FileFault`, or any OSError no library call named); Ctrl-C
+    (SIGINT) and SIGTERM end a command with one line saying what was kept, exit code 130 / 143."""
     previous = _on_signals(_interrupt)
     _BEFORE[:] = previous
     try:

@@ -66,9 +66,10 @@ def report(
     report fails (a full disk: the report is written whole or not at all).
     """
     from simulplay.paths import check_out_folder
+
+    check_out_folder(out, beside=True)  # before the report's imports: a refusal comes at once
     from simulplay.report import build_report, write_report
 
-    check_out_folder(out, beside=True)
     rep = build_report(inputs, condition=condition, talk=talk, traces=trace, store=store, listen_s=listen_s)
     files = write_report(rep, out)
     clips = f", {len(rep.audio.clips)} audio clips" if rep.audio else ""
