@@ -143,10 +143,11 @@ class FileFault(SimulplayError):
 
     exit_code = EXIT_FAULT
 
-    def __init__(self, path: str | Path, action: str, error: BaseException, kept: str = ""):
-        self.path, self.action, self.error, self.kept = Path(path), action, error, kept
+    def __init__(self, path: str | Path | None, action: str, error: BaseException, kept: str = ""):
+        self.path, self.action, self.error, self.kept = path, action, error, kept
         why, fix = os_reason(error)
-        super().__init__(f"{path}: {action} ({why}); {fix}" + (f"; {kept}" if kept else ""))
+        text = (f"{path}: " if path else "") + f"{action} ({why}); {fix}" + (f"; {kept}" if kept else "")
+        super().__init__(text.replace("\n", "\\n").replace("\r", "\\r"))  # one line, whatever the path holds
 
     def keeping(self, kept: str) -> FileFault:
         """The same fault, saying what was kept."""

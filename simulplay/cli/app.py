@@ -169,7 +169,7 @@ def _commands() -> None:
         _print_error(e)
         sys.exit(getattr(e, "exit_code", EXIT_INPUT))
     except OSError as e:  # a file operation no library call named: still one line, exit code 1
-        fault = FileFault(e.filename or "simulplay", "a file operation failed", e)
+        fault = FileFault(e.filename, "a file operation failed", e)
         _print_error(fault)
         sys.exit(fault.exit_code)
     sys.exit(rv if isinstance(rv, int) else 0)

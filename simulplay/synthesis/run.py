@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
+from simulplay.errors import FileFault
 from simulplay.grouping import Rule, Splitter
 from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.progress import NO_PROGRESS, Progress, tracking
@@ -142,9 +143,13 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
     sigs = [{**common, "rule": c, **x} for c, x in zip(manifest["condition"], extra)]
-    write_table(manifest, out, sigs, kind="manifest",
-                extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded,
-                            "backend_spec": config.spec(), "clock": stats.clock.to_dict(), "machine": stats.machine,
-                            **(meta or {})})
-    write_table(chunks, chunk_path(out), common, kind="chunks")
+    try:
+        write_table(manifest, out, sigs, kind="manifest",
+                    extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded,
+                                "backend_spec": config.spec(), "clock": stats.clock.to_dict(),
+                                "machine": stats.machine, **(meta or {})})
+        write_table(chunks, chunk_path(out), common, kind="chunks")
+    except FileFault as e:  # a full disk at the end: the audio is safe in the store
+        raise e.keeping("every finished request is kept in the store; the same command run again writes the "
+                        "manifest without synthesizing them again") from e.__cause__
     return SynthResult(manifest, chunks, stats, common, Path(out))

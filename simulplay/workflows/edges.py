@@ -83,7 +83,7 @@ def speech_probabilities(audio: Iterable[tuple[str, int, int]], store: AudioStor
     stats.cached = len(out)
     if not todo:
         return out, stats
-    check_folder_writable(store.root, field="store (the VAD cache)")
+    check_folder_writable(store.root, shown=store.root / "vad", field="--store")  # where the cache goes
     with store.session(), tracking(progress, len(todo), f"silero-vad {model.variant}") as bar:
         try:
             for key in todo:

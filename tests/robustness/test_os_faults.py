@@ -125,7 +125,8 @@ def test_a_manifest_that_does_not_fit_is_not_left_half_written(tmp_path, mounts,
     disk = mounts.tmpfs(tmp_path / "disk", "8k")
     store = tmp_path / "store"
     proc = simulplay(*synth_args(trace, store, disk / "m.parquet"))
-    assert_fault(proc, 1, str(disk / "m.parquet"), "cannot write", FULL, "free space")
+    assert_fault(proc, 1, str(disk / "m.parquet"), "cannot write", FULL, "free space",
+                 "every finished request is kept in the store")
     assert leftovers(disk) == []
     assert verify(store).returncode == 0
     again = simulplay(*synth_args(trace, store, tmp_path / "m.parquet"))  # everything was kept
@@ -217,6 +218,14 @@ def test_a_read_only_store_is_refused_before_synthesis(tmp_path, mounts, trace):
     assert records(tmp_path / "store") == 0 and not (tmp_path / "m.parquet").exists()
 
 
+def test_an_os_error_no_library_call_names_is_still_one_line(tmp_path, mounts):
+    """The command line's last resort: `store gc` removing a temporary file from a read-only store."""
+    store = AudioStore.open(tmp_path / "store").root
+    (store / "audio" / ".left.by-a-kill.tmp").write_bytes(b"x")
+    proc = simulplay("store", "gc", mounts.read_only(store, tmp_path / "archived"))
+    assert_fault(proc, 1, str(tmp_path / "archived" / "audio" / ".left.by-a-kill.tmp"), READ_ONLY)
+
+
 # ---- 1. a file that disappears -------------------------------------------------------
 
 
@@ -275,6 +284,13 @@ READERS = {  # command → its arguments on the archived run (A) writing only in
     "render": lambda a, out: ["render", a / "run" / "manifest.parquet", "--store", a / "store", "--out",
                               out / "heard", "--quiet"],
 }
+
+
+def test_edges_refuses_a_read_only_store_before_inferring_what_its_cache_lacks(archived, tmp_path):
+    proc = simulplay("edges", archived / "run" / "manifest.parquet", "--store", archived / "store",
+                     "--thresholds", "0.5", "--out", tmp_path / "edges.csv", "--quiet")
+    assert_fault(proc, 2, str(archived / "store" / "vad"), "field '--store'", "cannot be written", READ_ONLY)
+    assert not (tmp_path / "edges.csv").exists()
 
 
 @pytest.mark.parametrize("command", sorted(READERS))
