@@ -240,6 +240,7 @@ def test_a_trace_removed_while_synth_runs_costs_nothing(tmp_path, trace):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     wait_until(lambda: (store / "records").is_dir() and records(store) > 0 or proc.poll() is not None,
                "the first record")
+    assert proc.poll() is None, "synth ended before its trace could be removed"
     trace.unlink()
     _, err = proc.communicate(timeout=600)
     assert proc.poll() == 0 and "Traceback" not in err, err
