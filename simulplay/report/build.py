@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from simulplay.analysis.small_panels import report_note
-from simulplay.errors import InputError
+from simulplay.errors import FileFault, InputError
 from simulplay.grouping import canonical_condition
 from simulplay.report import formats, html
 from simulplay.report.figures import all_figures, default_condition, default_talk
@@ -184,15 +184,18 @@ def write_report(report: Report, out: str | Path) -> list[Path]:
         files[f"figures/{f.key}.svg"] = f.svg
         if f.data is not None:
             files[f"tables/{f.data.key}.csv"] = formats.csv_text(f.data).encode()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        tmp.chmod(0o755)
-        for name, data in files.items():
-            (tmp / name).parent.mkdir(exist_ok=True)
-            (tmp / name).write_bytes(data)
-        _move_into(tmp, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        try:
+            tmp.chmod(0o755)
+            for name, data in files.items():
+                (tmp / name).parent.mkdir(exist_ok=True)
+                (tmp / name).write_bytes(data)
+            _move_into(tmp, target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError as e:  # a full disk, a folder made read-only meanwhile: the temporary folder is removed
+        raise FileFault(target, "cannot write the report", e) from e
     return [target / name for name in files]
 
 
