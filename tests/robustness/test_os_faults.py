@@ -284,6 +284,7 @@ READERS = {  # command → its arguments on the archived run (A) writing only in
     "latency": lambda a, out: ["latency", a / "run" / "manifest.parquet", "--out", out / "latency.csv"],
     "render": lambda a, out: ["render", a / "run" / "manifest.parquet", "--store", a / "store", "--out",
                               out / "heard", "--quiet"],
+    "explore": lambda a, out: ["explore", a / "run", "--store", a / "store", "--out", out / "explore"],
 }
 
 
