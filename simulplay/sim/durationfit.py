@@ -209,8 +209,8 @@ def _held_out(over: str, folds: list[np.ndarray], features: dict[str, np.ndarray
 def cross_validate(fit: DurationFit, features: dict[str, np.ndarray], audio_s: np.ndarray, *, talks: np.ndarray,
                    streams: np.ndarray, conditions: np.ndarray, outputs: np.ndarray, folds: int = 5) -> DurationFit:
     """``fit`` with its held-out errors (``audio_s`` in seconds, one per request): k-fold
-    over talks (``min(folds, talks)`` folds, talks in sorted order dealt round-robin; a held-out talk's streams have no rate, so
-    this is the error on a talk never synthesized) and, with two training conditions or
+    over talks (``min(folds, talks)`` folds, talks in sorted order dealt round-robin; a
+    held-out talk's streams have no rate, so this is the error on a talk never synthesized) and, with two training conditions or
     more, over conditions (each held out in turn: the error on a new grouping of the
     streams, which is what a sweep predicts)."""
     y = np.asarray(audio_s, float)
