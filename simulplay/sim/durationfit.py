@@ -210,9 +210,10 @@ def cross_validate(fit: DurationFit, features: dict[str, np.ndarray], audio_s: n
                    streams: np.ndarray, conditions: np.ndarray, outputs: np.ndarray, folds: int = 5) -> DurationFit:
     """``fit`` with its held-out errors (``audio_s`` in seconds, one per request): k-fold
     over talks (``min(folds, talks)`` folds, talks in sorted order dealt round-robin; a
-    held-out talk's streams have no rate, so this is the error on a talk never synthesized) and, with two training conditions or
-    more, over conditions (each held out in turn: the error on a new grouping of the
-    streams, which is what a sweep predicts)."""
+    held-out talk's streams have no rate, so this is the error on a talk never
+    synthesized) and, with two training conditions or more, over conditions (each held
+    out in turn: the error on a new grouping of the streams, which is what a sweep
+    predicts)."""
     y = np.asarray(audio_s, float)
     names = np.unique(talks)
     k = min(folds, len(names))
