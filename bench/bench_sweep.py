@@ -7,12 +7,13 @@ absolute seconds the issue's goals name. Run:
     .venv/bin/python bench/bench_sweep.py [DEMO_RUN_DIR]
 
 1. The demo (3 talks × 2 systems, when a demo run folder is given: ``simulplay demo
-   --out-dir DIR``): the 40-point sweep in the library (grouping, models, replay, η, the
-   self-check) and the whole ``sweep_run`` (tables and one figure per family written).
+   --out-dir DIR``): the 40-point sweep in the library (grouping, models, replay, η) and
+   the whole ``sweep_run`` (Piper's phonemes, the self-check, tables and one figure per
+   family written).
 2. A synthetic 27-talk panel of about 13,000 updates per system, with a manifest under
    ``immediate`` and ``timer:w=2`` whose durations and service times follow a linear
-   formula with noise (no synthesis): the same 40-point sweep, and the process's peak
-   memory.
+   formula with noise (no synthesis, no phonemes): the same 40-point sweep; then what
+   Piper's phonemizer adds for its update texts, and the process's peak memory.
 """
 
 from __future__ import annotations
@@ -108,6 +109,13 @@ def main() -> None:
     streams = synthetic_streams()
     manifest = synthetic_manifest(streams)
     panel("synthetic panel", streams, manifest, boot)
+    from simulplay.backends import parse_backend
+
+    texts = [t for s in streams for t in s.texts]
+    t = time.perf_counter()
+    parse_backend("piper").create().phoneme_counts(texts)
+    ph = time.perf_counter() - t
+    print(f"  + Piper's phonemes of its {len(texts):,} update texts ({len(set(texts)):,} distinct) {ph:8.3f} s")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"  peak memory of this process (ru_maxrss)          {peak:8.0f} MB")
 

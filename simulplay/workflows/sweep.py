@@ -33,6 +33,7 @@ from simulplay.errors import InputError
 from simulplay.grouping import parse_rule
 from simulplay.grouping.grid import RuleGrid, parse_grids
 from simulplay.grouping.registry import canonical_condition
+from simulplay.paths import check_out_folder
 from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.sim.manifest import read_manifest
 from simulplay.synthesis.run import SynthResult
@@ -123,7 +124,7 @@ def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, 
     grids = check_sweep_args(list(rules), by=by, confirm=confirm, service=service)
     run = read_run(folder)
     check_train(run, list(train))
-    out = Path(out) if out is not None else run.folder / "sweep"
+    out = check_out_folder(Path(out) if out is not None else run.folder / "sweep")
     out.mkdir(parents=True, exist_ok=True)
     confirmed_manifest = _confirmed(run, out)
     phonemes = _phonemes(run)

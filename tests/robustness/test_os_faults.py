@@ -181,6 +181,7 @@ COMMANDS = {  # command → its arguments, given the finished experiment and a f
                               bad / "heard"],
     "report": lambda f, bad: ["report", f / "run", "--out", bad / "report"],
     "latency": lambda f, bad: ["latency", f / "run" / "manifest.parquet", "--out", bad / "latency.csv"],
+    "sweep": lambda f, bad: ["sweep", f / "run", "--rule", "timer:w=1..2", "--out", bad / "sweep"],
 }
 
 
