@@ -54,12 +54,13 @@ def sweep_figure(rows: pd.DataFrame, signatures: Sequence[dict[str, Any]], *, fa
             x, color = _x(g, axis), COLORS[i % len(COLORS)]
             suffix = f" ({label})" if label else ""
             ax_eta.plot(x, g["modelled_eta_s"], color=color, lw=1.2, label=f"modelled η{suffix}")
-            ax_eta.fill_between(x, g["modelled_ci_low_s"], g["modelled_ci_high_s"], color=color, alpha=0.18, lw=0)
+            ax_eta.fill_between(x, g["modelled_ci_low_s"], g["modelled_ci_high_s"], color=color, alpha=0.18, lw=0,
+                                label=f"modelled η interval{suffix}")
             for tag, name, style in (("a", a, "-"), ("f", f, "--")):
                 ax_l.plot(x, g[f"modelled_L_{tag}_s"], color=color, ls=style, lw=1.2,
                           label=f"modelled L({name}){suffix}")
                 ax_l.fill_between(x, g[f"modelled_L_low_{tag}_s"], g[f"modelled_L_high_{tag}_s"], color=color,
-                                  alpha=0.12, lw=0)
+                                  alpha=0.12, lw=0, label=f"modelled L interval{suffix}")
             _measured(ax_eta, ax_l, g, x, color, a, f)
         ax_eta.axhline(0, color="0.5", lw=0.8, zorder=1)
         ax_eta.set_ylabel(f"modelled η (s), reference {reference}")
