@@ -107,9 +107,10 @@ def _align(manifest: pd.DataFrame, frame: pd.DataFrame, source: str) -> np.ndarr
     want = manifest[list(REQUEST_KEYS)].assign(_m=np.arange(len(manifest)))
     have = frame[[*REQUEST_KEYS, "n_updates"]].assign(_g=np.arange(len(frame)))
     both = want.merge(have, on=list(REQUEST_KEYS), how="left")
-    n_out = manifest.groupby(list(OUTPUT_KEYS), sort=False).size()
-    n_groups = frame.groupby(list(OUTPUT_KEYS), sort=False).size()
-    sizes = n_out.to_frame("m").join(n_groups.to_frame("g"), how="left")
+    keys = [*present(RUN_PANEL_KEYS, manifest), *OUTPUT_KEYS]  # each panel holds every output once
+    n_out = manifest.groupby(keys, sort=False).size().rename("m").reset_index()
+    n_groups = frame.groupby(list(OUTPUT_KEYS), sort=False).size().rename("g").reset_index()
+    sizes = n_out.merge(n_groups, on=list(OUTPUT_KEYS), how="left").set_index(list(OUTPUT_KEYS))
     bad = sizes[sizes["m"] != sizes["g"]]
     mismatch = both["_g"].isna().to_numpy().copy()
     if "n_updates" in manifest:

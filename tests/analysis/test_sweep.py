@@ -123,3 +123,16 @@ def test_a_manifest_that_is_not_its_traces_grouping_is_refused(run):
 def test_modelled_durations_are_whole_samples(swept):
     m = swept.modelled.manifest
     assert np.array_equal(m["audio_s"].to_numpy(), m["n_samples"].to_numpy() / m["sample_rate"].to_numpy())
+
+
+def test_each_realization_is_a_panel_of_its_own(tmp_path):
+    run = read_run(synthetic_run(tmp_path / "run", realizations=2))
+    res = run_sweep(run.streams, run.manifest, parse_grids(["timer:w=1..3"]), a="A", f="F", reference="immediate",
+                    boot=run.boot)
+    assert [m.label() for m in res.models] == ["backend=synthetic, realization=0", "backend=synthetic, realization=1"]
+    assert res.models[0].durations.coef != res.models[1].durations.coef  # each fitted on its own requests
+    assert res.table.groupby("realization").size().to_dict() == {"0": 3, "1": 3}
+    assert [s["realization"] for s in res.signatures] == res.table["realization"].tolist()
+    measured = replay_eta(run.manifest, a="A", f="F", reference="immediate", boot=run.boot)
+    check = check_sweep(res.modelled, measured, a="A", f="F", sig={})
+    assert len(check.table) == 2 * 3 and check.table["eta_diff_s"].abs().max() < 0.1
