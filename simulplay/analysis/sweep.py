@@ -138,7 +138,7 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     modelled = replay_eta(predicted, a=a, f=f, reference=reference, boot=boot, service=model,
                           silent_parts=silent_parts, upstream=sig, source=f"{source} (modelled)")
     sig = merge(sig, {"service": service.strip(), "silent": silent_parts, "release": "request"})
-    rows, sigs = sweep_rows(modelled, grids, set(measured), reference, boot, sig)
+    rows, sigs = sweep_rows(modelled, grids, set(measured), reference, boot, sig, a=a, f=f)
     return SweepResult(rows, sigs, models, modelled, list(grids))
 
 
@@ -149,14 +149,13 @@ def _described(models: Sequence[PanelModel], which: str) -> str:
 
 
 def sweep_rows(modelled: Modelled, grids: Sequence[RuleGrid], measured: set[str], reference: str,
-               boot: Bootstrap, sig: dict[str, Any]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+               boot: Bootstrap, sig: dict[str, Any], *, a: str, f: str) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """One row per panel × family × grid point: the point's parameters, modelled η (with
     interval, parts and direction counts) and L of A and F (with intervals), requests per
     system, and whether the run measured the point (``measured``)."""
     keys = present(RUN_PANEL_KEYS, modelled.eta)
     eta = modelled.eta.set_index([*keys, "condition"])
     ends = modelled.ends
-    systems = list(dict.fromkeys(modelled.summary["system"]))
     params = list(dict.fromkeys(k for g in grids for k in g.values))
     panels = modelled.ends[keys].drop_duplicates().itertuples(index=False) if keys else [()]
     rows, sigs = [], []
@@ -174,7 +173,7 @@ def sweep_rows(modelled: Modelled, grids: Sequence[RuleGrid], measured: set[str]
                 row["n_talks"] = int(e["n_talks"]) if e is not None else _talks(modelled, pk)
                 for col in ETA_PARTS:
                     row[f"modelled_{col}"] = e[col] if e is not None else (0 if col.startswith("n_") else 0.0)
-                for tag, system in zip(("a", "f"), _pair(modelled, systems)):
+                for tag, system in (("a", a), ("f", f)):
                     end = ends[at & (ends["condition"] == cond).to_numpy() & (ends["system"] == system).to_numpy()]
                     row[f"n_requests_{tag}"] = int(end["n_requests"].iloc[0])
                     for col in ("L_s", "L_low_s", "L_high_s"):
@@ -184,12 +183,6 @@ def sweep_rows(modelled: Modelled, grids: Sequence[RuleGrid], measured: set[str]
                 sigs.append(merge(sig, {"table": "sweep", "rule": cond}, pk,
                                   boot.signature()))
     return pd.DataFrame(rows), sigs
-
-
-def _pair(modelled: Modelled, systems: list[str]) -> tuple[str, str]:
-    """A and F, read from the η table's signature (``a``, ``f``)."""
-    sig = modelled.signatures[0] if modelled.signatures else {}
-    return sig.get("a", systems[0]), sig.get("f", systems[-1])
 
 
 def _talks(modelled: Modelled, pk: dict[str, Any]) -> int:

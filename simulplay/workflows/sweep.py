@@ -159,7 +159,7 @@ def _finish(run: RunInputs, result: SweepResult, confirmed: pd.DataFrame | None,
     sig = result.signatures[0] if result.signatures else {}
     check = check_sweep(result.modelled, measured, a=run.exp["a"], f=run.exp["f"],
                         sig={k: v for k, v in sig.items() if k not in ("table", "rule")}, confirmed=confirmed_conds)
-    table = measured_columns(result.table, measured, confirmed_conds)
+    table = measured_columns(result.table, measured, confirmed_conds, a=run.exp["a"], f=run.exp["f"])
     return SweepRun(result, table, result.signatures, check, out)
 
 

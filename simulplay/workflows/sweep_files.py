@@ -23,31 +23,25 @@ MEASURED = ("measured_eta_s", "measured_ci_low_s", "measured_ci_high_s", "measur
             "measured_L_high_a_s", "measured_L_f_s", "measured_L_low_f_s", "measured_L_high_f_s")
 
 
-def measured_columns(table: pd.DataFrame, measured: Modelled, confirmed: set[str]) -> pd.DataFrame:
+def measured_columns(table: pd.DataFrame, measured: Modelled, confirmed: set[str], *, a: str,
+                     f: str) -> pd.DataFrame:
     """The sweep table with the measured η (interval) and L (intervals) of the points the
     run or a ``--confirm`` synthesized (NaN elsewhere); ``confirmed`` marks the latter."""
     keys = present(RUN_PANEL_KEYS, table)
     eta = measured.eta[[*keys, "condition", "eta_s", "ci_low_s", "ci_high_s"]].rename(
         columns={"condition": "rule", "eta_s": "measured_eta_s", "ci_low_s": "measured_ci_low_s",
                  "ci_high_s": "measured_ci_high_s"})
-    ends = measured.ends.assign(tag=lambda d: d["system"])
+    ends = measured.ends
     out = table.drop(columns=[c for c in MEASURED if c in table], errors="ignore").copy()
     out["measured"] = out["rule"].isin(set(measured.ends["condition"]))
     out["confirmed"] = out["rule"].isin(confirmed)
     out = out.merge(eta, on=[*keys, "rule"], how="left")
-    sig = _systems(measured)
-    for tag, system in zip(("a", "f"), sig):
-        e = ends[ends["tag"] == system][[*keys, "condition", "L_s", "L_low_s", "L_high_s"]].rename(
+    for tag, system in (("a", a), ("f", f)):
+        e = ends[ends["system"] == system][[*keys, "condition", "L_s", "L_low_s", "L_high_s"]].rename(
             columns={"condition": "rule", "L_s": f"measured_L_{tag}_s", "L_low_s": f"measured_L_low_{tag}_s",
                      "L_high_s": f"measured_L_high_{tag}_s"})
         out = out.merge(e, on=[*keys, "rule"], how="left")
     return out
-
-
-def _systems(measured: Modelled) -> tuple[str, str]:
-    sig = measured.signatures[0] if measured.signatures else {}
-    systems = list(dict.fromkeys(measured.summary["system"]))
-    return sig.get("a", systems[0]), sig.get("f", systems[-1])
 
 
 def pick_points(table: pd.DataFrame, k: int, by: str) -> list[str]:
