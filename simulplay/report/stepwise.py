@@ -48,7 +48,7 @@ from simulplay.report.inputs import (
     same_content,
     signature_fingerprint,
 )
-from simulplay.report.load import InputRow, RunData, Signed, keys_as_text, read_run_traces
+from simulplay.report.load import InputRow, RunData, Signed, keys_as_text, read_run_traces, relative_name
 from simulplay.report.queue import summary_mismatch
 from simulplay.report.rebuild import (
     CONTRAST_POINTS,
@@ -339,15 +339,17 @@ def _traces(run: RunData, given: list[TableFile], manifest: TableFile, option: l
 
 
 def _input_rows(tables: list[TableFile], skipped: list[tuple[Path, str]], run: RunData) -> list[InputRow]:
+    """One row per file read or found, named relative to the folder the report describes."""
     trace_rows = {r.path: r for r in run.inputs if r.kind == "trace"}
     rows = []
     for t in tables:
-        if t.kind == "trace" and str(t.path) in trace_rows:
-            rows.append(trace_rows.pop(str(t.path)))
+        name = relative_name(t.path, run.folder)
+        if t.kind == "trace" and name in trace_rows:
+            rows.append(trace_rows.pop(name))
             continue
-        rows.append(InputRow(str(t.path), t.what, t.use, len(t.frame),
-                             signature_fingerprint(t.signatures), file_hash(t.path)))
-    rows += [InputRow(str(p), "unknown", why, None, "", file_hash(p)) for p, why in skipped]
+        rows.append(InputRow(name, t.what, t.use, len(t.frame), signature_fingerprint(t.signatures),
+                             file_hash(t.path)))
+    rows += [InputRow(relative_name(p, run.folder), "unknown", why, None, "", file_hash(p)) for p, why in skipped]
     if str(run.per_talk.path).startswith("("):
         rows.append(InputRow(str(run.per_talk.path), "per-talk η table", "rebuilt from the primary summary (no "
                              "per-talk table given): Tables 4–5; Figure 1", len(run.per_talk.frame),

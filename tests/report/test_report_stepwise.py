@@ -5,6 +5,7 @@ are pandas means and counts of those files, not the report's code); refusals for
 and conflicting inputs."""
 
 import json
+import os
 import shutil
 
 import numpy as np
@@ -119,22 +120,22 @@ def test_report_on_a_folder_without_run_json(steps, tmp_path):
     # the Inputs table: every file, its kind, its rows (counted here with pandas) and what it was used for
     inputs = t["inputs"].set_index("path")
     files = sorted(p for p in d.iterdir() if p.suffix in (".parquet", ".csv", ".jsonl"))
-    assert set(inputs.index) == {str(p) for p in files}
+    assert set(inputs.index) == {p.name for p in files}  # named relative to the folder the report describes
     for p in files:
         rows = len(pd.read_parquet(p)) if p.suffix == ".parquet" else \
             len(pd.read_csv(p)) if p.suffix == ".csv" else 8 * 4  # 8 streams × 4 updates
-        assert inputs.loc[str(p), "rows"] == rows, p
-    assert inputs.loc[str(d / "my requests.csv"), "kind"] == "request manifest"
-    assert inputs.loc[str(d / "eta zero.parquet"), "use"] == "sensitivity replay service-zero: Table 8"
-    assert inputs.loc[str(d / "summary-zero.parquet"), "use"].startswith("not used: summary of the service-zero")
-    assert inputs.loc[str(d / "talks.parquet"), "use"].startswith("primary")
+        assert inputs.loc[p.name, "rows"] == rows, p
+    assert inputs.loc["my requests.csv", "kind"] == "request manifest"
+    assert inputs.loc["eta zero.parquet", "use"] == "sensitivity replay service-zero: Table 8"
+    assert inputs.loc["summary-zero.parquet", "use"].startswith("not used: summary of the service-zero")
+    assert inputs.loc["talks.parquet", "use"].startswith("primary")
     assert inputs["signature_fingerprint"].str.fullmatch(r"[0-9a-f]{12}").sum() == len(files) - 1  # the trace has none
     md = (tmp_path / "rep" / "report.md").read_text()
     html = (tmp_path / "rep" / "report.html").read_text().replace("<wbr>", "")  # break opportunities only
     assert f"Step-by-step tables from {d}" in md and "translators A = A and F = F" in md
     section = md[md.index("### Inputs"):md.index("### Table 1.")]
     for p in files:
-        assert f"| {p} |" in section and str(p) in html
+        assert f"| {p.name} |" in section and p.name in html
 
 
 def test_report_on_paths_in_any_order_with_a_trace_option(steps, tmp_path):
@@ -145,8 +146,8 @@ def test_report_on_paths_in_any_order_with_a_trace_option(steps, tmp_path):
     t = check_against_inputs(tmp_path / "rep", d)
     assert "player_metrics" not in t and "eta_s[service-zero]" not in t["table08_rules"]
     uses = t["inputs"].set_index("path")["use"]
-    assert uses[str(d / "trace.jsonl")] == "Table 11 (given with --trace)"
-    assert list(t["inputs"]["path"][:5]) == [str(p) for p in paths]  # listed in the order given
+    assert uses["trace.jsonl"] == "Table 11 (given with --trace)"
+    assert list(t["inputs"]["path"][:5]) == [p.name for p in paths]  # listed in the order given
 
 
 def test_without_a_per_talk_table_it_is_rebuilt_from_the_summary(steps, tmp_path):
@@ -192,9 +193,10 @@ def test_identical_copies_are_one_table(steps, tmp_path):
     ok("eta", d / "summary.parquet", *AFR, "--out", tmp_path / "eta copy.csv")  # same settings, same rows
     ok("report", d, tmp_path / "eta copy.csv", "--out", tmp_path / "rep")
     inputs = report_tables(tmp_path / "rep")["inputs"].set_index("path")
-    assert inputs.loc[str(tmp_path / "eta copy.csv"), "use"] == f"not used: the same table as {d / 'eta.parquet'}"
+    copy = os.path.relpath(tmp_path / "eta copy.csv", d)  # named relative to the first folder given
+    assert inputs.loc[copy, "use"] == f"not used: the same table as {d / 'eta.parquet'}"
     fp = inputs["signature_fingerprint"]
-    assert fp[str(tmp_path / "eta copy.csv")] == fp[str(d / "eta.parquet")]
+    assert fp[copy] == fp["eta.parquet"]
 
 
 @pytest.mark.parametrize("pick, extra, fragment", [
@@ -245,10 +247,10 @@ def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path
         pd.testing.assert_frame_equal(t[key], with_record[key], check_exact=True, check_like=True, obj=key)
     assert list(t["table11_traces"]["updates"]) == [12, 12]  # 2 talks × 6 updates per system
     uses = t["inputs"].set_index("path")["use"]
-    assert uses[str((tmp_path / "trace.jsonl").resolve())] == "Table 11 (recorded in the manifest)"
-    assert uses[str(tmp_path / "run" / "eta.service-zero.parquet")] == "sensitivity replay service-zero: Table 8"
+    assert uses["../trace.jsonl"] == "Table 11 (recorded in the manifest)"  # relative to the run folder
+    assert uses["eta.service-zero.parquet"] == "sensitivity replay service-zero: Table 8"
     run = tmp_path / "run"
-    assert uses[str(run / "summary.csv")] == f"not used: the same table as {run / 'summary.parquet'}"
+    assert uses["summary.csv"] == f"not used: the same table as {run / 'summary.parquet'}"
     with open(tmp_path / "trace.jsonl", "a") as fh:  # the trace changes after synthesis: left out, said so
         fh.write("\n")
     ok("report", tmp_path / "run", "--out", tmp_path / "rep")
@@ -280,8 +282,8 @@ def test_step_by_step_synthesis_with_piper(tmp_path):
     assert np.allclose(t1["offset_s"], want, rtol=0, atol=1e-12)
     assert list(t["table11_traces"]["updates"]) == [10, 10]
     uses = t["inputs"].set_index("path")["use"]
-    assert uses[str(d / "tts.chunks.parquet")] == "not used: chunk table"
-    assert uses[str(d / "tts.parquet")].startswith("request manifest")
+    assert uses["tts.chunks.parquet"] == "not used: chunk table"
+    assert uses["tts.parquet"].startswith("request manifest")
     assert "backend:piper" in " ".join(t["table02_eta"]["signature"])
 
 
@@ -294,15 +296,15 @@ def test_a_run_folder_report_lists_its_inputs_and_takes_a_trace_option(tmp_path)
     rows = rep.table("inputs").frame.set_index("path")
     names = ["run.json", "manifest.parquet", "summary.parquet", "eta.parquet", "eta_per_talk.csv", "contrasts.csv",
              "eta.service-zero.parquet", "trace.jsonl"]
-    assert list(rows.index) == names[:-1] + [str(run / "trace.jsonl")]  # as run.json names it
+    assert list(rows.index) == names  # run.json names the trace by its absolute path; the report relative to the run
     for n in names[1:4]:
         assert rows.loc[n, "rows"] == len(pd.read_parquet(run / n)), n
-    assert rows.loc[str(run / "trace.jsonl"), "use"] == "Table 11 (named in run.json)"
+    assert rows.loc["trace.jsonl", "use"] == "Table 11 (named in run.json)"
     other = tmp_path / "other.jsonl"
     trace_for(pd.read_parquet(run / "manifest.parquet"), other)
     rep = build_report(run, traces=[other])
     rows = rep.table("inputs").frame.set_index("path")
-    assert rows.loc[str(other), "use"] == "Table 11 (given with --trace)" and str(run / "trace.jsonl") not in rows.index
+    assert rows.loc["../other.jsonl", "use"] == "Table 11 (given with --trace)" and "trace.jsonl" not in rows.index
     assert rep.table("table11_traces").frame["streams"].tolist() == [3, 3]
 
 
@@ -333,6 +335,7 @@ def test_edge_and_content_tables_are_recognised_under_any_name(steps, tmp_path):
     assert t["table16_nonspeech"]["signature"].str.startswith("input:share.csv@").all()
     assert t["table13_content_change"]["deletion_mismatches_to"].tolist() == [14, 3]
     kinds = t["inputs"].set_index("path")["kind"]
-    assert kinds[str(tmp_path / "vad sweep.parquet")] == "edge-silence η table"
-    assert kinds[str(tmp_path / "share.csv")] == "non-speech share table"
-    assert kinds[str(tmp_path / "asr pairs.csv")] == "content pair table"
+    rel = lambda p: os.path.relpath(p, d)  # noqa: E731 - names relative to the first folder given
+    assert kinds[rel(tmp_path / "vad sweep.parquet")] == "edge-silence η table"
+    assert kinds[rel(tmp_path / "share.csv")] == "non-speech share table"
+    assert kinds[rel(tmp_path / "asr pairs.csv")] == "content pair table"
