@@ -33,12 +33,19 @@ def synth(
     out: Path = typer.Option(..., "--out", help="Request manifest (.parquet canonical, or .csv); the chunk "
                              "table goes beside it as <stem>.chunks.parquet."),
     realizations: int = typer.Option(1, "--realizations", min=1, help="Independent synthesis realizations."),
-    order: str = typer.Option("counterbalanced", "--order", help="Synthesis order: counterbalanced (default) or "
-                              "fixed. Realization by realization, talk by talk, then the conditions: with C "
-                              "conditions numbered c = 0…C−1 by first appearance, talk t (0-based, first "
-                              "appearance) in realization r puts condition c at position (c − k) mod C with order "
-                              "id k = (t + r) mod C (fixed: k = 0), so no condition is always first. Recorded per "
-                              "request: synth_order, order_id, condition_pos."),
+    order: str = typer.Option("counterbalanced", "--order", help="Synthesis order: counterbalanced (default), "
+                              "fixed or paper. Realization by realization, talk by talk, then the conditions, then "
+                              "the systems: with C conditions numbered c = 0…C−1 by first appearance, talk t "
+                              "(0-based, first appearance) in realization r puts condition c at position (c − k) "
+                              "mod C with order id k = (t + r) mod C, so no condition is always first; with S "
+                              "systems numbered s = 0…S−1 in name order, system s goes to position (s − j) mod S "
+                              "of each cell with j = (t + r) mod S, so with two systems A goes first in every "
+                              "other talk and realization (in half the (talk, condition, realization) cells when "
+                              "talks × realizations is even) and the same system is first in all of one talk's "
+                              "conditions. fixed: k = j = 0 (conditions as listed, systems in name order: A "
+                              "before F). paper: realization 0 fixed, later realizations counterbalanced (the "
+                              "paper's design). Recorded per request: synth_order, order_id, condition_pos, "
+                              "system_pos."),
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                          help="Input-limit splitter (default: the backend's own limit)."),
     reuse: str | None = typer.Option(None, "--reuse", help="never | same-realization | always "

@@ -9,7 +9,7 @@ Example (paths are relative to the TOML file)::
     rules = ["immediate", "timer:w=2", "timer:w=4", "punct", "words"]
     reference = "immediate"
     realizations = 1
-    order = "counterbalanced"   # synthesis order (or "fixed"); see simulplay.synthesis.plan
+    order = "counterbalanced"   # synthesis order (or "fixed", "paper"); see simulplay.synthesis.plan
     out = "runs/demo"           # output folder
     store = "runs/store"        # audio store (default: <out>/store)
     max_chars = 400             # optional input-limit splitter
@@ -74,7 +74,7 @@ class Experiment:
     out: Path
     store: Path
     realizations: int = 1
-    order: str = "counterbalanced"  # synthesis order: counterbalanced | fixed
+    order: str = "counterbalanced"  # synthesis order: counterbalanced | fixed | paper
     max_chars: int | None = None
     executor: str = "serial"  # serial | process:N | ray[:ADDRESS]
     workers: int | None = None
@@ -255,10 +255,10 @@ def _backend_spec(table: dict[str, Any], src: str, base: Path) -> str:
 
 
 def _order(value: str, src: str) -> str:
-    from simulplay.synthesis.plan import ORDERS
+    from simulplay.synthesis.plan import ORDERS, ORDERS_TEXT
 
     if value not in ORDERS:
-        raise _err(src, f"'{value}' is not a synthesis order", field="order", accepted=" or ".join(ORDERS))
+        raise _err(src, f"'{value}' is not a synthesis order", field="order", accepted=ORDERS_TEXT)
     return value
 
 
