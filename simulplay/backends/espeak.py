@@ -246,8 +246,10 @@ class Engine:
                 request.add(np.ctypeslib.as_array(wav, shape=(n,)).copy())
             i = 0
             while events and events[i].type != EVENT_LIST_TERMINATED:
-                if events[i].type == EVENT_SENTENCE and events[i].sample > 0:
-                    request.cuts.append(int(events[i].sample))
+                if events[i].type == EVENT_SENTENCE:  # a sentence starts: the one before it is done
+                    request.sentences += 1
+                    if request.sentences > 1:
+                        request.cuts.append(int(events[i].sample))
                 i += 1
             while request.cuts and request.cuts[0] <= request.received:
                 request.flush(request.cuts.pop(0))
@@ -266,6 +268,7 @@ class _Request:
         self.received = 0
         self.emitted = 0
         self.cuts: list[int] = []
+        self.sentences = 0  # sentence starts the library reported
         self.error: Exception | None = None
 
     def add(self, samples: np.ndarray) -> None:
