@@ -3,13 +3,21 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 # The report tests open the HTML in Debian's headless Chromium, the text-latency tests run Moses' tokenizer
-# under perl (both installed by `make test` when missing).
+# under perl (both installed by `make test` when missing). eSpeak NG, the second real engine (backend
+# `espeak`, `simulplay demo --backends piper,espeak`), is Debian's espeak-ng: `make test` and `make demo`
+# install it when missing.
 SUDO = $(if $(filter 0,$(shell id -u)),,sudo)
+ESPEAK_NG = command -v espeak-ng >/dev/null || ($(SUDO) apt-get update && \
+	$(SUDO) apt-get install -y --no-install-recommends espeak-ng)
 # Extras the demo and the test suite need (the CPU build of torch is installed first).
 DEMO_EXTRAS = vad
-TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency
+TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency,docs
+# The documentation site (docs/, mkdocs.yml): strict, so a broken link or anchor, a page missing from
+# the nav or an API docstring that cannot be collected fails the build. The variable silences a
+# notice Material for MkDocs prints on every build.
+MKDOCS = NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-.PHONY: demo test test-fast lint bench clean
+.PHONY: demo test test-fast docs lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +33,11 @@ $(VENV)/.demo-installed: pyproject.toml $(VENV)/.torch-installed
 
 $(VENV)/.test-installed: pyproject.toml Makefile $(VENV)/.torch-installed
 	$(BIN)/python -m pip install --quiet -e '.[$(TEST_EXTRAS)]'
-	touch $@ $(VENV)/.demo-installed
+	touch $@ $(VENV)/.demo-installed $(VENV)/.docs-installed
+
+$(VENV)/.docs-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $@
 
 # torchaudio's registry wheels are CUDA builds: their compiled library needs libcudart and
 # torch's CUDA libraries, so `import torchaudio` fails on the CPU build of torch. XTTS uses
@@ -38,20 +50,27 @@ $(VENV)/.torchaudio-cpu: $(VENV)/.test-installed
 	touch $@
 
 demo: $(VENV)/.demo-installed
+	$(ESPEAK_NG)
 	$(BIN)/simulplay demo
 
 test: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 	command -v chromium >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium)
 	perl -MThread -MFindBin -e1 2>/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends perl)
+	$(ESPEAK_NG)
 	$(BIN)/ruff check simulplay tests bench
+	$(MKDOCS) -d site
 	$(BIN)/python -m pytest -q
 
 # While developing: the suite without the tests marked slow (`make test` and CI run them all).
 test-fast: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 	$(BIN)/python -m pytest -q -m "not slow"
 
+# The documentation site into site/ (open site/index.html).
+docs: $(VENV)/.docs-installed
+	$(MKDOCS) -d site
+
 bench: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) simulplay-demo .pytest_cache .hypothesis
+	rm -rf $(VENV) simulplay-demo site .pytest_cache .hypothesis

@@ -4,7 +4,7 @@ and a run folder read back (``simulplay.eta``, ``bootstrap``, ``load_run``)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,6 @@ from simulplay.api.checks import (
     signed,
 )
 from simulplay.errors import InputError
-from simulplay.signature import base_signature, merge
 
 ETA_TABLES = ("eta", "per_talk", "contrasts", "interaction", "interaction_per_talk")
 
@@ -79,55 +78,31 @@ def eta(summary: pd.DataFrame | PathLike, *, a: str, f: str, reference: str,
     return signed(frame, sigs, notes=list(notes), excluded=res.excluded)
 
 
-def bootstrap(table: pd.DataFrame | PathLike, *, value: str, by: str | Sequence[str] = (),
-              talk: str = "talk_id", **options: Any) -> pd.DataFrame:
-    """Paired talk-bootstrap intervals of the equal-talk mean of ``value`` for any per-talk
-    table (an :func:`eta` ``per_talk`` table, or numbers from another pipeline).
+def bootstrap(table: pd.DataFrame | PathLike, *, value: str | Sequence[str], by: str | Sequence[str] = (),
+              pairs: Sequence[str] = (), talk: str = "talk_id", **options: Any) -> pd.DataFrame:
+    """Paired talk-bootstrap intervals of equal-talk means for any per-talk table (an
+    :func:`eta` ``per_talk`` table, or numbers from another pipeline) — the table
+    ``simulplay bootstrap`` writes.
 
-    One row per group of the ``by`` columns (one talk per row within a group). Each
-    group's talks are taken in sorted order and resampled with
-    :class:`~simulplay.analysis.bootstrap.Bootstrap`'s index matrix (the one η uses), so
-    groups holding the same talks are paired, and ``bootstrap(per_talk, value="eta_s",
-    by="condition")`` gives η's intervals. ``options`` (``draws``, ``seed``, ``method``,
-    ``confidence``, …) are passed to it. Columns: the ``by`` columns, ``n_talks``,
-    ``value`` (the mean), ``ci_low`` and ``ci_high`` with ``value``'s unit suffix (``_s``:
-    seconds), ``n_negative``, ``n_positive``. ``attrs["notes"]``: small-panel notes.
+    Wide: one row per talk, ``value`` the condition columns (a list). Long: ``value`` one
+    column and ``by`` the condition column(s) (one row per talk and condition; every talk
+    under every condition). One index matrix resamples every condition and each difference
+    in ``pairs`` (``"A,B"``: A − B per talk), so conditions of a talk stay together:
+    ``bootstrap(per_talk, value="eta_s", by="condition")`` gives η's intervals.
+    ``options`` (``draws``, ``seed``, ``method``, ``confidence``, ``rng``, ``talk_order``…)
+    go to :class:`~simulplay.analysis.bootstrap.Bootstrap`. Columns: condition, n_talks,
+    mean, ci_low, ci_high (in the value's unit: seconds for ``_s`` columns), n_negative,
+    n_positive (talks below / above zero). ``attrs["notes"]``: the small-panel note.
     """
-    from simulplay.analysis.bootstrap import Bootstrap
-    from simulplay.analysis.gaps import direction_counts
-    from simulplay.analysis.small_panels import small_panel_notes
-    from simulplay.fields import Checker
+    from simulplay.analysis.table_bootstrap import bootstrap_table
 
-    boot: Bootstrap = as_bootstrap(options)
-    value, talk = as_text(value, "value"), as_text(talk, "talk")
+    boot = as_bootstrap(options)
+    values = [as_text(value, "value")] if isinstance(value, str) else as_strings(value, "value", "column names")
     keys = as_strings(by, "by", "a column name or a list of them") if by else []
-    df, sigs, source = as_table(table)
-    check = Checker(source, df)
-    check.require_columns([*keys, talk, value], "per-talk")
-    check.raise_if_any()
-    data = pd.DataFrame({k: check.strings(k) for k in [*keys, talk]}).assign(**{value: check.numbers(
-        value, accepted="a finite number")}, _row=range(len(df)))
-    check.raise_if_any()
-    unit = next((u for u in ("_s", "_ms", "_ns") if value.endswith(u)), "")
-    rows, out_sigs = [], []
-    for key, g in (data.groupby(keys, sort=False) if keys else [((), data)]):
-        key = key if isinstance(key, tuple) else (key,)
-        dup = g[talk].duplicated()
-        if dup.any():
-            where = "".join(f", {k} '{v}'" for k, v in zip(keys, key))
-            raise InputError.at(source, f"talk '{g[talk][dup].iloc[0]}' appears twice{where}", field=talk,
-                                row=int(g["_row"][dup].iloc[0]) + 1, accepted="one row per talk in each group")
-        g = g.sort_values(talk, kind="stable")
-        values = g[value].to_numpy(float)
-        low, high = boot.interval(values, boot.indices(len(values)))
-        neg, pos = direction_counts(values)
-        rows.append({**dict(zip(keys, key)), "n_talks": len(values), value: values.mean(), f"ci_low{unit}": low,
-                     f"ci_high{unit}": high, "n_negative": neg, "n_positive": pos})
-        up = sigs[int(g["_row"].iloc[0])] if sigs else None
-        out_sigs.append(merge(up if isinstance(up, Mapping) else None, {"table": "bootstrap", "value": value},
-                              dict(zip(keys, map(str, key))), boot.signature(), base_signature()))
-    out = pd.DataFrame(rows)
-    return signed(out, out_sigs, notes=small_panel_notes(out, brief=True))
+    df, _, source = as_table(table)
+    res = bootstrap_table(df, value=values, by=keys, pairs=as_strings(pairs, "pairs", "'A,B' strings") if pairs
+                          else [], talk=as_text(talk, "talk"), boot=boot, source=source)
+    return signed(res.table, [res.signature] * len(res.table), notes=res.notes)
 
 
 @dataclasses.dataclass

@@ -233,35 +233,50 @@ def _without_attrs(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_bootstrap_by_hand():
-    """Two talks at −1 and +1 s: bootstrap means are −1 (p = 1/4), 0 (p = 1/2) or 1 (p = 1/4),
-    so the 250th and 9,751st of 10,000 sorted means are −1 and 1; the mean is 0, one talk
-    below zero and one above. A group whose talks all hold 2 s has the interval [2, 2]."""
-    table = pd.DataFrame({"talk_id": ["x", "y", "x", "y", "z"], "panel": ["p", "p", "q", "q", "q"],
-                          "gain_s": [-1.0, 1.0, 2.0, 2.0, 2.0]})
-    out = simulplay.bootstrap(table, value="gain_s", by="panel")
-    assert out.columns.tolist() == ["panel", "n_talks", "gain_s", "ci_low_s", "ci_high_s", "n_negative",
-                                    "n_positive"]
+    """Two talks at −1 and +1 s under p, both at 2 s under q: p's bootstrap means are −1
+    (p = 1/4), 0 (p = 1/2) or 1 (p = 1/4), so the 250th and 9,751st of 10,000 sorted means
+    are −1 and 1; the mean is 0, one talk below zero and one above. q's interval is [2, 2];
+    the pair p − q is −3 or −1 per talk: mean −2, interval [−3, −1], both talks negative."""
+    table = pd.DataFrame({"talk_id": ["x", "y", "x", "y"], "panel": ["p", "p", "q", "q"],
+                          "gain_s": [-1.0, 1.0, 2.0, 2.0]})
+    out = simulplay.bootstrap(table, value="gain_s", by="panel", pairs=["p,q"])
+    assert out.columns.tolist() == ["condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive"]
     assert out.to_dict("records") == [
-        {"panel": "p", "n_talks": 2, "gain_s": 0.0, "ci_low_s": -1.0, "ci_high_s": 1.0, "n_negative": 1,
+        {"condition": "p", "n_talks": 2, "mean": 0.0, "ci_low": -1.0, "ci_high": 1.0, "n_negative": 1,
          "n_positive": 1},
-        {"panel": "q", "n_talks": 3, "gain_s": 2.0, "ci_low_s": 2.0, "ci_high_s": 2.0, "n_negative": 0,
-         "n_positive": 3}]
+        {"condition": "q", "n_talks": 2, "mean": 2.0, "ci_low": 2.0, "ci_high": 2.0, "n_negative": 0,
+         "n_positive": 2},
+        {"condition": "p − q", "n_talks": 2, "mean": -2.0, "ci_low": -3.0, "ci_high": -1.0, "n_negative": 2,
+         "n_positive": 0}]
     assert out.attrs["signatures"][0]["boot_seed"] == 1032026 and out.attrs["signature"]["value"] == "gain_s"
-    assert "small panel" in out.attrs["notes"][0]
+    assert "small panel" in out.attrs["notes"][0].lower()
+
+
+def test_bootstrap_equals_the_bootstrap_command(tmp_path):
+    """The API and `simulplay bootstrap --out` give the same table (one implementation)."""
+    table = pd.DataFrame({"talk_id": list("abcdef"), "u_s": [0.5, -0.2, 0.9, 0.1, 0.3, -0.4],
+                          "w_s": [0.1, 0.2, 0.0, -0.3, 0.2, 0.1]})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    run_cli("bootstrap", tmp_path / "t.csv", "--value", "u_s,w_s", "--pair", "u_s,w_s", "--draws", "500",
+            "--out", tmp_path / "b.csv")
+    api = simulplay.bootstrap(table, value=["u_s", "w_s"], pairs=["u_s,w_s"], draws=500)
+    cli = pd.read_csv(tmp_path / "b.csv").drop(columns="signature", errors="ignore")
+    pd.testing.assert_frame_equal(_without_attrs(api.copy()), cli, check_dtype=False)
 
 
 def test_bootstrap_of_the_per_talk_table_gives_the_eta_intervals():
-    """η's interval is the bootstrap of its per-talk η with the same settings: bootstrap
-    takes each condition's talks in sorted order and draws Bootstrap's index matrix."""
+    """η's interval is the bootstrap of its per-talk η with the same settings: one index
+    matrix over the sorted talks, as eta draws it."""
     summary = simulplay.replay(random_manifest(n_talks=7, seed=11))
     options = {"draws": 2000, "seed": 5, "method": "linear", "confidence": 0.9}
     eta = simulplay.eta(summary, a="A", f="F", reference="immediate", **options)
     per_talk = simulplay.eta(summary, a="A", f="F", reference="immediate", table="per_talk", **options)
     shuffled = per_talk.sample(frac=1, random_state=0)  # talk order in the table does not matter
-    boot = simulplay.bootstrap(shuffled, value="eta_s", by="condition", **options)  # groups in order of appearance
+    boot = simulplay.bootstrap(shuffled, value="eta_s", by="condition", **options)
     boot = boot.set_index("condition").loc[eta["condition"]]
-    for col in ("eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive"):
-        assert boot[col].tolist() == eta[col].tolist(), col
+    for ours, theirs in (("mean", "eta_s"), ("ci_low", "ci_low_s"), ("ci_high", "ci_high_s"),
+                         ("n_negative", "n_negative"), ("n_positive", "n_positive")):
+        assert boot[ours].tolist() == eta[theirs].tolist(), ours
     assert all(s["quantile"] == "linear" and s["confidence"] == 0.9 for s in boot.attrs["signatures"])
 
 

@@ -238,7 +238,7 @@ def test_a_reuse_decodes_only_files_that_changed_since_they_were_written(tmp_pat
     import numpy as np
     import soundfile as sf
 
-    from simulplay.backends import store as store_mod
+    from simulplay.store import store as store_mod
 
     _, store, _, _ = run
     st = AudioStore(store)
