@@ -22,7 +22,8 @@ only within one realization by default (``reuse=same-realization``).
 
 The library's state is process-wide: two eSpeak NG backends in one process (other voices or
 settings) each set theirs again before a request when the other one synthesized last.
-A missing library, data folder or voice is a one-line error naming the Debian package.
+A missing library, data folder or voice is a one-line error naming the Debian package
+(docs/backends.md#espeak-ng).
 """
 
 from __future__ import annotations
