@@ -18,10 +18,16 @@ Letters keep their case: on a case-insensitive file system (macOS, Windows) ``T1
 :func:`check_new_folder` and :func:`new_folder` are how a command writes a folder of files
 (``render``, ``export-simuleval``): into a temporary folder beside the target, moved into
 place when everything is written.
+
+Before any work a command checks that it can write where its outputs go:
+:func:`check_folder_writable` writes a test file there and removes it, and
+:func:`check_out_folder` does so for a folder that is made if missing (``report``,
+``run``); what fails is a one-line InputError with the system's reason (exit code 2).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -30,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from simulplay.errors import InputError
+from simulplay.errors import FileFault, InputError, path_refused
 
 #: Longest component written (characters; file systems allow 255 bytes).
 MAX_COMPONENT = 120
@@ -101,9 +107,51 @@ def safe_names(parts: Sequence[Sequence[str]], *, sep: str = "__") -> list[str]:
     return names
 
 
+#: Name of the test file :func:`check_folder_writable` writes and removes (``.*.tmp``, as
+#: temporary files are, so that ``store gc`` removes one a killed process left).
+WRITE_CHECK = ".simulplay-write-check."
+
+
+def check_folder_writable(folder: str | Path, *, shown: str | Path | None = None, field: str | None = None) -> None:
+    """Before any work: a test file of a few bytes can be written in ``folder`` and removed,
+    or an InputError naming ``shown`` (default ``folder``) and ``field`` says why not (read-only,
+    permission denied, no space left) and what to do."""
+    folder = Path(folder)
+    try:
+        fd, name = tempfile.mkstemp(prefix=WRITE_CHECK, suffix=".tmp", dir=folder)
+        try:
+            os.write(fd, b"simulplay write check\n")
+        finally:
+            os.close(fd)
+            os.unlink(name)
+    except OSError as e:
+        what = "cannot be written" if shown is None or Path(shown) == folder else f"cannot be written in {folder}"
+        if e.errno == errno.ENOENT and folder.is_dir():  # /proc, /sys: a folder that makes no new files
+            e = OSError(errno.EROFS, "no new files on this file system")
+        raise path_refused(shown or folder, what, e, field=field) from None
+
+
+def check_out_folder(out: str | Path, flag: str = "--out", *, beside: bool = False) -> Path:
+    """``out`` is a folder, or can be made (its nearest existing parent is a folder), and files
+    can be written there (and, with ``beside``, in its parent folder too, where a report is
+    written first and then moved in): checked before any work, nothing is created."""
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise InputError.at(p, "is a file", field=flag, accepted="a folder (made if missing)")
+    if beside and not p.absolute().parent.is_dir():
+        raise InputError.at(p, f"folder {p.parent} does not exist", field=flag, accepted="a folder whose parent exists")
+    existing = next(a for a in (p, *p.absolute().parents) if a.exists())
+    if not existing.is_dir():
+        raise InputError.at(p, f"{existing} is not a folder", field=flag, accepted="a folder (made if missing)")
+    check_folder_writable(existing, shown=p, field=flag)
+    if beside and existing == p and p.absolute().parent != p.absolute():
+        check_folder_writable(p.absolute().parent, shown=p, field=flag)
+    return p
+
+
 def check_new_folder(out: str | Path, flag: str = "--out") -> Path:
-    """``out`` must be a new folder, or an empty one, in an existing folder (checked before
-    any work; ``flag`` names the option in the error)."""
+    """``out`` must be a new folder, or an empty one, in an existing folder where files can
+    be written (checked before any work; ``flag`` names the option in the error)."""
     p = Path(out)
     if p.exists() and (not p.is_dir() or any(p.iterdir())):
         raise InputError.at(p, "exists and is not an empty folder", field=flag,
@@ -111,6 +159,7 @@ def check_new_folder(out: str | Path, flag: str = "--out") -> Path:
     if not p.parent.is_dir():
         raise InputError.at(p, f"folder {p.parent} does not exist", field=flag,
                             accepted="a folder whose parent exists")
+    check_folder_writable(p.parent, shown=p, field=flag)
     return p
 
 
@@ -118,14 +167,22 @@ def check_new_folder(out: str | Path, flag: str = "--out") -> Path:
 def new_folder(target: str | Path) -> Iterator[Path]:
     """A temporary folder beside ``target`` (new, or empty as :func:`check_new_folder`
     checked) to fill; on success it is moved to ``target``, on any error removed, so a
-    failure leaves nothing half-written."""
+    failure leaves nothing half-written. An OSError (disk full, read-only) becomes a
+    :class:`~simulplay.errors.FileFault` naming ``target``."""
     target = Path(target)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except OSError as e:
+        raise FileFault(target, "cannot write", e) from e
     try:
         yield tmp
         tmp.chmod(0o755)
         if target.exists():
             target.rmdir()
         os.replace(tmp, target)
+    except OSError as e:
+        raise FileFault(target, "cannot write", e) from e
+    except FileFault as e:  # a file in the temporary folder: name the folder the user asked for
+        raise FileFault(target, e.action, e.error) from e.error
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -4,7 +4,9 @@ Parquet files keep the structured signatures in the schema metadata under the ke
 ``simulplay``; CSV files get a ``signature`` column holding the display string, so they
 open in pandas with no options; Markdown tables end with a ``Signature:`` line.
 Every write goes to a temporary file in the target folder and is renamed into place, so
-an interrupted write never leaves a half-written table.
+an interrupted write never leaves a half-written table; a write the machine refuses (a
+full disk, a read-only folder) removes the temporary file and is a one-line
+:class:`~simulplay.errors.FileFault` naming the table.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simulplay import safejson
-from simulplay.errors import InputError, clip
+from simulplay.errors import FileFault, InputError, clip
+from simulplay.paths import check_folder_writable
 from simulplay.signature import format_signature
 
 TABLE_SUFFIXES = (".parquet", ".csv", ".md")
@@ -50,27 +53,37 @@ def check_readable(path: str | Path) -> Path:
 
 
 def check_writable(path: str | Path, allowed: Sequence[str] = TABLE_SUFFIXES) -> Path:
-    """Validate an output path before any work is done."""
+    """Validate an output path before any work is done: a known format, not a folder, in an
+    existing folder where a test file can be written and removed
+    (:func:`~simulplay.paths.check_folder_writable`)."""
     p = Path(path)
     table_format(p, allowed)
     if p.is_dir():
         raise InputError.at(p, "output path is a directory", accepted="a file path")
-    if not p.parent.exists():
+    if not p.parent.is_dir():
         raise InputError.at(p, f"folder {p.parent} does not exist", accepted="an existing folder")
+    check_folder_writable(p.parent, shown=p)
     return p
 
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; rename it into place on success."""
+    """Yield a temporary path next to ``path``; rename it into place on success. On any
+    error the temporary file is removed; an OSError (disk full, read-only) becomes a
+    :class:`~simulplay.errors.FileFault` naming ``path``."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+    except OSError as e:
+        raise FileFault(target, "cannot write", e) from e
     try:
         yield Path(tmp)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise FileFault(target, "cannot write", e) from e
         raise
 
 

@@ -32,6 +32,9 @@ from simulplay.signature import settings_hash
 from simulplay.specs import Registry, canonical_spec, params
 
 REUSE_POLICIES = ("never", "same-realization", "always")
+#: Share of the 16-bit PCM bytes the store's FLAC keeps of synthesized speech (Piper's voices
+#: at the store's fastest level keep a little over half; rounded up for a margin).
+FLAC_SHARE = 0.6
 
 
 class BackendError(RuntimeError):
@@ -48,6 +51,9 @@ class BackendConfig:
     seed_reproducible: ClassVar[bool] = False
     #: settings that are file or folder paths (an experiment file resolves them against its folder)
     path_settings: ClassVar[tuple[str, ...]] = ()
+    #: the usual sample rate of its audio (Hz), known before a model is loaded: it sizes the
+    #: audio a run will store (:meth:`flac_bytes_per_s`)
+    typical_sample_rate: ClassVar[int] = 22_050
 
     def create(self) -> Backend:  # pragma: no cover - interface
         """The runtime backend, not loaded yet (no files are read)."""
@@ -75,6 +81,13 @@ class BackendConfig:
     def signature_fields(self) -> dict[str, Any]:
         """Fields this configuration adds to the run's signature (none by default)."""
         return {}
+
+    def flac_bytes_per_s(self) -> float:
+        """Typical bytes per second of its audio as the store keeps it: 16-bit mono FLAC, about
+        :data:`FLAC_SHARE` of the PCM bytes, at the config's ``sample_rate`` setting when it has
+        one, else at ``typical_sample_rate``."""
+        rate = getattr(self, "sample_rate", 0) or self.typical_sample_rate
+        return float(rate) * 2 * FLAC_SHARE
 
     def reuse_policy(self) -> str:
         """The configured reuse policy, or the backend's default."""

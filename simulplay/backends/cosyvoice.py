@@ -47,6 +47,7 @@ class CosyVoiceSettings(BackendConfig):
 
     kind = "session"
     seed_reproducible = True
+    typical_sample_rate = 24_000
 
     path_settings = ("checkout", "model_dir", "prompt_wav")
 

@@ -76,6 +76,7 @@ class XttsSettings(BackendConfig):
     threads: int = 0
     reuse: str = ""
     seed_reproducible = True
+    typical_sample_rate = 24_000  # XTTS-v2 speaks at 24 kHz
 
     def __post_init__(self):
         if not self.model_dir:

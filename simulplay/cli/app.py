@@ -1,5 +1,6 @@
 """The typer application: every command registered in the order ``--help`` lists them, and
-``main()``, the console entry point (one-line errors, exit code 2 for bad input).
+``main()``, the console entry point (one-line errors: exit code 2 for bad input and outputs
+refused before any work, 1 for a fault of the machine met during it).
 
 Each command lives in the module named after it (:mod:`.eta` holds ``eta``, :mod:`.render`
 ``render``); a few small families share one: :mod:`.traces` (validate, group, the importers),
@@ -17,6 +18,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 import typer
 from typer.exceptions import Abort, TyperException
@@ -28,6 +30,7 @@ from simulplay.cli import (
     edges,
     eta,
     experiment,
+    explore,
     latency,
     player,
     render,
@@ -40,7 +43,15 @@ from simulplay.cli import (
     traces,
 )
 from simulplay.cli.helptext import Command, Group
-from simulplay.errors import Interrupted, SimulplayError, Terminated, interrupt_exit_code
+from simulplay.errors import (
+    EXIT_INPUT,
+    FileFault,
+    Interrupted,
+    SimulplayError,
+    SimulplayWarning,
+    Terminated,
+    interrupt_exit_code,
+)
 from simulplay.version import __version__
 
 app = typer.Typer(
@@ -50,7 +61,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
     help="Replay simultaneous-translation text streams through TTS and serial playback, "
-    "and compare when listeners hear the end. Times are seconds from source start.",
+    "and compare when listeners hear the end. Times are seconds from source start.\n\n"
+    "Exit codes: 0 done; 2 refused before any work (bad input, or an output folder or store that does not "
+    "exist, cannot be made or cannot be written: every command that writes tries a test file there first); "
+    "1 started but not finished (the disk filled, a file became unreadable or disappeared, requests failed, "
+    "a damaged store); 130 / 143 interrupted (Ctrl-C / SIGTERM). Errors are one line: the path, what failed "
+    "and what to do. Files are written whole or not at all, the audio store stays consistent, and the same "
+    "command run again resumes.",
 )
 
 
@@ -73,7 +90,8 @@ COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("import-simulstream", traces.import_simulstream_command), ("player", player.player), ("edges", edges.edges),
     ("render", render.render), ("latency", latency.latency), ("export-simuleval", latency.export_simuleval_command),
     ("textlatency", latency.textlatency),
-    ("report", report.report), ("serve", serve.serve), ("blocks", blocks.blocks), ("asr", diagnostics.asr),
+    ("report", report.report), ("explore", explore.explore), ("serve", serve.serve), ("blocks", blocks.blocks),
+    ("asr", diagnostics.asr),
     ("content", diagnostics.content), ("wordtiming", diagnostics.wordtiming), ("run", experiment.run),
     ("demo", experiment.demo),
 )
@@ -83,8 +101,10 @@ app.add_typer(store.app, name="store")  # store verify | store gc
 
 
 def main() -> None:
-    """Console entry point: one-line errors and exit code 2 for bad input; Ctrl-C (SIGINT)
-    and SIGTERM end a command with one line saying what was kept, exit code 130 / 143."""
+    """Console entry point: one-line errors, exit code 2 for bad input (and outputs refused
+    before any work), 1 for a fault of the machine during the work (a full disk, a file
+    gone: :class:`~simulplay.errors.FileFault`, or any OSError no library call named); Ctrl-C
+    (SIGINT) and SIGTERM end a command with one line saying what was kept, exit code 130 / 143."""
     previous = _on_signals(_interrupt)
     _BEFORE[:] = previous
     try:
@@ -113,6 +133,23 @@ os.register_at_fork(after_in_child=_child_signals)
 
 
 def _run() -> None:
+    with warnings.catch_warnings():  # restores showwarning on the way out
+        warnings.showwarning = _show_warning
+        _commands()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """simulplay's own warnings as one line on stderr; others as Python shows them."""
+    if issubclass(category, SimulplayWarning):
+        print(f"simulplay: warning: {message}", file=sys.stderr)
+    else:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
+
+
+_SHOW_WARNING = warnings.showwarning
+
+
+def _commands() -> None:
     try:
         rv = app(standalone_mode=False)
     except Abort as e:  # click turns KeyboardInterrupt (and our SIGTERM) into Abort
@@ -131,10 +168,18 @@ def _run() -> None:
         print(f"simulplay: {e}", file=sys.stderr)
         sys.exit(e.exit_code)
     except SimulplayError as e:
-        for line in str(e).splitlines():
-            print(f"simulplay: error: {line}", file=sys.stderr)
-        sys.exit(2)
+        _print_error(e)
+        sys.exit(getattr(e, "exit_code", EXIT_INPUT))
+    except OSError as e:  # a file operation no library call named: still one line, exit code 1
+        fault = FileFault(e.filename, "a file operation failed", e)
+        _print_error(fault)
+        sys.exit(fault.exit_code)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _print_error(e: SimulplayError) -> None:
+    for line in str(e).splitlines():
+        print(f"simulplay: error: {line}", file=sys.stderr)
 
 
 def _interrupt(signum, frame):

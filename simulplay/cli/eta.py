@@ -76,6 +76,9 @@ def eta(
     n_negative / n_positive (talks with a negative / positive interaction),
     duration_part_s, idle_part_s (the same differences of η's parts; they sum to
     interaction_s), signature; per realization and edge threshold when the summary has them.
+
+    The summary is only read; only the output tables are written, their folders checked
+    with a test file before any work (exit code 2 when one cannot be written).
     """
     from simulplay.analysis import compute_eta, read_summary
     from simulplay.analysis.interaction import parse_backend_pair

@@ -26,7 +26,12 @@ def run(
     fresh realization draws new durations; under piper:durations=fixed and service=zero
     the spread is exactly 0. Conditions are synthesized in the experiment's order
     (counterbalanced by default: see `simulplay synth --help`). A panel of fewer than 10
-    talks gets a note under each η table: read its direction counts first."""
+    talks gets a note under each η table: read its direction counts first.
+
+    Before any synthesis the output folder and the store must be writable (exit code 2
+    otherwise) and a warning says when the store's file system has less free space than the
+    audio the run will add; a full disk mid-run ends it in one line (exit code 1), keeping
+    every finished request for the next run."""
     from simulplay.cli.console import progress_bar
     from simulplay.workflows.experiment import load_experiment
     from simulplay.workflows.pipeline import run_experiment
@@ -115,6 +120,7 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
         print_diagnostics(res.content)
     typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")
     typer.echo(f"report: {(exp.out / 'report' / 'report.html').resolve()}")
+    typer.echo(f"explorer: {(exp.out / 'explore' / 'index.html').resolve()}")
 
 
 def eta_columns(table, *keys: str) -> list[str]:

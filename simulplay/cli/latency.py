@@ -36,6 +36,8 @@ def latency(
     the measured serial synthesizer clock (not SimulEval's own --computation-aware, whose
     EndOffset ignores compute time). Parts without audio are left out but still occupy the
     synthesizer. Times are ms from source start, computed in SimulEval's float operations.
+    The manifest is only read; only --out is written (its folder checked before any work:
+    exit code 2 when it cannot be written).
     """
     from simulplay.analysis.latency_table import latency_table
     from simulplay.sim import read_chunks, read_manifest

@@ -160,7 +160,8 @@ def silent_parts_option(help: str = SILENT_PARTS_HELP) -> Any:
 
 def check_outputs(*paths: Path | None, allowed: Sequence[str] | None = None) -> None:
     """Every given output path is writable in a known format (``allowed`` suffixes, by
-    default the table formats), before any work."""
+    default the table formats), before any work: its folder exists and a test file can be
+    written and removed there (:func:`simulplay.tables.check_writable`); else one line, exit code 2."""
     from simulplay.tables import TABLE_SUFFIXES, check_writable
 
     for p in paths:

@@ -53,6 +53,11 @@ def render(
     Seconds from sample counts, counted from source start. An output without any audio
     gets no file (file empty). File names are made of talk, system and condition
     (characters outside A-Z a-z 0-9 . _ - replaced, with a short hash added).
+
+    The manifest and the store are only read (a read-only archive is fine); only --out is
+    written: its parent folder is checked with a test file before any work (exit code 2
+    when it cannot be written), and a full disk while writing leaves no folder behind
+    (exit code 1).
     """
     from simulplay.cli.console import print_table, progress_bar
     from simulplay.paths import check_new_folder

@@ -38,6 +38,11 @@ def replay(
     limiting_seq (the part k maximizing r_k + Σ_{j≥k} d_j). Parts with no audio occupy
     the synthesizer; by default they are not played (--silent-parts). Columns ending in
     _s are seconds; first_play_s and end_s count from source start.
+
+    The manifest is only read (a read-only archive of a finished run is fine); only --out
+    and --parts are written, their folders checked with a test file before any work (exit
+    code 2 when one cannot be written; 1 when the disk fills while writing, leaving no
+    partial file).
     """
     from simulplay.sim import read_chunks, read_manifest
     from simulplay.sim import replay as run_replay

@@ -59,7 +59,15 @@ def report(
     hears them, rendered as `simulplay render` does, the first --listen-s
     seconds from source start of each as audio/*.mp3 (mono, variable bit
     rate), played by the HTML page's audio elements.
+
+    The inputs and the store are only read (they may be on a read-only file
+    system); only --out is written. Exit code 2 when --out cannot be made or
+    written (checked with a test file before any work), 1 when writing the
+    report fails (a full disk: the report is written whole or not at all).
     """
+    from simulplay.paths import check_out_folder
+
+    check_out_folder(out, beside=True)  # before the report's imports: a refusal comes at once
     from simulplay.report import build_report, write_report
 
     rep = build_report(inputs, condition=condition, talk=talk, traces=trace, store=store, listen_s=listen_s)

@@ -76,6 +76,13 @@ def synth(
     --requests the manifest equals the one `synth TRACE… --rule …` writes for the same
     plan; its signature names the requests file and its SHA-256.
 
+    Before any synthesis: --out's folder and the store must be writable (a test file is
+    written and removed in each; exit code 2 otherwise), and a warning says when the store's
+    file system has less free space than the audio this run will add (the requests' text as
+    speech at the backend's typical FLAC bytes per second). A full disk or another fault of
+    the machine mid-run ends it in one line naming the file and saying how many requests
+    were kept (exit code 1); the store stays consistent and the same command resumes.
+
     Piper's noise and how to make durations reproducible: docs, Synthesis.
     """
     from simulplay.cli.console import progress_bar

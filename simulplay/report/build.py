@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from simulplay.analysis.small_panels import report_note
-from simulplay.errors import InputError
+from simulplay.errors import FileFault, InputError
 from simulplay.grouping import canonical_condition
 from simulplay.report import formats, html
 from simulplay.report.figures import all_figures, default_condition, default_talk
@@ -78,12 +78,14 @@ def load_inputs(inputs: str | Path | Sequence[str | Path], traces: Sequence[str 
 
 def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | None = None,
                  talk: str | None = None, traces: Sequence[str | Path] = (), store: str | Path | None = None,
-                 listen_s: float = LISTEN_S) -> Report:
+                 listen_s: float = LISTEN_S, run: RunData | None = None) -> Report:
     """Read a run folder, or tables and folders of tables (step-by-step work), and compute
     every table and figure (nothing is written). ``traces`` replace the trace files the
     inputs name (Table 11); ``store`` is the audio store of the Listen section (a run
-    folder's own by default), which holds the first ``listen_s`` seconds (0: none)."""
-    run = load_inputs(inputs, traces)
+    folder's own by default), which holds the first ``listen_s`` seconds (0: none).
+    ``run``: the inputs already read by :func:`load_inputs` (then ``inputs`` and
+    ``traces`` are not read again)."""
+    run = run if run is not None else load_inputs(inputs, traces)
     run.notes += report_note(run.summary.frame["talk_id"].nunique())
     ref = canonical_condition(run.reference)
     others = [c for c in condition_order(run) if c != ref]
@@ -119,10 +121,23 @@ def _intro(report: Report) -> str:
             f"and LaTeX (booktabs). Made by simulplay {__version__}. {measured_sentence(run)}")
 
 
-def markdown_report(report: Report) -> str:
-    """The report as Markdown (``report.md``): intro, notes, then every item in report order."""
+#: Where the explorer lies seen from the report folder, when ``simulplay explore`` wrote it beside.
+EXPLORER = "../explore/index.html"
+EXPLORER_TEXT = "every talk, system, condition and replay variant, with its timeline and audio"
+
+
+def explorer_link(out: str | Path) -> str | None:
+    """:data:`EXPLORER` when an explorer lies beside the report folder ``out``."""
+    return EXPLORER if (Path(out).parent / "explore" / "index.html").is_file() else None
+
+
+def markdown_report(report: Report, explorer: str | None = None) -> str:
+    """The report as Markdown (``report.md``): intro, the explorer's link (``explorer``,
+    relative to the report folder), notes, then every item in report order."""
     title = f"simulplay report: {report.run.name}"
     out = [f"# {title}", "", _intro(report), ""]
+    if explorer:
+        out += [f"Explore the run interactively: [{explorer}]({quote(explorer)}): {EXPLORER_TEXT}.", ""]
     if report.run.notes:
         out += ["## Notes", ""] + [f"* {n}" for n in report.run.notes] + [""]
     for item in report.items():
@@ -139,10 +154,12 @@ def markdown_report(report: Report) -> str:
     return "\n".join(out)
 
 
-def html_report(report: Report) -> str:
-    """The report as one self-contained HTML page (``report.html``)."""
+def html_report(report: Report, explorer: str | None = None) -> str:
+    """The report as one self-contained HTML page (``report.html``), linking to the
+    explorer at ``explorer`` (relative to the report folder) when given."""
     title = f"simulplay report: {report.run.name}"
-    return html.page(title, _intro(report), report.items(), report.run.notes)
+    link = (explorer, f"Explore the run interactively: {EXPLORER_TEXT}.") if explorer else None
+    return html.page(title, _intro(report), report.items(), report.run.notes, link)
 
 
 def write_report(report: Report, out: str | Path) -> list[Path]:
@@ -153,8 +170,9 @@ def write_report(report: Report, out: str | Path) -> list[Path]:
     if not target.parent.is_dir():
         raise InputError.at(target, f"folder {target.parent} does not exist", field="--out",
                             accepted="a folder whose parent exists")
-    files: dict[str, bytes] = {"report.md": markdown_report(report).encode(),
-                               "report.html": html_report(report).encode()}
+    link = explorer_link(target)
+    files: dict[str, bytes] = {"report.md": markdown_report(report, link).encode(),
+                               "report.html": html_report(report, link).encode()}
     for t in report.tables:
         files[f"tables/{t.key}.csv"] = formats.csv_text(t).encode()
         files[f"tables/{t.key}.tex"] = formats.latex(t).encode()
@@ -166,15 +184,18 @@ def write_report(report: Report, out: str | Path) -> list[Path]:
         files[f"figures/{f.key}.svg"] = f.svg
         if f.data is not None:
             files[f"tables/{f.data.key}.csv"] = formats.csv_text(f.data).encode()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        tmp.chmod(0o755)
-        for name, data in files.items():
-            (tmp / name).parent.mkdir(exist_ok=True)
-            (tmp / name).write_bytes(data)
-        _move_into(tmp, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        try:
+            tmp.chmod(0o755)
+            for name, data in files.items():
+                (tmp / name).parent.mkdir(exist_ok=True)
+                (tmp / name).write_bytes(data)
+            _move_into(tmp, target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError as e:  # a full disk, a folder made read-only meanwhile: the temporary folder is removed
+        raise FileFault(target, "cannot write the report", e) from e
     return [target / name for name in files]
 
 

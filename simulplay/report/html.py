@@ -159,8 +159,16 @@ def _section(item) -> str:
     return _section_figure(item)
 
 
-def page(title: str, intro: str, items: list, notes: list[str]) -> str:
-    """The whole document; ``items`` are tables and figures in report order."""
+def _link(link: tuple[str, str] | None) -> str:
+    if link is None:
+        return ""
+    href, text = link
+    return f'<p class="explore"><a href="{escape(quote(href, safe="/:.#"))}">{escape(text)}</a></p>'
+
+
+def page(title: str, intro: str, items: list, notes: list[str], link: tuple[str, str] | None = None) -> str:
+    """The whole document; ``items`` are tables and figures in report order; ``link``: a
+    relative address and its sentence, shown under the intro (the explorer)."""
     toc = "".join(f'<li><a href="#{i.key}">{escape(heading(i))}</a></li>' for i in items)
     body = []
     for item in items:
@@ -170,5 +178,5 @@ def page(title: str, intro: str, items: list, notes: list[str]) -> str:
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{escape(title)}</title><link rel=\"icon\" href=\"data:,\"><style>{CSS}</style></head>"
-            f"<body><main><h1>{escape(title)}</h1><p>{escape(intro)}</p><nav><ol>{toc}</ol></nav>"
+            f"<body><main><h1>{escape(title)}</h1><p>{escape(intro)}</p>{_link(link)}<nav><ol>{toc}</ol></nav>"
             f"{note_html}{''.join(body)}</main></body></html>\n")

@@ -47,8 +47,9 @@ import numpy as np
 import soundfile as sf
 
 from simulplay import safejson
-from simulplay.errors import InputError, clip
-from simulplay.tables import atomic_path
+from simulplay.errors import FileFault, InputError, clip, path_refused
+from simulplay.paths import check_folder_writable
+from simulplay.store.files import read_json, read_or_none, write_atomic
 
 #: What to do about damaged or missing audio (the end of an :class:`AudioDamage` message).
 FIX = "run the same `simulplay synth` command again to synthesize it anew"
@@ -94,9 +95,11 @@ class AudioStore:
 
     @classmethod
     def open(cls, root: str | Path, *, create: bool = True, field: str = "--store") -> AudioStore:
-        """The store at ``root``, checked: a folder (created with ``create``), or with
-        ``create=False`` an existing store (it has ``audio/``). Errors name ``root`` and
-        ``field`` (the flag or experiment key that gave it)."""
+        """The store at ``root``, checked: a folder (created with ``create``, and a test file
+        written and removed in it and each of its folders, so that a store that cannot be
+        created or written is refused before any work), or with ``create=False`` an existing
+        store (it has ``audio/``), opened only to read: nothing is written. Errors name
+        ``root`` and ``field`` (the flag or experiment key that gave it)."""
         store = cls(root)
         if store.root.exists() and not store.root.is_dir():
             raise InputError.at(store.root, "is not a folder", field=field, accepted="a folder for the audio store")
@@ -104,8 +107,12 @@ class AudioStore:
             raise InputError.at(store.root, "is not an audio store (no audio/ folder)", field=field,
                                 accepted="the --store folder given to `simulplay synth`")
         if create:
-            for sub in ("audio", "records", "locks"):
-                (store.root / sub).mkdir(parents=True, exist_ok=True)
+            for sub in ("", "audio", "records", "locks"):
+                try:
+                    (store.root / sub).mkdir(parents=True, exist_ok=True)
+                except OSError as e:
+                    raise path_refused(store.root, "cannot be created as an audio store", e, field=field) from None
+                check_folder_writable(store.root / sub, shown=store.root, field=field)
         return store
 
     # ---- audio ----------------------------------------------------------------
@@ -127,12 +134,12 @@ class AudioStore:
             return ""
         key = self.audio_key(samples, sample_rate)
         path = self.audio_path(key)
-        raw = _read_or_none(path)
+        raw = read_or_none(path)
         if raw is None or self._decode(key, raw)[2] is not None:
             buf = io.BytesIO()  # encoded in memory, written at once: libsndfile's many small writes cost more
             sf.write(buf, samples, int(sample_rate), format="FLAC", subtype="PCM_16", compression_level=FLAC_LEVEL)
             raw = buf.getbuffer()
-            _write(path, raw)
+            write_atomic(path, raw)
         self._file_sha[key] = hashlib.sha256(raw).hexdigest()
         return key
 
@@ -194,10 +201,10 @@ class AudioStore:
     def get_record(self, key: str) -> dict[str, Any] | None:
         """The request's record, or None when it has none (or only an unreadable one, which
         :meth:`record_problem` names)."""
-        return _read_json(self.record_path(key))
+        return read_json(self.record_path(key))
 
     def get_failure(self, key: str) -> dict[str, Any] | None:
-        return _read_json(self.record_path(key, failed=True))
+        return read_json(self.record_path(key, failed=True))
 
     def record_problem(self, key: str, *, full: bool = False) -> str | None:
         """What makes a completed request unusable (None: record and audio are sound):
@@ -217,7 +224,7 @@ class AudioStore:
             return None if rec["n_samples"] == 0 else "has a record of samples without audio"
         audio = str(rec["audio_key"])
         if not full and isinstance(rec.get("audio_check"), str):
-            raw = _read_or_none(self.audio_path(audio))
+            raw = read_or_none(self.audio_path(audio))
             if raw is not None and rec["audio_check"] == _audio_check(audio, rec["n_samples"], rec["sample_rate"],
                                                                       hashlib.sha256(raw).hexdigest()):
                 return None
@@ -236,13 +243,13 @@ class AudioStore:
         self.log_event({"event": "damaged", "key": key, "audio_key": audio, "problem": problem, "pid": os.getpid()})
 
     def put_record(self, key: str, record: dict[str, Any]) -> None:
-        _write(self.record_path(key), json.dumps(record).encode("utf-8"))
+        write_atomic(self.record_path(key), json.dumps(record).encode("utf-8"))
         self.record_path(key, failed=True).unlink(missing_ok=True)
 
     def put_probes(self, run_id: str, probes: list[dict[str, Any]]) -> None:
         """Keep the clock probes of the synthesis run ``run_id`` (``clock/<run_id>.json``),
         so that a later run reporting the records it synthesized judges them by its probes."""
-        _write(self.root / "clock" / f"{run_id}.json", json.dumps(probes).encode("utf-8"))
+        write_atomic(self.root / "clock" / f"{run_id}.json", json.dumps(probes).encode("utf-8"))
 
     def get_probes(self, run_id: str) -> list[dict[str, Any]]:
         """The probes :meth:`put_probes` kept for ``run_id`` ([] when none are, or unreadable)."""
@@ -253,7 +260,7 @@ class AudioStore:
         return [p for p in probes if isinstance(p, dict)] if isinstance(probes, list) else []
 
     def put_failure(self, key: str, record: dict[str, Any]) -> None:
-        _write(self.record_path(key, failed=True), json.dumps(record).encode("utf-8"))
+        write_atomic(self.record_path(key, failed=True), json.dumps(record).encode("utf-8"))
 
     def completed_keys(self) -> set[str]:
         return {p.stem for p in (self.root / "records").glob("*.json") if not p.stem.endswith(".failed")}
@@ -330,15 +337,18 @@ class AudioStore:
         """Append one line to events.jsonl (a single O_APPEND write, so lines of processes
         sharing the store never interleave). Within :meth:`session` the file stays open."""
         line = (json.dumps(event) + "\n").encode()
-        if self._events is not None:
-            os.write(self._events, line)
-            return
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / "events.jsonl", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
         try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
+            if self._events is None:
+                self.root.mkdir(parents=True, exist_ok=True)
+            fd = self._events if self._events is not None else \
+                os.open(self.root / "events.jsonl", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, line)
+            finally:
+                if fd != self._events:
+                    os.close(fd)
+        except OSError as e:
+            raise FileFault(self.root / "events.jsonl", "cannot write", e) from e
 
     def events(self) -> list[dict[str, Any]]:
         path = self.root / "events.jsonl"
@@ -355,33 +365,8 @@ class AudioStore:
         return out
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (:func:`~simulplay.tables.atomic_path`),
-    creating the folder when it is missing (the first write under it)."""
-    if not path.parent.is_dir():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
-
-
-def _read_or_none(path: Path) -> bytes | None:
-    """The file's bytes, or None when it is missing or cannot be read."""
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
 def _audio_check(key: str, n_samples: Any, sample_rate: Any, file_sha: str) -> str:
     return hashlib.sha256(f"{key}:{n_samples}:{sample_rate}:{file_sha}".encode()).hexdigest()
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        obj = safejson.loads(path.read_bytes())
-    except (FileNotFoundError, safejson.JsonError):
-        return None
-    return obj if isinstance(obj, dict) else None
 
 
 def _mismatch(n: int, rate: int, n_samples: int | None, sample_rate: int | None) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
+from simulplay.errors import FileFault
 from simulplay.grouping import Rule, Splitter
 from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.progress import NO_PROGRESS, Progress, tracking
@@ -27,6 +28,7 @@ from simulplay.synthesis.collect import build_manifest, manifest_signature
 from simulplay.synthesis.columns import chunk_path
 from simulplay.synthesis.executors import ExecutorSpec, execute
 from simulplay.synthesis.plan import plan_from_requests, plan_requests
+from simulplay.synthesis.space import warn_if_short
 from simulplay.synthesis.stats import SynthStats
 from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
@@ -129,6 +131,8 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
                 provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
                 meta: dict[str, Any] | None = None, traces: Sequence[Path] = ()) -> SynthResult:
     todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
+    warn_if_short(plan, config, store)
+    recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)} for p in traces]  # as read now
     at_start = machine()
     with tracking(progress, todo, backend.label()) as bar:
         stats = run_synthesis(plan, config, store, executor=executor, progress=bar,
@@ -139,11 +143,13 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
     sigs = [{**common, "rule": c, **x} for c, x in zip(manifest["condition"], extra)]
-    recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)}
-                for p in traces]
-    write_table(manifest, out, sigs, kind="manifest",
-                extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded,
-                            "backend_spec": config.spec(), "clock": stats.clock.to_dict(), "machine": stats.machine,
-                            **(meta or {})})
-    write_table(chunks, chunk_path(out), common, kind="chunks")
+    try:
+        write_table(manifest, out, sigs, kind="manifest",
+                    extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded,
+                                "backend_spec": config.spec(), "clock": stats.clock.to_dict(),
+                                "machine": stats.machine, **(meta or {})})
+        write_table(chunks, chunk_path(out), common, kind="chunks")
+    except FileFault as e:  # a full disk at the end: the audio is safe in the store
+        raise e.keeping("every finished request is kept in the store; the same command run again writes the "
+                        "manifest without synthesizing them again") from e.__cause__
     return SynthResult(manifest, chunks, stats, common, Path(out))

@@ -21,8 +21,9 @@ import pandas as pd
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.edge_replay import EdgesResult, audio_columns, nonspeech_share, replay_trimmed
 from simulplay.analysis.eta import EtaResult, compute_eta
-from simulplay.errors import InputError, Interrupted
+from simulplay.errors import FileFault, InputError, Interrupted
 from simulplay.grouping import canonical_condition
+from simulplay.paths import check_folder_writable
 from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.sim.replay import drop_incomplete
 from simulplay.store.store import AudioStore, describe_request
@@ -64,7 +65,9 @@ def speech_probabilities(audio: Iterable[tuple[str, int, int]], store: AudioStor
     of a silent request are fine); ``progress`` hears of every waveform inferred (its
     seconds of audio and of inference); ``requests`` names a request of each key, for the
     message when its stored audio is damaged (:class:`~simulplay.store.store.AudioDamage`).
-    The store's session lock is held throughout (the cache writes into the store).
+    The store's session lock is held throughout the inference (the cache writes into the
+    store), which first checks that the store can be written; with every waveform cached the
+    store is only read.
     """
     wanted = {k: (int(n), int(r)) for k, n, r in audio if k}
     cache = ProbabilityCache(store.root, model)
@@ -78,6 +81,9 @@ def speech_probabilities(audio: Iterable[tuple[str, int, int]], store: AudioStor
         else:
             out[key] = probs
     stats.cached = len(out)
+    if not todo:
+        return out, stats
+    check_folder_writable(store.root, shown=store.root / "vad", field="--store")  # where the cache goes
     with store.session(), tracking(progress, len(todo), f"silero-vad {model.variant}") as bar:
         try:
             for key in todo:
@@ -89,9 +95,15 @@ def speech_probabilities(audio: Iterable[tuple[str, int, int]], store: AudioStor
                 stats.inference_s += spent
                 bar.advance(audio_s=n / rate, work_s=spent)
         except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: every finished waveform is cached
-            raise Interrupted(f"speech probabilities of {len(out)} of {len(wanted)} waveforms done and kept in the "
-                              "store's cache; run the same command again to resume", e) from None
+            raise Interrupted(_kept(out, wanted), e) from None
+        except FileFault as e:  # a full disk
+            raise e.keeping(_kept(out, wanted)) from e.__cause__
     return out, stats
+
+
+def _kept(out: Mapping, wanted: Mapping) -> str:
+    return (f"speech probabilities of {len(out)} of {len(wanted)} waveforms done and kept in the store's cache; "
+            "run the same command again to resume")
 
 
 def _infer(store: AudioStore, model: SileroVad, cache: ProbabilityCache, key: str, n: int,

@@ -23,6 +23,7 @@ in a temporary folder beside ``OUT`` and moved into place: a failure leaves noth
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Mapping
@@ -124,7 +125,9 @@ def _write_folder(folder: Path, final: Path, timelines: list[Timeline], texts: d
                 pb = speech_playback(t.delays_ms, t.durations_ms)
                 samples = _layout(t, pb, audio)
                 audio.clear()
-                sf.write(folder / wav_name, samples, t.sample_rate, subtype="PCM_16")
+                buf = io.BytesIO()  # in memory: a full disk is then an OSError naming the file
+                sf.write(buf, samples, t.sample_rate, format="WAV", subtype="PCM_16")
+                (folder / wav_name).write_bytes(buf.getbuffer())
                 line |= {"prediction_offset": t.delays_ms[0], "elapsed": [],
                          "intervals": [list(i) for i in pb.intervals],
                          "prediction_length": len(samples) / t.sample_rate}

@@ -21,9 +21,12 @@ from simulplay.analysis.latency_table import latency_table
 from simulplay.analysis.noise import NoiseCheck, noise_check
 from simulplay.backends import parse_backend
 from simulplay.grouping import parse_rule
+from simulplay.paths import check_out_folder
 from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.provenance import sha256_of_file
 from simulplay.report import build_report, write_report
+from simulplay.report.build import load_inputs
+from simulplay.report.explore import Computed, explore_run, write_explorer
 from simulplay.sim import replay, validate_manifest
 from simulplay.sim.chunks import chunk_path, validate_chunks
 from simulplay.sim.replay import ReplayResult
@@ -31,7 +34,7 @@ from simulplay.sim.variants import Measured, RequestRelease, parse_variant
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.combine import combine_syntheses
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
-from simulplay.tables import write_table
+from simulplay.tables import atomic_path, write_table
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.vad import SileroVad
 from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer, run_diagnostics
@@ -63,6 +66,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     configs = [parse_backend(spec, source=f"{exp.source}: table 'backend'") for spec in exp.backends]
     rules = [parse_rule(r) for r in exp.rules]
     streams = streams_from_frame(read_traces(exp.traces))
+    check_out_folder(exp.out, "out")  # before any work: the outputs and the store can be written
+    check_out_folder(exp.store, "store")
     if exp.edges:  # the vad extra must be installed before synthesis starts
         SileroVad(source=f"{exp.source}: key 'analysis.edges'").path  # noqa: B018 - finds the model file
     if exp.content is not None:
@@ -98,7 +103,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     res.content = content
     res.noise = _noise(exp, synth, base_eta, variants)
     _write_run_record(exp, res)
-    write_report(build_report(exp.out), exp.out / "report")
+    _explorer_and_report(exp, res)
     return res
 
 
@@ -111,6 +116,18 @@ def backend_pairs(manifest) -> list[tuple[str, str]]:
     """Every pair of the manifest's backends in order of appearance (none with one backend)."""
     labels = list(dict.fromkeys(manifest["backend"]))
     return [(b1, b2) for i, b1 in enumerate(labels) for b2 in labels[i + 1:]]
+
+
+def _explorer_and_report(exp: Experiment, res: RunResult) -> None:
+    """The explorer (``explore/``, from the replays just made: nothing is replayed again) and
+    the report that links to it (``report/``), both from the run folder read once."""
+    run = load_inputs(exp.out)
+    synth = res.synth
+    chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if "release=chunk" in exp.variants else None
+    computed = Computed({v.replace("=", "-"): rep for v, (rep, _) in res.variants.items()}, chunks,
+                        res.edges.result if res.edges is not None else None)
+    write_explorer(explore_run(run, computed=computed), exp.out / "explore")
+    write_report(build_report(exp.out, run=run), exp.out / "report")
 
 
 def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service, silent):
@@ -197,4 +214,5 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
                                "synthesized": r.stats.synthesized, "already_in_store": r.stats.skipped,
                                "failed": r.stats.failed, **clock_record(r.stats)}
                               for spec, r in zip(exp.backends, res.syntheses)]
-    (exp.out / "run.json").write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+    with atomic_path(exp.out / "run.json") as tmp:
+        tmp.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")

@@ -22,6 +22,7 @@ folder beside FOLDER and moved into place: a failure leaves nothing.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,7 +178,9 @@ def _write(path: Path, rendered: Rendered, left: np.ndarray | None, rate: int, f
         stereo = np.zeros((frames, 2), np.int16)
         stereo[:len(left), 0], stereo[:len(data), 1] = left, data
         data = stereo
-    sf.write(path, data, rate, format=FORMATS[fmt], subtype="PCM_16")
+    buf = io.BytesIO()  # encoded in memory: a full disk is then an OSError naming the file (libsndfile's is not)
+    sf.write(buf, data, rate, format=FORMATS[fmt], subtype="PCM_16")
+    path.write_bytes(buf.getbuffer())
     return len(data), 1 if data.ndim == 1 else 2
 
 

@@ -26,6 +26,21 @@ def assert_one_line_error(proc, *fragments: str) -> None:
         assert f in lines[0], lines[0]
 
 
+def assert_fault(proc, code: int, *fragments: str) -> str:
+    """Exit code ``code``, no traceback, and exactly one error line on stderr (``simulplay:
+    error: …``) holding every fragment; any other stderr line is a one-line warning. Returns
+    the error line."""
+    assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    errors = [line for line in lines if line.startswith("simulplay: error: ")]
+    assert len(errors) == 1, proc.stderr
+    assert all(line.startswith("simulplay: warning: ") for line in lines if line not in errors), proc.stderr
+    for f in fragments:
+        assert f in errors[0], errors[0]
+    return errors[0]
+
+
 def wait_until(condition: Callable[[], T], what: str, *, timeout: float = DEADLINE_S, poll: float = 0.01) -> T:
     """``condition()``'s first truthy value, as soon as it has one; fails naming ``what``
     after ``timeout`` seconds. ``poll`` (seconds) is only how often it looks."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from simulplay.backends.base import BackendConfig
-from simulplay.errors import InputError, Interrupted
+from simulplay.errors import FileFault, InputError, Interrupted
 from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.executors.jobs import Driver, Job, WorkerState, split_units, todo_jobs
@@ -61,15 +61,23 @@ def parse_executor(text: str, *, worker_cpus: float = 1.0, worker_gpus: float = 
 def execute(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, executor: ExecutorSpec, *,
             progress: Progress = NO_PROGRESS, contention_sample: int = 8) -> SynthStats:
     """Synthesize every planned key the store lacks (or holds damaged); only this process
-    writes the store, holding its session lock throughout."""
-    with store.session():
-        try:
+    writes the store, holding its session lock throughout. A write the machine refuses (a
+    full disk) ends the run as a :class:`~simulplay.errors.FileFault` saying what was kept."""
+    try:
+        with store.session():
             return _execute(plan, config, store, executor, progress, contention_sample)
-        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the store keeps every finished request
-            total = int(plan["key"].nunique())
-            done = len(set(plan["key"]) & store.completed_keys())
-            raise Interrupted(f"{done} of {total} requests done and kept; run the same command again to resume",
-                              e) from None
+    except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the store keeps every finished request
+        raise Interrupted(_kept(plan, store), e) from None
+    except FileFault as e:
+        raise e.keeping(_kept(plan, store)) from e.__cause__
+    except OSError as e:  # the session lock or events.jsonl
+        raise FileFault(store.root, "cannot write", e, _kept(plan, store)) from e
+
+
+def _kept(plan: pd.DataFrame, store: AudioStore) -> str:
+    total = int(plan["key"].nunique())
+    done = len(set(plan["key"]) & store.completed_keys())
+    return f"{done} of {total} requests done and kept; run the same command again to resume"
 
 
 def _execute(plan, config, store, executor, progress, contention_sample) -> SynthStats:
@@ -78,7 +86,7 @@ def _execute(plan, config, store, executor, progress, contention_sample) -> Synt
     driver = Driver(store, progress)
     units, done, damaged = todo_jobs(plan, store)
     driver.stats.skipped, driver.stats.damaged = done, damaged
-    state = None
+    state, finished = None, False
     try:
         if executor.kind == "serial":
             state = run_serial(config, units, driver)
@@ -104,12 +112,17 @@ def _execute(plan, config, store, executor, progress, contention_sample) -> Synt
             driver.stats.probes.append(state.probe("end"))
         if executor.kind != "serial" and contention_sample and driver.stats.synthesized:
             state = _measure_contention(config, plan, store, driver.stats, contention_sample, state)
+        finished = True
     finally:
         driver.release_all()
         if state is not None:
             state.close()
         if driver.stats.synthesized and driver.stats.probes:
-            store.put_probes(driver.run_id, driver.stats.probes)
+            try:
+                store.put_probes(driver.run_id, driver.stats.probes)
+            except FileFault:  # a full disk: a fault of the run itself is the one to report
+                if finished:
+                    raise
     return driver.stats
 
 

@@ -1,0 +1,43 @@
+"""``explore``: a run folder or step-by-step tables as an interactive page that opens from disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def explore(
+    inputs: list[Path] = typer.Argument(..., help="A run folder (`simulplay run`/`demo`), or the tables of "
+                                        "step-by-step work, as `simulplay report` reads them."),
+    out: Path | None = typer.Option(None, "--out", help="Explorer folder (default RUN_DIR/explore; step-by-step "
+                                    "tables need it). A folder the command wrote before is replaced whole."),
+    store: Path | None = typer.Option(None, "--store", help="Audio store of the manifest, for the lanes' audio "
+                                      "(default: a run folder's own store; without one the page says audio is "
+                                      "absent)."),
+    trace: list[Path] = typer.Option([], "--trace", help="Trace file(s) for the text updates on the timeline, "
+                                     "instead of those run.json or the manifest name; repeatable."),
+):
+    """An interactive explorer of a run: open OUT/index.html in a browser (no server, no network).
+
+    The panel view shows the η table (conditions × backends and realizations, with
+    intervals and direction counts) and a talk × condition grid of per-talk η,
+    coloured by sign and size; clicking a cell opens that talk. The timeline shows
+    A and F under the reference and the chosen condition on one zoomable source-time
+    axis: text updates, each request from dispatch through synthesis to readiness,
+    playback segments and idle gaps, the limiting part, source end S and each
+    output's end; hovering shows a request's text and times, which equal
+    `simulplay replay --parts`. Each lane plays its listener audio, rendered in the
+    page by `simulplay render`'s rule from the stored audio, with a playhead on the
+    source clock; clicking a part plays from it. A selector switches between the
+    replay variants the run computed (sensitivity replays, edge-silence thresholds)
+    and the panels; every view shows its signature.
+    """
+    from simulplay.report.explore import build_explorer, default_out, write_explorer
+
+    target = out if out is not None else default_out(inputs)
+    ex = build_explorer(inputs, traces=trace, store=store)
+    files = write_explorer(ex, target)
+    audio = "" if ex.audio.store is not None else f"; audio absent: {ex.audio.why}"
+    typer.echo(f"wrote the explorer of {len(ex.talks.talks())} talk(s) and {len(ex.variants)} replay(s) "
+               f"({len(files)} files) to {target}{audio}; open {target / 'index.html'}")

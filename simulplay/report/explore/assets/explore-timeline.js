@@ -1,0 +1,221 @@
+/* simulplay explorer: one talk's timeline — four lanes (A and F, under the reference and
+ * the chosen condition) on one shared, zoomable source-time axis, as the report's
+ * Figure 3. Per lane: text updates as they became available (ticks), each request from
+ * dispatch (thin line: waiting) through synthesis (bar) to readiness, playback segments
+ * (alternating shades) with idle gaps, the limiting part outlined, the output's end;
+ * source end S across all lanes. Times are the replay's nanoseconds shown as seconds;
+ * each segment carries its numbers in data attributes (data-ready, data-play, data-end). */
+"use strict";
+(function () {
+  const X = window.simulplayExplorer;
+  const T = (X.timeline = {});
+  const LANE_H = 92, TOP = 8, LEFT = 150, RIGHT = 14, AXIS_H = 30;
+
+  /* One output of the talk under one variant: its requests and parts in ns, by the
+   * replay's recurrences in exact integers (the build checked that they give the replay's
+   * numbers, and wrote out `ready` and `play` where they would not):
+   *   start = max(dispatch, previous ready), ready = start + service (missing dispatch: 0);
+   *   a chunk is ready at its request's start + offset;
+   *   a part plays at max(ready, previous end) and ends dur later; idle = play − previous end. */
+  T.model = function (talk, vkey, o) {
+    const req = talk.requests[o];
+    const variant = talk.variants[vkey];
+    const vo = variant && variant.outputs[o];
+    if (!req || !vo) return null;
+    const P = vo.parts;
+    let prevReady = null;
+    const requests = req.seq.map(function (seq, i) {
+      const dispatch = req.dispatch[i] === null ? 0 : req.dispatch[i];
+      let ready, start;
+      if (vo.ready) { ready = vo.ready[i]; start = ready - vo.service[i]; }
+      else { start = prevReady === null ? dispatch : Math.max(dispatch, prevReady); ready = start + vo.service[i]; }
+      prevReady = ready;
+      return { i: i, seq: seq, text: req.text[i], trigger: talk.triggers[req.trigger[i]] || "",
+        dispatch: req.dispatch[i], service: vo.service[i], start: start, ready: ready };
+    });
+    const rows = [];  // [request index, chunk or null, ready]
+    if (P.count) {
+      let k = 0;
+      P.count.forEach(function (c, i) { for (let j = 0; j < c; j++, k++) rows.push([i, j, requests[i].start + P.off[k]]); });
+    } else {
+      requests.forEach(function (r, i) { rows.push([i, null, P.ready ? P.ready[i] : r.ready]); });
+    }
+    const parts = [];
+    let prevEnd = 0;
+    rows.forEach(function (row, j) {
+      const r = row[0], ready = row[2];
+      const dur = P.dur ? P.dur[j] : req.dur[r];
+      let play;
+      if (P.play) play = P.play[j];
+      else play = dur > 0 || variant.silent === "hold" ? Math.max(ready, prevEnd) : null;
+      const end = play === null ? null : play + dur;
+      const idle = play === null ? 0 : Math.max(0, ready - prevEnd);
+      const gapFrom = prevEnd;
+      if (play !== null) prevEnd = end;
+      parts.push({ j: j, seq: req.seq[r], chunk: row[1], request: requests[r], ready: ready, play: play, end: end,
+        dur: dur, idle: idle, gapFrom: gapFrom, key: req.audio ? req.audio[r] : -1, n: req.n ? req.n[r] : 0,
+        s0: P.s0 ? P.s0[j] : 0, s1: P.s1 ? P.s1[j] : (req.n ? req.n[r] : 0) });
+    });
+    return { output: talk.outputs[o], o: o, requests: requests, parts: parts, summary: vo.summary,
+      signature: variant.signatures[vo.sig], rate: req.rate || 0 };
+  };
+
+  /* Output index of (system, condition) in the chosen panel, or -1. */
+  T.find = function (talk, panel, system, condition) {
+    return talk.outputs.findIndex(function (o) {
+      if (o.system !== system || o.condition !== condition) return false;
+      return Object.keys(panel).every(function (k) { return String(o[k]) === String(panel[k]); });
+    });
+  };
+
+  function ticks(t0, t1, width) {
+    const steps = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600];
+    const want = (t1 - t0) / Math.max(2, width / 90);
+    const step = steps.find(function (s) { return s >= want; }) || steps[steps.length - 1];
+    const out = [];
+    for (let t = Math.ceil(t0 / step) * step; t <= t1 + 1e-9; t += step) out.push(Number(t.toFixed(6)));
+    return out;
+  }
+
+  function s(ns) { return X.sec(ns); }
+  function us(ns) { return ns === null || ns === undefined ? "–" : X.fmt(ns / 1e9, 6) + " s"; }
+
+  /* What hovering a request, a part or a text update shows (plain text). */
+  T.tip = function (lane, kind, i) {
+    if (kind === "u") {
+      const u = lane.updates;
+      return "text update at " + X.fmt(u.t[i], 6) + " s (" + lane.model.output.system + ")\n" + u.text[i];
+    }
+    const p = kind === "p" ? lane.model.parts[i] : null;
+    const r = p ? p.request : lane.model.requests[i];
+    const lines = [(p ? "part: request seq " + r.seq + (p.chunk !== null ? ", chunk " + p.chunk : "") : "request seq " + r.seq) +
+      (r.trigger ? " · trigger " + r.trigger : ""), "text: " + r.text,
+      "dispatch " + us(r.dispatch) + " · synthesis start " + us(r.start) + " · service " + us(r.service) +
+      " · ready " + us(r.ready) + " (waited " + us(r.start - r.dispatch) + ")"];
+    const shown = p ? [p] : lane.model.parts.filter(function (q) { return q.request === r; });
+    shown.forEach(function (q) {
+      if (q.play === null) lines.push("silent part (not played): ready " + us(q.ready));
+      else lines.push((q.chunk !== null ? "chunk " + q.chunk + ": " : "") + "ready " + us(q.ready) + " · playback " +
+        us(q.play) + " → " + us(q.end) + " · audio " + us(q.dur) + " · idle before " + us(q.idle));
+    });
+    if (shown.some(function (q) { return q.seq === lane.model.summary.limiting_seq; })) {
+      lines.push("limiting part: the output's end follows from its readiness");
+    }
+    return lines.join("\n");
+  };
+
+  function drawLane(g, lane, y, x) {
+    const m = lane.model;
+    g.append(X.svg("rect", { class: "lane-bg", x: 0, y: y, width: "100%", height: LANE_H - 6 }));
+    if (lane.updates) {
+      lane.updates.t.forEach(function (t, i) {
+        g.append(X.svg("line", { class: "update", x1: x(t), x2: x(t), y1: y + 4, y2: y + 16, "data-tip": "u:" + i }));
+      });
+    }
+    m.requests.forEach(function (r, i) {
+      const xd = x(s(r.dispatch)), xs = x(s(r.start)), xr = x(s(r.ready));
+      g.append(X.svg("line", { class: "wait", x1: xd, x2: xs, y1: y + 27, y2: y + 27 }));
+      g.append(X.svg("rect", { class: "req", x: xs, y: y + 21, width: Math.max(1, xr - xs), height: 12,
+        "data-tip": "r:" + i, "data-seq": r.seq, "data-dispatch": s(r.dispatch), "data-start": s(r.start),
+        "data-ready": s(r.ready) }));
+    });
+    const limiting = m.summary.limiting_seq;
+    m.parts.forEach(function (p, i) {
+      g.append(X.svg("line", { class: "ready-tick", x1: x(s(p.ready)), x2: x(s(p.ready)), y1: y + 38, y2: y + 44 }));
+      if (p.play === null) return;
+      if (p.play > p.gapFrom) {
+        g.append(X.svg("rect", { class: "idle", x: x(s(p.gapFrom)), y: y + 46, width: Math.max(0.5, x(s(p.play)) - x(s(p.gapFrom))),
+          height: 22, "data-tip": "p:" + i }));
+      }
+      g.append(X.svg("rect", { class: "seg" + (i % 2 ? " odd" : "") + (p.seq === limiting ? " limiting" : ""),
+        x: x(s(p.play)), y: y + 46, width: Math.max(0.5, x(s(p.end)) - x(s(p.play))), height: 22, "data-tip": "p:" + i,
+        "data-seq": p.seq, "data-chunk": p.chunk === null ? null : p.chunk, "data-ready": s(p.ready),
+        "data-play": s(p.play), "data-end": s(p.end), "data-idle": s(p.idle) }));
+    });
+    if (m.summary.end_s !== null) {
+      const xe = x(m.summary.end_s);
+      g.append(X.svg("line", { class: "out-end", x1: xe, x2: xe, y1: y + 40, y2: y + 74, "data-end": m.summary.end_s }));
+    }
+    lane.playhead = X.svg("line", { class: "playhead", x1: -10, x2: -10, y1: y, y2: y + LANE_H - 6, "data-t": "" });
+    g.append(lane.playhead);
+  }
+
+  /* Draw the lanes of `view` (lanes, t0, t1) into the SVG element `svg`. */
+  T.draw = function (svg, view) {
+    const width = Math.max(480, svg.parentNode.clientWidth || 900);
+    const plotW = width - LEFT - RIGHT;
+    const height = TOP + view.lanes.length * LANE_H + AXIS_H;
+    const span = view.t1 - view.t0;
+    const x = function (t) { return LEFT + (t - view.t0) / span * plotW; };
+    X.clear(svg);
+    svg.setAttribute("width", width);
+    svg.setAttribute("height", height);
+    svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+    svg.setAttribute("data-t0", view.t0);  // the axis: x = left + (t − t0) / (t1 − t0) · plot width
+    svg.setAttribute("data-t1", view.t1);
+    svg.setAttribute("data-left", LEFT);
+    svg.setAttribute("data-plot-width", plotW);
+    svg.append(X.svg("defs", null, X.svg("clipPath", { id: "plot-clip" },
+      X.svg("rect", { x: LEFT, y: 0, width: plotW, height: height }))));
+    const plot = X.svg("g", { "clip-path": "url(#plot-clip)" });
+    svg.append(plot);
+    view.lanes.forEach(function (lane, k) {
+      const y = TOP + k * LANE_H;
+      svg.append(X.svg("text", { class: "lane-label", x: 6, y: y + 30, text: lane.system }),
+        X.svg("text", { class: "lane-sub", x: 6, y: y + 46, text: lane.condition }));
+      const g = X.svg("g", { class: "lane", "data-lane": k, "data-system": lane.system, "data-condition": lane.condition,
+        "data-output": lane.model ? lane.model.o : "" });
+      plot.append(g);
+      if (!lane.model) {
+        svg.append(X.svg("text", { class: "lane-missing", x: LEFT + 8, y: y + 50, text: "no output under this variant" }));
+        return;
+      }
+      drawLane(g, lane, y, x);
+    });
+    if (view.source !== null) {
+      const xs = x(view.source);
+      plot.append(X.svg("line", { class: "source-end", x1: xs, x2: xs, y1: TOP, y2: TOP + view.lanes.length * LANE_H,
+        "data-s": view.source }));
+      plot.append(X.svg("text", { class: "source-label", x: xs + 4, y: TOP + 10, text: "S" }));
+    }
+    const axisY = TOP + view.lanes.length * LANE_H + 4;
+    const axis = X.svg("g", { class: "axis" }, X.svg("line", { x1: LEFT, x2: LEFT + plotW, y1: axisY, y2: axisY }));
+    ticks(view.t0, view.t1, plotW).forEach(function (t) {
+      axis.append(X.svg("line", { x1: x(t), x2: x(t), y1: axisY, y2: axisY + 5 }),
+        X.svg("text", { x: x(t), y: axisY + 17, "text-anchor": "middle", text: String(t) }));
+    });
+    axis.append(X.svg("text", { x: LEFT - 6, y: axisY + 17, "text-anchor": "end", text: "s from source start" }));
+    svg.append(axis);
+    view.x = x;
+    view.toTime = function (px) { return view.t0 + (px - LEFT) / plotW * span; };
+    view.inPlot = function (px) { return px >= LEFT && px <= LEFT + plotW; };
+    T.playheads(view);
+  };
+
+  /* Move each lane's playhead to its audio's position (source clock = audio clock). */
+  T.playheads = function (view) {
+    view.lanes.forEach(function (lane) {
+      if (!lane.playhead) return;
+      const a = lane.audio;
+      if (!a || !a.src || a.readyState < 1) { lane.playhead.setAttribute("data-t", ""); return; }
+      const px = view.x(a.currentTime);
+      lane.playhead.setAttribute("x1", px);
+      lane.playhead.setAttribute("x2", px);
+      lane.playhead.setAttribute("data-t", String(a.currentTime));
+    });
+  };
+
+  /* Zoom by `factor` around source time `at` (seconds), within the talk's extent. */
+  T.zoom = function (view, factor, at) {
+    const span = Math.min(view.max, Math.max(0.05, (view.t1 - view.t0) * factor));
+    let t0 = at - (at - view.t0) * span / (view.t1 - view.t0);
+    t0 = Math.max(0, Math.min(view.max - span, t0));
+    view.t0 = t0;
+    view.t1 = t0 + span;
+  };
+  T.pan = function (view, seconds) {
+    const span = view.t1 - view.t0;
+    view.t0 = Math.max(0, Math.min(view.max - span, view.t0 + seconds));
+    view.t1 = view.t0 + span;
+  };
+})();

@@ -1,0 +1,258 @@
+"""The explorer in real headless Chromium (Debian's `chromium`, driven by playwright, never
+`playwright install`): it opens from file:// with no console error and no request leaving
+its folder, a grid cell opens its talk, the lanes hold the replay's parts (`simulplay
+replay --parts`, run here), a variant switch redraws them, each lane plays its listener
+audio — the same samples `simulplay render`'s rule gives — under a playhead on the source
+clock, markup from data is shown and never run, and damaged or absent audio is named."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import struct
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from playwright.sync_api import sync_playwright
+
+from simulplay.report.explore import build_explorer, write_explorer
+from simulplay.sim import read_manifest, replay
+from simulplay.sim.listener_audio import render_output
+from simulplay.sim.part_audio import PartAudio, part_samples
+from simulplay.store.store import AudioStore
+from simulplay.tables import read_table
+from tests.support.report_runs import make_run
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+SCRIPT_ID = "<script>window.__pwned=1</script>"
+TEXT = '<img src=x onerror="window.__pwned=2">hello'
+FRAME_S = 1 / 60
+
+pytestmark = pytest.mark.slow  # one headless Chromium for the module (about a minute in all)
+
+
+class Browser:
+    """One Chromium for the module; :meth:`open` loads a page and records what it did."""
+
+    def __init__(self, profile: Path):
+        self._pw = sync_playwright().start()
+        self.ctx = self._pw.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, headless=True, args=FLAGS, offline=True,
+            viewport={"width": 1280, "height": 900}, device_scale_factor=1)
+        self.ctx.route("**/*", self._intercept)
+        self.seen: dict[str, list] = {}
+
+    def _intercept(self, route):  # nothing may leave the folder: anything else is recorded and aborted
+        if route.request.url.startswith(("file:", "blob:", "data:")):
+            route.continue_()
+        else:
+            self.seen["blocked"].append(route.request.url)
+            route.abort()
+
+    def open(self, index: Path):
+        self.seen = {"requests": [], "console": [], "errors": [], "blocked": [], "dialogs": []}
+        page = self.ctx.new_page()
+        page.on("request", lambda r: self.seen["requests"].append(r.url))
+        page.on("console", lambda m: self.seen["console"].append((m.type, m.text)))
+        page.on("pageerror", lambda e: self.seen["errors"].append(str(e)))
+        page.on("dialog", lambda d: self.seen["dialogs"].append(d.message) or d.dismiss())
+        page.goto(index.as_uri())
+        page.wait_for_selector("body[data-state=ready]")
+        return page
+
+    def close(self):
+        self.ctx.close()
+        self._pw.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    b = Browser(tmp_path_factory.mktemp("profile"))
+    yield b
+    b.close()
+
+
+def with_text(manifest: Path, text: str) -> None:
+    """Every request's text replaced (replay never reads it), the file's metadata kept."""
+    t = pq.read_table(manifest)
+    pq.write_table(t.set_column(t.schema.get_field_index("text"), "text", pa.array([text] * len(t))), manifest)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("explore-browser")
+    folder = make_run(root / "run", 3, names=["talk00", SCRIPT_ID, "../up"], store=root / "store")
+    with_text(folder / "manifest.parquet", TEXT)
+    write_explorer(build_explorer(folder), folder / "explore")
+    return folder
+
+
+def open_talk(page, talk: str, condition: str = "timer:w=4") -> None:
+    cells = page.locator(f'td.cell[data-condition="{condition}"]')
+    cells.nth([c.get_attribute("data-talk") for c in cells.all()].index(talk)).click()
+    page.wait_for_selector("#timeline-view[data-state=ready]")
+    assert page.get_attribute("#timeline-view", "data-talk") == talk
+
+
+def lanes(page) -> list[dict]:
+    """Each lane's system, condition and segments (seq, ready, play, end in seconds) as drawn."""
+    return page.evaluate("""() => [...document.querySelectorAll('g.lane')].map(g => ({
+        system: g.dataset.system, condition: g.dataset.condition,
+        segs: [...g.querySelectorAll('rect.seg')].map(r => [Number(r.dataset.seq), Number(r.dataset.ready),
+                                                           Number(r.dataset.play), Number(r.dataset.end)])}))""")
+
+
+def replay_parts(cli, run: Path, tmp: Path, service: str = "measured") -> pd.DataFrame:
+    cli("replay", run / "manifest.parquet", "--service", service, "--out", tmp / f"s-{service}.parquet",
+        "--parts", tmp / f"p-{service}.parquet", check=True)
+    return read_table(tmp / f"p-{service}.parquet")[0]
+
+
+def assert_lanes_equal_parts(drawn: list[dict], parts: pd.DataFrame, talk: str) -> None:
+    assert len(drawn) == 4
+    for lane in drawn:
+        want = parts[(parts["talk_id"] == talk) & (parts["system"] == lane["system"])
+                     & (parts["condition"] == lane["condition"]) & parts["play_s"].notna()]
+        got = np.array(lane["segs"], dtype=float)
+        assert got[:, 0].tolist() == want["seq"].tolist()
+        for k, col in enumerate(("ready_s", "play_s", "end_s"), start=1):  # to the microsecond, in fact exactly
+            assert np.abs(got[:, k] - want[col].to_numpy(float)).max() <= 1e-6
+            assert np.array_equal(got[:, k], want[col].to_numpy(float))
+
+
+def test_the_page_opens_from_disk_without_errors_or_outside_requests(browser, run):
+    page = browser.open(run / "explore" / "index.html")
+    folder = (run / "explore").as_uri() + "/"
+    assert browser.seen["console"] == [] and browser.seen["errors"] == [] and browser.seen["blocked"] == []
+    assert all(u.startswith(folder) or u.startswith("data:") for u in browser.seen["requests"]), browser.seen
+    assert page.locator("table.eta tbody tr").count() == 2 and page.locator("td.cell").count() == 6
+    assert page.locator(".sig code").count() >= 2  # the η table's and the grid's signatures
+    page.close()
+
+
+def test_a_grid_cell_opens_its_talk_whose_lanes_are_the_replays_parts(browser, run, cli, tmp_path):
+    page = browser.open(run / "explore" / "index.html")
+    open_talk(page, "talk00")
+    drawn = lanes(page)
+    assert [(x["system"], x["condition"]) for x in drawn] == [("A", "immediate"), ("A", "timer:w=4"),
+                                                               ("F", "immediate"), ("F", "timer:w=4")]
+    assert_lanes_equal_parts(drawn, replay_parts(cli, run, tmp_path), "talk00")
+    assert page.locator("#timeline-view .sig code").count() == 4  # each lane's signature
+    assert browser.seen["errors"] == [] and browser.seen["console"] == []
+    page.close()
+
+
+def test_switching_the_variant_redraws_the_lanes_with_its_parts(browser, run, cli, tmp_path):
+    page = browser.open(run / "explore" / "index.html")
+    open_talk(page, "talk00")
+    before = lanes(page)
+    page.select_option("#variant", label="request release, zero service")
+    page.wait_for_selector('#timeline-view[data-variant="service-zero"]')
+    after = lanes(page)
+    assert after != before
+    assert_lanes_equal_parts(after, replay_parts(cli, run, tmp_path, "zero"), "talk00")
+    assert "service:zero" in page.inner_text("#timeline-view")  # the lanes' signatures follow
+    page.close()
+
+
+def test_a_lane_plays_its_listener_audio_under_a_playhead_on_the_source_clock(browser, run):
+    page = browser.open(run / "explore" / "index.html")
+    open_talk(page, "talk00")
+    page.click('button.play[data-lane="0"]')
+    page.wait_for_function("() => document.querySelector('audio[data-lane=\"0\"]').currentTime > 0.3", timeout=60_000)
+    got = page.evaluate("""() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
+        const a = document.querySelector('audio[data-lane="0"]'), line = document.querySelector('line.playhead');
+        const svg = document.getElementById('lanes'), d = svg.dataset;
+        const x = Number(line.getAttribute('x1'));
+        done({audio: a.currentTime, head: Number(line.dataset.t), paused: a.paused,
+              at: Number(d.t0) + (x - Number(d.left)) / Number(d.plotWidth) * (Number(d.t1) - Number(d.t0))});
+    })))""")
+    assert not got["paused"]
+    assert abs(got["head"] - got["audio"]) <= FRAME_S and abs(got["at"] - got["audio"]) <= FRAME_S
+    page.close()
+
+
+def test_the_audio_a_lane_plays_is_the_render_rules_sample_for_sample(browser, run):
+    page = browser.open(run / "explore" / "index.html")
+    open_talk(page, "talk00")
+    page.click('button.play[data-lane="1"]')
+    page.wait_for_function("() => document.querySelector('audio[data-lane=\"1\"]').currentTime > 0")
+    wav = base64.b64decode(page.evaluate("""async () => {
+        const a = document.querySelector('audio[data-lane="1"]');
+        const bytes = new Uint8Array(await (await fetch(a.src)).arrayBuffer());
+        let s = '';
+        for (let i = 0; i < bytes.length; i += 8192) s += String.fromCharCode(...bytes.subarray(i, i + 8192));
+        return btoa(s); }"""))
+    rate, samples = struct.unpack("<I", wav[24:28])[0], np.frombuffer(wav[44:], "<i2")
+    man = read_manifest(run / "manifest.parquet")[0]
+    parts = replay(man).parts
+    mine = parts[(parts["talk_id"] == "talk00") & (parts["system"] == "A") & (parts["condition"] == "timer:w=4")]
+    store = AudioStore.open(run.parent / "store", create=False)
+    want = render_output(part_samples(mine, man), PartAudio(store.load_audio))
+    assert rate == want.rate and np.array_equal(samples, want.samples)
+    page.close()
+
+
+def test_clicking_a_part_plays_from_its_start(browser, run):
+    page = browser.open(run / "explore" / "index.html")
+    open_talk(page, "talk00")
+    seg = page.locator('g.lane[data-lane="2"] rect.seg').nth(3)
+    start = float(seg.get_attribute("data-play"))
+    seg.click()
+    page.wait_for_function("() => !document.querySelector('audio[data-lane=\"2\"]').paused")
+    now = page.evaluate("() => document.querySelector('audio[data-lane=\"2\"]').currentTime")
+    assert start <= now < start + 1.0
+    page.close()
+
+
+def test_markup_in_a_talk_id_and_in_request_text_is_shown_never_run(browser, run):
+    page = browser.open(run / "explore" / "index.html")
+    assert SCRIPT_ID in page.locator("table.grid th[scope=row]").all_inner_texts()
+    open_talk(page, SCRIPT_ID)
+    assert SCRIPT_ID in page.inner_text("#timeline-view h2")
+    page.locator('g.lane[data-lane="0"] rect.seg').first.hover()
+    assert TEXT in page.inner_text("#tip")
+    assert page.evaluate("() => window.__pwned") is None and page.locator("img").count() == 0
+    assert browser.seen["dialogs"] == [] and browser.seen["errors"] == []
+    open_talk(page, "../up")  # a talk id with ../ has its own file inside the folder
+    assert lanes(page)[0]["segs"]
+    page.close()
+
+
+def test_a_damaged_stored_file_silences_its_lane_only(browser, run, tmp_path):
+    shutil.copytree(run, tmp_path / "run", ignore=shutil.ignore_patterns("explore"))
+    shutil.copytree(run.parent / "store", tmp_path / "store")
+    man = read_table(tmp_path / "run" / "manifest.parquet")[0]
+    first = man[(man["talk_id"] == "talk00") & (man["system"] == "A") & (man["condition"] == "immediate")]
+    flac = AudioStore(tmp_path / "store").audio_path(first["audio_key"].iloc[0])
+    flac.write_bytes(flac.read_bytes()[: len(flac.read_bytes()) // 2])  # truncated
+    write_explorer(build_explorer(tmp_path / "run", store=tmp_path / "store"), tmp_path / "x")
+    page = browser.open(tmp_path / "x" / "index.html")
+    open_talk(page, "talk00")
+    page.click('button.play[data-lane="0"]')
+    page.wait_for_function("() => document.querySelector('.lane-row[data-lane=\"0\"] .status').textContent")
+    assert "Audio damaged" in page.inner_text('.lane-row[data-lane="0"] .status')
+    page.click('button.play[data-lane="2"]')  # F under the reference does not need that file
+    page.wait_for_function("() => document.querySelector('audio[data-lane=\"2\"]').currentTime > 0.1", timeout=60_000)
+    assert page.inner_text('.lane-row[data-lane="2"] .status') == ""
+    page.close()
+
+
+def test_without_the_store_the_page_says_the_audio_is_absent(browser, run, tmp_path):
+    shutil.copytree(run, tmp_path / "run", ignore=shutil.ignore_patterns("explore"))
+    record = (tmp_path / "run" / "run.json")
+    record.write_text(record.read_text().replace(str(run.parent / "store"), str(tmp_path / "gone")))
+    write_explorer(build_explorer(tmp_path / "run"), tmp_path / "x")
+    page = browser.open(tmp_path / "x" / "index.html")
+    assert "Audio is absent: the run's audio store" in page.inner_text("#run-notes")
+    open_talk(page, "talk00")
+    assert page.locator("button.play[disabled]").count() == 4
+    assert browser.seen["errors"] == []
+    page.close()
+
