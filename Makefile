@@ -3,8 +3,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 # The report tests open the HTML in Debian's headless Chromium, the text-latency tests run Moses' tokenizer
-# under perl (both installed by `make test` when missing).
+# under perl (both installed by `make test` when missing). eSpeak NG, the second real engine (backend
+# `espeak`, `simulplay demo --backends piper,espeak`), is Debian's espeak-ng: `make test` and `make demo`
+# install it when missing.
 SUDO = $(if $(filter 0,$(shell id -u)),,sudo)
+ESPEAK_NG = command -v espeak-ng >/dev/null || ($(SUDO) apt-get update && \
+	$(SUDO) apt-get install -y --no-install-recommends espeak-ng)
 # Extras the demo and the test suite need (the CPU build of torch is installed first).
 DEMO_EXTRAS = vad
 TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency,docs
@@ -46,11 +50,13 @@ $(VENV)/.torchaudio-cpu: $(VENV)/.test-installed
 	touch $@
 
 demo: $(VENV)/.demo-installed
+	$(ESPEAK_NG)
 	$(BIN)/simulplay demo
 
 test: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 	command -v chromium >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium)
 	perl -MThread -MFindBin -e1 2>/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends perl)
+	$(ESPEAK_NG)
 	$(BIN)/ruff check simulplay tests bench
 	$(MKDOCS) -d site
 	$(BIN)/python -m pytest -q

@@ -107,8 +107,8 @@ def build(cls, kwargs: dict[str, Any], where: str, accepted: str, *, check: bool
         if check and callable(getattr(obj, "check", None)):
             obj.check()
         return obj
-    except (ValueError, TypeError) as e:
-        raise InputError.at(where, str(e), accepted=accepted) from e
+    except (ValueError, TypeError) as e:  # an error may say what it accepts instead (a package to install)
+        raise InputError.at(where, str(e), accepted=getattr(e, "accepted", None) or accepted) from e
 
 
 def _split_items(rest: str, flags: Container[str] = ()) -> list[str]:

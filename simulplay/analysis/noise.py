@@ -81,7 +81,16 @@ def duration_noise(manifest: pd.DataFrame) -> pd.DataFrame:
     error: how many have the same sample count, and |Δ duration| median and maximum (s).
 
     ``n_fresh``: texts the realization synthesized itself (not all of its rows ``reused``).
-    Empty when the manifest has one realization."""
+    Empty when the manifest has one realization. A manifest of several backends gets one
+    comparison per backend (a ``backend`` column first): the same text under another
+    backend is another voice, not another realization."""
+    if "backend" in manifest and manifest["backend"].nunique() > 1:
+        frames = [_duration_noise(g).assign(backend=b) for b, g in manifest.groupby("backend", sort=False)]
+        return pd.concat(frames, ignore_index=True)[["backend", *DURATION_COLUMNS]]
+    return _duration_noise(manifest)
+
+
+def _duration_noise(manifest: pd.DataFrame) -> pd.DataFrame:
     ok = manifest[(manifest["error"] == "") & (manifest["sample_rate"] > 0)]
     reals = sorted(ok["realization"].unique(), key=lambda r: int(r))
     if len(reals) < 2:

@@ -1,6 +1,6 @@
 """Backends: TTS adapters behind one protocol (request, session and served backends).
 
-Importing the package registers the built-in backends (piper, xtts, cosyvoice, http);
+Importing the package registers the built-in backends (piper, espeak, xtts, cosyvoice, http);
 their heavy imports (onnxruntime, torch, TTS, the CosyVoice checkout) happen only when a
 backend loads.
 """
@@ -9,6 +9,7 @@ from typing import Any
 
 from simulplay.backends import (
     cosyvoice,  # noqa: F401  (imports the checkout only when used)
+    espeak,  # noqa: F401  (loads libespeak-ng only when used)
     piper,  # noqa: F401
     served,  # noqa: F401  (the http client)
     xtts,  # noqa: F401  (imports torch/TTS only when used)

@@ -124,8 +124,8 @@ class Backend(ABC):
         try:
             self.config.check()
         except ValueError as e:
-            raise InputError.at(f"backend {self.config.name}", str(e),
-                                accepted="files and folders that exist on this machine") from e
+            raise InputError.at(f"backend {self.config.name}", str(e), accepted=getattr(e, "accepted", None)
+                                or "files and folders that exist on this machine") from e
 
     def warmup(self) -> None:
         """Synthesize once outside the clock so the first timed request is warm."""

@@ -47,6 +47,10 @@ def demo(
     piper: str = typer.Option("", "--piper", help="More Piper settings, e.g. durations=fixed (noise_w_scale=0: the "
                               "same durations every run), deterministic (both noises 0: the same samples), "
                               "intra_op_threads=2."),
+    backends: str = typer.Option("piper", "--backends", help="The engines the design runs on, joined by commas: "
+                                 "piper (default), espeak (eSpeak NG's en-us voice; Debian's espeak-ng). With two, "
+                                 "every η table has a panel per backend and the cross-backend interaction "
+                                 "η(B1) − η(B2) is printed and written (eta.interaction.csv, report Table 7)."),
     quiet: bool = quiet_option(),
 ):
     """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
@@ -61,12 +65,17 @@ def demo(
     Piper draws fresh noise in every run (onnxruntime seeds it once per process), so η
     moves from run to run: noise_w_scale (0.8) draws each phoneme's duration, noise_scale
     (0.667) the waveform's fine detail. --piper durations=fixed keeps every request's sample
-    count from run to run, --piper deterministic every sample (docs: Synthesis, Piper's noise)."""
+    count from run to run, --piper deterministic every sample (docs: Synthesis, Piper's noise).
+
+    --backends piper,espeak runs the same design on Piper and on eSpeak NG (its en-us voice,
+    a formant synthesizer with another duration structure) and adds the cross-backend
+    interaction η(Piper) − η(eSpeak NG) per rule with its paired talk-bootstrap interval."""
     from simulplay.cli.console import progress_bar
-    from simulplay.workflows.experiment import demo_experiment
+    from simulplay.workflows.experiment import demo_experiment, parse_demo_backends
     from simulplay.workflows.pipeline import run_experiment
 
-    exp = demo_experiment(out_dir, realizations=realizations, piper=piper, source="--piper")
+    exp = demo_experiment(out_dir, realizations=realizations, piper=piper, source="--piper",
+                          backends=parse_demo_backends(backends))
     typer.echo(f"demo folder: {exp.out}")
     finish_run(run_experiment(exp, progress=progress_bar(quiet)), exp, ONE_REALIZATION_HINT)
 
@@ -87,9 +96,15 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
     typer.echo(f"{len(res.synth.manifest)} requests: synthesized {st.synthesized}, already in store {st.skipped}, "
                f"failed {st.failed} ({res.timings['synthesis_s']:.1f} s); analysis {res.timings['analysis_s']:.1f} s")
     print_clock(st.clock)
+    for one in res.syntheses:  # a run of several engines: each backend's clock
+        typer.echo(f"  {one.manifest['backend'].iloc[0]}: {one.stats.clock.verdict} ({one.stats.clock.details()})")
     print_parallel_summary(st, exp.executor, False)
     print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}",
                 notes=res.eta.notes)
+    if res.eta.interactions:
+        from simulplay.workflows.eta_tables import interaction_table
+
+        print_table(*interaction_table(res.eta), title="Cross-backend interaction η(B1) − η(B2)")
     print_noise(res.noise, one_realization_hint)
     if len(res.eta.contrasts):
         print_table(res.eta.contrasts, res.eta.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)",

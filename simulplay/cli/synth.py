@@ -23,7 +23,8 @@ def synth(
                                          "for traces."),
     backend: str = typer.Option("piper", "--backend", help="TTS backend spec NAME[:KEY=VALUE,…] "
                                 "(settings joined by commas, no spaces): piper (its default voice), "
-                                "piper:voice=PATH, xtts:model_dir=DIR, http:base_url=URL; every setting of a "
+                                "piper:voice=PATH, espeak:voice=de,rate=175,pitch=50 (eSpeak NG, Debian's "
+                                "espeak-ng), xtts:model_dir=DIR, http:base_url=URL; every setting of a "
                                 "backend is a KEY (README: Synthesis). Piper's noise: noise_w_scale (0.8) draws "
                                 "durations, noise_scale (0.667) the waveform; piper:durations=fixed sets "
                                 "noise_w_scale=0 (the same sample counts every run, waveforms may differ), "
@@ -33,12 +34,19 @@ def synth(
     out: Path = typer.Option(..., "--out", help="Request manifest (.parquet canonical, or .csv); the chunk "
                              "table goes beside it as <stem>.chunks.parquet."),
     realizations: int = typer.Option(1, "--realizations", min=1, help="Independent synthesis realizations."),
-    order: str = typer.Option("counterbalanced", "--order", help="Synthesis order: counterbalanced (default) or "
-                              "fixed. Realization by realization, talk by talk, then the conditions: with C "
-                              "conditions numbered c = 0…C−1 by first appearance, talk t (0-based, first "
-                              "appearance) in realization r puts condition c at position (c − k) mod C with order "
-                              "id k = (t + r) mod C (fixed: k = 0), so no condition is always first. Recorded per "
-                              "request: synth_order, order_id, condition_pos."),
+    order: str = typer.Option("counterbalanced", "--order", help="Synthesis order: counterbalanced (default), "
+                              "fixed or paper. Realization by realization, talk by talk, then the conditions, then "
+                              "the systems: with C conditions numbered c = 0…C−1 by first appearance, talk t "
+                              "(0-based, first appearance) in realization r puts condition c at position (c − k) "
+                              "mod C with order id k = (t + r) mod C, so no condition is always first; with S "
+                              "systems numbered s = 0…S−1 in name order, system s goes to position (s − j) mod S "
+                              "of each cell with j = (t + r) mod S, so with two systems A goes first in every "
+                              "other talk and realization (in half the (talk, condition, realization) cells when "
+                              "talks × realizations is even) and the same system is first in all of one talk's "
+                              "conditions. fixed: k = j = 0 (conditions as listed, systems in name order: A "
+                              "before F). paper: realization 0 fixed, later realizations counterbalanced (the "
+                              "paper's design). Recorded per request: synth_order, order_id, condition_pos, "
+                              "system_pos."),
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                          help="Input-limit splitter (default: the backend's own limit)."),
     reuse: str | None = typer.Option(None, "--reuse", help="never | same-realization | always "

@@ -11,7 +11,8 @@ probe (checked after each request) and at the end.
   its wall/CPU ratio exceeds :data:`RATIO_FACTOR` (1.5) × the median ratio of such requests.
 * A **run is contended** when at least :data:`RUN_SHARE` (5 %, and at least one) of its
   measured requests are, or when its probe spread (slowest / fastest probe time, with at
-  least two probes) exceeds :data:`PROBE_SPREAD` (1.5). Otherwise it is stable.
+  least two probes; within each backend in a run of several) exceeds :data:`PROBE_SPREAD`
+  (1.5). Otherwise it is stable.
 
 The verdict reads ``clock: stable`` or ``clock: contended, N requests`` (N: contended
 requests, each distinct request key counted once), or ``clock: unmeasured`` when no
@@ -54,10 +55,17 @@ def contended_requests(service_s: Any, cpu_s: Any, wait_s: Any) -> np.ndarray:
 
 
 def probe_spread(probes: list[dict[str, Any]]) -> float | None:
-    """Slowest / fastest probe service time, or None with fewer than two timed probes."""
-    times = [p["service_s"] for p in probes if p.get("service_s") is not None and np.isfinite(p["service_s"])
-             and p["service_s"] > 0]
-    return max(times) / min(times) if len(times) >= 2 else None
+    """Slowest / fastest probe service time, or None with fewer than two timed probes. Probes
+    of several backends (a run of several engines tags each with its ``backend``) are compared
+    within each backend, whose probe lasts as long as that engine takes, and the largest
+    spread counts."""
+    times: dict[Any, list[float]] = {}
+    for p in probes:
+        t = p.get("service_s")
+        if t is not None and np.isfinite(t) and t > 0:
+            times.setdefault(p.get("backend"), []).append(t)
+    spreads = [max(ts) / min(ts) for ts in times.values() if len(ts) >= 2]
+    return max(spreads) if spreads else None
 
 
 @dataclass

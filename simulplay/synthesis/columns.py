@@ -18,7 +18,7 @@ MANIFEST_ORDER = (*OUTPUT_ID, "seq", "dispatch_s",
                   "service_s", "audio_s", "source_s", "text", "glue", "trigger", "n_updates", "group",
                   "audio_key", "sample_rate", "n_samples", "reused", "error", "worker", "host", "device",
                   "attempts", "request_attempts", "cpu_s", "wait_s", "load1", "contended", "synth_order",
-                  "order_id", "condition_pos")
+                  "order_id", "condition_pos", "system_pos")
 CHUNK_ORDER = (*OUTPUT_ID, "seq", "chunk",
                "ready_offset_s", "audio_s", "n_samples")
 

@@ -8,13 +8,23 @@ Requests that share a key share audio and measured service time (reuse, recorded
 Planning reads no model: the backend is created but not loaded.
 
 Synthesis order (``order``, :data:`ORDERS`): realization by realization, talk by talk
-(first appearance), and within a talk condition by condition. With C conditions numbered
-c = 0…C−1 by first appearance and talks t = 0…T−1, realization r uses the *order id*
-``k = (t + r) mod C`` under ``counterbalanced`` (``k = 0`` under ``fixed``), and condition c
-takes position ``(c − k) mod C`` in its talk's block: a cyclic Latin square, so over any C
-consecutive talks, or C realizations of one talk, every condition is synthesized once in
-every position. Each planned request records ``synth_order`` (its 0-based position in the
-run's order), ``order_id`` (k) and ``condition_pos`` (its condition's position).
+(first appearance), within a talk condition by condition, and within a (talk, condition)
+cell system by system. With C conditions numbered c = 0…C−1 by first appearance, talks
+t = 0…T−1 and S systems numbered s = 0…S−1 in name order, realization r uses the *order
+id* ``k = (t + r) mod C`` under ``counterbalanced`` (``k = 0`` under ``fixed``), and
+condition c takes position ``(c − k) mod C`` in its talk's block: a cyclic Latin square, so
+over any C consecutive talks, or C realizations of one talk, every condition is synthesized
+once in every position. The systems rotate the same way: system s takes position
+``(s − j) mod S`` in each of the talk's cells with ``j = (t + r) mod S`` (``j = 0`` under
+``fixed``: name order, so A before F everywhere). With two systems the first one alternates
+from talk to talk and from realization to realization, so an effect of going first on the
+service clock enters δ = L(A) − L(F) with both signs, and A is first in half of the
+(talk, condition, realization) cells whenever T · R is even; within one talk and
+realization every condition has the same system first, so such an effect cancels in
+η(p) = δ(p) − δ(0). ``paper`` is the paper's design: realization 0 in the fixed order,
+later realizations counterbalanced. Each planned request records ``synth_order`` (its
+0-based position in the run's order), ``order_id`` (k), ``condition_pos`` (its
+condition's position) and ``system_pos`` (its system's position in its cell).
 """
 
 from __future__ import annotations
@@ -32,16 +42,19 @@ from simulplay.grouping import Rule, Splitter, requests_frame, split_requests
 from simulplay.keys import OUTPUT_KEYS
 from simulplay.traces.model import Stream
 
-#: Synthesis orders: ``counterbalanced`` rotates the condition order per talk and realization.
-ORDERS = ("counterbalanced", "fixed")
+#: Synthesis orders: ``counterbalanced`` rotates the condition and the system order per talk and
+#: realization, ``fixed`` keeps both, ``paper`` keeps both in realization 0 and rotates after it.
+ORDERS = ("counterbalanced", "fixed", "paper")
 #: Columns a plan (and the manifest) records about the synthesis order.
-ORDER_COLUMNS = ("synth_order", "order_id", "condition_pos")
+ORDER_COLUMNS = ("synth_order", "order_id", "condition_pos", "system_pos")
+#: The orders as an error message lists them.
+ORDERS_TEXT = ", ".join(ORDERS[:-1]) + " or " + ORDERS[-1]
 
 
 def check_order(order: str, source: str = "--order") -> str:
     """``order`` when it is one of :data:`ORDERS`, else an InputError naming ``source``."""
     if order not in ORDERS:
-        raise InputError.at(f"{source} '{order}'", "unknown synthesis order", accepted=" or ".join(ORDERS))
+        raise InputError.at(f"{source} '{order}'", "unknown synthesis order", accepted=ORDERS_TEXT)
     return order
 
 
@@ -67,12 +80,13 @@ def plan_requests(streams: list[Stream], rules: Iterable[Rule], backend: Backend
                               splitter=splitter, reuse=reuse, order=order)
 
 
-def order_ids(talk_index: pd.Series, realization: int, n_conditions: int, order: str) -> pd.Series:
-    """The order id k of each row's (talk, realization): ``(t + r) mod C`` under
-    ``counterbalanced``, 0 under ``fixed`` (module docstring)."""
-    if order == "fixed":
+def order_ids(talk_index: pd.Series, realization: int, n: int, order: str) -> pd.Series:
+    """The order id of each row's (talk, realization) over ``n`` conditions (k) or systems
+    (j): ``(t + r) mod n`` under ``counterbalanced`` and in realizations after the first
+    under ``paper``, else 0 (module docstring)."""
+    if order == "fixed" or (order == "paper" and realization == 0):
         return talk_index * 0
-    return (talk_index + realization) % n_conditions
+    return (talk_index + realization) % n
 
 
 def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations: int = 1,
@@ -80,7 +94,7 @@ def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations
                        order: str = "counterbalanced") -> pd.DataFrame:
     """Every request of a requests table (rows of an output in ``seq`` order), split by
     the input limit (``splitter``, default the backend's), in the synthesis ``order``
-    (module docstring): realization, talk, condition position, system, seq.
+    (module docstring): realization, talk, condition position, system position, seq.
     """
     check_order(order)
     splitter = splitter or backend.splitter()
@@ -89,6 +103,7 @@ def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations
     base = split_requests(requests, splitter)
     conds = list(dict.fromkeys(base["condition"]))
     talks = list(dict.fromkeys(base["talk_id"]))
+    systems = sorted(set(base["system"]))
     frames = []
     for r in range(realizations):
         df = base.assign(realization=r)
@@ -96,10 +111,12 @@ def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations
         c_index = df["condition"].map({c: i for i, c in enumerate(conds)})
         df["order_id"] = order_ids(t_index, r, len(conds), order)
         df["condition_pos"] = (c_index - df["order_id"]) % len(conds)
+        s_index = df["system"].map({s: i for i, s in enumerate(systems)})
+        df["system_pos"] = (s_index - order_ids(t_index, r, len(systems), order)) % len(systems)
         df["_talk"] = t_index
         frames.append(df)
     plan = pd.concat(frames, ignore_index=True)
-    plan = plan.sort_values(["realization", "_talk", "condition_pos", "system", "seq"], kind="stable")
+    plan = plan.sort_values(["realization", "_talk", "condition_pos", "system_pos", "seq"], kind="stable")
     plan = plan.drop(columns=["_talk"]).reset_index(drop=True)
     plan["synth_order"] = range(len(plan))
     plan["backend"] = backend.label()

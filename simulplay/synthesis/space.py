@@ -14,6 +14,7 @@ from __future__ import annotations
 import shutil
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -46,8 +47,17 @@ def estimate_space(plan: pd.DataFrame, config: BackendConfig, store: AudioStore)
     todo = plan.drop_duplicates("key")
     todo = todo[~todo["key"].isin(store.completed_keys())]
     audio_s = float(todo["text"].astype(str).str.len().sum()) / CHARS_PER_S
-    free = shutil.disk_usage(store.root).free
+    free = shutil.disk_usage(_existing(store.root)).free
     return SpaceEstimate(len(todo), audio_s, int(audio_s * config.flac_bytes_per_s()), int(free))
+
+
+def _existing(path: Path) -> Path:
+    """``path`` or its nearest existing ancestor: a store not written yet has no folder, and
+    its file system is the one its first write will create the folder on."""
+    p = Path(path)
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
 
 
 def warn_if_short(plan: pd.DataFrame, config: BackendConfig, store: AudioStore) -> SpaceEstimate:

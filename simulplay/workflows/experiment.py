@@ -9,7 +9,7 @@ Example (paths are relative to the TOML file)::
     rules = ["immediate", "timer:w=2", "timer:w=4", "punct", "words"]
     reference = "immediate"
     realizations = 1
-    order = "counterbalanced"   # synthesis order (or "fixed"); see simulplay.synthesis.plan
+    order = "counterbalanced"   # synthesis order (or "fixed", "paper"); see simulplay.synthesis.plan
     out = "runs/demo"           # output folder
     store = "runs/store"        # audio store (default: <out>/store)
     max_chars = 400             # optional input-limit splitter
@@ -17,6 +17,8 @@ Example (paths are relative to the TOML file)::
     [backend]                   # name + any setting of that backend
     name = "piper"
     intra_op_threads = 4
+    # or several engines, [[backend]] once each: every one synthesizes the whole design, and
+    # η(B1) − η(B2) is written for each pair in listed order (eta.interaction.csv)
 
     [analysis]
     draws = 10000
@@ -55,7 +57,7 @@ from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT
 from simulplay.errors import InputError
 
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
-            "realizations": int, "order": str, "out": str, "store": str, "max_chars": int, "backend": dict,
+            "realizations": int, "order": str, "out": str, "store": str, "max_chars": int, "backend": (dict, list),
             "analysis": dict, "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float,
             "retries": int, "content": dict}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "bootstrap": str,
@@ -72,11 +74,11 @@ class Experiment:
     f: str
     rules: tuple[str, ...]
     reference: str
-    backend: str  # a backend spec string
+    backend: str  # a backend spec string (the first backend of a run of several)
     out: Path
     store: Path
     realizations: int = 1
-    order: str = "counterbalanced"  # synthesis order: counterbalanced | fixed
+    order: str = "counterbalanced"  # synthesis order: counterbalanced | fixed | paper
     max_chars: int | None = None
     executor: str = "serial"  # serial | process:N | ray[:ADDRESS]
     workers: int | None = None
@@ -96,24 +98,50 @@ class Experiment:
     sweep: tuple[str, ...] = ()  # grids of a modelled sweep after the run (simulplay.grouping.grid); empty: none
     sweep_confirm: int = 0  # the sweep's best unmeasured points synthesized for real
     content: Any = None  # ContentSettings of the [content] table; None: no content diagnostics
+    extra_backends: tuple[str, ...] = ()  # the further [[backend]] specs of a run of several engines
     source: str = field(default="experiment", compare=False)
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """Every backend spec of the run, in listed order."""
+        return (self.backend, *self.extra_backends)
+
+
+#: The backends ``simulplay demo --backends`` knows: the bundled traces are English.
+DEMO_BACKENDS = ("piper", "espeak")
 
 
 def demo_experiment(out_dir: str | Path, *, realizations: int = 1, piper: str = "",
-                    source: str = "--piper") -> Experiment:
+                    source: str = "--piper", backends: tuple[str, ...] = ("piper",)) -> Experiment:
     """The embedded demo (``demo.toml`` on the bundled sample traces, package ``simulplay.sample_traces``) with
     its store and outputs in ``out_dir``, ``realizations`` synthesis realizations and Piper on
     min(4, CPU cores) intra-op threads plus the settings ``piper`` adds (``key=value,…``, e.g.
-    ``durations=fixed``; its own ``intra_op_threads`` wins). The backend spec is checked here,
-    so a bad setting is an error naming ``source`` before anything is written."""
+    ``durations=fixed``; its own ``intra_op_threads`` wins). ``backends`` (of :data:`DEMO_BACKENDS`,
+    in order; ``espeak`` is eSpeak NG's en-us voice) are the engines the design runs on. The
+    backend specs are checked here, so a bad setting is an error naming ``source`` (or
+    ``--backends``) before anything is written."""
     from simulplay.backends import parse_backend
 
     exp = load_experiment(Path(str(files("simulplay.sample_traces").joinpath("demo.toml"))))
     threads = "" if "intra_op_threads=" in piper else f"intra_op_threads={min(4, os.cpu_count() or 1)}"
-    backend = "piper:" + ",".join(filter(None, [threads, piper.strip()]))
-    parse_backend(backend, source=source)
+    specs = {"piper": "piper:" + ",".join(filter(None, [threads, piper.strip()])), "espeak": "espeak:voice=en-us"}
+    for name in backends:
+        parse_backend(specs[name], source=source if name == "piper" else "--backends")
     out = Path(out_dir).resolve()
-    return dataclasses.replace(exp, backend=backend, out=out, store=out / "store", realizations=realizations)
+    return dataclasses.replace(exp, backend=specs[backends[0]], extra_backends=tuple(specs[b] for b in backends[1:]),
+                               out=out, store=out / "store", realizations=realizations)
+
+
+def parse_demo_backends(text: str, source: str = "--backends") -> tuple[str, ...]:
+    """``piper``, ``piper,espeak`` …: names of :data:`DEMO_BACKENDS`, each once, in order."""
+    names = tuple(n.strip() for n in text.split(","))
+    accepted = "names of " + ", ".join(DEMO_BACKENDS) + " joined by commas, each once, e.g. piper,espeak"
+    for n in names:
+        if n not in DEMO_BACKENDS:
+            raise InputError.at(f"{source} '{text}'", f"unknown demo backend '{n}'", accepted=accepted)
+    if len(set(names)) != len(names):
+        raise InputError.at(f"{source} '{text}'", "names a backend twice", accepted=accepted)
+    return names
 
 
 def load_experiment(path: str | Path) -> Experiment:
@@ -137,7 +165,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
             raise _err(src, "is missing", field=key, accepted=_describe(key))
     analysis = data.get("analysis", {})
     _check_keys(analysis, ANALYSIS_KEYS, "analysis.", src)
-    backend = _backend_spec(data.get("backend", {"name": "piper"}), src, base)
+    backends = _backend_specs(data.get("backend", {"name": "piper"}), src, base)
     traces = tuple(_path(base, t, "traces", src) for t in _strings(data["traces"], "traces", src))
     rules = tuple(_strings(data["rules"], "rules", src))
     from simulplay.grouping import parse_rule
@@ -171,7 +199,8 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
         raise _err(src, f"{realizations} is not ≥ 1", field="realizations", accepted="an integer ≥ 1")
     exp = Experiment(
         name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=rules,
-        reference=data["reference"], backend=backend, out=out, store=store, realizations=realizations,
+        reference=data["reference"], backend=backends[0], extra_backends=backends[1:], out=out, store=store,
+        realizations=realizations,
         max_chars=data.get("max_chars"), order=_order(data.get("order", "counterbalanced"), src), source=src,
         content=_content(data["content"], src, canon) if "content" in data else None,
         **{k: data[k] for k in ("executor", "workers", "worker_cpus", "worker_gpus", "retries") if k in data},
@@ -205,7 +234,9 @@ def _check_keys(data: dict, schema: dict[str, type], prefix: str, src: str) -> N
                                 accepted=_describe(prefix + key, want))
 
 
-def _article(t: type) -> str:
+def _article(t: type | tuple[type, ...]) -> str:
+    if isinstance(t, tuple):
+        return " or ".join(map(_article, t))
     return {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "a table"}[t]
 
 
@@ -234,37 +265,55 @@ def _path(base: Path, value: str, key: str, src: str, must_exist: bool = True) -
     return p
 
 
-def _backend_spec(table: dict[str, Any], src: str, base: Path) -> str:
+def _backend_specs(value: dict[str, Any] | list, src: str, base: Path) -> tuple[str, ...]:
+    """The spec of the [backend] table, or of each [[backend]] table (their labels distinct)."""
+    if isinstance(value, dict):
+        return (_backend_spec(value, src, base),)
+    if not value or not all(isinstance(t, dict) for t in value):
+        raise _err(src, f"{value!r} is not a list of backend tables", field="backend",
+                   accepted="[backend] once, or [[backend]] once per engine")
+    specs = tuple(_backend_spec(t, src, base, f"backend[{i}]") for i, t in enumerate(value))
+    from simulplay.backends import parse_backend
+
+    labels = [parse_backend(s, check=False).create().label() for s in specs]
+    for i, label in enumerate(labels):
+        if label in labels[:i]:
+            raise _err(src, f"two backends label their rows '{label}'", field=f"backend[{i}]",
+                       accepted="backends that differ in name, voice or settings")
+    return specs
+
+
+def _backend_spec(table: dict[str, Any], src: str, base: Path, key: str = "backend") -> str:
     """The backend spec string; relative path settings resolve against the experiment's folder."""
     from simulplay.backends import BACKENDS
 
     if "name" not in table or not isinstance(table["name"], str):
-        raise _err(src, "is missing", field="backend.name", accepted=", ".join(BACKENDS.names()))
-    cls = BACKENDS.get(table["name"], f"{src}: key 'backend.name'")
+        raise _err(src, "is missing", field=f"{key}.name", accepted=", ".join(BACKENDS.names()))
+    cls = BACKENDS.get(table["name"], f"{src}: key '{key}.name'")
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     parts = []
-    for key, value in table.items():
-        if key == "name":
+    for setting, value in table.items():
+        if setting == "name":
             continue
-        if key not in fields:
-            raise _err(src, "is not a setting of backend " + table["name"], field=f"backend.{key}",
-                                accepted="one of " + ", ".join(f"backend.{k}" for k in fields))
+        if setting not in fields:
+            raise _err(src, "is not a setting of backend " + table["name"], field=f"{key}.{setting}",
+                                accepted="one of " + ", ".join(f"{key}.{k}" for k in fields))
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        if key in cls.path_settings and text and not Path(text).is_absolute():
+        if setting in cls.path_settings and text and not Path(text).is_absolute():
             text = str(base / text)
-        parts.append(f"{key}={text}")
+        parts.append(f"{setting}={text}")
     spec = table["name"] + (":" + ",".join(parts) if parts else "")
     from simulplay.backends import parse_backend
 
-    parse_backend(spec, source=f"{src}: table 'backend'")  # validates values now
+    parse_backend(spec, source=f"{src}: table '{key}'")  # validates values now
     return spec
 
 
 def _order(value: str, src: str) -> str:
-    from simulplay.synthesis.plan import ORDERS
+    from simulplay.synthesis.plan import ORDERS, ORDERS_TEXT
 
     if value not in ORDERS:
-        raise _err(src, f"'{value}' is not a synthesis order", field="order", accepted=" or ".join(ORDERS))
+        raise _err(src, f"'{value}' is not a synthesis order", field="order", accepted=ORDERS_TEXT)
     return value
 
 

@@ -1,5 +1,12 @@
 """``simulplay run``: synthesis → replay → η (and the sensitivity replays, the edge-silence
-sweep and the content diagnostics an experiment lists) into one folder, with its report."""
+sweep and the content diagnostics an experiment lists) into one folder, with its report.
+
+An experiment of several engines ([[backend]] tables) synthesizes the whole design once per
+backend (``manifest.backend1.parquet``, ``manifest.backend2.parquet``, … each with its own
+identity and clock check), stacks them into ``manifest.parquet`` (:mod:`simulplay.synthesis.combine`)
+and replays that: every η table then has a panel per backend, and ``eta.interaction.csv``
+(with ``eta_per_talk.interaction.csv``, and the same for each sensitivity replay) holds
+η(B1) − η(B2) for every pair of backends in listed order."""
 
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from simulplay.backends import parse_backend
 from simulplay.grouping import parse_rule
 from simulplay.paths import check_out_folder
 from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.provenance import sha256_of_file
 from simulplay.report import build_report, write_report
 from simulplay.report.build import load_inputs
 from simulplay.report.explore import Computed, explore_run, write_explorer
@@ -24,6 +32,7 @@ from simulplay.sim.chunks import chunk_path, validate_chunks
 from simulplay.sim.replay import ReplayResult
 from simulplay.sim.variants import Measured, RequestRelease, parse_variant
 from simulplay.store.store import AudioStore
+from simulplay.synthesis.combine import combine_syntheses
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
 from simulplay.tables import atomic_path, write_table
 from simulplay.traces import read_traces, streams_from_frame
@@ -49,12 +58,13 @@ class RunResult:
     content: DiagnosticsResult | None = None  # the [content] table (transcripts, content, word timing)
     noise: NoiseCheck | None = None  # η spread across realizations and their duration differences
     sweep: Any = None  # the modelled sweep (a workflows.sweep.SweepRun), when the experiment lists one
+    syntheses: list[SynthResult] = field(default_factory=list)  # one per backend when the run has several
 
 
 def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: Progress = NO_PROGRESS) -> RunResult:
     """Run an experiment; every table is written into ``exp.out`` with its signature."""
     t0 = time.perf_counter()
-    config = parse_backend(exp.backend, source=f"{exp.source}: table 'backend'")
+    configs = [parse_backend(spec, source=f"{exp.source}: table 'backend'") for spec in exp.backends]
     rules = [parse_rule(r) for r in exp.rules]
     streams = streams_from_frame(read_traces(exp.traces))
     check_out_folder(exp.out, "out")  # before any work: the outputs and the store can be written
@@ -65,10 +75,13 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         check_recognizer(exp.content, exp.source)  # the recognizer loads and knows the language
     exp.out.mkdir(parents=True, exist_ok=True)
     store = AudioStore.open(exp.store, field="store")
-    synth = synthesize_to_manifest(streams, rules, config, store, exp.out / "manifest.parquet",
-                                   realizations=exp.realizations, order=exp.order, max_chars=exp.max_chars,
-                                   progress=progress,
-                                   executor=executor_spec(exp), traces=exp.traces)
+    syntheses = [synthesize_to_manifest(streams, rules, config, store, _manifest_path(exp, i),
+                                        realizations=exp.realizations, order=exp.order, max_chars=exp.max_chars,
+                                        progress=progress, executor=executor_spec(exp), traces=exp.traces)
+                 for i, config in enumerate(configs)]
+    synth = syntheses[0] if len(syntheses) == 1 else combine_syntheses(
+        syntheses, exp.out / "manifest.parquet",
+        traces=[{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)} for p in exp.traces])
     t1 = time.perf_counter()
     boot = experiment_bootstrap(exp)
     manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
@@ -86,6 +99,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         if exp.content is not None else None
     t2 = time.perf_counter()
     res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
+    res.syntheses = syntheses if len(syntheses) > 1 else []
     res.edges = edges
     res.content = content
     res.noise = _noise(exp, synth, base_eta, variants)
@@ -98,6 +112,17 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         res.timings["sweep_s"] = time.perf_counter() - t3
     _explorer_and_report(exp, res)
     return res
+
+
+def _manifest_path(exp: Experiment, i: int) -> Path:
+    """``manifest.parquet``, or with several backends ``manifest.backend<i+1>.parquet``."""
+    return exp.out / ("manifest.parquet" if len(exp.backends) == 1 else f"manifest.backend{i + 1}.parquet")
+
+
+def backend_pairs(manifest) -> list[tuple[str, str]]:
+    """Every pair of the manifest's backends in order of appearance (none with one backend)."""
+    labels = list(dict.fromkeys(manifest["backend"]))
+    return [(b1, b2) for i, b1 in enumerate(labels) for b2 in labels[i + 1:]]
 
 
 def _explorer_and_report(exp: Experiment, res: RunResult) -> None:
@@ -118,12 +143,15 @@ def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, rel
                  upstream=synth.signature, source=str(synth.path), silent_parts=silent)
     write_table(rep.summary, exp.out / f"summary{suffix}.parquet", rep.signatures, kind="playback-summary")
     write_table(rep.summary, exp.out / f"summary{suffix}.csv", rep.signatures, kind="playback-summary")
+    pairs = backend_pairs(manifest)
     eta = compute_eta(rep.summary, a=exp.a, f=exp.f, reference=exp.reference, boot=boot,
-                      contrasts=exp.contrasts, allow_incomplete=allow_incomplete, upstream=rep.signatures,
-                      source=str(exp.out / f"summary{suffix}.parquet"))
+                      contrasts=exp.contrasts, interactions=pairs, allow_incomplete=allow_incomplete,
+                      upstream=rep.signatures, source=str(exp.out / f"summary{suffix}.parquet"))
     write_eta_tables(eta, [exp.out / f"eta{suffix}{ext}" for ext in (".parquet", ".csv", ".md")],
                      per_talk=exp.out / f"eta_per_talk{suffix}.csv",
-                     contrasts=exp.out / f"contrasts{suffix}.csv" if exp.contrasts else None)
+                     contrasts=exp.out / f"contrasts{suffix}.csv" if exp.contrasts else None,
+                     interaction=exp.out / f"eta{suffix}.interaction.csv" if pairs else None,
+                     interaction_per_talk=exp.out / f"eta_per_talk{suffix}.interaction.csv" if pairs else None)
     return rep, eta
 
 
@@ -188,5 +216,10 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
         "signature": res.synth.signature,
         **clock_record(st),
     }
+    if res.syntheses:  # a run of several engines: each backend's own synthesis
+        record["backends"] = [{"spec": spec, "backend": str(r.manifest["backend"].iloc[0]), "manifest": str(r.path),
+                               "synthesized": r.stats.synthesized, "already_in_store": r.stats.skipped,
+                               "failed": r.stats.failed, **clock_record(r.stats)}
+                              for spec, r in zip(exp.backends, res.syntheses)]
     with atomic_path(exp.out / "run.json") as tmp:
         tmp.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")

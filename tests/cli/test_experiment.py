@@ -71,7 +71,7 @@ def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder
     (('a = "A"\n', ""), ["key 'a'", "is missing"]),
     (("draws = 200", 'draws = "many"'), ["analysis.draws", "'many' is not an integer"]),
     (("intra_op_threads = 1", "intra_threads = 1"), ["backend.intra_threads", "is not a setting of backend piper"]),
-    (('name = "piper"', 'name = "espeak"'), ["unknown backend 'espeak'"]),
+    (('name = "piper"', 'name = "festival"'), ["unknown backend 'festival'"]),
     (("timer:w=3\"]\nreference", "timer:w=x\"]\nreference"), ["'w=x' is not a float"]),
     (('reference = "immediate"', 'reference = "punct"'), ["'punct' is not one of the rules"]),
     (('"trace.jsonl"', '"missing.jsonl"'), ["key 'traces'", "does not exist"]),

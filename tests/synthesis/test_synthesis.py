@@ -162,7 +162,7 @@ def test_plan_is_counterbalanced_and_keys_follow_the_reuse_policy():
     ("piper:noise_scale=loud", "'noise_scale=loud' is not a float"),
     ("piper:threads=4", "unknown parameter 'threads=4'"),
     ("piper:reuse=sometimes", "reuse must be one of"),
-    ("espeak", "unknown backend 'espeak'"),
+    ("festival", "unknown backend 'festival'"),
 ])
 def test_bad_backend_specs(spec, fragment):
     with pytest.raises(InputError, match=fragment.replace("(", r"\(")):
