@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import linprog
 
 from simulplay.errors import InputError, SimulplayError
 
@@ -62,6 +61,8 @@ def lad(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     as the dual linear program max yᵀd subject to xᵀd = 0, −1 ≤ d ≤ 1, whose equality
     constraints' dual values are ``b``: p constraints instead of the primal's n, so a run
     of tens of thousands of requests fits in seconds."""
+    from scipy.optimize import linprog  # here: importing SciPy's optimizer would cost every replay's start-up
+
     n, p = x.shape
     res = linprog(-np.asarray(y, float), A_eq=x.T, b_eq=np.zeros(p), bounds=(-1, 1), method="highs")
     if res.status != 0:

@@ -147,3 +147,15 @@ def test_replay_cli_with_the_fitted_clock(tmp_path, cli):
     assert s.loc["F", "end_s"] == pytest.approx(6.80, abs=1e-6)
     bad = cli("replay", tmp_path / "m.csv", "--service", "fitted", "--out", tmp_path / "s2.parquet")
     assert_one_line_error(bad, "--service 'fitted'", "unknown service model", "fit (a modelled clock)")
+
+
+def test_a_replay_does_not_import_scipys_optimizer_until_it_fits():
+    """Only service=fit needs SciPy's optimizer (about half a second to import): a fresh
+    process that imports replay, or replays with the measured clock, has not loaded it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, simulplay.sim.replay, simulplay.sim.variants; "
+            "print('scipy.optimize' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
