@@ -10,7 +10,7 @@ from simulplay.cli.options import allow_incomplete_option, quiet_option
 
 
 def run(
-    experiment: Path = typer.Argument(..., help="EXPERIMENT.toml (see the README for its keys)."),
+    experiment: Path = typer.Argument(..., help="EXPERIMENT.toml (its keys: docs/experiments.md)."),
     allow_incomplete: bool = allow_incomplete_option("Exclude outputs with failed requests and count them."),
     quiet: bool = quiet_option(),
 ):

@@ -23,9 +23,9 @@ def synth(
                                          "for traces."),
     backend: str = typer.Option("piper", "--backend", help="TTS backend spec NAME[:KEY=VALUE,…] "
                                 "(settings joined by commas, no spaces): piper (its default voice), "
-                                "piper:voice=PATH, espeak:voice=de,rate=175,pitch=50 (eSpeak NG, Debian's "
+                                "piper:voice=PATH, espeak:voice=de (eSpeak NG; also rate=175, pitch=50; Debian's "
                                 "espeak-ng), xtts:model_dir=DIR, http:base_url=URL; every setting of a "
-                                "backend is a KEY (README: Synthesis). Piper's noise: noise_w_scale (0.8) draws "
+                                "backend is a KEY (docs/synthesis.md). Piper's noise: noise_w_scale (0.8) draws "
                                 "durations, noise_scale (0.667) the waveform; piper:durations=fixed sets "
                                 "noise_w_scale=0 (the same sample counts every run, waveforms may differ), "
                                 "piper:deterministic both 0 (the same samples); under either, identical requests "

@@ -59,4 +59,5 @@ def measured_sentence(run: RunData) -> str:
                 "idle time and η, depend on both.")
     where = machine_line(mach) if mach else "a machine the inputs do not name"
     return (f"Service times were measured on {where}; {clock_text(clock)}. They feed readiness, idle time and η, so "
-            "a run on another machine, or on a busy one, gives other numbers (see the clock check in the README).")
+            "a run on another machine, or on a busy one, gives other numbers (see the clock check: "
+            "docs/synthesis.md#the-clock-check).")

@@ -80,7 +80,7 @@ class AudioDamage(InputError):
 
 
 #: libFLAC compression level as soundfile takes it (0–1): the fastest, still lossless. It
-#: encodes about 12 % faster than the default (0.5) for files about 6 % larger (bench/README).
+#: encodes about 12 % faster than the default (0.5) for files about 6 % larger (bench/bench_synthesis.py).
 FLAC_LEVEL = 0.0
 
 
