@@ -94,7 +94,9 @@ def test_a_run_beside_a_cpu_hog_is_contended_and_a_rerun_keeps_its_verdict(tmp_p
     by_hand = int((man["wait_s"] >= 0.10 * man["service_s"]).sum())  # the README's definition
     assert check.measured == len(man) == 27 and check.contended == by_hand == int(man["contended"].sum())
     assert check.is_contended and by_hand >= 0.5 * len(man)
-    assert (man["cpu_s"] > 0).all() and (man["wait_s"] > 0).all()
+    # an eSpeak request takes a few ms: beside the hog most wait, but one may run its whole
+    # slice without being preempted (wait 0, seen once in 27 on a fresh clone's CI run)
+    assert (man["cpu_s"] > 0).all() and (man["wait_s"] >= 0).all() and (man["wait_s"] > 0).mean() >= 0.5
     assert {p["when"] for p in check.probes} == {"start", "end"} and all(p["service_s"] > 0 for p in check.probes)
     meta = json.loads(pq.read_schema(tmp_path / "m.parquet").metadata[b"simulplay"])
     assert meta["signature"]["clock"] == check.label and meta["clock"]["probes"] == check.probes
