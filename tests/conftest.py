@@ -22,10 +22,39 @@ def cli():
     return run_cli
 
 
+PARTS = ("shared", "alone")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--part", choices=PARTS, default=None,
+                     help="run only the tests that may share the machine (shared: run them with "
+                          "-n 2) or only those marked alone (they judge the machine's timing or "
+                          "load every core); `make test` runs both parts, one after the other")
+
+
+def pytest_collection_modifyitems(config, items):
+    """``--part``: keep one part; the other part's tests are left for the other run (and
+    counted apart from a deselection in :func:`pytest_sessionfinish`)."""
+    part = config.getoption("--part")
+    if part is None:
+        return
+    keep = [i for i in items if (i.get_closest_marker("alone") is not None) == (part == "alone")]
+    config._simulplay_other_part = len(items) - len(keep)
+    items[:] = keep
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    left = getattr(config, "_simulplay_other_part", None)
+    if left is not None:
+        other = PARTS[1 - PARTS.index(config.getoption("--part"))]
+        terminalreporter.write_line(f"--part {config.getoption('--part')}: {left} test(s) left to --part {other}")
+
+
 def pytest_sessionfinish(session, exitstatus):
     """In CI (CI=true) a skipped test is a failure (what a test needs must be installed), and
-    so is a deselected one (CI runs the tests marked slow too: no ``-m "not slow"`` there)."""
-    if os.environ.get("CI", "").lower() == "true":
+    so is a deselected one (CI runs the tests marked slow too: no ``-m "not slow"`` there);
+    the tests ``--part`` leaves to the other part's run are neither."""
+    if os.environ.get("CI", "").lower() == "true" and not hasattr(session.config, "workerinput"):
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         stats = reporter.stats if reporter else {}
         skipped, deselected = len(stats.get("skipped", [])), len(stats.get("deselected", []))

@@ -41,7 +41,8 @@ def clock_text(clock: dict[str, Any]) -> str:
     if not clock:
         return f"clock: {NOT_RECORDED}"
     check = ClockCheck(int(clock.get("measured", 0)), int(clock.get("unmeasured", 0)),
-                       int(clock.get("contended", 0)), str(clock.get("criterion", "")), list(clock.get("probes", [])))
+                       int(clock.get("contended", 0)), str(clock.get("criterion", "")), list(clock.get("probes", [])),
+                       clock.get("wall_s"), clock.get("waited_s"))
     return f"{clock.get('verdict', check.verdict)} ({check.details()})"
 
 

@@ -80,8 +80,10 @@ class ServiceModel:
         return self.apply(offsets)
 
     def output_signature(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        """What the signature of the output in ``row`` (its key columns) adds."""
-        return {}
+        """What the signature of the output in ``row`` (its key columns) adds: ``clock:
+        unused`` where the variant takes no time from the service clock (``zero``,
+        ``scale=0``), whose numbers the run's clock verdict does not qualify."""
+        return {"clock": "unused"} if self.factor == 0 else {}
 
 
 SERVICE_MODELS: Registry[ServiceModel] = Registry("service model")

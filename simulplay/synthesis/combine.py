@@ -10,7 +10,7 @@ requests and judges each backend's probes against its own (:func:`.clock_check.p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,12 @@ def combined_signature(signatures: Sequence[dict[str, Any]], clock: ClockCheck) 
     return out
 
 
+def _sum_known(values: Iterable[float | None]) -> float | None:
+    """The sum of the known values (None: none known)."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
 def combined_stats(results: Sequence[SynthResult], labels: Sequence[str]) -> SynthStats:
     """Counts added up, workers named by backend, the clock check of all requests (probes
     tagged with their backend) and the first synthesis' machine."""
@@ -87,6 +93,7 @@ def combined_stats(results: Sequence[SynthResult], labels: Sequence[str]) -> Syn
                              sum(c.contended for c in checks),
                              criteria[0] if len(criteria) == 1 else "wait+ratio",
                              [{**p, "backend": label} for r, label in zip(results, labels)
-                              for p in (r.stats.clock.probes if r.stats.clock else [])])
+                              for p in (r.stats.clock.probes if r.stats.clock else [])],
+                             _sum_known(c.wall_s for c in checks), _sum_known(c.waited_s for c in checks))
     stats.machine = {**results[0].stats.machine, "load_at_end": results[-1].stats.machine.get("load_at_end")}
     return stats

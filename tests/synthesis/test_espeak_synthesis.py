@@ -87,6 +87,7 @@ def test_an_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 def test_a_run_beside_a_cpu_hog_is_contended_and_a_rerun_keeps_its_verdict(tmp_path):
     with cpu_hog(2 * os.cpu_count()):
         res = synth(tmp_path, "espeak:voice=de,reuse=never", realizations=3)

@@ -14,6 +14,8 @@ from tests.support.factories import small_trace
 
 PIPER_1 = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"
 KEYS = ["talk_id", "system", "condition", "backend", "realization", "seq"]
+# the first test compares two runs' clocks: the whole module (one shared fixture) runs with the machine to itself
+pytestmark = pytest.mark.alone
 
 
 def meta(path):
@@ -34,7 +36,7 @@ def synthesized(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_retime_all_keeps_the_audio_and_reproduces_the_service_times_within_the_probe_spread(synthesized):
+def test_retime_all_keeps_the_audio_and_reproduces_the_service_times_up_to_the_machines_speed(synthesized):
     d, done = synthesized
     old, new = pd.read_parquet(d / "m.parquet"), pd.read_parquet(d / "all.parquet")
     pd.testing.assert_frame_equal(new[KEYS + ["text", "audio_key", "n_samples", "audio_s", "dispatch_s"]],
@@ -44,14 +46,19 @@ def test_retime_all_keeps_the_audio_and_reproduces_the_service_times_within_the_
     # rows that share one record (reused) share its new time
     for _, g in new[new["reused"] | new.duplicated("audio_key", keep=False)].groupby("audio_key"):
         assert g["service_s"].nunique() == 1
-    # within the clock check's spread: both runs' probes timed the same text; the median request
-    # ratio lies within the range the probe times span across the two runs; the spread of a
-    # handful of probes is itself noisy (a clean CI clone saw ratio 1.254 against a spread of
-    # 1.241), so the bound carries a 10 % margin
-    probes = [p["service_s"] for m in (meta(d / "m.parquet"), meta(d / "all.parquet")) for p in m["clock"]["probes"]]
-    spread = 1.10 * max(probes) / min(probes)
-    ratio = float(np.median(new["service_s"] / old["service_s"]))
-    assert 1 / spread <= ratio <= spread, (ratio, spread)
+    # the same requests timed again, up to the machine's speed: each distinct request's new
+    # time over its old one stays near the run's median ratio (a time copied from another
+    # request, or the probe's, would not: the requests last 1–4 words, 0.05–0.3 s), and the
+    # median ratio is within a factor 2 (our idle VMs drift up to 1.6× between runs and
+    # probes alike, so the probes' spread is no tighter bound)
+    first = new.drop_duplicates("audio_key").set_index("audio_key")
+    ratio = first["service_s"] / old.drop_duplicates("audio_key").set_index("audio_key")["service_s"]
+    median = float(ratio.median())
+    assert 0.5 <= median <= 2.0, median
+    near = ((ratio / median).between(1 / 1.5, 1.5)).mean()
+    assert near >= 0.8, (near, ratio.describe())
+    spread = old["service_s"].max() / old["service_s"].min()
+    assert spread > 2.0, spread  # the texts' own spread, which a wrong pairing would show
     assert meta(d / "all.parquet")["signature"]["retime"] == "all"
     assert "re-timed" in done.stdout and "original clock:" in done.stdout and "clock: " in done.stdout
 
