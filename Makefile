@@ -17,6 +17,12 @@ TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency,docs
 # notice Material for MkDocs prints on every build.
 MKDOCS = NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
+# The suite in two parts: the tests that may share the machine on two workers (pytest-xdist; a
+# module's tests stay on one worker, so its fixtures are made once), then, one at a time, those
+# marked `alone` (they judge the machine's timing, or load every core with a CPU hog).
+PYTEST_SHARED = $(BIN)/python -m pytest -q --durations=15 -n 2 --dist loadscope --part shared
+PYTEST_ALONE = $(BIN)/python -m pytest -q --durations=5 --part alone
+
 .PHONY: demo test test-fast docs lint bench clean
 
 $(BIN)/python:
@@ -59,11 +65,13 @@ test: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 	$(ESPEAK_NG)
 	$(BIN)/ruff check simulplay tests bench
 	$(MKDOCS) -d site
-	$(BIN)/python -m pytest -q
+	$(PYTEST_SHARED)
+	$(PYTEST_ALONE)
 
 # While developing: the suite without the tests marked slow (`make test` and CI run them all).
 test-fast: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(PYTEST_SHARED) -m "not slow"
+	$(PYTEST_ALONE) -m "not slow"
 
 # The documentation site into site/ (open site/index.html).
 docs: $(VENV)/.docs-installed

@@ -38,10 +38,9 @@ request has clock readings (records written before the check existed).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
-
-import math
 
 import numpy as np
 import pandas as pd
