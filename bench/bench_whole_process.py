@@ -9,6 +9,13 @@ median(plain) / median(synth): 1.0 means simulplay costs nothing beyond Piper it
     python bench/bench_whole_process.py                 # 80 requests, 3 rounds
     python bench/bench_whole_process.py --talk-minutes 10 --rounds 2   # a 10-minute talk
     python bench/bench_whole_process.py --parallel      # also process:2 (1 thread each) vs serial
+    python bench/bench_whole_process.py --split 40,160  # per-request overhead and fixed start-up apart
+
+``--split N1,N2`` runs the alternation at two sizes and splits simulplay's extra wall time
+(synth − plain, medians) into a straight line: the slope is the overhead per request (store
+write, record, clock readings), printed as a share of the median request's service time
+(goal ≤ 3 %), and the intercept the fixed start-up (imports, planning, warm-up probes,
+manifest; goal ≤ 1.5 s).
 
 simulplay's modules are byte-compiled first (as an installed package is). Every run gets a
 fresh store. Prints one line per comparison and a JSON record (with the
@@ -105,13 +112,42 @@ def alternate(commands: dict[str, callable], rounds: int) -> tuple[dict[str, lis
     return wall, cpu
 
 
+def split(sizes: list[int], rounds: int) -> None:
+    """Per-request overhead and fixed start-up from two sizes (see the module docstring)."""
+    compileall.compile_dir(ROOT / "simulplay", quiet=1)
+    extra, service = {}, []
+    serial = f"piper:intra_op_threads={THREADS}"
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp_name:
+            tmp = Path(tmp_name)
+            requests, texts, got = prepare(tmp, None, n)
+            times, _ = alternate({"plain": lambda r: plain_cmd(texts, tmp / f"wav{r}"),
+                                  "synth": lambda r: synth_cmd(requests, tmp / f"store{r}", serial)}, rounds)
+            service += pd.read_parquet(tmp / "store0.parquet")["service_s"].tolist()
+        extra[got] = statistics.median(times["synth"]) - statistics.median(times["plain"])
+        print(f"{got} requests, {rounds} alternated rounds: plain {statistics.median(times['plain']):.2f} s, "
+              f"synth {statistics.median(times['synth']):.2f} s, simulplay's extra {extra[got]:.3f} s")
+    (n1, e1), (n2, e2) = sorted(extra.items())
+    per_request = (e2 - e1) / (n2 - n1)
+    fixed = e1 - n1 * per_request
+    median = statistics.median(service)
+    print(f"per-request overhead {1000 * per_request:.2f} ms = {100 * per_request / median:.2f} % of the median "
+          f"request's service time {1000 * median:.0f} ms (goal ≤ 3 %); fixed start-up {fixed:.2f} s (goal ≤ 1.5 s)")
+    print(json.dumps({"sizes": sorted(extra), "extra_s": extra, "per_request_s": per_request, "fixed_s": fixed,
+                      "median_service_s": median, "rounds": rounds, "machine": machine()}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--requests", type=int, default=80)
     ap.add_argument("--talk-minutes", type=float, default=None)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--parallel", action="store_true")
+    ap.add_argument("--split", default=None, help="N1,N2: per-request overhead and fixed start-up apart")
     args = ap.parse_args()
+    if args.split:
+        split([int(x) for x in args.split.split(",")], args.rounds)
+        return
     # As `pip install` does, simulplay's modules are compiled once before the runs, so that no
     # timed run compiles them: where PYTHONDONTWRITEBYTECODE is set (this VM) and the package
     # runs from the source tree, every run would compile about 110 modules (≈ 0.2 s).
