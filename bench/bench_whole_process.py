@@ -121,8 +121,9 @@ def split(sizes: list[int], rounds: int) -> None:
         with tempfile.TemporaryDirectory() as tmp_name:
             tmp = Path(tmp_name)
             requests, texts, got = prepare(tmp, None, n)
-            times, _ = alternate({"plain": lambda r: plain_cmd(texts, tmp / f"wav{r}"),
-                                  "synth": lambda r: synth_cmd(requests, tmp / f"store{r}", serial)}, rounds)
+            times, _ = alternate({"plain": lambda r, t=texts, d=tmp: plain_cmd(t, d / f"wav{r}"),
+                                  "synth": lambda r, q=requests, d=tmp: synth_cmd(q, d / f"store{r}", serial)},
+                                 rounds)
             service += pd.read_parquet(tmp / "store0.parquet")["service_s"].tolist()
         extra[got] = statistics.median(times["synth"]) - statistics.median(times["plain"])
         print(f"{got} requests, {rounds} alternated rounds: plain {statistics.median(times['plain']):.2f} s, "

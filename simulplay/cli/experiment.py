@@ -124,6 +124,11 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
         from simulplay.cli.sweep import print_sweep
 
         print_sweep(res.sweep, brief=True)
+    if res.reused:
+        from simulplay.workflows.reuse import names
+
+        typer.echo(f"reused {names(res.reused)} as they were: their inputs (tables, manifests, settings, "
+                   "version) are unchanged")
     typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")
     typer.echo(f"report: {(exp.out / 'report' / 'report.html').resolve()}")
     typer.echo(f"explorer: {(exp.out / 'explore' / 'index.html').resolve()}")

@@ -41,6 +41,7 @@ from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer,
 from simulplay.workflows.edges import EdgesRun, run_edges, write_edges
 from simulplay.workflows.eta_tables import write_eta_tables, write_noise_check
 from simulplay.workflows.experiment import Experiment, executor_spec, experiment_bootstrap
+from simulplay.workflows.reuse import make_or_reuse
 
 
 @dataclass
@@ -59,6 +60,7 @@ class RunResult:
     noise: NoiseCheck | None = None  # η spread across realizations and their duration differences
     sweep: Any = None  # the modelled sweep (a workflows.sweep.SweepRun), when the experiment lists one
     syntheses: list[SynthResult] = field(default_factory=list)  # one per backend when the run has several
+    reused: list[str] = field(default_factory=list)  # derived folders kept as they were (inputs unchanged)
 
 
 def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: Progress = NO_PROGRESS) -> RunResult:
@@ -107,8 +109,12 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     if exp.sweep:  # reads the run folder just written; the report below shows its figures
         from simulplay.workflows.sweep import sweep_run
 
+        def make_sweep():
+            res.sweep = sweep_run(exp.out, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress)
+
         t3 = time.perf_counter()
-        res.sweep = sweep_run(exp.out, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress)
+        make_or_reuse(exp.out, "sweep", {"rules": list(exp.sweep), "confirm": exp.sweep_confirm}, make_sweep,
+                      res.reused)
         res.timings["sweep_s"] = time.perf_counter() - t3
     _explorer_and_report(exp, res)
     return res
@@ -128,13 +134,25 @@ def backend_pairs(manifest) -> list[tuple[str, str]]:
 def _explorer_and_report(exp: Experiment, res: RunResult) -> None:
     """The explorer (``explore/``, from the replays just made: nothing is replayed again) and
     the report that links to it (``report/``), both from the run folder read once."""
-    run = load_inputs(exp.out)
-    synth = res.synth
-    chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if "release=chunk" in exp.variants else None
-    computed = Computed({v.replace("=", "-"): rep for v, (rep, _) in res.variants.items()}, chunks,
-                        res.edges.result if res.edges is not None else None)
-    write_explorer(explore_run(run, computed=computed), exp.out / "explore")
-    write_report(build_report(exp.out, run=run), exp.out / "report")
+    loaded: list[Any] = []
+
+    def run() -> Any:  # the run folder, read once, when the first of the two is made
+        if not loaded:
+            loaded.append(load_inputs(exp.out))
+        return loaded[0]
+
+    def make_explorer() -> None:
+        synth = res.synth
+        chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if "release=chunk" in exp.variants \
+            else None
+        computed = Computed({v.replace("=", "-"): rep for v, (rep, _) in res.variants.items()}, chunks,
+                            res.edges.result if res.edges is not None else None)
+        write_explorer(explore_run(run(), computed=computed), exp.out / "explore")
+
+    settings = {"store": str(exp.store.resolve())}  # the Listen clips and the explorer's audio come from it
+    make_or_reuse(exp.out, "explore", settings, make_explorer, res.reused)
+    make_or_reuse(exp.out, "report", settings,
+                  lambda: write_report(build_report(exp.out, run=run()), exp.out / "report"), res.reused)
 
 
 def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service, silent):

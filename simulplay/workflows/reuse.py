@@ -1,0 +1,135 @@
+"""Reuse of a run's derived folders whose inputs have not changed (docs/experiments.md#reuse).
+
+A run writes its tables first and then three folders derived from them: ``sweep/`` (the
+modelled sweep), ``explore/`` (the explorer) and ``report/`` (figures, Listen clips, tables).
+Each derived folder records, in :data:`RECORD`, what it was made from — the simulplay
+version, its settings, and a digest of every input file — and the SHA-256 of every file it
+holds. A later run makes the folder again only when that record no longer matches: an input
+or a setting changed, the version changed, or a file of the folder was changed or removed.
+
+The inputs of a derived folder are the run folder's files outside the derived folders, the
+audio store and hidden files (the tables, manifests, chunk tables and ``run.json``), and for
+``report/`` and ``explore/`` also the files of ``sweep/``. A digest is a file's SHA-256, but
+for what a run that changed nothing still rewrites differently: the machine's load averages
+and the run's own timings (``run.json``'s ``timings``; ``machine.load`` and
+``machine.load_at_end`` in ``run.json`` and in a Parquet file's metadata). A reused report
+therefore shows the load averages of the run that made it. The audio itself needs no digest:
+the manifests name every request's audio by the SHA-256 key of its samples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from simulplay.provenance import sha256_of_file
+from simulplay.store.files import write_atomic
+from simulplay.version import __version__
+
+#: The record each derived folder keeps of its inputs and files.
+RECORD = ".simulplay-inputs.json"
+#: The run folder's derived folders, in the order a run makes them.
+DERIVED = ("sweep", "explore", "report")
+#: Keys of ``machine`` that change from one run to the next without changing a number.
+VOLATILE_MACHINE = ("load", "load_at_end")
+
+
+def _steady(meta: Any) -> Any:
+    """``meta`` without the load averages and timings (in a copy)."""
+    if not isinstance(meta, dict):
+        return meta
+    out = {k: v for k, v in meta.items() if k != "timings"}
+    if isinstance(out.get("machine"), dict):
+        out["machine"] = {k: v for k, v in out["machine"].items() if k not in VOLATILE_MACHINE}
+    return {k: _steady(v) if isinstance(v, dict) else v for k, v in out.items()}
+
+
+def digest(path: Path) -> str:
+    """The file's digest for reuse: its SHA-256, but for ``run.json`` and Parquet files the
+    SHA-256 of their content without the load averages and timings (see the module docstring)."""
+    if path.name == "run.json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return sha256_of_file(path)
+        return hashlib.sha256(json.dumps(_steady(data), sort_keys=True).encode()).hexdigest()
+    if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        meta = dict(table.schema.metadata or {})
+        steady = {}
+        for k, v in meta.items():
+            try:
+                steady[k.decode()] = _steady(json.loads(v))
+            except ValueError:
+                steady[k.decode()] = v.decode("utf-8", "replace")
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema.remove_metadata()) as writer:
+            writer.write_table(table.replace_schema_metadata(None))
+        h = hashlib.sha256(sink.getvalue().to_pybytes())
+        h.update(json.dumps(steady, sort_keys=True, default=str).encode())
+        return h.hexdigest()
+    return sha256_of_file(path)
+
+
+def input_files(run_dir: Path, folder: str) -> list[Path]:
+    """The inputs of the derived folder ``folder`` of ``run_dir`` (module docstring)."""
+    skip = {"store", *DERIVED} - ({"sweep"} if folder != "sweep" else set())
+    out = []
+    for p in sorted(run_dir.rglob("*")):
+        rel = p.relative_to(run_dir).parts
+        if p.is_file() and rel[0] not in skip and not any(part.startswith(".") for part in rel):
+            out.append(p)
+    return out
+
+
+def inputs_key(run_dir: Path, folder: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``folder`` is made from: the version, its settings and its input files' digests."""
+    files = {p.relative_to(run_dir).as_posix(): digest(p) for p in input_files(run_dir, folder)}
+    return {"version": __version__, "settings": json.loads(json.dumps(settings, default=str)), "inputs": files}
+
+
+def _files(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): sha256_of_file(p) for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != RECORD}
+
+
+def reusable(folder: Path, key: Mapping[str, Any]) -> bool:
+    """Whether ``folder`` was made from ``key`` and still holds every file it was made with."""
+    try:
+        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if record.get("key") != key or not isinstance(record.get("files"), dict):
+        return False
+    return all((folder / rel).is_file() and sha256_of_file(folder / rel) == h for rel, h in record["files"].items())
+
+
+def remember(folder: Path, key: Mapping[str, Any]) -> None:
+    """Record ``key`` and the files ``folder`` holds now (written whole, or not at all)."""
+    write_atomic(folder / RECORD, json.dumps({"key": key, "files": _files(folder)}, indent=1).encode("utf-8"))
+
+
+def make_or_reuse(run_dir: Path, folder: str, settings: Mapping[str, Any], make: Callable[[], Any],
+                  reused: list[str]) -> bool:
+    """Make ``run_dir/folder`` with ``make()`` unless it can be reused; a reused folder's
+    name is added to ``reused``. Returns whether it was reused."""
+    target = run_dir / folder
+    key = inputs_key(run_dir, folder, settings)
+    if reusable(target, key):
+        reused.append(f"{folder}/")
+        return True
+    make()
+    remember(target, key)
+    return False
+
+
+def names(reused: Iterable[str]) -> str:
+    """``sweep/, explore/ and report/``."""
+    items = list(reused)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
