@@ -23,7 +23,7 @@ MKDOCS = NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 # simulplay's and the tests' modules byte-compiled once: where PYTHONDONTWRITEBYTECODE is set (these
 # machines), every `simulplay` subprocess a test starts would compile them again (≈ 0.3 s each).
 COMPILE = $(BIN)/python -m compileall -q simulplay tests bench traces >/dev/null
-PYTEST_SHARED = $(BIN)/python -m pytest -q --durations=15 -n 3 --dist loadscope --part shared
+PYTEST_SHARED = $(BIN)/python -m pytest -q --durations=15 -n 2 --dist loadscope --part shared
 PYTEST_ALONE = $(BIN)/python -m pytest -q --durations=5 --part alone
 
 .PHONY: demo test test-fast docs lint bench clean

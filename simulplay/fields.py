@@ -104,7 +104,17 @@ class Checker:
         return np.where(ok & ~huge, values, 0).astype(np.int64)
 
     def strings(self, col: str, *, allow_empty: bool = False, accepted: str = "non-empty text") -> list[str]:
-        raw = self.df[col].astype(object)
+        """Column as a list of ``str``: nested values, bytes that are not UTF-8 and (unless
+        allowed) empty cells are problems. A column of text only (pandas infers ``string``,
+        no cell missing) is taken as it is, without looking at each cell in Python."""
+        column = self.df[col]
+        if pd.api.types.infer_dtype(column, skipna=False) == "string":
+            out = column.tolist()
+            if not allow_empty:
+                for i in np.flatnonzero((column.str.len() == 0).to_numpy(bool)):
+                    self.add_at(int(i), "is empty", col, accepted)
+            return out
+        raw = column.astype(object)
         nested = raw.map(lambda v: isinstance(v, (dict, list, tuple))).to_numpy(bool)
         for i in np.flatnonzero(nested):
             self.add_at(int(i), f"is a {type(raw.iloc[i]).__name__}, not text", col, accepted)

@@ -33,14 +33,17 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    """``--part``: keep one part; the other part's tests are left for the other run (and
-    counted apart from a deselection in :func:`pytest_sessionfinish`)."""
+    """``--part``: keep one part, slow modules first; the other part's tests are left for the
+    other run (and counted apart from a deselection in :func:`pytest_sessionfinish`)."""
     part = config.getoption("--part")
     if part is None:
         return
     keep = [i for i in items if (i.get_closest_marker("alone") is not None) == (part == "alone")]
     config._simulplay_other_part = len(items) - len(keep)
-    items[:] = keep
+    # modules with slow tests first (stable otherwise): two workers that take the long modules
+    # early end together, instead of one finishing a long module while the other idles
+    slow = {i.module.__name__ for i in keep if i.get_closest_marker("slow") is not None}
+    items[:] = sorted(keep, key=lambda i: i.module.__name__ not in slow)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

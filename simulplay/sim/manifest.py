@@ -113,7 +113,9 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
             check.add_at(int(i), "is empty and there is no ready_s", col, what)
     out["_row"] = check.rows
     keys = output_keys(out)
-    for key, g in out.groupby(keys, sort=False):
+    codes = out.groupby(keys, sort=False).ngroup().to_numpy()
+    sound = _outputs_sound(out, codes, has_ready)
+    for key, g in ([] if sound else out.groupby(keys, sort=False)):  # the loop names the first problem
         label = ", ".join(map(str, key))
         dup = g["seq"].duplicated().to_numpy()
         for i in np.flatnonzero(dup):
@@ -131,9 +133,40 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
             check.add(f"is empty while other requests of output ({label}) have it", row=g["_row"].iloc[i],
                       field="ready_s", accepted="ready_s on every request of an output or on none")
     check.raise_if_any()
-    order = out.groupby(keys, sort=False).ngroup()
-    out = out.assign(_output=order).sort_values(["_output", "seq"], kind="stable")
+    out = out.assign(_output=codes).sort_values(["_output", "seq"], kind="stable")
     return out.drop(columns=["_row", "_output"]).reset_index(drop=True)
+
+
+def _outputs_sound(out: pd.DataFrame, codes: np.ndarray, has_ready: bool) -> bool:
+    """Whether every output passes the per-output checks of :func:`validate_manifest`, all
+    at once (array operations over the whole table): each output's ``seq`` is 0..n−1 without
+    repeats, its known dispatch times never go backwards in ``seq`` order, it has one
+    ``source_s``, and ``ready_s`` on every request without error or on none. When this is
+    false the per-output loop finds and names the first problem."""
+    seq = out["seq"].to_numpy()
+    order = np.lexsort((seq, codes))
+    c, q = codes[order], seq[order]
+    first = np.r_[True, c[1:] != c[:-1]]
+    start = np.maximum.accumulate(np.where(first, np.arange(len(c)), 0))
+    if not np.array_equal(q, np.arange(len(c)) - start):  # numbered 0..n−1 per output (no repeat, no gap)
+        return False
+    d = out["dispatch_s"].to_numpy(float)[order]
+    known = ~np.isnan(d)
+    last = pd.Series(np.where(known, d, np.nan)).groupby(c).ffill().to_numpy()  # last known dispatch so far
+    prev = np.r_[np.nan, last[:-1]]
+    prev[first] = np.nan
+    if np.any(known & (d < prev)):
+        return False
+    src = out["source_s"].to_numpy(float)[order]
+    if np.any(src != src[start]):
+        return False
+    if has_ready:
+        rd = (np.isnan(out["ready_s"].to_numpy(float)) & (out["error"] == "").to_numpy())[order]
+        n = np.bincount(c, minlength=c.max() + 1)
+        empty = np.bincount(c, weights=rd, minlength=c.max() + 1)
+        if np.any((empty > 0) & (empty < n)):
+            return False
+    return True
 
 
 def _check_order(check: Checker, g: pd.DataFrame, label: str) -> None:

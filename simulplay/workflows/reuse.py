@@ -11,9 +11,10 @@ The inputs of a derived folder are the run folder's files outside the derived fo
 audio store and hidden files (the tables, manifests, chunk tables and ``run.json``), and for
 ``report/`` and ``explore/`` also the files of ``sweep/``. A digest is a file's SHA-256, but
 for what a run that changed nothing still rewrites differently: the machine's load averages
-and the run's own timings (``run.json``'s ``timings``; ``machine.load`` and
-``machine.load_at_end`` in ``run.json`` and in a Parquet file's metadata). A reused report
-therefore shows the load averages of the run that made it. The audio itself needs no digest:
+(``machine.load`` and ``machine.load_at_end`` in ``run.json`` and in a Parquet file's
+metadata), the run's timings and how many requests it synthesized itself rather than found
+in the store (``run.json``'s ``timings_s``, ``synthesized``, ``already_in_store``, ``per_worker``). A reused
+report therefore shows the load averages and these counts of the run that made it. The audio itself needs no digest:
 the manifests name every request's audio by the SHA-256 key of its samples.
 """
 
@@ -35,13 +36,17 @@ RECORD = ".simulplay-inputs.json"
 DERIVED = ("sweep", "explore", "report")
 #: Keys of ``machine`` that change from one run to the next without changing a number.
 VOLATILE_MACHINE = ("load", "load_at_end")
+#: Keys of ``run.json`` that change from one run to the next without changing a number: the
+#: run's timings and what this run synthesized itself rather than found in the store.
+VOLATILE_RUN = ("timings_s", "synthesized", "already_in_store", "per_worker")
 
 
-def _steady(meta: Any) -> Any:
-    """``meta`` without the load averages and timings (in a copy)."""
+def _steady(meta: Any, drop: tuple[str, ...] = ()) -> Any:
+    """``meta`` without the machine's load averages (at any depth) and the keys ``drop`` (at
+    the top), in a copy."""
     if not isinstance(meta, dict):
         return meta
-    out = {k: v for k, v in meta.items() if k != "timings"}
+    out = {k: v for k, v in meta.items() if k not in drop}
     if isinstance(out.get("machine"), dict):
         out["machine"] = {k: v for k, v in out["machine"].items() if k not in VOLATILE_MACHINE}
     return {k: _steady(v) if isinstance(v, dict) else v for k, v in out.items()}
@@ -55,7 +60,7 @@ def digest(path: Path) -> str:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return sha256_of_file(path)
-        return hashlib.sha256(json.dumps(_steady(data), sort_keys=True).encode()).hexdigest()
+        return hashlib.sha256(json.dumps(_steady(data, VOLATILE_RUN), sort_keys=True).encode()).hexdigest()
     if path.suffix == ".parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
