@@ -24,9 +24,6 @@ from simulplay.grouping import parse_rule
 from simulplay.paths import check_out_folder
 from simulplay.progress import NO_PROGRESS, Progress
 from simulplay.provenance import sha256_of_file
-from simulplay.report import build_report, write_report
-from simulplay.report.build import load_inputs
-from simulplay.report.explore import Computed, explore_run, write_explorer
 from simulplay.sim import replay, validate_manifest
 from simulplay.sim.chunks import chunk_path, validate_chunks
 from simulplay.sim.replay import ReplayResult
@@ -133,15 +130,21 @@ def backend_pairs(manifest) -> list[tuple[str, str]]:
 
 def _explorer_and_report(exp: Experiment, res: RunResult) -> None:
     """The explorer (``explore/``, from the replays just made: nothing is replayed again) and
-    the report that links to it (``report/``), both from the run folder read once."""
+    the report that links to it (``report/``), both from the run folder read once, each
+    unless reused (:mod:`.reuse`; the report's modules and matplotlib are then not even
+    imported)."""
     loaded: list[Any] = []
 
     def run() -> Any:  # the run folder, read once, when the first of the two is made
+        from simulplay.report.build import load_inputs
+
         if not loaded:
             loaded.append(load_inputs(exp.out))
         return loaded[0]
 
     def make_explorer() -> None:
+        from simulplay.report.explore import Computed, explore_run, write_explorer
+
         synth = res.synth
         chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if "release=chunk" in exp.variants \
             else None
@@ -151,8 +154,12 @@ def _explorer_and_report(exp: Experiment, res: RunResult) -> None:
 
     settings = {"store": str(exp.store.resolve())}  # the Listen clips and the explorer's audio come from it
     make_or_reuse(exp.out, "explore", settings, make_explorer, res.reused)
-    make_or_reuse(exp.out, "report", settings,
-                  lambda: write_report(build_report(exp.out, run=run()), exp.out / "report"), res.reused)
+    def make_report() -> None:
+        from simulplay.report import build_report, write_report
+
+        write_report(build_report(exp.out, run=run()), exp.out / "report")
+
+    make_or_reuse(exp.out, "report", settings, make_report, res.reused)
 
 
 def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service, silent):

@@ -12,9 +12,10 @@ audio store and hidden files (the tables, manifests, chunk tables and ``run.json
 ``report/`` and ``explore/`` also the files of ``sweep/``. A digest is a file's SHA-256, but
 for what a run that changed nothing still rewrites differently: the machine's load averages
 (``machine.load`` and ``machine.load_at_end`` in ``run.json`` and in a Parquet file's
-metadata), the run's timings and how many requests it synthesized itself rather than found
-in the store (``run.json``'s ``timings_s``, ``synthesized``, ``already_in_store``, ``per_worker``). A reused
-report therefore shows the load averages and these counts of the run that made it. The audio itself needs no digest:
+metadata), the run's timings and what it did itself rather than found done (``run.json``'s
+:data:`VOLATILE_RUN`: requests synthesized now against found in the store, retries, VAD
+inferences against cached ones). A reused report therefore shows the load averages and
+these counts of the run that made it. The audio itself needs no digest:
 the manifests name every request's audio by the SHA-256 key of its samples.
 """
 
@@ -36,20 +37,26 @@ RECORD = ".simulplay-inputs.json"
 DERIVED = ("sweep", "explore", "report")
 #: Keys of ``machine`` that change from one run to the next without changing a number.
 VOLATILE_MACHINE = ("load", "load_at_end")
-#: Keys of ``run.json`` that change from one run to the next without changing a number: the
-#: run's timings and what this run synthesized itself rather than found in the store.
-VOLATILE_RUN = ("timings_s", "synthesized", "already_in_store", "per_worker")
+#: Keys of ``run.json`` (at any depth) that change from one run to the next without changing
+#: a number: the run's timings, and what this run did itself rather than found done — the
+#: requests it synthesized (in all, per worker, per backend), the retries and worker deaths
+#: of that synthesis and its parallel/serial service ratio, the edge replay's VAD inferences
+#: against cached ones.
+VOLATILE_RUN = ("timings_s", "synthesized", "already_in_store", "per_worker", "retries", "worker_deaths",
+                "service_time_parallel_over_serial", "inferred", "cached", "inference_s")
 
 
 def _steady(meta: Any, drop: tuple[str, ...] = ()) -> Any:
-    """``meta`` without the machine's load averages (at any depth) and the keys ``drop`` (at
-    the top), in a copy."""
+    """``meta`` without the machine's load averages and the keys ``drop``, at any depth
+    (through dicts and lists), in a copy."""
+    if isinstance(meta, list):
+        return [_steady(v, drop) for v in meta]
     if not isinstance(meta, dict):
         return meta
     out = {k: v for k, v in meta.items() if k not in drop}
     if isinstance(out.get("machine"), dict):
         out["machine"] = {k: v for k, v in out["machine"].items() if k not in VOLATILE_MACHINE}
-    return {k: _steady(v) if isinstance(v, dict) else v for k, v in out.items()}
+    return {k: _steady(v, drop) for k, v in out.items()}
 
 
 def digest(path: Path) -> str:
@@ -86,16 +93,33 @@ def input_files(run_dir: Path, folder: str) -> list[Path]:
     """The inputs of the derived folder ``folder`` of ``run_dir`` (module docstring)."""
     skip = {"store", *DERIVED} - ({"sweep"} if folder != "sweep" else set())
     out = []
-    for p in sorted(run_dir.rglob("*")):
-        rel = p.relative_to(run_dir).parts
-        if p.is_file() and rel[0] not in skip and not any(part.startswith(".") for part in rel):
-            out.append(p)
-    return out
+    for top in run_dir.iterdir():  # the skipped folders are not walked (the store holds thousands of files)
+        if top.name in skip or top.name.startswith("."):
+            continue
+        if top.is_file():
+            out.append(top)
+        elif top.is_dir():
+            out += [p for p in top.rglob("*") if p.is_file()
+                    and not any(part.startswith(".") for part in p.relative_to(run_dir).parts)]
+    return sorted(out)
+
+
+_DIGESTS: dict[tuple[str, int, int, int], str] = {}  # (path, size, mtime_ns, inode) → digest
+
+
+def _digest_once(path: Path) -> str:
+    """:func:`digest`, computed once per file version in this process (a file rewritten since
+    has another modification time or inode, and is digested again)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = digest(path)
+    return _DIGESTS[key]
 
 
 def inputs_key(run_dir: Path, folder: str, settings: Mapping[str, Any]) -> dict[str, Any]:
     """What ``folder`` is made from: the version, its settings and its input files' digests."""
-    files = {p.relative_to(run_dir).as_posix(): digest(p) for p in input_files(run_dir, folder)}
+    files = {p.relative_to(run_dir).as_posix(): _digest_once(p) for p in input_files(run_dir, folder)}
     return {"version": __version__, "settings": json.loads(json.dumps(settings, default=str)), "inputs": files}
 
 

@@ -102,18 +102,24 @@ def test_the_command_says_what_it_reused(cli, folder):
 
 # ---- the digests ------------------------------------------------------------------------
 
-def test_run_json_digest_ignores_the_load_and_the_timings_only(tmp_path):
-    record = {"requests": 10, "synthesized": 10, "already_in_store": 0, "failed": 0,
-              "timings_s": {"analysis_s": 1.5}, "machine": {"cpu": "x", "load": [1.0, 0.5, 0.2]}}
+def test_run_json_digest_ignores_the_load_the_timings_and_what_the_run_found_done_only(tmp_path):
+    vad = {"variant": "onnx", "inferred": 49, "cached": 0, "inference_s": 2.6}
+    record = {"requests": 10, "synthesized": 10, "already_in_store": 0, "failed": 0, "retries": 1,
+              "timings_s": {"analysis_s": 1.5}, "machine": {"cpu": "x", "load": [1.0, 0.5, 0.2]},
+              "edges_vad": vad, "backends": [{"spec": "piper", "synthesized": 10, "already_in_store": 0}]}
     path = tmp_path / "run.json"
     digests = []
     for change in ({}, {"timings_s": {"analysis_s": 9.0}}, {"machine": {"cpu": "x", "load": [3.0, 2.0, 1.0]}},
-                   {"synthesized": 0, "already_in_store": 10},  # the rerun found everything in the store
-                   {"requests": 11}, {"machine": {"cpu": "y", "load": [1.0, 0.5, 0.2]}}, {"failed": 1}):
+                   # the rerun found everything done: in the store, in the VAD cache
+                   {"synthesized": 0, "already_in_store": 10, "retries": 0,
+                    "backends": [{"spec": "piper", "synthesized": 0, "already_in_store": 10}],
+                    "edges_vad": {**vad, "inferred": 0, "cached": 49, "inference_s": 0.0}},
+                   {"requests": 11}, {"machine": {"cpu": "y", "load": [1.0, 0.5, 0.2]}}, {"failed": 1},
+                   {"edges_vad": {**vad, "variant": "sequence"}}, {"backends": [{"spec": "espeak"}]}):
         path.write_text(json.dumps({**record, **change}))
         digests.append(reuse.digest(path))
     assert digests[0] == digests[1] == digests[2] == digests[3]
-    assert len({digests[0], *digests[4:]}) == 4
+    assert len({digests[0], *digests[4:]}) == 6
 
 
 def test_parquet_digest_ignores_the_machines_load_in_the_metadata_only(tmp_path):
