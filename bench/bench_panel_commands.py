@@ -43,7 +43,7 @@ def write_panel(folder: Path) -> tuple[Path, int, int]:
         backend="synthetic", realization="0", n_samples=n, sample_rate=RATE, audio_s=n / RATE,
         service_s=np.maximum(0.0, 0.1 + 0.18 * audio + rng.normal(0, 0.02, len(req))), error=""), "bench")
     path = folder / "manifest.parquet"
-    write_table(man, path, [{"table": "manifest", "backend": "synthetic"}], kind="manifest")
+    write_table(man, path, {"table": "manifest", "backend": "synthetic"}, kind="manifest")
     outputs = man.groupby(["talk_id", "system", "condition"]).ngroups
     return path, len(man), outputs
 

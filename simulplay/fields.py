@@ -105,10 +105,11 @@ class Checker:
 
     def strings(self, col: str, *, allow_empty: bool = False, accepted: str = "non-empty text") -> list[str]:
         """Column as a list of ``str``: nested values, bytes that are not UTF-8 and (unless
-        allowed) empty cells are problems. A column of text only (pandas infers ``string``,
-        no cell missing) is taken as it is, without looking at each cell in Python."""
+        allowed) empty cells are problems. A column of text only (pandas infers ``string`` and
+        no cell is missing) is taken as it is, without looking at each cell in Python."""
         column = self.df[col]
-        if pd.api.types.infer_dtype(column, skipna=False) == "string":
+        # (pandas' str dtype is "string" to infer_dtype even with cells missing: those are looked at)
+        if pd.api.types.infer_dtype(column, skipna=False) == "string" and not column.isna().any():
             out = column.tolist()
             if not allow_empty:
                 for i in np.flatnonzero((column.str.len() == 0).to_numpy(bool)):
