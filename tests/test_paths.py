@@ -66,6 +66,9 @@ def snapshot(root: Path) -> set[Path]:
     return {p for p in root.rglob("*")}
 
 
+@pytest.mark.slow
+
+
 def test_report_with_hostile_talk_ids_writes_only_into_its_folder(cli, tmp_path):
     names = ["../../etc/t1", "/abs", "..", "a/../../b"]
     run = make_run(tmp_path / "deep" / "run", len(names), names=names, draws=50)
@@ -80,6 +83,9 @@ def test_report_with_hostile_talk_ids_writes_only_into_its_folder(cli, tmp_path)
     assert Path("/abs").exists() == abs_before
     md = (out / "report.md").read_text()
     assert "../../etc/t1" in md  # the id is shown as it is, only never used as a path
+
+
+@pytest.mark.slow
 
 
 def test_blocks_with_hostile_talk_ids_writes_only_its_outputs(cli, tmp_path):
@@ -107,6 +113,9 @@ def test_blocks_with_hostile_talk_ids_writes_only_its_outputs(cli, tmp_path):
     stray = {p for p in created if p not in outs and store not in p.parents and p != store}
     assert not stray and Path("/abs").exists() == abs_before, sorted(stray)
     assert set(pd.read_parquet(outs[0])["talk_id"]) == {"../../etc/t1", "/abs"}
+
+
+@pytest.mark.slow
 
 
 def test_a_wav_name_climbing_out_of_wavs_is_looked_up_by_its_base_name(cli, tmp_path):

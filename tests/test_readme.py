@@ -87,6 +87,9 @@ def test_readme_starts_with_the_two_setup_commands():
     assert commands == SETUP, f"the first code block should hold exactly {SETUP}, holds {commands}"
 
 
+@pytest.mark.slow
+
+
 def test_every_command_the_readme_names_is_real_and_takes_its_flags():
     named = commands_named(readme())
     assert len({words[0] for _, words in named}) >= 20, "the command table went missing"

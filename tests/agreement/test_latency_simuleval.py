@@ -62,6 +62,9 @@ def expected_rows(manifest, tmp_path):
     return out
 
 
+@pytest.mark.slow
+
+
 def test_latency_table_equals_simuleval_scorers_on_random_timelines(tmp_path):
     rng = np.random.default_rng(17)
     m = random_manifest(rng, 120)

@@ -85,6 +85,9 @@ def test_word_timing_needs_a_numpy_method():
     check_timing_bootstrap(Bootstrap(method="linear"))
 
 
+@pytest.mark.slow
+
+
 def test_eta_command_takes_a_convention_and_records_it(cli, tmp_path):
     rows = [{"talk_id": f"t{t}", "system": s, "condition": c, "audio_s": 10.0 + t + (s == "A") * (c == "x"),
              "idle_s": 1.0, "offset_s": 1.0 + t + (s == "A") * (c == "x"), "source_s": 10.0}

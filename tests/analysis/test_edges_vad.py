@@ -80,6 +80,7 @@ HANGOVER = 4 * ONE_FRAME  # Silero's probability decays over a few frames after 
 
 
 @pytest.mark.parametrize("noise_std", [0, 20])
+@pytest.mark.slow
 def test_known_padding_is_removed_down_to_the_guard(synth, noise_std):
     """Silence (zeros, or noise near -64 dBFS) added around Piper requests is removed down to
     the 100 ms guard: at the start within one frame (the frame holding the first speech
@@ -258,6 +259,9 @@ def test_nonspeech_share_of_a_reduction_made_of_silence_is_all_nonspeech(synth):
     assert (abs(table["edge_s"] - added_s) <= tolerance_s).all()  # all of it lies at the request edges
     assert sigs[0]["table"] == "nonspeech-share" and sigs[0]["reference"] == "longer"
     assert sigs[0]["rule"] == "immediate" and sigs[0]["threshold"] == 0.3
+
+
+@pytest.mark.slow
 
 
 def test_nothing_is_downloaded(tmp_path):

@@ -68,6 +68,7 @@ def test_hand_computed_eta_and_parts():
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 12), st.integers(0, 2**31))
+@pytest.mark.slow
 def test_eta_equals_duration_part_plus_idle_part(n, seed):
     res = compute_eta(random_summary(np.random.default_rng(seed), n), a="A", f="F",
                       reference="immediate", boot=Bootstrap(draws=50))

@@ -89,6 +89,9 @@ def test_bad_pairs_and_unknown_backends():
                     interactions=[("piper:p", "cosy")])
 
 
+@pytest.mark.slow
+
+
 def test_eta_command_writes_the_interaction_table(cli, tmp_path):
     summary().to_csv(tmp_path / "s.csv", index=False)
     proc = cli("eta", tmp_path / "s.csv", "--a", "A", "--f", "F", "--reference", "immediate", "--draws", "199",
@@ -100,6 +103,9 @@ def test_eta_command_writes_the_interaction_table(cli, tmp_path):
     assert pd.read_csv(tmp_path / "ipt.csv")["interaction_s"].tolist() == [29, -7, 4]
     assert_one_line_error(cli("eta", tmp_path / "s.csv", "--a", "A", "--f", "F", "--reference", "immediate",
                               "--interaction", "piper:p", "--out", tmp_path / "x.csv"), "is not a pair")
+
+
+@pytest.mark.slow
 
 
 def test_the_report_shows_the_interaction_when_the_run_has_two_backends(tmp_path):

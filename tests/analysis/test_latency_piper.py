@@ -80,6 +80,7 @@ def simuleval_expected(man, chunks, store, out_dir, release):
 
 
 @pytest.mark.parametrize("release", ["request", "chunk"])
+@pytest.mark.slow
 def test_latency_of_piper_outputs_equals_simuleval(synthesized, tmp_path, release):
     man, _ = read_manifest(synthesized / "m.parquet")
     chunks = read_chunks(synthesized / "m.parquet")
@@ -92,6 +93,9 @@ def test_latency_of_piper_outputs_equals_simuleval(synthesized, tmp_path, releas
         assert got == want[(row["talk_id"], row["system"], row["condition"])]
     if release == "chunk":  # Piper yields one chunk per sentence: chunk release has more parts
         assert (table["num_chunks"] > latency_table(man).table["num_chunks"]).any()
+
+
+@pytest.mark.slow
 
 
 def test_latency_cli_columns_and_signature(cli, synthesized, tmp_path):
@@ -126,6 +130,9 @@ def score_only(folder, *metrics):
     return dict(zip(header.split(), map(float, row.split()[1:])))
 
 
+@pytest.mark.slow
+
+
 def test_export_is_scored_by_simuleval_score_only_as_our_latency_table(cli, synthesized, tmp_path):
     out = tmp_path / "export"
     cli("export-simuleval", synthesized / "m.parquet", "--store", synthesized / "store", "--out", out, check=True)
@@ -140,6 +147,9 @@ def test_export_is_scored_by_simuleval_score_only_as_our_latency_table(cli, synt
         assert scores["EndOffset"] == round(ours["end_offset_ms_ca"].mean(), 3)
         assert scores["NumChunks"] == round(ours["num_chunks_ca"].mean(), 3)
         assert row["end_offset_ms"] == ours["end_offset_ms_ca"].mean()
+
+
+@pytest.mark.slow
 
 
 def test_exported_logs_and_wavs_are_what_simuleval_writes(cli, synthesized, tmp_path):

@@ -14,6 +14,9 @@ from simulplay.analysis import EtaResult
 from simulplay.analysis.noise import duration_noise, eta_spread, noise_check
 from tests.support.factories import small_trace
 
+# a module fixture of real runs takes seconds: every test here counts as slow (make test-fast leaves them out)
+pytestmark = pytest.mark.slow
+
 
 def eta_result(rows: list[tuple[str, str, float]]) -> EtaResult:
     """An η table of (realization, condition, eta_s) rows with one signature per row."""

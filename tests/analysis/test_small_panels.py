@@ -65,6 +65,9 @@ def test_one_note_per_small_panel_named_by_its_keys():
     assert all(n.endswith("read the direction counts (n_negative / n_positive of n_talks) first") for n in brief)
 
 
+@pytest.mark.slow
+
+
 def test_eta_cli_prints_the_note_and_writes_it_under_markdown_and_into_parquet(tmp_path, cli):
     summary_with_eta([-2.0, 1.0, 3.0]).to_csv(tmp_path / "s.csv", index=False)
     args = ["eta", tmp_path / "s.csv", "--a", "A", "--f", "F", "--reference", "immediate", "--draws", "100"]
@@ -82,6 +85,9 @@ def report3(tmp_path_factory):
     return build_report(make_run(tmp_path_factory.mktemp("run3"), 3, draws=50))
 
 
+@pytest.mark.slow
+
+
 def test_report_flags_a_small_panel_under_every_eta_table_and_up_front(report3):
     t2 = report3.table("table02_eta")
     assert t2.notes and t2.notes[0].startswith("small panel: 3 talks")
@@ -91,6 +97,9 @@ def test_report_flags_a_small_panel_under_every_eta_table_and_up_front(report3):
         assert report3.table(key).notes and "3 talks, fewer than 10" in report3.table(key).notes[0]
     assert "**Note:** small panel: 3 talks" in markdown(t2)
     assert any(n.startswith("Small panel: 3 talk(s), fewer than 10") for n in report3.run.notes)
+
+
+@pytest.mark.slow
 
 
 def test_report_of_thirty_talks_has_no_small_panel_note(tmp_path):

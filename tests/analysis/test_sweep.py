@@ -33,6 +33,9 @@ def cli(*args):
     return subprocess.run([sys.executable, "-m", "simulplay", *map(str, args)], capture_output=True, text=True)
 
 
+@pytest.mark.slow
+
+
 def test_sweep_eta_is_eta_on_the_predicted_manifest(run, swept, tmp_path):
     """One grid point the run never synthesized, through `simulplay replay` and
     `simulplay eta` as files: every η column equals the sweep's row exactly."""

@@ -189,6 +189,9 @@ def test_per_talk_scores_equal_omnisteval_on_each_talk_alone(cli, tmp_path, unit
     assert yaal["n_talks"] == 2 and yaal["mean_a"] == pytest.approx(per.xs("A", level="system")["long_yaal_ms"].mean())
 
 
+@pytest.mark.slow
+
+
 def test_refusals_are_one_line_and_write_nothing(cli, hand, tmp_path):
     h = hand
     (h["dir"] / "short.txt").write_text("Only one line.\n")
@@ -232,6 +235,9 @@ def test_a_computation_aware_trace_is_refused_as_the_source_clock(cli, hand, tmp
     proc = cli("textlatency", aware, "--references", hand["txt"], "--segmentation", hand["yaml"], "--summary",
                hand["summary"], "--a", "A", "--f", "F", "--out", tmp_path / "x.csv")
     assert proc.returncode == 2 and "is on the computation-aware clock" in proc.stderr
+
+
+@pytest.mark.slow
 
 
 def test_moses_tokenization_without_perl_is_a_one_line_error(cli, hand):

@@ -189,6 +189,9 @@ def random_manifest(n_talks: int = 6, seed: int = 3) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
+
+
 def test_replay_and_eta_equal_the_commands_to_the_bit(tmp_path):
     manifest = random_manifest()
     common = {"table": "manifest", "backend": "hand-made", "version": f"simulplay-{simulplay.__version__}"}
@@ -300,6 +303,9 @@ def test_bootstrap_passes_every_option_of_the_library_through():
 # ---- synthesize (real Piper) ------------------------------------------------------------
 
 
+@pytest.mark.slow
+
+
 def test_synthesize_with_piper_then_replay_equals_the_command(tmp_path):
     """Two talks × two systems of short sentences under immediate and timer:w=2: the
     manifest has one row per request of group() (hand count: A makes 3 immediate and 2
@@ -329,6 +335,9 @@ def test_synthesize_with_piper_then_replay_equals_the_command(tmp_path):
 
 
 # ---- load_run ---------------------------------------------------------------------------
+
+
+@pytest.mark.slow
 
 
 def test_load_run_reads_a_run_folder(tmp_path):

@@ -17,6 +17,9 @@ from simulplay.backends.piper import PiperSettings
 from simulplay.errors import InputError
 from tests.support.fake_cosyvoice import make_checkout, make_model_and_prompt
 
+# a module fixture of real runs takes seconds: every test here counts as slow (make test-fast leaves them out)
+pytestmark = pytest.mark.slow
+
 
 def test_a_piper_config_naming_a_missing_voice_builds_and_round_trips_without_looking():
     config = PiperSettings(voice="/nonexistent.onnx", intra_op_threads=2)

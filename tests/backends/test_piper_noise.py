@@ -23,6 +23,9 @@ from simulplay.traces import write_trace
 from simulplay.traces.model import frame_from_streams
 from tests.support.factories import stream
 
+# a module fixture of real runs takes seconds: every test here counts as slow (make test-fast leaves them out)
+pytestmark = pytest.mark.slow
+
 THREADS = "intra_op_threads=1"
 SPECS = {"paper": f"piper:{THREADS}", "durations=fixed": f"piper:{THREADS},durations=fixed",
          "deterministic": f"piper:{THREADS},deterministic"}

@@ -55,6 +55,9 @@ def spec(url, **extra):
     return "http:" + ",".join(f"{k}={v}" for k, v in items.items())
 
 
+@pytest.mark.slow
+
+
 def test_client_records_every_received_piece_against_served_piper(tmp_path, served, key_env):
     s = [stream([0.0, 1.5], ["Hello there. This is a second sentence,", "and here it ends."], source_s=3.0)]
     store = AudioStore(tmp_path / "store")
@@ -218,6 +221,7 @@ def test_retries_inside_the_backend_are_recorded_in_the_manifest(tmp_path, fault
     ("stall", 0, f"no data for 2 s after {len(PCM)} bytes"),
     ("short", 0, f"stream cut off after {len(PCM)} bytes ({len(PCM)} announced bytes missing)"),
 ])
+@pytest.mark.slow
 def test_server_failures_become_recorded_request_failures(tmp_path, faulty, mode, retries, message):
     out = tmp_path / "m.parquet"
     timeout = 2 if mode in ("hang", "stall") else 60  # a server that never answers: wait 2 s, not 60

@@ -111,6 +111,9 @@ def test_feeds_enter_the_session_at_their_dispatch_times(cosy, monkeypatch):
     assert pb["b_s"] == pytest.approx(pb["audio_s"] + pb["idle_s"] - 0.9)
 
 
+@pytest.mark.slow
+
+
 def test_state_is_kept_across_feeds_and_reset_between_sessions(cosy):
     block = one_block()
     immediate = run_session(cosy, block, parse_rule("immediate"))
@@ -196,6 +199,9 @@ def test_a_failed_session_stops_the_comparison_unless_allowed():
     assert row["n_blocks"] == 2 and row["excluded"] == 1
 
 
+@pytest.mark.slow
+
+
 def test_blocks_command_end_to_end(cli, tmp_path, setup):
     trace = tmp_path / "t.csv"
     rows = [{"talk_id": f"t{k}", "system": s, "seq": i, "time_s": 0.3 * i, "text": f"Wort{i} und noch{i}",
@@ -218,6 +224,9 @@ def test_blocks_command_end_to_end(cli, tmp_path, setup):
     assert len(list((tmp_path / "store" / "audio").rglob("*.flac"))) == summary["audio_key"].nunique()
 
 
+@pytest.mark.slow
+
+
 def test_cosyvoice_import_path_errors_are_one_line(cli, tmp_path, setup):
     _, model, wav = setup
     trace = tmp_path / "t.csv"
@@ -233,6 +242,9 @@ def test_cosyvoice_import_path_errors_are_one_line(cli, tmp_path, setup):
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "cannot import cosyvoice.cli.cosyvoice (No module named 'hyperpyyaml_not_installed')" in proc.stderr
     assert not (tmp_path / "o.parquet").exists()
+
+
+@pytest.mark.slow
 
 
 def test_request_backends_are_refused_by_blocks_and_sessions_by_serve(cli, tmp_path, setup):

@@ -18,6 +18,9 @@ def write(tmp_path, columns: dict, name: str = "t.csv"):
     return path
 
 
+@pytest.mark.slow
+
+
 def test_three_talks_five_draws_by_hand(cli, tmp_path):
     table = write(tmp_path, HAND)
     cli("bootstrap", table, "--value", "x", "--draws", "5", "--seed", "7", "--bootstrap", "paper",
@@ -45,6 +48,9 @@ def test_a_small_panel_gets_the_note_printed_and_under_markdown(cli, tmp_path):
     assert "Note: small panel: 3 talks" in md and "boot_rng:numpy" in md and "talk_order:sorted" in md
 
 
+@pytest.mark.slow
+
+
 def test_long_and_wide_tables_agree_and_talk_order_given_follows_the_rows(cli, tmp_path):
     talks, one, two = ["t3", "t1", "t2", "t4"], [3.0, -1.0, 2.0, 5.0], [1.0, 0.5, -2.0, 4.0]
     wide = write(tmp_path, {"talk": talks, "one": one, "two": two}, "wide.csv")
@@ -59,6 +65,9 @@ def test_long_and_wide_tables_agree_and_talk_order_given_follows_the_rows(cli, t
         cols = ["n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive"]
         assert w[cols].equals(lg[cols])
     assert not pd.read_csv(tmp_path / "w-sorted.csv")["ci_low"].equals(pd.read_csv(tmp_path / "w-given.csv")["ci_low"])
+
+
+@pytest.mark.slow
 
 
 def test_eta_per_talk_table_gives_etas_intervals(cli, tmp_path):

@@ -51,6 +51,9 @@ def test_replay_then_eta_writes_signed_tables_in_every_format(cli, tmp_path, man
     assert md.count("\n| t") == 4 and "Signature: `table:eta" in md
 
 
+@pytest.mark.slow
+
+
 def test_replay_service_variants_change_readiness(cli, tmp_path, man_csv):
     """Each variant's end times equal the docs/concepts.md#serial-playback recurrences run in the test on the
     manifest's dispatch times with service × 0, × 1 and × 2."""
@@ -135,6 +138,9 @@ def test_bad_manifest_rows_are_all_reported_with_row_and_field(cli, tmp_path):
     assert not (tmp_path / "s.csv").exists()
 
 
+@pytest.mark.slow
+
+
 def test_failed_requests_fail_closed_unless_allowed(cli, tmp_path):
     df = toy_manifest(np.random.default_rng(2))
     df["error"] = ""
@@ -157,6 +163,9 @@ def test_failed_requests_fail_closed_unless_allowed(cli, tmp_path):
         "--out", tmp_path / "e.csv", "--allow-incomplete", check=True)
     e = pd.read_csv(tmp_path / "e.csv")
     assert e["n_talks"][0] == 3 and "excluded:1" in e["signature"][0]
+
+
+@pytest.mark.slow
 
 
 def test_contrast_of_rules_whose_canonical_names_hold_commas(cli, tmp_path, man_csv):

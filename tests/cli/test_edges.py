@@ -75,6 +75,7 @@ def test_edges_writes_summary_eta_and_share_and_a_second_sweep_is_cached(cli, sy
     (["--a", "A"], "--a: is used only with --eta-out"),
     (["--pair", "immediate,timer:w=2"], "--pair: is used only with --share-out"),
 ])
+@pytest.mark.slow
 def test_bad_options_give_one_line_and_write_nothing(cli, synthesized, tmp_path, args, fragment):
     args = [a.format(tmp=tmp_path) for a in args]
     proc = cli("edges", synthesized / "m.parquet", "--store", synthesized / "store", "--out", tmp_path / "s.csv",
@@ -83,6 +84,9 @@ def test_bad_options_give_one_line_and_write_nothing(cli, synthesized, tmp_path,
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and fragment in lines[0], proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
 
 
 def test_a_manifest_without_audio_or_a_wrong_store_is_refused(cli, synthesized, tmp_path):

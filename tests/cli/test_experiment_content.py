@@ -73,6 +73,9 @@ def test_bad_content_tables_name_the_key(folder, edit, fragments):
         assert fragment in message, message
 
 
+@pytest.mark.slow
+
+
 def test_a_language_the_recognizer_cannot_transcribe_stops_the_run_before_synthesis(cli, folder):
     (folder / "exp.toml").write_text(EXPERIMENT.replace('language = "en"', 'language = "de"'))
     proc = cli("run", folder / "exp.toml", "--quiet")

@@ -57,6 +57,9 @@ def test_player_settings_reach_the_numbers_and_the_parquet_signatures(cli, tmp_p
     assert meta["table"] == "player"
 
 
+@pytest.mark.slow
+
+
 def test_player_chunk_release_reads_the_chunk_table(cli, tmp_path):
     man = tmp_path / "m.csv"
     manifest({("t1", "A", "immediate"): [(0.0, 2.0, 2.0)]}, source_s=5.0).to_csv(man, index=False)

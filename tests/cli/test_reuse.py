@@ -51,6 +51,9 @@ def folder(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
+
+
 def test_a_second_run_keeps_the_explorer_and_the_report_untouched(folder):
     first = run(folder)
     assert first.reused == []
@@ -61,6 +64,9 @@ def test_a_second_run_keeps_the_explorer_and_the_report_untouched(folder):
         assert files(folder / "run" / name) == old, name
 
 
+@pytest.mark.slow
+
+
 def test_a_changed_table_makes_both_again(folder):
     run(folder)
     old = (folder / "run" / "report" / "report.md").read_text()
@@ -68,6 +74,9 @@ def test_a_changed_table_makes_both_again(folder):
     again = run(folder, draws=300)  # η's intervals and signatures change
     assert again.reused == []
     assert "draws:300" in (folder / "run" / "report" / "report.md").read_text()
+
+
+@pytest.mark.slow
 
 
 def test_a_changed_or_removed_file_of_a_folder_makes_that_folder_again(folder):
@@ -81,10 +90,16 @@ def test_a_changed_or_removed_file_of_a_folder_makes_that_folder_again(folder):
     assert run(folder).reused == ["explore/"] and figure.read_bytes() == data
 
 
+@pytest.mark.slow
+
+
 def test_another_version_makes_them_again(folder, monkeypatch):
     run(folder)
     monkeypatch.setattr(reuse, "__version__", "0.0.0-other")
     assert run(folder).reused == []
+
+
+@pytest.mark.slow
 
 
 def test_the_command_says_what_it_reused(cli, folder):

@@ -55,6 +55,9 @@ def test_a_folder_that_is_not_a_run_is_one_line_exit_2(tmp_path):
     assert_one_line_error(cli(tmp_path, "--rule", "timer:w=1..3"), "has no run.json and manifest.parquet")
 
 
+@pytest.mark.slow
+
+
 def test_sweep_writes_signed_tables_and_one_figure_per_family(run_dir, tmp_path):
     out = tmp_path / "out"
     proc = cli(run_dir, "--rule", "timer:w=1..4", "--rule", "words:n=3,6,cap=3", "--out", out)

@@ -163,6 +163,7 @@ rules = st.sampled_from(["immediate", "timer:w=0", "timer:w=1", "timer:w=2", "ti
 
 @settings(max_examples=300, deadline=None)
 @given(streams(), rules)
+@pytest.mark.slow
 def test_every_update_in_exactly_one_group_in_order(s, rule):
     gs = parse_rule(rule).group(s)
     covered = [i for g in gs for i in range(g.first, g.last + 1)]
@@ -171,6 +172,7 @@ def test_every_update_in_exactly_one_group_in_order(s, rule):
 
 @settings(max_examples=300, deadline=None)
 @given(streams(), rules)
+@pytest.mark.slow
 def test_dispatch_not_before_any_member_and_timer_not_after_deadline(s, rule):
     r = parse_rule(rule)
     for g in r.group(s):

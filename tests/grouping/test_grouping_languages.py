@@ -328,6 +328,7 @@ def cjk_streams(draw):
 @settings(max_examples=400, deadline=None)
 @given(cjk_streams(), st.sampled_from(["punct", "punct:unit=char", "punct:unit=char,min_words=1",
                                        "words:n=3,unit=char", "words:n=2", "punct:unit=char,min_words=0"]))
+@pytest.mark.slow
 def test_content_triggers_fire_at_the_first_instant_their_condition_holds(s, spec):
     """A content-triggered group's text meets the condition (checked with the oracle);
     no earlier instant inside any group met it; timer and eos groups never meet it."""

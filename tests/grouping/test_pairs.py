@@ -56,6 +56,9 @@ def transcripts_parquet(path):
     pd.DataFrame(rows).to_parquet(path)
 
 
+@pytest.mark.slow
+
+
 def test_eta_and_content_read_the_same_pair_alike(cli, tmp_path):
     summary_csv(tmp_path / "s.csv")
     transcripts_parquet(tmp_path / "tr.parquet")

@@ -47,6 +47,7 @@ def streams(draw):
 
 @settings(max_examples=300, deadline=None)
 @given(streams())
+@pytest.mark.slow
 def test_vectorised_groups_equal_the_rules_own(ss):
     rules = [parse_rule(r) for r in RULES]
     assert actual(ss, rules) == expected(ss, rules)

@@ -171,6 +171,9 @@ def test_writing_again_replaces_an_explorer_but_never_another_folder(run_dir, tm
     assert (other / "mine.txt").read_text() == "keep"
 
 
+@pytest.mark.slow
+
+
 def test_the_report_links_to_an_explorer_beside_it(run_dir, tmp_path):
     rep = build_report(run_dir, listen_s=0)
     write_report(rep, tmp_path / "report")
@@ -182,10 +185,16 @@ def test_the_report_links_to_an_explorer_beside_it(run_dir, tmp_path):
     assert "(../explore/index.html)" in (tmp_path / "report" / "report.md").read_text()
 
 
+@pytest.mark.slow
+
+
 def test_the_command_writes_the_folder_beside_the_run(cli, run_dir):
     proc = cli("explore", run_dir, check=True)
     assert f"to {run_dir / 'explore'}" in proc.stdout and "audio absent" in proc.stdout
     assert (run_dir / "explore" / "index.html").is_file()
+
+
+@pytest.mark.slow
 
 
 def test_step_by_step_tables_work_and_need_out(cli, run_dir, tmp_path):
@@ -213,6 +222,9 @@ def test_the_command_refuses_in_one_line_and_writes_nothing(cli, run_dir, tmp_pa
     (broken / "run.json").write_bytes((run_dir / "run.json").read_bytes())
     assert_one_line_error(cli("explore", broken), "manifest.parquet", "no such file")
     assert not (broken / "explore").exists()
+
+
+@pytest.mark.slow
 
 
 def test_a_store_given_that_is_no_store_is_refused(cli, run_dir, tmp_path):

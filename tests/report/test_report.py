@@ -51,6 +51,9 @@ def expected_cell(value) -> str:
     return "0.000" if text == "-0.000" else text
 
 
+@pytest.mark.slow
+
+
 def test_markdown_eta_table_equals_the_csv_at_printed_precision(report30, run30):
     rep, out = report30
     table = rep.table("table02_eta")
@@ -204,6 +207,9 @@ def test_optional_tables_appear_only_when_their_files_exist(tmp_path):
     assert "Table 10. Grouping effects after request-edge silence removal" in html
 
 
+@pytest.mark.slow
+
+
 def test_missing_trace_is_noted_not_fatal(tmp_path):
     run = make_run(tmp_path / "run", 3, traces=False)
     rep = build_report(run)
@@ -230,6 +236,9 @@ def test_cli_report_and_its_errors(cli, tmp_path):
     cli("report", run, "--out", tmp_path / "steps", check=True)
     md = (tmp_path / "steps" / "report.md").read_text()
     assert f"Step-by-step tables from {run}" in md and "### Inputs" in md and "moved.json" not in md
+
+
+@pytest.mark.slow
 
 
 def test_a_summary_from_another_run_is_refused(cli, tmp_path):
@@ -262,6 +271,9 @@ def test_a_second_report_replaces_the_first(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".rep.")]  # no temporary folder left
 
 
+@pytest.mark.slow
+
+
 def test_run_writes_its_report_into_the_run_folder(tmp_path):
     import tests.support.fakes  # noqa: F401  (registers the fake-test backend)
     from simulplay.workflows.experiment import Experiment
@@ -282,6 +294,9 @@ def test_run_writes_its_report_into_the_run_folder(tmp_path):
     assert sorted(p.name for p in (report / "figures").glob("*.png")) == sorted(f"{k}.png" for k in FIGURES)
 
 
+@pytest.mark.slow
+
+
 def test_content_change_between_conditions_is_table_13(tmp_path):
     run = make_run(tmp_path / "run", 3)
     pairs = pd.DataFrame({"backend": "fake:sine", "system": ["A", "F"], "from_condition": CONDITIONS[0],
@@ -292,6 +307,9 @@ def test_content_change_between_conditions_is_table_13(tmp_path):
     md = (write_report(build_report(run), tmp_path / "r")[0]).read_text()
     header, rows = md_table(md, "### Table 13.")
     assert len(rows) == 2 and "Deletions are recognition mismatches, not verified omissions" in md
+
+
+@pytest.mark.slow
 
 
 def test_the_report_names_inputs_relative_to_the_run_folder(tmp_path):

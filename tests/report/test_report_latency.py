@@ -28,6 +28,9 @@ draws = 50
 """
 
 
+@pytest.mark.slow
+
+
 def test_run_writes_the_latency_table_and_the_report_shows_its_means(tmp_path):
     from simulplay.workflows.experiment import load_experiment
     from simulplay.workflows.pipeline import run_experiment
@@ -52,6 +55,9 @@ def test_run_writes_the_latency_table_and_the_report_shows_its_means(tmp_path):
     # CA EndOffset is L in ms (up to float): the table puts the two side by side
     assert row["offset_s"] == pytest.approx(s["offset_s"].mean()) == pytest.approx(row["end_offset_ms_ca"] / 1000)
     assert "Table 1b" in (out / "report" / "report.md").read_text()
+
+
+@pytest.mark.slow
 
 
 def test_step_by_step_report_recognises_latency_and_text_latency_tables(tmp_path):

@@ -32,6 +32,9 @@ def overview(report) -> dict[str, str]:
     return dict(zip(frame["item"], frame["value"]))
 
 
+@pytest.mark.slow
+
+
 def test_the_report_names_the_machine_and_the_clock_verdict_from_run_json(run):
     record = json.loads((run / "run.json").read_text())
     (run / "run.json").write_text(json.dumps({**record, "machine": MACHINE, "clock": CLOCK}))
@@ -42,12 +45,18 @@ def test_the_report_names_the_machine_and_the_clock_verdict_from_run_json(run):
     assert rows["clock"].startswith("clock: contended, 3 requests (3 of 40")
 
 
+@pytest.mark.slow
+
+
 def test_without_run_json_fields_the_manifest_metadata_says_it(run):
     df, meta = read_table(run / "manifest.parquet")
     common = meta["signature"]
     write_table(df, run / "manifest.parquet", [{**common, "rule": c} for c in df["condition"]], kind="manifest",
                 extra_meta={"signature": common, "machine": MACHINE, "clock": CLOCK})
     assert SAID in markdown_report(build_report(run))
+
+
+@pytest.mark.slow
 
 
 def test_a_run_that_recorded_neither_says_so(run):

@@ -10,6 +10,9 @@ import pytest
 from simulplay.report import build_report, write_report
 from tests.support.report_runs import make_run
 
+# a module fixture of real runs takes seconds: every test here counts as slow (make test-fast leaves them out)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def run3(tmp_path_factory):

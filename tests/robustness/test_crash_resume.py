@@ -91,6 +91,9 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
     assert_store_sound(store, out)
 
 
+@pytest.mark.slow
+
+
 def test_two_concurrent_processes_share_one_store(tmp_path):
     """Both processes synthesize part of the work: the fake backend's gate holds each one's
     first request until the other also holds one (so neither can do everything alone)."""

@@ -46,6 +46,9 @@ def test_every_target_accepts_its_unmutated_input(corpus, tmp_path):
         assert judge(outcome, out, tmp_path / t.name, {t.source}) is None
 
 
+@pytest.mark.slow
+
+
 def test_mutators_reach_every_target_and_both_outcomes(corpus, tmp_path):
     """The first 150 cases cover every command, and both accepted and refused outcomes
     (a harness that refuses everything, or mutates nothing, would pass vacuously)."""

@@ -176,6 +176,9 @@ def test_digits_beyond_a_float_in_csv_say_so(cli, tmp_path):
     assert_one_line_error(proc, "row 1, field 'time_s'", "has 5000 digits, too many for a number")
 
 
+@pytest.mark.slow
+
+
 def test_parquet_text_that_is_not_utf8_is_one_line_error(cli, tmp_path):
     """A byte flipped inside a Parquet string (found by bench/fuzz.py, seed 20261201, cases
     5310 and 7748): pandas only meets the bad bytes when it converts the column, long after

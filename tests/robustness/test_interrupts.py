@@ -59,6 +59,7 @@ def trace(tmp_path):
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.slow
 def test_signal_during_synth_says_what_was_kept_and_a_rerun_resumes(tmp_path, trace, sig, code):
     store, out = tmp_path / "store", tmp_path / "m.parquet"
     proc = subprocess.Popen(synth(trace, store, out, "fake-test:hang_after=3"), stderr=subprocess.PIPE, text=True,
@@ -81,6 +82,9 @@ def test_signal_during_synth_says_what_was_kept_and_a_rerun_resumes(tmp_path, tr
     assert rerun.returncode == 0, rerun.stderr
     assert f"synthesized {total - 3}, already in store 3, failed 0" in rerun.stdout
     assert lock_files(store) == []
+
+
+@pytest.mark.slow
 
 
 def test_ctrl_c_to_the_process_group_stops_parallel_workers_quietly(tmp_path, trace):
@@ -108,6 +112,9 @@ def synthesized(tmp_path, trace):
     done = subprocess.run(synth(trace, store, out), capture_output=True, text=True, env=ENV)
     assert done.returncode == 0, done.stderr
     return store, out
+
+
+@pytest.mark.slow
 
 
 def test_sigint_during_edges_keeps_the_cached_waveforms(tmp_path, synthesized):

@@ -92,6 +92,9 @@ def finished(tmp_path_factory) -> Path:
 # ---- 1. disk full ------------------------------------------------------------------
 
 
+@pytest.mark.slow
+
+
 def test_synth_on_a_full_disk_ends_in_one_line_keeps_the_store_sound_and_resumes(tmp_path, mounts, trace):
     disk = mounts.tmpfs(tmp_path / "disk", "300k")
     store, out = disk / "store", tmp_path / "m.parquet"
@@ -111,6 +114,9 @@ def test_synth_on_a_full_disk_ends_in_one_line_keeps_the_store_sound_and_resumes
     assert verify(store).returncode == 0
 
 
+@pytest.mark.slow
+
+
 def test_a_record_that_does_not_fit_ends_the_run_in_one_line(tmp_path, mounts, trace):
     store = AudioStore.open(tmp_path / "store").root
     mounts.tmpfs(store / "records", "12k")  # three pages: the write check's file, then two records
@@ -119,6 +125,9 @@ def test_a_record_that_does_not_fit_ends_the_run_in_one_line(tmp_path, mounts, t
     assert not [p for p in (store / "records").iterdir() if p.name.startswith(".")]  # no temporary record
     assert verify(store).returncode == 0
     assert not (tmp_path / "m.parquet").exists()
+
+
+@pytest.mark.slow
 
 
 def test_a_manifest_that_does_not_fit_is_not_left_half_written(tmp_path, mounts, trace):
@@ -131,6 +140,9 @@ def test_a_manifest_that_does_not_fit_is_not_left_half_written(tmp_path, mounts,
     assert verify(store).returncode == 0
     again = simulplay(*synth_args(trace, store, tmp_path / "m.parquet"))  # everything was kept
     assert again.returncode == 0 and "synthesized 0, already in store 107" in again.stdout, again.stdout
+
+
+@pytest.mark.slow
 
 
 def test_a_report_that_does_not_fit_leaves_nothing_behind(tmp_path, mounts, finished):
@@ -230,6 +242,9 @@ def test_an_os_error_no_library_call_names_is_still_one_line(tmp_path, mounts):
 # ---- 1. a file that disappears -------------------------------------------------------
 
 
+@pytest.mark.slow
+
+
 def test_a_trace_removed_while_synth_runs_costs_nothing(tmp_path, trace):
     """The trace's hash is the one of the file as read at the start, not read again at the end
     (a trace moved during hours of synthesis used to end the run in a traceback)."""
@@ -297,6 +312,7 @@ def test_edges_refuses_a_read_only_store_before_inferring_what_its_cache_lacks(a
 
 
 @pytest.mark.parametrize("command", sorted(READERS))
+@pytest.mark.slow
 def test_a_read_only_run_and_store_serve_every_reading_command(command, archived, tmp_path):
     out = tmp_path / "out"
     out.mkdir()

@@ -180,6 +180,9 @@ def test_chunk_release_equals_the_exact_rational_reference():
             assert to_ns(row["end_s"]) == ref["end"] and to_ns(row["first_play_s"]) == ref["first"]
 
 
+@pytest.mark.slow
+
+
 def test_the_rounding_stays_within_its_stated_bound_of_the_unrounded_times():
     """Against the same recurrence on the unrounded values (ready given): audio D within
     0.5 ns (one rounded running total), the end within 1.5 ns (a rounded readiness plus a

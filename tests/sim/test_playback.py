@@ -35,6 +35,7 @@ def play_one(r, d):
 
 @settings(max_examples=100, deadline=None)  # each example is a whole replay()
 @given(timelines(), st.floats(1, 200))
+@pytest.mark.slow
 def test_offset_is_duration_plus_idle_minus_source(tl, S):
     """L = C_m − S = D + I − S (docs/concepts.md#serial-playback), through ``replay`` with the source duration S in the
     manifest; D and I come from the reference recurrence, not from the engine."""
@@ -52,6 +53,7 @@ def test_offset_is_duration_plus_idle_minus_source(tl, S):
 
 @settings(max_examples=400, deadline=None)
 @given(timelines())
+@pytest.mark.slow
 def test_closed_form_equals_the_recurrence(tl):
     r, d = tl
     pb, s, rn, dn = play_one(r, d)

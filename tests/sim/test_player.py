@@ -210,6 +210,7 @@ def reference_fluidity(ready_ns, dur_ns, frame, delay):
 
 @settings(max_examples=300, deadline=None)
 @given(ns_parts(), st.integers(0, 3_000) .map(lambda x: x * MS // 10), st.sampled_from([0, MS, 10 * MS, 250 * MS]))
+@pytest.mark.slow
 def test_stalls_match_the_part_by_part_player(parts, prebuffer, min_stall):
     r, d = parts
     s = pl.stalls(as_tl(r, d), prebuffer, min_stall)
@@ -219,6 +220,7 @@ def test_stalls_match_the_part_by_part_player(parts, prebuffer, min_stall):
 
 @settings(max_examples=300, deadline=None)
 @given(ns_parts(), st.sampled_from([FRAME, 7 * MS, 100 * MS]), st.sampled_from([0, 10 * MS, 300 * MS]))
+@pytest.mark.slow
 def test_fluidity_matches_the_frame_by_frame_statement(parts, frame, delay):
     r, d = parts
     f = pl.fluidity(as_tl(r, d), frame, delay)
@@ -228,6 +230,7 @@ def test_fluidity_matches_the_frame_by_frame_statement(parts, frame, delay):
 
 @settings(max_examples=300, deadline=None)
 @given(ns_parts())
+@pytest.mark.slow
 def test_required_startup_delay_is_the_smallest_stall_free_prebuffer(parts):
     tl = as_tl(*parts)
     p = pl.required_startup_delay(tl)
@@ -239,6 +242,7 @@ def test_required_startup_delay_is_the_smallest_stall_free_prebuffer(parts):
 
 @settings(max_examples=300, deadline=None)
 @given(ns_parts(), st.sampled_from([MS, 10 * MS, 100 * MS]))
+@pytest.mark.slow
 def test_stall_free_prebuffer_is_minimal_for_any_threshold(parts, min_stall):
     tl = as_tl(*parts)
     p = pl.stall_free_prebuffer(tl, min_stall)
@@ -279,6 +283,7 @@ def test_fluidity_is_one_when_every_part_arrives_before_it_is_needed(durs_ms, t0
 
 @settings(max_examples=300, deadline=None)
 @given(ns_parts())
+@pytest.mark.slow
 def test_stall_total_is_the_idle_after_first_playback_in_the_core_model(parts):
     r, d = parts  # ns; readiness ≥ 0, so the core's C_0 = 0 does not bind
     played = d > 0
@@ -293,6 +298,7 @@ def test_stall_total_is_the_idle_after_first_playback_in_the_core_model(parts):
 
 @settings(max_examples=200, deadline=None)
 @given(ns_parts(), st.data())
+@pytest.mark.slow
 def test_splitting_a_part_at_its_own_instant_changes_nothing(parts, data):
     r, d = parts
     k = data.draw(st.integers(0, len(r) - 1))

@@ -5,6 +5,7 @@ These tests need ``simulplay.store.store`` (the audio store) and its FLAC depend
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from tests.support.checks import assert_one_line_error
 from tests.support.factories import MIDDLE_STALL_REQUESTS, manifest
@@ -29,6 +30,7 @@ def test_player_first_audible_from_the_audio_store(cli, tmp_path):
     assert "audible:-40dBFS/10ms" in row["signature"]
 
 
+@pytest.mark.slow
 def test_player_store_that_is_not_a_store_fails_before_writing(cli, tmp_path):
     man = tmp_path / "manifest.csv"
     manifest({("t1", "A", "immediate"): MIDDLE_STALL_REQUESTS}).to_csv(man, index=False)

@@ -139,6 +139,9 @@ def test_too_few_requests_to_fit():
         replay(m, service=parse_service("fit"), source="m.csv", allow_incomplete=True)
 
 
+@pytest.mark.slow
+
+
 def test_replay_cli_with_the_fitted_clock(tmp_path, cli):
     _manifest().to_csv(tmp_path / "m.csv", index=False)
     proc = cli("replay", tmp_path / "m.csv", "--service", "fit", "--out", tmp_path / "s.parquet")

@@ -125,6 +125,9 @@ def test_an_experiment_variant_names_the_other_reading():
         parse_variant("silent=literal", source="exp.toml", key="analysis.variants")
 
 
+@pytest.mark.slow
+
+
 def test_replay_command_writes_both_readings(cli, tmp_path):
     p = tmp_path / "m.csv"
     manifest({("t", "A", "c"): SILENT_LAST}, 10.0).to_csv(p, index=False)

@@ -68,6 +68,9 @@ def request_of(manifest: pd.DataFrame, audio_key: str) -> pd.Series:
     return manifest[manifest["audio_key"] == audio_key].iloc[0]
 
 
+@pytest.mark.slow
+
+
 def test_truncated_flac_is_one_line_error_in_player_and_edges(tmp_path, run):
     _, store, out, manifest = run
     key = once_used(store)[0]
@@ -82,6 +85,9 @@ def test_truncated_flac_is_one_line_error_in_player_and_edges(tmp_path, run):
     proc = simulplay("edges", out, "--store", store, "--thresholds", "0.5", "--out", tmp_path / "e.csv", "--quiet")
     assert_one_line_error(proc, *want)
     assert not (tmp_path / "e.csv").exists()
+
+
+@pytest.mark.slow
 
 
 def test_rerun_of_synth_resynthesizes_damaged_and_missing_audio(tmp_path, run):
@@ -121,6 +127,9 @@ def records_of_lenient(store: Path) -> dict[str, dict]:
         except ValueError:
             out[p.stem] = {}
     return out
+
+
+@pytest.mark.slow
 
 
 def test_store_verify_names_each_damaged_request_and_gc_removes_leftovers(tmp_path, run):
@@ -189,6 +198,9 @@ time.sleep(600)
 def test_a_finished_run_leaves_no_lock_files(run):
     _, store, _, _ = run
     assert list((store / "locks").iterdir()) == []
+
+
+@pytest.mark.slow
 
 
 def test_verify_and_gc_refuse_a_folder_that_is_no_store(tmp_path):

@@ -20,6 +20,9 @@ from tests.support import fakes  # noqa: F401  (registers fake-test)
 from tests.support.checks import kill_group, wait_until
 from tests.support.factories import small_trace, stream
 
+# a module fixture of real runs takes seconds: every test here counts as slow (make test-fast leaves them out)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 RULES = [parse_rule("immediate"), parse_rule("timer:w=2")]
 

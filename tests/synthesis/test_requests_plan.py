@@ -14,6 +14,9 @@ import pytest
 
 from tests.support.checks import assert_one_line_error
 
+# a module fixture of real runs takes seconds: every test here counts as slow (make test-fast leaves them out)
+pytestmark = pytest.mark.slow
+
 PIPER_DET = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"
 RULES = ("--rule", "immediate", "--rule", "timer:w=2")
 # the trace path's columns, minus the clock that is measured anew in every run

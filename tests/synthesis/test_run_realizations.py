@@ -12,6 +12,9 @@ from simulplay.workflows.pipeline import run_experiment
 from tests.support import fakes  # noqa: F401  (registers the fake backend)
 from tests.support.factories import small_trace
 
+# a module fixture of real runs takes seconds: every test here counts as slow (make test-fast leaves them out)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):

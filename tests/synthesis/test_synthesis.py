@@ -52,6 +52,9 @@ def test_punctuation_only_request_has_no_samples_but_a_service_time(piper):
     assert len(audio) == 0 and chunks == [] and service > 0
 
 
+@pytest.mark.slow
+
+
 def test_manifest_from_real_piper(tmp_path):
     config = parse_backend(PIPER)
     res = synthesize_to_manifest(short_streams(), [parse_rule("immediate"), parse_rule("timer:w=2")], config,
@@ -71,6 +74,9 @@ def test_manifest_from_real_piper(tmp_path):
     assert (chunk["n_parts"] >= request["n_parts"]).all()
 
 
+@pytest.mark.slow
+
+
 def test_loading_happens_once_and_before_the_clock(tmp_path, monkeypatch):
     import onnxruntime
 
@@ -86,6 +92,9 @@ def test_loading_happens_once_and_before_the_clock(tmp_path, monkeypatch):
     synthesize_to_manifest(short_streams(), [parse_rule("immediate")], config, AudioStore(tmp_path),
                            tmp_path / "m.parquet")
     assert len(made) == 1
+
+
+@pytest.mark.slow
 
 
 def test_reuse_within_a_realization_and_fresh_audio_across_realizations(tmp_path):
@@ -106,6 +115,9 @@ def two_talks():
     second = [stream(s.times, [t.replace("my dear", "dear") for t in s.texts], talk_id="t2", system=s.system,
                      source_s=5.0) for s in short_streams()]
     return short_streams() + second
+
+
+@pytest.mark.slow
 
 
 def test_failed_requests_are_recorded_and_comparisons_fail_closed(tmp_path, cli):

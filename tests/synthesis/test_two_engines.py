@@ -55,6 +55,9 @@ def test_bad_backend_lists_are_one_line_errors(tmp_path, backends, fragments):
     assert len(str(e.value).splitlines()) == 1 and all(f in str(e.value) for f in fragments), str(e.value)
 
 
+@pytest.mark.slow
+
+
 def test_the_demo_runs_piper_alone_unless_asked(tmp_path, cli):
     assert demo_experiment(tmp_path / "d").backends[1:] == ()
     both = demo_experiment(tmp_path / "d", backends=parse_demo_backends("piper,espeak"))

@@ -128,6 +128,7 @@ def test_agrees_with_the_log_simuleval_writes(tmp_path, unit, emissions, expecte
 
 
 @pytest.mark.parametrize("kind", list(LOGS))
+@pytest.mark.slow
 def test_round_trip_import_validate_group_joins_to_the_log_output(cli, tmp_path, kind):
     log = write_log(tmp_path, LOGS[kind])
     out = tmp_path / "trace.parquet"
@@ -146,6 +147,9 @@ def s2s(index, delays, durations, source_length=6000.0):
     return {"index": index, "prediction": f"/out/wavs/{index}_pred.wav", "delays": delays, "durations": durations,
             "prediction_offset": delays[0], "elapsed": [], "intervals": [], "prediction_length": 1.0,
             "source_length": source_length, "reference": None, "source": f"/data/talk_{index}.wav"}
+
+
+@pytest.mark.slow
 
 
 def test_speech_to_speech_log_becomes_a_manifest_that_replays(cli, tmp_path):

@@ -178,6 +178,9 @@ def test_instances_without_an_index_match_by_position(tmp_path, monkeypatch, clo
         assert nanoseconds(rows["time_s"]) == nanoseconds(src if clock == "source" else ca)
 
 
+@pytest.mark.slow
+
+
 def test_cli_writes_the_trace_prints_per_talk_and_signs_the_segmentation(cli, tmp_path, monkeypatch):
     log, yaml_path, talks = write_case(tmp_path, monkeypatch)
     wavs = tmp_path / "wavs"

@@ -176,6 +176,7 @@ def test_wav_frames_agree_with_soundfile_for_float_and_stereo(tmp_path):
 
 
 @pytest.mark.parametrize("clock", ["source", "computation-aware"])
+@pytest.mark.slow
 def test_round_trip_import_validate_group_joins_to_the_log_output(cli, tmp_path, clock):
     log = write_log(tmp_path, LOG + RETRANSLATION)
     out = tmp_path / "trace.parquet"

@@ -101,6 +101,9 @@ def test_any_whitespace_imports_as_single_boundaries(tmp_path_factory, packets, 
     assert res.frame["time_s"].tolist() == [CLOCKS[clock][k] for k in speaking]
 
 
+@pytest.mark.slow
+
+
 def test_seamless_lone_space_through_the_cli(cli, tmp_path):
     """The packet pair of the real log imports under both clocks with nothing lost."""
     log = simulstream_log(tmp_path, [["▁Wir", "▁bauen", "▁wir", "▁"], ["▁Geb", "ä", "ude", ",", "▁Br", "ücken", ","],
