@@ -176,7 +176,8 @@ class ClockCheck:
         if spread is not None and spread > PROBE_SPREAD:
             probes += f" (above {PROBE_SPREAD}: the machine's speed drifted during the run)"
         share = "" if self.share is None else f" ({100 * self.share:.1f} %)"
-        waited = "" if self.wait_share is None else f"; waited {100 * self.wait_share:.1f} % of their wall time"
+        waited = "" if self.wait_share is None else (
+            f"; their threads waited {100 * self.wait_share:.1f} % of their wall time (summed over threads)")
         return (f"{self.contended} of {self.measured} measured requests contended{share}{waited}; {probes}")
 
     def to_dict(self) -> dict[str, Any]:
