@@ -29,7 +29,7 @@ from simulplay.grouping.registry import canonical_condition, parse_rule
 from simulplay.grouping.vectorized import group_many, update_table
 from simulplay.keys import RUN_PANEL_KEYS, present
 from simulplay.signature import base_signature, merge
-from simulplay.sim.durationfit import update_counts
+from simulplay.sim.durationfit import Phonemizer, update_counts
 from simulplay.sim.modelled import PanelModel, fit_models, predicted_manifest
 from simulplay.sim.replay import replay
 from simulplay.sim.variants import Measured, ServiceModel, parse_service
@@ -115,20 +115,21 @@ class SweepResult:
 
 
 def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence[RuleGrid], *, a: str, f: str,
-              reference: str, boot: Bootstrap, phonemes: Sequence[int] | None = None,
+              reference: str, boot: Bootstrap, phonemize: Phonemizer | None = None,
               train: Collection[str] | None = None, folds: int = 5, service: str = "fit",
-              silent_parts: str = "skip", upstream: dict[str, Any] | None = None,
+              silent_parts: str = "skip", require_phonemes: bool = False, upstream: dict[str, Any] | None = None,
               source: str = "manifest") -> SweepResult:
-    """Fit the models on ``manifest`` (a validated run manifest of ``streams``; ``phonemes``
-    one count per update of the streams in order, or None) and model every grid point, the
+    """Fit the models on ``manifest`` (a validated run manifest of ``streams``; ``phonemize``
+    the backend's phonemizer, or None: the text features) and model every grid point, the
     reference and every measured condition (see the module docstring); ``service`` as
     :func:`sweep_service` reads it."""
     model = sweep_service(service)
     table = update_table(streams)
-    counts = update_counts(table, phonemes)
+    counts = update_counts(table, phonemize)
     reference = canonical_condition(reference)
     train = None if train is None else {canonical_condition(t) for t in train}
-    models = fit_models(manifest, table, counts, train=train, folds=folds, source=source)
+    models = fit_models(manifest, table, counts, train=train, folds=folds, source=source,
+                        require_phonemes=require_phonemes)
     measured = list(dict.fromkeys(manifest["condition"]))
     conditions = list(dict.fromkeys([reference, *measured, *(r.canonical() for g in grids for r in g.rules())]))
     groups = group_many(table, [parse_rule(c) for c in conditions])

@@ -20,7 +20,7 @@ every inference setting, seed, device, threads) and whether a seed reproduces sa
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -151,9 +151,9 @@ class Backend(ABC):
     def prepare(self, realization: int) -> None:
         """Called before each realization's requests (seeded backends reset here)."""
 
-    def phoneme_counts(self, texts: Sequence[str]) -> list[int] | None:
-        """The phonemes the backend's own phonemizer gives each text (the length of the
-        model's input), or None for a backend without one. Loads no model."""
+    def phonemizer(self) -> Callable[[str], list[list[str]]] | None:
+        """The backend's own phonemizer: a text's sentences as the model reads them, each
+        a list of phoneme symbols (None for a backend without one). Loads no model."""
         return None
 
     def close(self) -> None:

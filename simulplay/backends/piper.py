@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -183,19 +183,14 @@ class PiperBackend(Backend):
         for chunk in self.voice.synthesize(text, self.syn_config):
             yield chunk.audio_int16_array
 
-    def phoneme_counts(self, texts: Sequence[str]) -> list[int]:
-        """Piper's phonemes of each text (espeak-ng through ``PiperVoice.phonemize``, the
-        codepoints the voice model reads: stress marks, spaces and punctuation included),
-        each distinct text phonemized once; no model session is opened."""
+    def phonemizer(self) -> Callable[[str], list[list[str]]]:
+        """Piper's own ``PiperVoice.phonemize`` (espeak-ng): a text's sentences, each the
+        codepoints the voice model reads (stress marks, spaces and punctuation included);
+        no model session is opened."""
         from piper import PiperVoice
         from piper.config import PiperConfig
 
-        voice = PiperVoice(config=PiperConfig.from_dict(self.config.voice_config()), session=None)
-        known: dict[str, int] = {}
-        for t in texts:
-            if t not in known:
-                known[t] = sum(len(s) for s in voice.phonemize(t)) if t.strip() else 0
-        return [known[t] for t in texts]
+        return PiperVoice(config=PiperConfig.from_dict(self.config.voice_config()), session=None).phonemize
 
     def label(self) -> str:
         return f"piper:{self.config.voice_path().name.removesuffix('.onnx')}"

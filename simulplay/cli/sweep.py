@@ -31,14 +31,19 @@ def sweep(
                                 "(LAD of service_s on audio_s and characters), measured ones on their measured "
                                 "times; zero or scale=F: both sides replayed so (zero isolates the duration model)."),
     folds: int = typer.Option(5, "--folds", min=2, help="Folds of talks for the duration model's held-out error."),
+    duration_terms: str = typer.Option("auto", "--duration-terms", help="What the duration model reads: auto "
+                                       "(default: phonemes where the backend has a phonemizer, Piper; else text), "
+                                       "text (characters, words, punctuation, sentence end) or phonemes."),
     quiet: bool = quiet_option(),
 ):
     """Model η and the end offset L at every point of a grid of a rule's parameters, from a
     run's own requests; every value is modelled and labelled so.
 
-    A duration model (least squares on characters, words, punctuation, a sentence-final
-    flag and, with Piper, phonemes; trimmed of outliers; times each stream's own rate) and
-    the fitted service clock are fitted on the run's requests; every grid point is grouped
+    A duration model (least squares, trimmed of outliers, on each request's phonemes as
+    the backend reads them, one term per phoneme symbol plus its sentences, with Piper;
+    on characters, words, punctuation and a sentence-final flag otherwise; times each
+    stream's own rate, plus the run's own residuals on the same stretch of text) and the
+    fitted service clock are fitted on the run's requests; every grid point is grouped
     from the run's traces, replayed and compared exactly as `replay` and `eta` do, against
     the run's reference (modelled too). The run's measured conditions are modelled as well
     and set beside their measurements (sweep_check: per talk and mean; the largest
@@ -53,7 +58,7 @@ def sweep(
     from simulplay.workflows.sweep import sweep_run
 
     res = sweep_run(run_dir, rule, out=out, confirm=confirm, by=by, train=train, folds=folds, service=service,
-                    progress=progress_bar(quiet))
+                    terms=duration_terms, progress=progress_bar(quiet))
     print_sweep(res)
 
 

@@ -13,7 +13,7 @@ predictions: a manifest like any other, for :func:`simulplay.sim.replay` and η.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,15 @@ from simulplay.errors import InputError
 from simulplay.grouping.registry import TRIGGERS, Rule, parse_rule
 from simulplay.grouping.vectorized import Groups, UpdateTable, group_many
 from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
-from simulplay.sim.durationfit import DurationFit, UpdateCounts, cross_validate, fit_durations, request_features
+from simulplay.sim.durationfit import (
+    DurationFit,
+    UpdateCounts,
+    cross_validate,
+    fit_durations,
+    phoneme_terms_fit,
+    request_features,
+    take,
+)
 from simulplay.sim.servicefit import ServiceFit, fit_panel
 
 REQUEST_KEYS = (*OUTPUT_KEYS, "seq")
@@ -67,13 +75,17 @@ def measured_rules(manifest: pd.DataFrame, source: str) -> list[Rule]:
 
 
 def fit_models(manifest: pd.DataFrame, table: UpdateTable, counts: UpdateCounts, *,
-               train: Collection[str] | None = None, folds: int = 5, source: str = "manifest") -> list[PanelModel]:
+               train: Collection[str] | None = None, folds: int = 5, source: str = "manifest",
+               require_phonemes: bool = False) -> list[PanelModel]:
     """One :class:`PanelModel` per panel of a validated manifest, fitted on its requests
-    without error under the conditions ``train`` (canonical RULE strings; None: all)."""
+    without error under the conditions ``train`` (canonical RULE strings; None: all).
+    With a phonemizer in ``counts``, a panel with too few requests for the phoneme terms
+    is fitted on the text terms (its model says so), or refused with ``require_phonemes``."""
     rules = measured_rules(manifest, source)
     groups = group_many(table, rules)
     frame = request_frame(table, groups, [r.canonical() for r in rules])
     feats = request_features(table, counts, groups)
+    text_feats = None
     aligned = _align(manifest, frame, source)
     keys = present(RUN_PANEL_KEYS, manifest)
     panels = manifest.groupby(keys, sort=False) if keys else [((), manifest)]
@@ -85,19 +97,29 @@ def fit_models(manifest: pd.DataFrame, table: UpdateTable, counts: UpdateCounts,
             ok &= rows["condition"].isin(list(train)).to_numpy()
         idx = rows.index[ok]
         at = aligned[idx]
-        x = {t: v[at] for t, v in feats.items()}
+        x = take(feats, at)
+        note = phoneme_terms_fit(x, len(at)) if counts.phonemize is not None else ""
+        if note:
+            if require_phonemes:
+                where = ", ".join(f"{k}={v}" for k, v in panel)
+                raise InputError.at(source, f"{note}{' in panel ' + where if where else ''}",
+                                    accepted="a run with more requests, or the text terms")
+            text_feats = text_feats or request_features(table, counts, groups, text=True)
+            x = take(text_feats, at)
         audio = rows.loc[idx, "audio_s"].to_numpy(float)
         talks, systems = rows.loc[idx, "talk_id"], rows.loc[idx, "system"]
         streams = (talks + "|" + systems).to_numpy()
         conds = rows.loc[idx, "condition"].to_numpy()
-        dur = cross_validate(fit_durations(x, audio, panel, streams), x, audio, talks=talks.to_numpy(),
-                             streams=streams, conditions=conds, outputs=streams + "|" + conds, folds=folds)
+        spans, weights = (groups.first[at], groups.last[at]), counts.weights
+        dur = cross_validate(fit_durations(x, audio, panel, streams, spans=spans, weights=weights, conditions=conds),
+                             x, audio, talks=talks.to_numpy(), streams=streams, conditions=conds,
+                             outputs=streams + "|" + conds, folds=folds, spans=spans, weights=weights)
         service = rows.loc[idx, "service_s"].to_numpy(float)
         usable = np.isfinite(service)
         svc = fit_panel(audio[usable], x["chars"][usable], service[usable], panel)
         rates = rows.loc[idx, "sample_rate"] if "sample_rate" in rows else pd.Series([], dtype=int)
         rate = int(rates.mode().iloc[0]) if len(rates) else 0
-        models.append(PanelModel(panel, dur, svc, rate))
+        models.append(PanelModel(panel, replace(dur, note=note), svc, rate))
     return models
 
 
@@ -130,11 +152,13 @@ def predicted_manifest(table: UpdateTable, counts: UpdateCounts, groups: Groups,
     rule) once per panel, with modelled ``audio_s``/``n_samples`` and ``service_s``
     (seconds); rows sorted by panel, output and ``seq``, as a validated manifest is."""
     base = request_frame(table, groups, conditions)
-    feats = request_features(table, counts, groups)
+    kinds: dict[bool, object] = {}  # the features of each kind of model, made once
     frames = []
     streams = (base["talk_id"] + "|" + base["system"]).to_numpy()
     for m in models:
-        audio = m.durations.predict(feats, streams)
+        use = m.durations.phonemes
+        feats = kinds.get(use) or kinds.setdefault(use, request_features(table, counts, groups, text=not use))
+        audio = m.durations.predict(feats, streams, (groups.first, groups.last))
         if m.sample_rate > 0:
             n = np.rint(audio * m.sample_rate).astype(np.int64)
             audio = n / m.sample_rate

@@ -42,6 +42,9 @@ from simulplay.traces.model import Stream
 from simulplay.workflows.sweep_files import measured_columns, pick_points, write_sweep
 
 BY = ("L", "eta")
+#: What the duration model's terms are made of: the backend's phonemes where it has a
+#: phonemizer (auto), the text's counts, or the phonemes (refused without a phonemizer).
+TERMS = ("auto", "text", "phonemes")
 CONFIRMED = "confirmed.parquet"
 
 
@@ -97,10 +100,13 @@ class SweepRun:
     files: list[Path] = field(default_factory=list)
 
 
-def check_sweep_args(rules: list[str], *, by: str, confirm: int, service: str = "fit") -> list[RuleGrid]:
+def check_sweep_args(rules: list[str], *, by: str, confirm: int, service: str = "fit",
+                     terms: str = "auto") -> list[RuleGrid]:
     """The arguments that need no run, checked before it is read; the grids."""
     grids = parse_grids(rules)
     sweep_service(service)
+    if terms not in TERMS:
+        raise InputError.at(f"--duration-terms '{terms}'", "unknown choice", accepted=", ".join(TERMS))
     if by not in BY:
         raise InputError.at(f"--by '{by}'", "unknown criterion", accepted=" or ".join(BY))
     if confirm < 0:
@@ -118,20 +124,24 @@ def check_train(run: RunInputs, train: list[str]) -> None:
 
 
 def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, confirm: int = 0, by: str = "L",
-              train: list[str] = (), folds: int = 5, service: str = "fit",
+              train: list[str] = (), folds: int = 5, service: str = "fit", terms: str = "auto",
               progress: Progress = NO_PROGRESS) -> SweepRun:
-    """Model the grids of ``rules`` on the run in ``folder``, check, confirm and write."""
-    grids = check_sweep_args(list(rules), by=by, confirm=confirm, service=service)
+    """Model the grids of ``rules`` on the run in ``folder``, check, confirm and write
+    (``terms``: one of :data:`TERMS`)."""
+    grids = check_sweep_args(list(rules), by=by, confirm=confirm, service=service, terms=terms)
     run = read_run(folder)
     check_train(run, list(train))
     out = check_out_folder(Path(out) if out is not None else run.folder / "sweep")
     out.mkdir(parents=True, exist_ok=True)
     confirmed_manifest = _confirmed(run, out)
-    phonemes = _phonemes(run)
+    phonemize = None if terms == "text" else _phonemizer(run)
+    if terms == "phonemes" and phonemize is None:
+        raise InputError.at(f"--duration-terms '{terms}'", f"backend {run.backend} has no phonemizer",
+                            accepted="auto or text (phonemes: Piper)")
     result = run_sweep(run.streams, run.manifest, grids, a=run.exp["a"], f=run.exp["f"],
-                       reference=run.exp["reference"], boot=run.boot, phonemes=phonemes,
+                       reference=run.exp["reference"], boot=run.boot, phonemize=phonemize,
                        train=[canonical_condition(t) for t in train] or None, folds=folds, service=service,
-                       silent_parts=run.silent,
+                       silent_parts=run.silent, require_phonemes=terms == "phonemes",
                        upstream=run.signature, source=str(run.folder / "manifest.parquet"))
     picked, synth = [], None
     if confirm:
@@ -169,12 +179,11 @@ def _confirmed(run: RunInputs, out: Path) -> pd.DataFrame | None:
     return read_manifest(path)[0] if path.is_file() else None
 
 
-def _phonemes(run: RunInputs) -> list[int] | None:
-    """The backend's phoneme count of every update (Piper), or None."""
+def _phonemizer(run: RunInputs):
+    """The backend's own phonemizer (Piper), or None."""
     from simulplay.backends import parse_backend
 
-    backend = parse_backend(run.backend, source=f"{run.folder / 'run.json'}: backend").create()
-    return backend.phoneme_counts([t for s in run.streams for t in s.texts])
+    return parse_backend(run.backend, source=f"{run.folder / 'run.json'}: backend").create().phonemizer()
 
 
 def _synthesize(run: RunInputs, out: Path, picked: list[str], earlier: pd.DataFrame | None,

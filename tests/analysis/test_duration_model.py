@@ -1,7 +1,9 @@
 """The duration model (simulplay.sim.durationfit): least squares worked by hand, trimming,
-stream rates, held-out errors, and request features equal to those of the joined text."""
+stream rates, the anchoring, held-out errors, and request features equal to those of the
+joined text (text counts, and the phonemes of Piper's own phonemizer)."""
 
 import unicodedata
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ from simulplay.grouping import parse_rule, stream_requests
 from simulplay.grouping.vectorized import group_many, update_table
 from simulplay.sim.durationfit import (
     FEATURES,
+    anchor_residuals,
     cross_validate,
     fit_durations,
     request_features,
@@ -109,20 +112,75 @@ def streams(draw):
     return out
 
 
+def sentence_chars(text: str) -> list[list[str]]:
+    """A stand-in phonemizer for the property test below: a text's '.'-separated sentences,
+    each as its characters (what matters there is which text is phonemized, not how)."""
+    return [list(x) for x in text.split(".") if x.strip()]
+
+
 @settings(max_examples=100, deadline=None)
 @given(streams(), st.sampled_from(["immediate", "timer:w=1", "punct:cap=2,min_words=1", "words:n=3,cap=5"]))
 def test_request_features_are_those_of_the_joined_request_text(ss, spec):
     rule = parse_rule(spec)
     table = update_table(ss)
-    phonemes = [len(t) + 1 for s in ss for t in s.texts]  # any count per update: it is summed
-    feats = request_features(table, update_counts(table, phonemes), group_many(table, [rule]))
+    groups = group_many(table, [rule])
+    feats = request_features(table, update_counts(table), groups)
     texts = [r["text"] for s in ss for r in stream_requests(s, rule)]
-    ph = [sum(len(t) + 1 for t in s.texts[g.first:g.last + 1]) for s in ss for g in rule.group(s)]
     assert feats["chars"].tolist() == [len(t) for t in texts]
     assert feats["words"].tolist() == [len(t.split()) for t in texts]
     assert feats["punct"].tolist() == [sum(unicodedata.category(c)[0] == "P" for c in t) for t in texts]
     assert feats["final"].tolist() == [float(ends_terminal(t)) for t in texts]
-    assert feats["phonemes"].tolist() == ph
+    phon = request_features(table, update_counts(table, sentence_chars), groups)
+    assert phon["chars"].tolist() == [len(t) for t in texts]  # kept for the service clock, not a term
+    assert set(phon) == {"intercept", "sentences", *(f"ph:{c}" for t in texts for s in sentence_chars(t) for c in s)}
+    assert phon["sentences"].tolist() == [len(sentence_chars(t)) for t in texts]
+    for term in phon:
+        if term.startswith("ph:"):
+            want = [sum(x.count(term[3:]) for x in sentence_chars(t)) for t in texts]
+            assert phon[term].tolist() == want
+
+
+def test_phoneme_features_are_pipers_phonemes_of_the_joined_text():
+    """A SentencePiece word cut over two updates ("Pro" + glued "gress") is phonemized as
+    the joined request text, as Piper will read it: the counts equal piper-tts's own
+    ``PiperVoice.phonemize`` of that text, run here."""
+    from piper import PiperVoice
+    from piper.config import PiperConfig
+
+    from simulplay.backends import parse_backend
+
+    backend = parse_backend("piper").create()
+    s = stream([0, 1, 2, 3], ["Pro", "gress is slow.", "Next", "one."], glue=[False, True, False, False])
+    table = update_table([s])
+    feats = request_features(table, update_counts(table, backend.phonemizer()),
+                             group_many(table, [parse_rule("timer:w=4")]))
+    voice = PiperVoice(config=PiperConfig.from_dict(backend.config.voice_config()), session=None)
+    want = voice.phonemize("Progress is slow. Next one.")
+    assert len(want) == 2 and feats["sentences"].tolist() == [2.0]
+    bag = Counter(p for sentence in want for p in sentence)
+    assert {t[3:]: int(feats[t][0]) for t in feats if t.startswith("ph:")} == dict(bag)
+    assert bag["ˈ"] >= 3  # stress marks are symbols the voice reads, counted like phonemes
+
+
+def test_anchoring_by_hand():
+    """Two conditions over four updates of weights (characters + 1) 1, 3, 2, 2.
+    Condition x: requests 0..1 (residual +0.4) and 2..3 (−0.2); condition y: 0..0 (+0.1),
+    1..3 (+0.7). Spread by weight: x gives 0.1, 0.3, −0.1, −0.1; y gives 0.1, 0.3, 0.2, 0.2.
+    Averaged over the two conditions: 0.1, 0.3, 0.05, 0.05 seconds."""
+    spans = (np.array([0, 2, 0, 1]), np.array([1, 3, 0, 3]))
+    density = anchor_residuals(spans, np.array([0.4, -0.2, 0.1, 0.7]), np.array([1.0, 3.0, 2.0, 2.0]),
+                               np.array([0, 0, 1, 1]))
+    assert np.diff(density) == pytest.approx([0.1, 0.3, 0.05, 0.05], abs=1e-12)
+    # a request of another grouping over updates 1..2 adds 0.3 + 0.05 = 0.35 s
+    x = {"intercept": np.ones(4), "chars": np.array([10.0, 30.0, 10.0, 30.0])}
+    fit = fit_durations(x, np.array([1.0, 3.0, 1.0, 3.0]), spans=spans, weights=np.array([1.0, 3.0, 2.0, 2.0]),
+                        conditions=np.array(["x", "x", "y", "y"]))
+    # the linear fit is exact (audio = 0.1·chars): every residual is 0, so is the correction
+    assert fit.anchored_conditions == 2 and np.allclose(fit.anchor, 0.0)
+    assert "anchored on 2 training condition(s)" in fit.describe()
+    bumped = type(fit)(**{**fit.__dict__, "anchor": density})
+    got = bumped.predict({"intercept": np.ones(1), "chars": np.array([20.0])}, spans=(np.array([1]), np.array([2])))
+    assert got == pytest.approx([2.0 + 0.35], abs=1e-12)
 
 
 def test_features_of_a_glued_word_by_hand():
@@ -135,4 +193,4 @@ def test_features_of_a_glued_word_by_hand():
     assert feats["words"].tolist() == [2, 1]
     assert feats["punct"].tolist() == [2, 0]
     assert feats["final"].tolist() == [1, 0]
-    assert "phonemes" not in feats
+    assert set(feats) == set(FEATURES)  # no phonemizer: the text terms only

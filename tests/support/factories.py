@@ -90,16 +90,17 @@ def reference_clock(dispatch, service):
     return np.array(ready)
 
 
-def small_trace(path: Path, n_streams: int = 2, n_updates: int = 14) -> None:
+def small_trace(path: Path, n_streams: int = 2, n_updates: int = 14, source_s: float = 30.0) -> None:
     """A seeded trace file of short English updates: streams ``talk{k // 2}``, systems A/F
-    alternating, 1–2 s between updates, a full stop on every fourth; source 30 s."""
+    alternating, 1–2 s between updates, a full stop on every fourth; source 30 s unless
+    given."""
     rng = np.random.default_rng(0)
     streams = []
     for k in range(n_streams):
         times = np.cumsum(rng.integers(1, 3, n_updates)).astype(float)
         texts = [" ".join(rng.choice(WORDS, int(rng.integers(1, 5)))) + ("." if i % 4 == 3 else "")
                  for i in range(n_updates)]
-        streams.append(stream(times, texts, talk_id=f"talk{k // 2}", system="AF"[k % 2], source_s=30.0))
+        streams.append(stream(times, texts, talk_id=f"talk{k // 2}", system="AF"[k % 2], source_s=source_s))
     write_trace(frame_from_streams(streams), path, {"table": "trace"})
 
 
