@@ -1,7 +1,7 @@
 """simulplay: replay simultaneous-translation text streams through TTS and serial playback.
 
 The package's attributes are its Python API (:mod:`simulplay.api`): ``read_trace``,
-``group``, ``synthesize``, ``replay``, ``eta``, ``bootstrap`` and ``load_run``, each
+``group``, ``synthesize``, ``replay``, ``eta``, ``bootstrap``, ``load_run`` and ``sweep``, each
 returning pandas DataFrames with their signatures in ``attrs``. They are loaded on first
 use (PEP 562), so that ``import simulplay.traces`` and the command line do not pay for them.
 """
@@ -9,7 +9,7 @@ use (PEP 562), so that ``import simulplay.traces`` and the command line do not p
 from simulplay.version import __version__
 
 #: The Python API, loaded from :mod:`simulplay.api` when first used.
-_API = ("read_trace", "group", "synthesize", "replay", "eta", "bootstrap", "load_run", "Run")
+_API = ("read_trace", "group", "synthesize", "replay", "eta", "bootstrap", "load_run", "sweep", "Run")
 
 __all__ = ["__version__", *_API]
 

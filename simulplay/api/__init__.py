@@ -1,8 +1,8 @@
 """The Python API: the pipeline's steps as functions on pandas DataFrames, for notebooks.
 
 Each function is a thin wrapper over the library function the matching command calls
-(``simulplay group``, ``synth``, ``replay``, ``eta``, …), with the same validation and the
-same numbers, so a table from here equals the command's output on the same input::
+(``simulplay group``, ``synth``, ``replay``, ``eta``, ``sweep``, …), with the same validation
+and the same numbers, so a table from here equals the command's output on the same input::
 
     import simulplay
     trace = simulplay.read_trace("traces.jsonl")
@@ -20,7 +20,7 @@ functions that take a table read them that way). Bad input raises
 prints it. A worked example, as notebook cells: ``docs/api-example.md``.
 """
 
-from simulplay.api.analysis import Run, bootstrap, eta, load_run
+from simulplay.api.analysis import Run, bootstrap, eta, load_run, sweep
 from simulplay.api.steps import group, read_trace, replay, synthesize
 
-__all__ = ["Run", "bootstrap", "eta", "group", "load_run", "read_trace", "replay", "synthesize"]
+__all__ = ["Run", "bootstrap", "eta", "group", "load_run", "read_trace", "replay", "sweep", "synthesize"]

@@ -1,9 +1,11 @@
 """Comparisons and runs for notebooks: η, the paired talk bootstrap of any per-talk table,
-and a run folder read back (``simulplay.eta``, ``bootstrap``, ``load_run``)."""
+a run folder read back and its modelled sweep (``simulplay.eta``, ``bootstrap``,
+``load_run``, ``sweep``)."""
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from simulplay.api.checks import (
 from simulplay.errors import InputError
 
 ETA_TABLES = ("eta", "per_talk", "contrasts", "interaction", "interaction_per_talk")
+RUN_FOLDER = "a run folder written by `simulplay run` or `simulplay demo`"
 
 
 def eta(summary: pd.DataFrame | PathLike, *, a: str, f: str, reference: str,
@@ -142,7 +145,7 @@ def load_run(folder: PathLike, *, traces: Sequence[PathLike] = ()) -> Run:
     table of the run holds the structured one."""
     from simulplay.report.load import load_run as load
 
-    root = as_path(folder, "folder", "a run folder written by `simulplay run` or `simulplay demo`")
+    root = as_path(folder, "folder", RUN_FOLDER)
     data = load(root, traces=[as_path(p, "traces", "trace file paths") for p in as_sequence(traces, "traces")])
 
     def frame(t):
@@ -153,3 +156,63 @@ def load_run(folder: PathLike, *, traces: Sequence[PathLike] = ()) -> Run:
                {k: frame(v) for k, v in data.variants.items()}, {k: frame(v) for k, v in data.optional.items()},
                None if data.traces is None else signed(data.traces, signature=data.trace_signature),
                list(data.notes))
+
+
+def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None = None, confirm: int = 0,
+          by: str = "L", train: str | Sequence[str] = (), folds: int = 5, service: str = "fit",
+          progress: Any = None) -> pd.DataFrame:
+    """Model η and the end offset L at every point of grids of a grouping rule's parameters
+    from a run folder's own requests, check the model against what the run measured, and
+    write the sweep's files (``simulplay sweep``, docs/sweeps.md).
+
+    ``rules``: one grid or a list, each a family ``NAME:key=VALUES,…``
+    (``timer:w=0.5..8:0.5``, ``words:n=2..16``, ``punct:cap=1..4,min_words=2,3``). ``out``:
+    the folder for the files (default ``run_dir/sweep``). ``confirm``: synthesize the K best
+    unmeasured points for real with the run's backend into its store, ranked ``by`` ``L``
+    (the lowest modelled mean end offset of A and F) or ``eta`` (the most negative modelled
+    η). ``train``: fit the models on these conditions of the run only (default: all).
+    ``folds``: folds of talks for the duration model's held-out error. ``service``: ``fit``,
+    ``zero`` or ``scale=F``. ``progress``: a :class:`~simulplay.progress.Progress` that
+    the confirming synthesis reports to (None: nothing).
+
+    Returns the sweep table, the rows of ``sweep.parquet`` (its ``signature`` column left
+    out): one per panel (backend, realization) × family × grid point with ``family``,
+    ``rule``, the grid's parameters, ``modelled_eta_s`` and its interval
+    ``modelled_ci_low_s``/``modelled_ci_high_s``, ``modelled_L_a_s``/``modelled_L_f_s``
+    with theirs, ``n_requests_a``/``n_requests_f``, ``measured``, ``confirmed`` and the
+    measured η and L with their intervals (NaN where the point was not synthesized); times
+    in seconds. Every ``modelled_`` value is a model's, not a measurement. ``attrs``:
+    ``signatures`` (one per row) and ``signature``; ``check``: modelled vs measured per
+    panel and measured condition (``sweep_check.parquet``), ``check_per_talk`` and
+    ``models`` (the fitted models, ``sweep_models.csv``), each a DataFrame with its own
+    signatures; ``notes``: the self-check's summary and its warnings (each also issued as a
+    Python warning); ``confirmed``: the rules this call synthesized; ``path``: the
+    ``sweep.parquet`` written.
+    """
+    from simulplay.analysis.sweep import sweep_service
+    from simulplay.grouping.grid import parse_grids
+    from simulplay.progress import NO_PROGRESS
+    from simulplay.workflows.sweep import BY, sweep_run
+    from simulplay.workflows.sweep_files import model_table
+
+    root = as_path(run_dir, "run_dir", RUN_FOLDER)
+    texts = as_strings(rules, "rules", "a grid such as 'timer:w=0.5..8:0.5', or a list of them")
+    if not texts:
+        raise InputError.at("rules", "is empty", accepted="at least one grid NAME:key=VALUES")
+    parse_grids(texts, source="rules")
+    for name, value, least in (("confirm", confirm, 0), ("folds", folds, 2)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise InputError.at(name, f"is {value!r}", accepted=f"a whole number ≥ {least}")
+    sweep_service(as_text(service, "service"), source="service")
+    res = sweep_run(root, texts, out=None if out is None else as_path(out, "out", "a folder for the sweep's files"),
+                    confirm=confirm, by=as_choice(by, "by", BY), folds=folds, service=service,
+                    train=as_strings(train, "train", "a condition of the run, or a list of them"),
+                    progress=progress or NO_PROGRESS)
+    check = res.check
+    for w in check.warnings:
+        warnings.warn(w, stacklevel=2)
+    models, model_signatures = model_table(res.result, res.signatures)
+    return signed(res.table, res.signatures, check=signed(check.table, check.signatures),
+                  check_per_talk=signed(check.per_talk, check.per_talk_signatures),
+                  models=signed(models, model_signatures), notes=[check.summary, *check.warnings],
+                  confirmed=list(res.confirmed), path=str(res.out / "sweep.parquet"))

@@ -1,5 +1,5 @@
 """The Python API as a notebook user calls it: ``simulplay.read_trace``, ``group``,
-``synthesize``, ``replay``, ``eta``, ``bootstrap`` and ``load_run``.
+``synthesize``, ``replay``, ``eta``, ``bootstrap``, ``load_run`` and ``sweep``.
 
 Expected values come from outside the API: hand computations written out in the tests,
 the bundled trace file read with ``json``, and the command line's own output on the same
@@ -368,3 +368,25 @@ def test_load_run_reads_a_run_folder(tmp_path):
     pd.testing.assert_frame_equal(eta, loaded.eta.drop(columns="signature"), check_exact=True)
     assert eta.attrs["signatures"] == loaded.eta.attrs["signatures"]
     assert loaded.contrasts is None and loaded.traces is None and "Trace statistics" in loaded.notes[0]
+
+
+# ---- sweep ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow  # the same sweep of a synthetic run (no synthesis) twice, its figures drawn each time: about 8 s
+def test_sweep_returns_the_commands_tables_with_their_signatures(tmp_path):
+    from tests.support.sweep_runs import synthetic_run
+
+    run = synthetic_run(tmp_path / "run")
+    rules = ["timer:w=1..4", "words:n=3,6,cap=3"]
+    proc = run_cli("sweep", run, *(x for r in rules for x in ("--rule", r)), "--out", tmp_path / "cli", "--quiet")
+    table = simulplay.sweep(run, rules, out=tmp_path / "api")
+    same_table(table, tmp_path / "cli" / "sweep.parquet", drop=("signature",))
+    same_table(table.attrs["check"], tmp_path / "cli" / "sweep_check.parquet", drop=("signature",))
+    assert table["rule"].tolist() == ["timer:w=1", "timer:w=2", "timer:w=3", "timer:w=4", "words:n=3,cap=3",
+                                      "words:n=6,cap=3"]
+    assert table["measured"].tolist() == [False, True, False, True, False, False]  # the run's timer:w=2 and w=4
+    assert all("modelled" in s["model"] for s in table.attrs["signatures"])
+    assert table.attrs["notes"][0] in proc.stdout  # the self-check's summary line, as the command prints it
+    assert table.attrs["models"]["b_chars"].item() == pytest.approx(0.06, abs=0.005)  # the run's 0.06 s per character
+    assert table.attrs["confirmed"] == [] and table.attrs["path"] == str(tmp_path / "api" / "sweep.parquet")

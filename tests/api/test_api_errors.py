@@ -90,6 +90,22 @@ CASES = {
     "bootstrap with a number as value": (lambda: simulplay.bootstrap(PER_TALK, value=3), r"^value: is an int"),
     "load_run of a missing folder": (lambda: simulplay.load_run("no/such/run"), r"no/such/run: no such folder"),
     "load_run of a number": (lambda: simulplay.load_run(3), r"^folder: is an int"),
+    # a sweep is checked before the run is read and anything is written (out="s")
+    "sweep with an empty range": (lambda: simulplay.sweep("run", "timer:w=8..0.5:0.5", out="s"),
+                                  r"^rules 'timer:w=8..0.5:0.5': 'w=8..0.5:0.5' is an empty range"),
+    "sweep with an unknown rule": (lambda: simulplay.sweep("run", ["timer:w=1..3", "timr:w=1..3"], out="s"),
+                                   r"^rules 'timr:w=1..3': unknown grouping rule 'timr'"),
+    "sweep with no rules": (lambda: simulplay.sweep("run", [], out="s"), r"^rules: is empty"),
+    "sweep with a number as rules": (lambda: simulplay.sweep("run", 4, out="s"), r"^rules: is an int"),
+    "sweep with an unknown criterion": (lambda: simulplay.sweep("run", "timer:w=1..3", by="speed", out="s"),
+                                        r"^by 'speed': is not known \(expected L, eta\)"),
+    "sweep with a negative confirm": (lambda: simulplay.sweep("run", "timer:w=1..3", confirm=-1, out="s"),
+                                      r"^confirm: is -1 \(expected a whole number ≥ 0\)"),
+    "sweep with one fold": (lambda: simulplay.sweep("run", "timer:w=1..3", folds=1, out="s"), r"^folds: is 1"),
+    "sweep with measured service": (lambda: simulplay.sweep("run", "timer:w=1..3", service="measured", out="s"),
+                                    r"^service 'measured': modelled requests have no measured service time"),
+    "sweep of a folder that is no run": (lambda: simulplay.sweep("no/such/run", "timer:w=1..3", out="s"),
+                                         r"^no/such/run: has no run.json and manifest.parquet"),
 }
 
 

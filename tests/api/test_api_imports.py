@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-API = ("read_trace", "group", "synthesize", "replay", "eta", "bootstrap", "load_run")
+API = ("read_trace", "group", "synthesize", "replay", "eta", "bootstrap", "load_run", "sweep")
 #: What a trace reader never needs: the API, the later layers, plotting, statistics, the CLI.
 HEAVY = ("simulplay.api", "simulplay.grouping", "simulplay.backends", "simulplay.synthesis", "simulplay.sim",
          "simulplay.analysis", "simulplay.report", "simulplay.workflows", "matplotlib", "scipy", "typer")

@@ -3,7 +3,10 @@
 its folder, a grid cell opens its talk, the lanes hold the replay's parts (`simulplay
 replay --parts`, run here), a variant switch redraws them, each lane plays its listener
 audio — the same samples `simulplay render`'s rule gives — under a playhead on the source
-clock, markup from data is shown and never run, and damaged or absent audio is named."""
+clock, markup from data is shown and never run, and damaged or absent audio is named; a
+run with a sweep shows its modelled curves with the measured points on top (the values of
+sweep/sweep.parquet), a hover names a point's rule and values, and a run without one shows
+no sweep view."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from simulplay.sim.part_audio import PartAudio, part_samples
 from simulplay.store.store import AudioStore
 from simulplay.tables import read_table
 from tests.support.report_runs import make_run
+from tests.support.sweep_runs import swept_run
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -258,3 +262,95 @@ def test_without_the_store_the_page_says_the_audio_is_absent(browser, run, tmp_p
     assert browser.seen["errors"] == []
     page.close()
 
+
+
+# ---- the sweep view ----------------------------------------------------------------------
+
+#: The keys besides the axis that vary in each family of the fixture's sweep (by hand).
+OTHER_KEYS = {"timer:w=1..4": [], "punct:cap=1..3,min_words=2,3": ["min_words"]}
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """A run of 2 panels swept over OTHER_KEYS' families, timer:w=1 confirmed (no synthesis)."""
+    folder = swept_run(tmp_path_factory.mktemp("explore-sweep") / "run")
+    write_explorer(build_explorer(folder), folder / "explore")
+    return folder
+
+
+def sweep_chart(page, family: str, chart: str) -> dict:
+    """What one chart drew: its curves, the modelled points and the measured markers (each
+    with its line, table row, rule, value and class) and its text."""
+    return page.evaluate("""([family, chart]) => {
+        const svg = [...document.querySelectorAll('svg.sweep-chart')]
+            .find(s => s.dataset.family === family && s.dataset.chart === chart);
+        const marks = sel => [...svg.querySelectorAll(sel)].map(e => ({line: Number(e.dataset.line),
+            row: Number(e.dataset.row), rule: e.dataset.rule, value: Number(e.dataset.value),
+            cls: e.getAttribute('class')}));
+        return {curves: [...svg.querySelectorAll('path.curve')].map(c => ({line: Number(c.dataset.line),
+                    cls: c.getAttribute('class'), d: c.getAttribute('d')})),
+                points: marks('.point'), measured: marks('.measured'),
+                text: [...svg.querySelectorAll('text')].map(t => t.textContent)};
+    }""", [family, chart])
+
+
+def test_the_sweep_view_draws_each_familys_modelled_lines_and_measured_points(browser, swept):
+    page = browser.open(swept / "explore" / "index.html")
+    assert page.get_attribute("#sweep-view", "data-state") == "ready" and page.locator("#to-sweep").count() == 1
+    table = pd.read_parquet(swept / "sweep" / "sweep.parquet")
+    assert page.locator(".sweep-family").evaluate_all("els => els.map(e => e.dataset.family)") == list(OTHER_KEYS)
+    for family, other in OTHER_KEYS.items():
+        rows = table[table["family"] == family]
+        lines = [g.index.tolist() for _, g in rows.groupby(["backend", "realization", *other], sort=False)]
+        measured = rows[rows["measured"]]
+        for chart, series in (("eta", {"eta": "eta_s"}), ("L", {"a": "L_a_s", "f": "L_f_s"})):
+            drawn = sweep_chart(page, family, chart)
+            assert len(drawn["curves"]) == len(lines) * len(series)  # one curve per line (and per system for L)
+            assert all(c["d"].count("L") == len(lines[c["line"]]) - 1 for c in drawn["curves"])
+            assert any("modelled" in t for t in drawn["text"])  # the y axis says what is modelled
+            for tag, column in series.items():
+                points = [p for p in drawn["points"] if f"point-{tag}" in p["cls"].split()]
+                assert [sorted(p["row"] for p in points if p["line"] == i) for i in range(len(lines))] == \
+                    [sorted(line) for line in lines]  # as many points as grid points, on every line
+                assert all(p["value"] == table.at[p["row"], f"modelled_{column}"]
+                           and p["rule"] == table.at[p["row"], "rule"] for p in points)
+                marks = [m for m in drawn["measured"] if f"measured-{tag}" in m["cls"].split()]
+                assert sorted(m["row"] for m in marks) == measured.index.tolist()
+                assert all(m["value"] == table.at[m["row"], f"measured_{column}"] for m in marks)
+                assert all(("confirmed" in m["cls"].split()) == table.at[m["row"], "confirmed"] for m in marks)
+    assert sum("confirmed" in m["cls"].split() for m in sweep_chart(page, "timer:w=1..4", "eta")["measured"]) == 2
+    assert browser.seen["errors"] == [] and browser.seen["console"] == []
+    page.close()
+
+
+def hover_tip(page, selector: str) -> str:
+    marker = page.locator(selector)
+    marker.evaluate("e => e.scrollIntoView({block: 'center'})")  # clear of the sticky controls
+    marker.hover()
+    page.wait_for_selector("#tip:not([hidden])")
+    return page.inner_text("#tip")
+
+
+def test_hovering_a_point_shows_its_rule_its_values_in_seconds_and_whether_it_was_measured(browser, swept):
+    page = browser.open(swept / "explore" / "index.html")
+    table = pd.read_parquet(swept / "sweep" / "sweep.parquet")
+    r = table.index[table["confirmed"]].max()  # the last panel's, drawn on top
+    tip = hover_tip(page, f'svg[data-chart="eta"] .measured[data-row="{r}"]')
+    assert f"rule {table.at[r, 'rule']} " in tip and "realization 1" in tip
+    assert f"measured η = {table.at[r, 'measured_eta_s']:.3f} s" in tip
+    assert f"modelled η = {table.at[r, 'modelled_eta_s']:.3f} s" in tip
+    assert "measured: yes, confirmed by synthesis" in tip
+    r = table.index[table["rule"] == "timer:w=3"].max()
+    tip = hover_tip(page, f'svg[data-chart="L"] .point-a[data-row="{r}"]')
+    assert "rule timer:w=3 " in tip and f"modelled L(A) = {table.at[r, 'modelled_L_a_s']:.3f} s" in tip
+    assert "measured: no (modelled only)" in tip
+    page.close()
+
+
+def test_a_run_without_a_sweep_shows_no_sweep_view(browser, run):
+    page = browser.open(run / "explore" / "index.html")
+    assert page.locator("#sweep-view").count() == 0 and page.locator("svg.sweep-chart").count() == 0
+    assert page.locator("#to-sweep").count() == 0
+    assert not any(u.endswith("sweep.js") and "explore-sweep" not in u for u in browser.seen["requests"])
+    assert browser.seen["errors"] == [] and browser.seen["console"] == []
+    page.close()

@@ -1,6 +1,7 @@
 """A small run folder for the sweep without synthesis: traces, a manifest whose audio and
 service seconds follow a seeded linear formula with noise, and run.json as `simulplay run`
-writes it (the parts a sweep reads)."""
+writes it (the parts a sweep reads); :func:`swept_run` adds the tables the report and the
+explorer read and a real sweep with a confirmed point."""
 
 from __future__ import annotations
 
@@ -47,7 +48,20 @@ def synthetic_run(folder: Path, *, rules=("immediate", "timer:w=2", "timer:w=4")
     streams = sweep_streams(n_talks, seed=seed)
     trace = folder / "trace.jsonl"
     write_trace(frame_from_streams(streams), trace, {"table": "trace"})
-    rng = np.random.default_rng(seed)
+    write_manifest(folder / "manifest.parquet", streams, rules, np.random.default_rng(seed), realizations=realizations,
+                   noise_s=noise_s)
+    exp = {"name": "sweep-test", "traces": [str(trace)], "a": "A", "f": "F", "rules": list(rules),
+           "reference": rules[0], "backend": backend, "out": str(folder), "store": str(folder / "store"),
+           "realizations": realizations, "order": "counterbalanced", "max_chars": None, "draws": 2000, "seed": 1032026,
+           "quantile_method": "order:floor((n+1)a)", "confidence": 0.95, "silent_parts": "skip"}
+    (folder / "run.json").write_text(json.dumps({"experiment": exp}, indent=2), encoding="utf-8")
+    return folder
+
+
+def write_manifest(path: Path, streams: list, rules, rng: np.random.Generator, *, realizations: int = 1,
+                   noise_s: float = 0.03) -> pd.DataFrame:
+    """The requests of ``streams`` under ``rules`` with :func:`synthetic_run`'s audio and
+    service seconds (noise drawn from ``rng``), written as a signed manifest at ``path``."""
     req = requests_frame(streams, [parse_rule(r) for r in rules])
     text = req["text"]
     parts = []
@@ -58,11 +72,43 @@ def synthetic_run(folder: Path, *, rules=("immediate", "timer:w=2", "timer:w=4")
                                 audio_s=n / RATE, service_s=0.05 + 0.2 * n / RATE, error="", audio_key=""))
     man = pd.concat(parts, ignore_index=True)
     sig = base_signature(backend="synthetic", splitter="none")
-    write_table(man, folder / "manifest.parquet", [{**sig, "rule": c} for c in man["condition"]], kind="manifest",
+    write_table(man, path, [{**sig, "rule": c} for c in man["condition"]], kind="manifest",
                 extra_meta={"signature": sig})
-    exp = {"name": "sweep-test", "traces": [str(trace)], "a": "A", "f": "F", "rules": list(rules),
-           "reference": rules[0], "backend": backend, "out": str(folder), "store": str(folder / "store"),
-           "realizations": realizations, "order": "counterbalanced", "max_chars": None, "draws": 2000, "seed": 1032026,
-           "quantile_method": "order:floor((n+1)a)", "confidence": 0.95, "silent_parts": "skip"}
-    (folder / "run.json").write_text(json.dumps({"experiment": exp}, indent=2), encoding="utf-8")
+    return man
+
+
+#: The sweep of :func:`swept_run`: a family along one key, and one with a second varying key.
+SWEEP_RULES = ("timer:w=1..4", "punct:cap=1..3,min_words=2,3")
+
+
+def swept_run(folder: Path, *, realizations: int = 2, rules=SWEEP_RULES, confirmed: str = "timer:w=1",
+              figures: bool = False) -> Path:
+    """:func:`synthetic_run` (``realizations`` panels) with the tables `simulplay run` writes
+    for the report and the explorer (summary, η, per-talk η), swept over ``rules`` by the
+    real :func:`~simulplay.workflows.sweep.sweep_run` into ``folder/sweep``; the grid point
+    ``confirmed`` reads back as confirmed by synthesis (``sweep/confirmed.parquet``, as an
+    earlier ``--confirm`` leaves it: the reference and the point, by the same formula).
+    Without ``figures`` the sweep's figure files are left empty: matplotlib is most of a
+    sweep's time, and a test of the sweep's tables never reads them."""
+    import pytest
+
+    from simulplay.analysis import Bootstrap, compute_eta
+    from simulplay.sim import read_manifest, replay
+    from simulplay.workflows.sweep import sweep_run
+
+    synthetic_run(folder, realizations=realizations)
+    man, meta = read_manifest(folder / "manifest.parquet")
+    rep = replay(man, upstream=meta["signature"])
+    write_table(rep.summary, folder / "summary.parquet", rep.signatures, kind="playback-summary")
+    eta = compute_eta(rep.summary, a="A", f="F", reference="immediate", boot=Bootstrap(draws=200, seed=1),
+                      upstream=rep.signatures)
+    write_table(eta.table, folder / "eta.parquet", eta.table_signatures, kind="eta", signature_column=True)
+    write_table(eta.per_talk, folder / "eta_per_talk.csv", eta.per_talk_signatures, kind="eta-per-talk")
+    (folder / "sweep").mkdir()
+    write_manifest(folder / "sweep" / "confirmed.parquet", sweep_streams(4), ["immediate", confirmed],
+                   np.random.default_rng(5), realizations=realizations)
+    with pytest.MonkeyPatch.context() as mp:
+        if not figures:
+            mp.setattr("simulplay.report.sweep_figures.sweep_figure", lambda *a, **k: (b"", b"", []))
+        sweep_run(folder, list(rules))
     return folder

@@ -6,6 +6,7 @@ The folder::
     index.html                 the page (its text from data is set as text, never as markup)
     js/*.js, explore.css       the page's own code and style (no library, nothing fetched)
     data/panel.js              η tables, per-talk η, notes, signatures, the talks' files
+    data/sweep.js              the run's modelled sweep (sweep/sweep.parquet), only when it has one
     data/talks/<talk>.js       one talk's requests and every variant's parts (loaded on opening it)
     data/audio/<talk>.js       its requests' stored audio (loaded when a lane first plays)
 
@@ -35,6 +36,7 @@ from simulplay.report.build import load_inputs
 from simulplay.report.explore.audio import StoreAudio, store_audio
 from simulplay.report.explore.edges import edge_variants
 from simulplay.report.explore.panel import panel_payload
+from simulplay.report.explore.sweep import sweep_payload
 from simulplay.report.explore.talks import TalkData
 from simulplay.report.explore.variants import (
     Computed,
@@ -48,7 +50,8 @@ from simulplay.report.order import condition_order
 from simulplay.version import __version__
 
 #: The page's scripts, in load order (package data under ``assets/``).
-SCRIPTS = ("explore-util.js", "explore-audio.js", "explore-panel.js", "explore-timeline.js", "explore-main.js")
+SCRIPTS = ("explore-util.js", "explore-audio.js", "explore-panel.js", "explore-timeline.js", "explore-sweep.js",
+           "explore-main.js")
 STYLE = "explore.css"
 #: What marks a folder as an explorer (so writing again may replace it).
 MARKER = ".simulplay-explore"
@@ -63,6 +66,7 @@ class Explorer:
     talks: TalkData
     audio: StoreAudio
     notes: list[str] = field(default_factory=list)
+    sweep: dict[str, Any] | None = None  # the sweep view's data; None: the run has no sweep
 
     @property
     def audio_note(self) -> str:
@@ -97,7 +101,8 @@ def explore_run(run: RunData, *, store: str | Path | None = None, computed: Comp
     if run.traces is None:
         notes.append("Text updates are not shown: the trace files were not found (--trace names them).")
     variants = [primary, *others, *edges]
-    return Explorer(run, variants, TalkData(manifest, variants, run.traces), audio, notes + edge_notes)
+    return Explorer(run, variants, TalkData(manifest, variants, run.traces), audio, notes + edge_notes,
+                    sweep_payload(run))
 
 
 def default_out(inputs: str | Path | Sequence[str | Path]) -> Path:
@@ -127,19 +132,22 @@ def audio_script(talk: str, files: dict[str, bytes], problems: dict[str, str]) -
 
 
 def page(ex: Explorer) -> str:
-    """``index.html``: the shell the scripts fill (text from data set as text)."""
+    """``index.html``: the shell the scripts fill (text from data set as text); the sweep
+    view's section and data file only for a run with a sweep."""
     title = f"simulplay explorer: {ex.run.name}"
     scripts = "".join(f'<script src="js/{s}"></script>' for s in SCRIPTS)
+    sweep_view, sweep_data = ("<section id=\"sweep-view\"></section>", "<script src=\"data/sweep.js\"></script>") \
+        if ex.sweep is not None else ("", "")
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{escape(title)}</title><link rel=\"icon\" href=\"data:,\">"
             f"<link rel=\"stylesheet\" href=\"{STYLE}\"></head><body data-state=\"loading\">"
             f"<main><h1>{escape(title)}</h1><p id=\"intro\"></p>"
             "<noscript><p class=\"note\">The explorer needs JavaScript.</p></noscript>"
-            "<div id=\"controls\"></div><section id=\"panel-view\"></section>"
+            f"<div id=\"controls\"></div><section id=\"panel-view\"></section>{sweep_view}"
             "<section id=\"timeline-view\" hidden></section><div id=\"tip\" role=\"tooltip\" hidden></div>"
             f"<footer>Made by simulplay {escape(__version__)}.</footer></main>"
-            f"{scripts}<script src=\"data/panel.js\"></script></body></html>\n")
+            f"{scripts}{sweep_data}<script src=\"data/panel.js\"></script></body></html>\n")
 
 
 def explorer_files(ex: Explorer) -> dict[str, bytes]:
@@ -161,6 +169,8 @@ def explorer_files(ex: Explorer) -> dict[str, bytes]:
         entries.append({"id": talk, "file": f"{names[talk]}.js", "audio": with_audio})
     panel = panel_payload(ex.run, ex.variants, entries, ex.notes, ex.audio_note)
     out["data/panel.js"] = script("panel", "", panel)
+    if ex.sweep is not None:
+        out["data/sweep.js"] = script("sweep", "", ex.sweep)
     return out
 
 

@@ -28,7 +28,8 @@ ETA_SHOWN = ("n_talks", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_posit
 TALK_SHOWN = ("eta_s", "delta_ref_s", "delta_s", "duration_part_s", "idle_part_s")
 
 
-def _value(v: Any) -> Any:
+def json_value(v: Any) -> Any:
+    """A table cell as JSON: Python numbers and text, ``None`` for a missing or non-finite value."""
     if v is None or v is pd.NA:
         return None
     if isinstance(v, (bool, np.bool_)):
@@ -49,7 +50,7 @@ def panels_of(summary: pd.DataFrame) -> list[dict[str, str]]:
     return [dict(zip(keys, r)) for r in rows.itertuples(index=False)]
 
 
-def _panel_index(frame: pd.DataFrame, panels: list[dict[str, str]]) -> list[int]:
+def panel_index(frame: pd.DataFrame, panels: list[dict[str, str]]) -> list[int]:
     """Each row's panel, as an index into ``panels`` (-1: none of them)."""
     keys = present(RUN_PANEL_KEYS, frame)
     lookup = {tuple(p.get(k) for k in keys): i for i, p in enumerate(panels)}
@@ -64,10 +65,11 @@ def _signed_rows(frame: pd.DataFrame, sigs: Sequence[Any], columns: Sequence[str
     cols = [c for c in columns if c in frame]
     frame = frame.reset_index(drop=True)
     texts = shown_all(sigs) + [""] * max(0, len(frame) - len(sigs))
-    values = [[_value(v) for v in frame[c].tolist()] for c in extra] + \
-        [frame["condition"].map(canonical_condition).tolist()] + [[_value(v) for v in frame[c].tolist()] for c in cols]
+    values = [[json_value(v) for v in frame[c].tolist()] for c in extra] + \
+        [frame["condition"].map(canonical_condition).tolist()] + \
+        [[json_value(v) for v in frame[c].tolist()] for c in cols]
     rows = [[p, *r, strings.setdefault(t, len(strings))]
-            for p, r, t in zip(_panel_index(frame, panels), zip(*values), texts)]
+            for p, r, t in zip(panel_index(frame, panels), zip(*values), texts)]
     return {"columns": ["panel", *extra, "condition", *cols, "sig"], "rows": rows, "signatures": list(strings)}
 
 

@@ -32,7 +32,10 @@
       select("variant", "Replay", p.variants.map(function (v) { return v.title; }), state.variant, function (i) {
         state.variant = i; refresh();
       }),
-      select("panel", "Panel", p.panels.map(X.panelName), state.panel, function (i) { state.panel = i; refresh(); }));
+      select("panel", "Panel", p.panels.map(X.panelName), state.panel, function (i) { state.panel = i; refresh(); }),
+      X.data.sweep ? X.el("button", { type: "button", id: "to-sweep", text: "modelled sweep ↓", onclick: function () {
+        document.getElementById("sweep-view").scrollIntoView({ block: "start" });
+      } }) : null);
   }
 
   function writeHash() {
@@ -246,10 +249,14 @@
     const got = readHash();
     controls();
     X.panelView.render(state);
+    X.sweepView.render();  // data/sweep.js ran before data/panel.js, when the run has a sweep
     document.body.setAttribute("data-state", "ready");
     requestAnimationFrame(frame);
     if (got.talk !== undefined && got.condition !== undefined) X.open(got.talk, got.condition);
     else writeHash();
   };
-  window.addEventListener("resize", function () { if (view) redraw(); });
+  window.addEventListener("resize", function () {
+    if (view) redraw();
+    if (X.data.sweep) X.sweepView.render();
+  });
 })();

@@ -8,10 +8,10 @@
 (function () {
   const X = (window.simulplayExplorer = window.simulplayExplorer || {});
   const SVG_NS = "http://www.w3.org/2000/svg";
-  X.data = { panel: null, talk: {}, audio: {} };
+  X.data = { panel: null, sweep: null, talk: {}, audio: {} };
   X.handlers = {};
   X.receive = function (kind, id, data) {
-    if (kind === "panel") X.data.panel = data;
+    if (kind === "panel" || kind === "sweep") X.data[kind] = data;
     else if (kind === "talk" || kind === "audio") X.data[kind][id] = data;
     const handler = X.handlers[kind];
     if (handler) handler(id, data);
