@@ -160,7 +160,7 @@ def load_run(folder: PathLike, *, traces: Sequence[PathLike] = ()) -> Run:
 
 def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None = None, confirm: int = 0,
           by: str = "L", train: str | Sequence[str] = (), folds: int = 5, service: str = "fit",
-          progress: Any = None) -> pd.DataFrame:
+          duration_terms: str = "auto", progress: Any = None) -> pd.DataFrame:
     """Model η and the end offset L at every point of grids of a grouping rule's parameters
     from a run folder's own requests, check the model against what the run measured, and
     write the sweep's files (``simulplay sweep``, docs/sweeps.md).
@@ -172,7 +172,9 @@ def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None
     (the lowest modelled mean end offset of A and F) or ``eta`` (the most negative modelled
     η). ``train``: fit the models on these conditions of the run only (default: all).
     ``folds``: folds of talks for the duration model's held-out error. ``service``: ``fit``,
-    ``zero`` or ``scale=F``. ``progress``: a :class:`~simulplay.progress.Progress` that
+    ``zero`` or ``scale=F``. ``duration_terms``: what the duration model reads, ``auto``
+    (the backend's phonemes where it has a phonemizer, Piper; else the text), ``text`` or
+    ``phonemes``. ``progress``: a :class:`~simulplay.progress.Progress` that
     the confirming synthesis reports to (None: nothing).
 
     Returns the sweep table, the rows of ``sweep.parquet`` (its ``signature`` column left
@@ -192,7 +194,7 @@ def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None
     from simulplay.analysis.sweep import sweep_service
     from simulplay.grouping.grid import parse_grids
     from simulplay.progress import NO_PROGRESS
-    from simulplay.workflows.sweep import BY, sweep_run
+    from simulplay.workflows.sweep import BY, TERMS, sweep_run
     from simulplay.workflows.sweep_files import model_table
 
     root = as_path(run_dir, "run_dir", RUN_FOLDER)
@@ -206,6 +208,7 @@ def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None
     sweep_service(as_text(service, "service"), source="service")
     res = sweep_run(root, texts, out=None if out is None else as_path(out, "out", "a folder for the sweep's files"),
                     confirm=confirm, by=as_choice(by, "by", BY), folds=folds, service=service,
+                    terms=as_choice(duration_terms, "duration_terms", TERMS),
                     train=as_strings(train, "train", "a condition of the run, or a list of them"),
                     progress=progress or NO_PROGRESS)
     check = res.check
