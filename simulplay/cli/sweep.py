@@ -12,7 +12,7 @@ from simulplay.cli.options import quiet_option
 
 RULE_HELP = ("A rule family with a grid of its parameters, repeatable: NAME:key=VALUES,… with VALUES a value, a "
              "list 1,2,4, a range of integers a..b (step 1) or a..b:step (both ends included), e.g. "
-             "'timer:w=0.5..8:0.5', 'words:n=2..16', 'punct:cap=1..4,min_words=2,3'. At most 10,000 points in all.")
+             "'timer:w=0.5..8:0.5', 'words:n=2..16', 'punct:cap=1..4,min_words=3'. At most 10,000 points in all.")
 
 
 def sweep(

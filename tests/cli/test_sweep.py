@@ -103,19 +103,13 @@ def test_sweep_writes_signed_tables_and_one_figure_per_family(run_dir, tmp_path)
 @pytest.fixture(scope="module")
 def piper_run(tmp_path_factory):
     """A real run: 3 talks × A/F of 40 short updates (enough requests for the phoneme terms),
-    Piper with fixed durations, one thread."""
+    Piper with fixed durations, one thread, synthesized in this process."""
     from tests.support.factories import small_trace
+    from tests.support.sweep_runs import piper_run as make_run
 
     root = tmp_path_factory.mktemp("piper")
     small_trace(root / "trace.jsonl", n_streams=6, n_updates=40, source_s=90.0)
-    (root / "exp.toml").write_text(
-        'traces = ["trace.jsonl"]\na = "A"\nf = "F"\nrules = ["immediate", "timer:w=2", "timer:w=4"]\n'
-        'reference = "immediate"\nout = "run"\n[backend]\nname = "piper"\nintra_op_threads = 1\n'
-        'durations = "fixed"\n[analysis]\ndraws = 2000\n', encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "simulplay", "run", root / "exp.toml", "--quiet"],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return root / "run"
+    return make_run(root / "run", root / "trace.jsonl")
 
 
 @pytest.mark.slow

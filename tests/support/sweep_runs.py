@@ -1,7 +1,8 @@
 """A small run folder for the sweep without synthesis: traces, a manifest whose audio and
 service seconds follow a seeded linear formula with noise, and run.json as `simulplay run`
 writes it (the parts a sweep reads); :func:`swept_run` adds the tables the report and the
-explorer read and a real sweep with a confirmed point."""
+explorer read and a real sweep with a confirmed point; :func:`piper_run` synthesizes its
+manifest for real."""
 
 from __future__ import annotations
 
@@ -55,6 +56,38 @@ def synthetic_run(folder: Path, *, rules=("immediate", "timer:w=2", "timer:w=4")
            "realizations": realizations, "order": "counterbalanced", "max_chars": None, "draws": 2000, "seed": 1032026,
            "quantile_method": "order:floor((n+1)a)", "confidence": 0.95, "silent_parts": "skip"}
     (folder / "run.json").write_text(json.dumps({"experiment": exp}, indent=2), encoding="utf-8")
+    return folder
+
+
+def piper_run(folder: Path, trace: Path, *, rules=("immediate", "timer:w=2", "timer:w=4"), a: str = "A",
+              f: str = "F", backend: str = "piper:intra_op_threads=1,durations=fixed", draws: int = 2000) -> Path:
+    """A run folder synthesized for real, in this process: what `simulplay run` writes for a
+    sweep (``manifest.parquet`` from the library's synthesis into ``folder/store``,
+    ``run.json``, and ``eta.parquet`` from its replay), without the latency tables, the
+    explorer and the report a full run adds (most of its time)."""
+    from simulplay.analysis import Bootstrap, compute_eta
+    from simulplay.backends import parse_backend
+    from simulplay.grouping import parse_rule as rule_of
+    from simulplay.sim import read_manifest, replay
+    from simulplay.store.store import AudioStore
+    from simulplay.synthesis.run import synthesize_to_manifest
+    from simulplay.traces import read_traces, streams_from_frame
+
+    folder.mkdir(parents=True, exist_ok=True)
+    streams = streams_from_frame(read_traces([trace]))
+    store = AudioStore.open(folder / "store")
+    synthesize_to_manifest(streams, [rule_of(r) for r in rules], parse_backend(backend), store,
+                           folder / "manifest.parquet", traces=[trace])
+    exp = {"name": "piper-sweep-test", "traces": [str(trace)], "a": a, "f": f, "rules": list(rules),
+           "reference": rules[0], "backend": backend, "out": str(folder), "store": str(folder / "store"),
+           "realizations": 1, "order": "counterbalanced", "max_chars": None, "draws": draws, "seed": 1032026,
+           "quantile_method": "order:floor((n+1)a)", "confidence": 0.95, "silent_parts": "skip"}
+    (folder / "run.json").write_text(json.dumps({"experiment": exp}, indent=2), encoding="utf-8")
+    man, meta = read_manifest(folder / "manifest.parquet")
+    rep = replay(man, upstream=meta["signature"])
+    eta = compute_eta(rep.summary, a=a, f=f, reference=rules[0], boot=Bootstrap(draws=draws, seed=1032026),
+                      upstream=rep.signatures)
+    write_table(eta.table, folder / "eta.parquet", eta.table_signatures, kind="eta", signature_column=True)
     return folder
 
 
