@@ -17,6 +17,14 @@ write, record, clock readings), printed as a share of the median request's servi
 (goal ≤ 3 %), and the intercept the fixed start-up (imports, planning, warm-up probes,
 manifest; goal ≤ 1.5 s).
 
+``--in-process N`` measures the per-request overhead directly, where the process-level
+split cannot see it (a few milliseconds per request is below the drift of whole-process
+timings): N requests synthesized in this process by the serial executor, its loop timed
+with :func:`time.perf_counter`; the overhead per request is the loop's wall time minus
+the voice's loading and the service clock's (every request's ``service_s`` and every
+probe repeat), over N: the
+claim, the clock readings, the FLAC store, the record and the event log.
+
 simulplay's modules are byte-compiled first (as an installed package is). Every run gets a
 fresh store. Prints one line per comparison and a JSON record (with the
 machine and the load averages before and after) on the last line.
@@ -143,6 +151,54 @@ def split(sizes: list[int], rounds: int) -> None:
                       "median_service_s": median, "rounds": rounds, "machine": machine()}))
 
 
+def in_process(n_requests: int, rounds: int) -> None:
+    """The serial loop's own time per request (module docstring), best of ``rounds``."""
+    from simulplay.backends import parse_backend
+    from simulplay.grouping import parse_rule
+    from simulplay.store.store import AudioStore
+    from simulplay.synthesis.executors import local
+    from simulplay.synthesis.run import synthesize_to_manifest
+    from simulplay.traces import streams_from_frame
+
+    loop: list[float] = []
+    real = local.run_serial
+
+    def timed_serial(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            loop.append(time.perf_counter() - t)
+
+    local.run_serial = timed_serial
+    start = local.WorkerState.start.__func__
+
+    def timed_start(cls, *args, **kwargs):  # the voice's loading is start-up, not per request
+        t = time.perf_counter()
+        try:
+            return start(cls, *args, **kwargs)
+        finally:
+            loop.append(-(time.perf_counter() - t))
+
+    local.WorkerState.start = classmethod(timed_start)
+    per_request = []
+    with tempfile.TemporaryDirectory() as tmp:
+        talk_trace(Path(tmp) / "talk.parquet", None, n_requests)
+        streams = streams_from_frame(read_trace(Path(tmp) / "talk.parquet"))
+        for r in range(rounds):
+            loop.clear()
+            res = synthesize_to_manifest(streams, [parse_rule("immediate")],
+                                         parse_backend(f"piper:intra_op_threads={THREADS},reuse=never"),
+                                         AudioStore.open(Path(tmp) / f"store{r}"), Path(tmp) / f"m{r}.parquet")
+            service = res.stats.service_s + sum(sum(p.get("repeats_s", [p["service_s"]])) for p in res.stats.probes)
+            per_request.append((sum(loop) - service) / res.stats.synthesized)
+            median = float(pd.read_parquet(Path(tmp) / f"m{r}.parquet")["service_s"].median())
+    best = min(per_request)
+    print(f"in process, {n_requests} requests, best of {rounds}: the serial loop's own time {1e3 * best:.2f} ms per "
+          f"request = {100 * best / median:.2f} % of the median request's service time {1e3 * median:.0f} ms "
+          f"(goal ≤ 3 %; rounds {', '.join(f'{1e3 * x:.2f}' for x in per_request)} ms)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--requests", type=int, default=80)
@@ -150,7 +206,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--parallel", action="store_true")
     ap.add_argument("--split", default=None, help="N1,N2: per-request overhead and fixed start-up apart")
+    ap.add_argument("--in-process", type=int, default=None, help="N: the serial loop's own time per request")
     args = ap.parse_args()
+    if args.in_process:
+        in_process(args.in_process, args.rounds)
+        return
     if args.split:
         split([int(x) for x in args.split.split(",")], args.rounds)
         return
