@@ -67,24 +67,47 @@ def check_writable(path: str | Path, allowed: Sequence[str] = TABLE_SUFFIXES) ->
 
 
 @contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; rename it into place on success. On any
-    error the temporary file is removed; an OSError (disk full, read-only) becomes a
-    :class:`~simulplay.errors.FileFault` naming ``path``."""
-    target = Path(path)
+def _temporary_beside(target: Path) -> Iterator[tuple[int, Path]]:
+    """A new temporary file next to ``target``, open (its descriptor, which the caller
+    closes) and its path; renamed into place on success. On any error the temporary file
+    is removed; an OSError (disk full, read-only) becomes a
+    :class:`~simulplay.errors.FileFault` naming ``target``."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        os.close(fd)
     except OSError as e:
         raise FileFault(target, "cannot write", e) from e
     try:
-        yield Path(tmp)
+        yield fd, Path(tmp)
         os.replace(tmp, target)
     except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(e, OSError):
             raise FileFault(target, "cannot write", e) from e
         raise
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path next to ``path`` (for a library that writes to a path);
+    rename it into place on success. On any error the temporary file is removed; an
+    OSError (disk full, read-only) becomes a :class:`~simulplay.errors.FileFault` naming
+    ``path``."""
+    with _temporary_beside(Path(path)) as (fd, tmp):
+        os.close(fd)
+        yield tmp
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` as :func:`atomic_path` does, through the descriptor that
+    created the temporary file (opening it again costs a tenth of a millisecond per file
+    on these machines: twice per synthesized request in the store)."""
+    with _temporary_beside(Path(path)) as (fd, _):
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
 
 
 def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:

@@ -15,8 +15,7 @@ from simulplay.traces.model import join_texts
 
 #: The text terms of a backend without a phonemizer, in the order of the design matrix.
 FEATURES = ("intercept", "chars", "words", "punct", "final")
-#: The terms with a phonemizer: these, then one ``ph:<symbol>`` term per phoneme symbol.
-PHONEME_FEATURES = ("intercept", "sentences")
+#: The prefix of the phoneme terms (``ph:<symbol>``), which follow ``intercept`` and ``sentences``.
 PHONEME_PREFIX = "ph:"
 #: A phonemizer: a text's sentences, each a list of phoneme symbols (Piper's ``phonemize``).
 Phonemizer = Callable[[str], list[list[str]]]
@@ -93,6 +92,9 @@ class Features(Mapping):
         if term in self._col:
             return self.bag[self.rows, self._col[term]].astype(float)
         raise KeyError(term)
+
+    def __contains__(self, term: object) -> bool:  # without making the column (Mapping's would)
+        return term in self.base or term in self.extra or term in self._col
 
     def __iter__(self) -> Iterator[str]:
         yield from self.base

@@ -66,7 +66,6 @@ import numpy as np
 from simulplay.errors import SimulplayError
 from simulplay.sim.durationfeatures import (  # noqa: F401  (the features are part of this module's interface)
     FEATURES,
-    PHONEME_FEATURES,
     PHONEME_PREFIX,
     Features,
     Phonemizer,

@@ -157,7 +157,9 @@ def predicted_manifest(table: UpdateTable, counts: UpdateCounts, groups: Groups,
     streams = (base["talk_id"] + "|" + base["system"]).to_numpy()
     for m in models:
         use = m.durations.phonemes
-        feats = kinds.get(use) or kinds.setdefault(use, request_features(table, counts, groups, text=not use))
+        if use not in kinds:
+            kinds[use] = request_features(table, counts, groups, text=not use)
+        feats = kinds[use]
         audio = m.durations.predict(feats, streams, (groups.first, groups.last))
         if m.sample_rate > 0:
             n = np.rint(audio * m.sample_rate).astype(np.int64)
