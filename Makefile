@@ -22,9 +22,13 @@ MKDOCS = NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 # marked `alone` (they judge the machine's timing, or load every core with a CPU hog).
 # simulplay's and the tests' modules byte-compiled once: where PYTHONDONTWRITEBYTECODE is set (these
 # machines), every `simulplay` subprocess a test starts would compile them again (≈ 0.3 s each).
+# pytest rewrites the asserts of every test module it imports (≈ 5 s per process for this suite) and
+# keeps the result beside the module's bytecode, but only where Python may write bytecode: allowed
+# for the test runs, so the `alone` run (and the next `make test`) read what the first run wrote.
 COMPILE = $(BIN)/python -m compileall -q simulplay tests bench traces >/dev/null
-PYTEST_SHARED = $(BIN)/python -m pytest -q --durations=15 -n 2 --dist loadscope --part shared
-PYTEST_ALONE = $(BIN)/python -m pytest -q --durations=5 --part alone
+PYTEST = env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
+PYTEST_SHARED = $(PYTEST) -q --durations=15 -n 2 --dist loadscope --part shared
+PYTEST_ALONE = $(PYTEST) -q --durations=5 --part alone
 
 .PHONY: demo test test-fast docs lint bench clean
 

@@ -1,20 +1,11 @@
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run_cli
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def run_cli(*args, cwd=None, check=False, timeout=600, env=None):
-    """Run the real `simulplay` command in a subprocess."""
-    proc = subprocess.run([sys.executable, "-m", "simulplay", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, timeout=timeout, env={**os.environ, **(env or {})})
-    if check and proc.returncode != 0:
-        raise AssertionError(f"simulplay {' '.join(map(str, args))} failed:\n{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 @pytest.fixture

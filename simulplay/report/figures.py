@@ -32,19 +32,25 @@ from simulplay.signature import merge
 PIXEL_RATIO = 2  # PNG pixels per CSS pixel: the page shows each figure at half its pixel size
 DPI = 110 * PIXEL_RATIO
 WIDTH = 8.0  # inches
+PAD = 0.08  # inches of margin around what is drawn
 RC = {"svg.hashsalt": "simulplay", "svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8,
       "axes.labelsize": 8, "legend.fontsize": 7, "xtick.labelsize": 7, "ytick.labelsize": 7}
 
 
 def render(fig: Figure, lines: Sequence[str]) -> tuple[bytes, bytes]:
-    """PNG and SVG bytes of ``fig``, its signature lines in their metadata (``Description``)."""
+    """PNG and SVG bytes of ``fig``, its signature lines in their metadata (``Description``).
+
+    The layout is solved and the tight bounding box measured once, then both formats are
+    drawn within it (``bbox_inches="tight"`` would lay the figure out and draw it twice per
+    format)."""
     meta = "\n".join(lines)
     with matplotlib.rc_context(RC):
+        fig.draw_without_rendering()  # the constrained layout places the axes
+        box = fig.get_tightbbox().padded(PAD)
+        fig.set_layout_engine("none")  # keep those places for both formats
         png, svg = io.BytesIO(), io.BytesIO()
-        fig.savefig(png, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.08,
-                    metadata={"Description": meta, "Software": None})
-        fig.savefig(svg, format="svg", bbox_inches="tight", pad_inches=0.08,
-                    metadata={"Description": meta, "Date": None})
+        fig.savefig(png, format="png", dpi=DPI, bbox_inches=box, metadata={"Description": meta, "Software": None})
+        fig.savefig(svg, format="svg", bbox_inches=box, metadata={"Description": meta, "Date": None})
     return png.getvalue(), svg.getvalue()
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from simulplay.traces import join_texts
-from tests.conftest import run_cli
+from tests.support.cli import run_cli
 from tests.support.simulstream_logs import SPM, excerpt, seamless_log
 
 pytestmark = pytest.mark.slow

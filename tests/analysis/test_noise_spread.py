@@ -92,7 +92,7 @@ variants = ["service=zero"]
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Two independent runs under durations=fixed (fresh realizations) and two under the paper's noises."""
-    from tests.conftest import run_cli
+    from tests.support.cli import run_cli
 
     folder = tmp_path_factory.mktemp("noise")
     small_trace(folder / "trace.jsonl", n_streams=4, n_updates=6)
@@ -102,7 +102,8 @@ def runs(tmp_path_factory):
         for k in (1, 2):
             toml = folder / f"{name}{k}.toml"
             toml.write_text(EXPERIMENT.format(out=f"{name}{k}", backend=backend))
-            out[name, k] = (folder / f"{name}{k}", run_cli("run", toml, "--quiet", check=True).stdout)
+            out[name, k] = (folder / f"{name}{k}", run_cli("run", toml, "--quiet", check=True,
+                                                                  subprocess=True).stdout)
     return out
 
 

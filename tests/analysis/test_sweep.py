@@ -1,9 +1,6 @@
 """The modelled sweep: its η is `eta` on the predicted manifest, its L the replay's, its
 measured points the run's own replay, and its self-check names what disagrees."""
 
-import subprocess
-import sys
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +10,7 @@ from simulplay.analysis.sweep_check import check_sweep
 from simulplay.errors import InputError
 from simulplay.grouping.grid import parse_grids
 from simulplay.workflows.sweep import read_run
+from tests.support.cli import run_cli
 from tests.support.sweep_runs import synthetic_run
 
 GRID = ["timer:w=1..5", "words:n=3,6,cap=3"]
@@ -29,8 +27,7 @@ def swept(run):
                      boot=run.boot)
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "simulplay", *map(str, args)], capture_output=True, text=True)
+cli = run_cli
 
 
 @pytest.mark.slow

@@ -3,16 +3,14 @@
 
 Expected values come from outside the API: hand computations written out in the tests,
 the bundled trace file read with ``json``, and the command line's own output on the same
-files (run in a subprocess and compared to the bit, signatures included).
+files (compared to the bit, signatures included).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
-import sys
 from importlib.resources import files
 from pathlib import Path
 
@@ -23,18 +21,15 @@ import pytest
 import simulplay
 from simulplay.errors import InputError
 from simulplay.tables import read_table, stored_signatures, write_table
+from tests.support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = files("simulplay.sample_traces") / "sample_traces.jsonl"
 
 
 def run_cli(*args) -> subprocess.CompletedProcess:
-    """The real `simulplay` command on this checkout, in a subprocess; fails the test on an error."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run([sys.executable, "-m", "simulplay", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=600)
-    assert proc.returncode == 0, f"simulplay {' '.join(map(str, args))}:\n{proc.stdout}\n{proc.stderr}"
-    return proc
+    """The `simulplay` command (its console entry point, in this process); fails the test on an error."""
+    return cli.run_cli(*args, check=True)
 
 
 def cli_table(path: Path) -> tuple[pd.DataFrame, list[dict]]:

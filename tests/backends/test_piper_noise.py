@@ -133,7 +133,7 @@ def test_presets_reuse_identical_requests_across_conditions_and_realizations(tmp
     trace = tmp_path / "t.parquet"
     write_trace(frame_from_streams(same_requests()), trace, {"table": "trace"})
     cli("synth", trace, "--rule", "immediate", "--rule", "timer:w=0", "--backend", SPECS[preset],
-        "--store", tmp_path / "s2", "--out", tmp_path / "m2.parquet", "--quiet", check=True)
+        "--store", tmp_path / "s2", "--out", tmp_path / "m2.parquet", "--quiet", check=True, subprocess=True)
     again = pd.read_parquet(tmp_path / "m2.parquet").set_index(["condition", "system", "seq"]).sort_index()
     first = m[m["realization"] == 0].set_index(["condition", "system", "seq"]).sort_index()
     assert (first["n_samples"].to_numpy() == again["n_samples"].to_numpy()).all()

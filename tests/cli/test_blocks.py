@@ -234,11 +234,12 @@ def test_cosyvoice_import_path_errors_are_one_line(cli, tmp_path, setup):
                  ).to_csv(trace, index=False)
     base = ["blocks", trace, "--min-words", "1", "--out", tmp_path / "o.parquet", "--compare", tmp_path / "c.csv"]
     no_package = f"cosyvoice:checkout={tmp_path},model_dir={model},prompt_wav={wav},prompt_text=x"
-    proc = cli(*base, "--backend", no_package)
+    # in a fresh process each: a checkout's package, once imported, stays imported in a process
+    proc = cli(*base, "--backend", no_package, subprocess=True)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "holds no cosyvoice package (CosyVoice is not on the package registry" in proc.stderr
     broken = make_checkout(tmp_path / "broken", broken=True)
-    proc = cli(*base, "--backend", no_package.replace(f"checkout={tmp_path}", f"checkout={broken}"))
+    proc = cli(*base, "--backend", no_package.replace(f"checkout={tmp_path}", f"checkout={broken}"), subprocess=True)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "cannot import cosyvoice.cli.cosyvoice (No module named 'hyperpyyaml_not_installed')" in proc.stderr
     assert not (tmp_path / "o.parquet").exists()

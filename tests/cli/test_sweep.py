@@ -12,6 +12,7 @@ import pytest
 from simulplay.store.store import AudioStore
 from simulplay.tables import read_table
 from tests.support.checks import assert_one_line_error, wait_until
+from tests.support.cli import run_cli
 from tests.support.sweep_runs import synthetic_run
 
 
@@ -20,7 +21,7 @@ def sweep_cmd(*args):
 
 
 def cli(*args):
-    return subprocess.run(sweep_cmd(*args), capture_output=True, text=True)
+    return run_cli("sweep", *args)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.signature import base_signature
 from simulplay.traces import write_trace
-from tests.conftest import run_cli
+from tests.support.cli import run_cli
 from tests.support.report_runs import synthetic_manifest
 
 ETA = [c for c in ETA_COLUMNS if c != "condition"]

@@ -1,6 +1,7 @@
 """Faults of the machine, met for real: a disk that fills up (a small tmpfs), a folder where
 no file can be made (``/proc``), a read-only file system (a read-only bind mount), a file
-removed while a command runs. Every one ends a real ``python -m simulplay`` process in one
+removed while a command runs. Every one ends the command (its console entry point, in this
+process; the first test and the file removed mid-run in a real ``python`` process) in one
 line naming the path, what failed and what to do, with the documented exit code (2: refused
 before any work; 1: started and could not finish), no traceback, no half-written output,
 and an audio store that ``store verify`` finds sound and a rerun resumes.
@@ -23,6 +24,7 @@ import pytest
 
 from simulplay.store.store import AudioStore
 from tests.support.checks import assert_fault, wait_until
+from tests.support.cli import run_cli
 from tests.support.factories import small_trace
 from tests.support.mounts import NO_FILES_HERE, Mounts, needs_root
 
@@ -34,11 +36,11 @@ FULL = "no space left on the device"
 READ_ONLY = "read-only file system"
 
 
-def simulplay(*args) -> subprocess.CompletedProcess:
-    """``python -m simulplay ARGS`` with the fake backend registered, run to its end."""
-    code = "import runpy, tests.support.fakes; runpy.run_module('simulplay', run_name='__main__', alter_sys=True)"
-    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, env=ENV,
-                          timeout=600)
+def simulplay(*args, process: bool | None = None) -> subprocess.CompletedProcess:
+    """``simulplay ARGS`` with the fake backend registered, run to its end: through its console
+    entry point in this process (file descriptors 1 and 2 captured), or with ``process`` in a
+    real ``python`` process of its own."""
+    return run_cli(*args, subprocess=process, imports=["tests.support.fakes"])
 
 
 def synth_args(trace, store, out, backend="fake-test") -> list:
@@ -98,7 +100,7 @@ def finished(tmp_path_factory) -> Path:
 def test_synth_on_a_full_disk_ends_in_one_line_keeps_the_store_sound_and_resumes(tmp_path, mounts, trace):
     disk = mounts.tmpfs(tmp_path / "disk", "300k")
     store, out = disk / "store", tmp_path / "m.parquet"
-    proc = simulplay(*synth_args(trace, store, out))
+    proc = simulplay(*synth_args(trace, store, out), process=True)  # a real process, as a user's shell runs it
     kept = records(store)
     line = assert_fault(proc, 1, str(store), "cannot write", FULL, "free space",
                         f"{kept} of 107 requests done and kept; run the same command again to resume")

@@ -1,7 +1,7 @@
 """Damaged and missing audio in the store, `store verify` and `store gc`.
 
 A real store: FLAC files written by ``synth`` (the deterministic fake backend, through a
-real subprocess), then damaged by hand — cut in half, a byte flipped, deleted, a record
+console entry point, run in this process), then damaged by hand — cut in half, a byte flipped, deleted, a record
 cut short — and read by ``player --store``, ``edges`` and a rerun of ``synth``.
 """
 
@@ -20,17 +20,14 @@ import pytest
 
 from simulplay.store.store import AudioStore
 from tests.support.checks import assert_one_line_error, wait_until
+from tests.support.cli import run_cli
 from tests.support.factories import small_trace
-
-ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-FAKES = [sys.executable, "-c", "import runpy, tests.support.fakes; runpy.run_module('simulplay', run_name='__main__', "
-         "alter_sys=True)"]
 
 
 def simulplay(*args, fakes=False) -> subprocess.CompletedProcess:
-    cmd = (FAKES if fakes else [sys.executable, "-m", "simulplay"]) + [str(a) for a in args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
+    """``simulplay ARGS`` through its console entry point in this process (``fakes``: with the
+    fake backend registered)."""
+    return run_cli(*args, imports=["tests.support.fakes"] if fakes else [])
 
 
 def synth(trace, store, out):

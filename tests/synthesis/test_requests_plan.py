@@ -52,7 +52,7 @@ def signatures(path):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """group (unsplit) → synth --requests --max-chars 12, and synth TRACE… --rule … --max-chars 12."""
-    from tests.conftest import run_cli as cli
+    from tests.support.cli import run_cli as cli
 
     d = tmp_path_factory.mktemp("plan")
     a, f = write_traces(d)

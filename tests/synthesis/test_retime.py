@@ -24,7 +24,7 @@ def meta(path):
 
 @pytest.fixture(scope="module")
 def synthesized(tmp_path_factory):
-    from tests.conftest import run_cli as cli
+    from tests.support.cli import run_cli as cli
 
     d = tmp_path_factory.mktemp("retime")
     small_trace(d / "trace.jsonl", n_streams=2, n_updates=10)
