@@ -23,7 +23,6 @@ from simulplay.errors import InputError
 from simulplay.tables import read_table, stored_signatures, write_table
 from tests.support import cli
 
-ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = files("simulplay.sample_traces") / "sample_traces.jsonl"
 
 

@@ -1,8 +1,9 @@
 """Damaged and missing audio in the store, `store verify` and `store gc`.
 
-A real store: FLAC files written by ``synth`` (the deterministic fake backend, through a
-console entry point, run in this process), then damaged by hand — cut in half, a byte flipped, deleted, a record
-cut short — and read by ``player --store``, ``edges`` and a rerun of ``synth``.
+A real store: FLAC files written by ``synth`` (the deterministic fake backend, its console
+entry point run in this process), then damaged by hand — cut in half, a byte flipped,
+deleted, a record cut short — and read by ``player --store``, ``edges`` and a rerun of
+``synth``.
 """
 
 from __future__ import annotations

@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def run_cli(*args, cwd=None, check=False, timeout=600, env=None, subprocess=None,
             imports: Sequence[str] = ()) -> sp.CompletedProcess:
     """Run ``simulplay *args``; returns a :class:`subprocess.CompletedProcess` with the exit
-    code and the decoded stdout and stderr (``check``: fail the test on a non-zero exit).
+    code and the decoded stdout and stderr (``check``: fail the test on a non-zero exit;
+    ``timeout``: seconds, for a real process only).
     ``subprocess``: True for a real process, False for this one, None to let the rules above
     decide; ``imports``: modules imported first (``tests.support.fakes`` registers the fake
     backends), in either."""
