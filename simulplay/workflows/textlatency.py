@@ -15,6 +15,12 @@ LongYAAL scores a segment's words only while they come before the end of the tal
 reference segment: words emitted at or after it are left out (``n_units_late``), and a
 segment whose first word comes that late is left out altogether; LongAL and LongLAAL
 keep them. Text flushed at the end of the source can therefore vanish from LongYAAL.
+
+OmniSTEval's aligner maps its recordings over ``multiprocessing.Pool()``, which forks: in a
+process with threads (a backend's, onnxruntime's) a forked worker can wait forever on a lock
+copied mid-use. Each call lends it a pool from :mod:`simulplay.pools` instead (forkserver, one
+worker per CPU; in this process when the work is small: bench/bench_aligner_pool.py); the
+alignment itself, and so every score, is OmniSTEval's.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ import logging
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -47,6 +55,7 @@ from simulplay.analysis.textlatency import (
 from simulplay.errors import InputError
 from simulplay.fields import Checker
 from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS
+from simulplay.pools import pool, worker_count
 from simulplay.signature import base_signature, merge
 from simulplay.tables import check_readable, read_table, stored_signatures
 from simulplay.traces import read_traces, streams_from_frame
@@ -207,9 +216,12 @@ def _score_system(system: str, talks: list[str], cu, ca, seg: Segmentation, refs
 
     index = {s.entry: i for i, s in enumerate(seg.segments)}
     entries = [s for t in talks for s in seg.talks[t]]
-    lines = []
+    lines, cells = [], []
     for t in talks:
         units, cu_ms = unit_emissions(cu[(t, system)], unit)
+        ref_units = sum(len(refs[index[s.entry]]) if unit == "char" else len(refs[index[s.entry]].split())
+                        for s in seg.talks[t])
+        cells.append(ref_units * len(units))
         ca_ms = unit_emissions(ca[(t, system)], unit)[1] if ca is not None else None
         lines.append(hypothesis_line(seg.talks[t][0].wav, units, cu_ms, ca_ms, unit))
     char = unit == "char"
@@ -227,7 +239,9 @@ def _score_system(system: str, talks: list[str], cu, ca, seg: Segmentation, refs
                 str(d / "ref.yaml"), None, str(d / "ref.txt"), str(d / "hyp.jsonl"), hypothesis_format="jsonl",
                 char_level=char, offset_delays=False, fix_emission_ca_flag=False, emission_cu_key="delays",
                 emission_ca_key="elapsed")
-            instances, dicts = resegment(ref_words, hyp_words, segmentation, ref_sentences, char_level=char, lang=lang)
+            with _aligner_without_fork(cells):
+                instances, dicts = resegment(ref_words, hyp_words, segmentation, ref_sentences, char_level=char,
+                                             lang=lang)
             out = {}
             for doc, t in enumerate(talks):
                 mine = [i for i, x in enumerate(dicts) if x["docid"] == doc]
@@ -237,6 +251,29 @@ def _score_system(system: str, talks: list[str], cu, ca, seg: Segmentation, refs
         finally:
             logger.setLevel(level)
     return out
+
+
+_ALIGNER = threading.Lock()  # one lender at a time: the loan is a module attribute of OmniSTEval
+#: Below this many alignment cells (reference units × hypothesis units, summed over talks; about
+#: 1 µs each) the talks are aligned in this process: starting workers costs about 0.1 s.
+SERIAL_CELLS = 500_000
+
+
+@contextmanager
+def _aligner_without_fork(cells: list[int]) -> Iterator[None]:
+    """For one call, OmniSTEval 0.1.10's ``Pool()`` (in ``omnisteval.alignment.align_words``)
+    is a pool of :mod:`simulplay.pools`, in place of a fork pool: one worker per talk and CPU,
+    or none when the ``cells`` of the talks' alignments sum to fewer than :data:`SERIAL_CELLS`."""
+    from omnisteval import alignment
+
+    workers = 1 if sum(cells) < SERIAL_CELLS else worker_count(len(cells))
+    with _ALIGNER:
+        before = alignment.Pool
+        alignment.Pool = lambda: pool(workers)
+        try:
+            yield
+        finally:
+            alignment.Pool = before
 
 
 def _talk_scores(scores: dict, dicts: list[dict], with_ca: bool, talk: str, system: str) -> dict[str, Any]:

@@ -185,3 +185,46 @@ def test_a_forked_pool_inside_a_command_ends_quietly(cleaning_up):
     code = f"CLEANING_UP = {cleaning_up}\n{POOL_COMMAND}"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
     assert proc.returncode == 0 and proc.stdout == "6\n" and proc.stderr == "", proc.stderr
+
+
+POOLS_SCRIPT = """
+import importlib, signal, sys, time
+from pathlib import Path
+from simulplay import pools
+app = importlib.import_module("simulplay.cli.app")
+
+
+def hang(mark):
+    Path(mark).write_text("busy")
+    time.sleep(120)
+
+
+def _run():  # a pool of simulplay.pools (what textlatency lends OmniSTEval's aligner), ended by terminate()
+    if sys.argv[2] == "1":  # cleaning up after a first Ctrl-C: SIGTERM is ignored, and an exec keeps that
+        app._on_signals(app.signal.SIG_IGN)
+    with pools.pool(2) as pool:
+        print(sum(pool.map(abs, [-1, -2, -3])), pool.apply(signal.getsignal, (signal.SIGINT,)).name,
+              pool.apply(signal.getsignal, (signal.SIGTERM,)).name, flush=True)
+        pool.apply_async(hang, (sys.argv[1],))
+        deadline = time.monotonic() + 120
+        while not Path(sys.argv[1]).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # one worker is inside a task when terminate() sends SIGTERM
+
+
+if __name__ == "__main__":
+    app._run = _run
+    app.main()
+"""
+
+
+@pytest.mark.parametrize("cleaning_up", [False, True])
+def test_a_pool_of_simulplay_ends_quietly_and_its_workers_ignore_ctrl_c(tmp_path, cleaning_up):
+    """simulplay.pools' workers are not forked from the command, so they inherit no Python
+    handler, but an exec keeps an ignored SIGTERM: they set SIGTERM back to its default (or
+    terminate() would wait on them forever) and ignore SIGINT (the parent stops them)."""
+    script = tmp_path / "pool_command.py"
+    script.write_text(POOLS_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "busy"), "1" if cleaning_up else "0"],
+                          capture_output=True, text=True, env=ENV, timeout=180)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout == "6 SIG_IGN SIG_DFL\n" and (tmp_path / "busy").exists()
