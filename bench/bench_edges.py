@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from simulplay.sim import read_manifest  # noqa: E402
+from simulplay.manifest import read_manifest  # noqa: E402
 from simulplay.store.store import AudioStore  # noqa: E402
 from simulplay.vad import SileroVad  # noqa: E402
 from simulplay.workflows.edges import edge_replay  # noqa: E402

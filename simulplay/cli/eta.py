@@ -22,7 +22,7 @@ from simulplay.cli.options import (
     table_option,
     talk_order_option,
 )
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 
 def eta(
@@ -82,8 +82,8 @@ def eta(
     """
     from simulplay.analysis import compute_eta, read_summary
     from simulplay.analysis.interaction import parse_backend_pair
+    from simulplay.core.tables import check_distinct
     from simulplay.grouping import parse_pair
-    from simulplay.tables import check_distinct
 
     check_outputs(out, per_talk, contrast_out, interaction_out, interaction_per_talk, talk_spread)
     check_distinct({"--out": out, "--per-talk": per_talk, "--contrast-out": contrast_out,

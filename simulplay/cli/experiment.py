@@ -145,7 +145,7 @@ def eta_columns(table, *keys: str) -> list[str]:
 def print_noise(check, one_realization_hint: str) -> None:
     """Under the η table: how much η moves between realizations (the synthesis noise floor)."""
     from simulplay.cli.console import print_table
-    from simulplay.signature import compact_signatures
+    from simulplay.core.signature import compact_signatures
 
     if check is None or check.spread.empty:
         if one_realization_hint:

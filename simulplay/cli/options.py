@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 OUT_HELP = "Output table: .parquet (canonical), .csv or .md, chosen by the suffix."
 
@@ -161,8 +161,8 @@ def silent_parts_option(help: str = SILENT_PARTS_HELP) -> Any:
 def check_outputs(*paths: Path | None, allowed: Sequence[str] | None = None) -> None:
     """Every given output path is writable in a known format (``allowed`` suffixes, by
     default the table formats), before any work: its folder exists and a test file can be
-    written and removed there (:func:`simulplay.tables.check_writable`); else one line, exit code 2."""
-    from simulplay.tables import TABLE_SUFFIXES, check_writable
+    written and removed there (:func:`simulplay.core.tables.check_writable`); else one line, exit code 2."""
+    from simulplay.core.tables import TABLE_SUFFIXES, check_writable
 
     for p in paths:
         if p:

@@ -44,10 +44,10 @@ def replay(
     code 2 when one cannot be written; 1 when the disk fills while writing, leaving no
     partial file).
     """
-    from simulplay.sim import read_chunks, read_manifest
+    from simulplay.core.tables import check_distinct, write_table
+    from simulplay.manifest import read_chunks, read_manifest
     from simulplay.sim import replay as run_replay
     from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
-    from simulplay.tables import check_distinct, write_table
 
     check_outputs(out, parts)
     check_distinct({"--out": out, "--parts": parts}, [manifest])

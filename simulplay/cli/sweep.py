@@ -66,7 +66,7 @@ def print_sweep(res, *, brief: bool = False) -> None:
     """The sweep's short table, the models, the self-check and where the files are
     (``brief``: without the models and the check table, as the demo prints it)."""
     from simulplay.cli.console import print_table
-    from simulplay.signature import compact_signatures
+    from simulplay.core.signature import compact_signatures
 
     cols = [c for c in ("family", "rule", "modelled_eta_s", "modelled_ci_low_s", "modelled_ci_high_s",
                         "modelled_L_a_s", "modelled_L_f_s", "measured_eta_s") if c in res.table]

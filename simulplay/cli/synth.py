@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from simulplay.cli.options import quiet_option
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 
 def synth(
@@ -86,11 +86,11 @@ def synth(
     Piper's noise and how to make durations reproducible: docs, Synthesis.
     """
     from simulplay.cli.console import progress_bar
+    from simulplay.core.tables import check_distinct, check_writable
     from simulplay.grouping import parse_rule, unique_rules
     from simulplay.synthesis.executors import parse_executor
     from simulplay.synthesis.plan import check_order
     from simulplay.synthesis.run import synthesize_files
-    from simulplay.tables import check_distinct, check_writable
 
     trace = trace or []
     check_plan_source(trace, rule, requests)
@@ -164,7 +164,7 @@ def print_parallel_summary(st, executor: str, per_worker: bool) -> None:
     typer.echo(line)
     if per_worker and st.per_worker:
         from simulplay.cli.console import print_table
-        from simulplay.signature import base_signature
+        from simulplay.core.signature import base_signature
         from simulplay.synthesis.stats import worker_rates
 
         print_table(worker_rates(st), base_signature(table="workers", executor=executor),

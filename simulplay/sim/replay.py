@@ -5,10 +5,10 @@ Releases and service models are the variants of :mod:`simulplay.sim.variants`:
 done. ``release="chunk"`` (sentence-release replay): each chunk is ready at its request's
 start plus its recorded offset (offsets follow the service model).
 
-Time is exact (:mod:`simulplay.sim.timebase`): dispatch, service, readiness and offsets
+Time is exact (:mod:`simulplay.core.timebase`): dispatch, service, readiness and offsets
 are taken from float seconds to the nearest nanosecond once, durations come from
 ``n_samples / sample_rate`` when the manifest has those columns (running totals per
-output, :func:`~simulplay.sim.timebase.part_dur_ns`; a hand-written manifest's
+output, :func:`~simulplay.core.timebase.part_dur_ns`; a hand-written manifest's
 ``audio_s`` otherwise), and the clock and playback run on int64 nanoseconds. Tables get
 float seconds back (``from_ns``) only when they are built.
 
@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import IncompleteError, InputError
-from simulplay.keys import OUTPUT_ID
-from simulplay.signature import base_signature, merge
-from simulplay.sim.manifest import has_samples, output_keys, request_dur_ns, samples_disagree
+from simulplay.core.errors import IncompleteError, InputError
+from simulplay.core.keys import OUTPUT_ID
+from simulplay.core.signature import base_signature, merge
+from simulplay.core.timebase import MAX_S, from_ns, part_dur_ns, to_ns
+from simulplay.manifest.validate import has_samples, output_keys, request_dur_ns, samples_disagree
 from simulplay.sim.playback import serial_clock, serial_playback, summarize_playback
-from simulplay.sim.timebase import MAX_S, from_ns, part_dur_ns, to_ns
 from simulplay.sim.variants import Measured, Release, ServiceModel, parse_release, parse_silent_parts
 
 SUMMARY_COLUMNS = ("n_parts", "first_play_s", "audio_s", "idle_s", "end_s", "offset_s",
@@ -108,7 +108,7 @@ def replay(
     source: str = "manifest",
     silent_parts: str = "skip",
 ) -> ReplayResult:
-    """Replay every output of a validated manifest (see :mod:`simulplay.sim.manifest`).
+    """Replay every output of a validated manifest (see :mod:`simulplay.manifest.validate`).
 
     Tables come back in float seconds from source start; every value is a whole number of
     nanoseconds computed exactly (module docstring). A caller that changes a request's

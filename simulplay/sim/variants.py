@@ -31,9 +31,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError, SimulplayError
+from simulplay.core.errors import InputError, SimulplayError
+from simulplay.core.specs import Registry, format_value, params
 from simulplay.sim.servicefit import ServiceFit, fit_service
-from simulplay.specs import Registry, format_value, params
 
 
 def _alternatives(items: list[str]) -> str:
@@ -55,7 +55,7 @@ class ServiceModel:
 
     def apply(self, service: np.ndarray) -> np.ndarray:
         """The variant's service times (or chunk offsets), seconds in and out; replay takes
-        the result to whole nanoseconds (:func:`simulplay.sim.timebase.to_ns`)."""
+        the result to whole nanoseconds (:func:`simulplay.core.timebase.to_ns`)."""
         return service * self.factor
 
     def label(self) -> str:

@@ -16,12 +16,12 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.tables import write_table
+from simulplay.manifest.columns import chunk_path
 from simulplay.synthesis.clock_check import ClockCheck
-from simulplay.synthesis.columns import chunk_path
 from simulplay.synthesis.run import SynthResult
 from simulplay.synthesis.stats import SynthStats
-from simulplay.tables import write_table
 
 COUNTS = ("synthesized", "failed", "skipped", "damaged", "retries", "worker_deaths", "audio_s", "service_s")
 

@@ -17,20 +17,20 @@ from typing import Any
 import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
-from simulplay.errors import FileFault
+from simulplay.core.errors import FileFault
+from simulplay.core.progress import NO_PROGRESS, Progress, tracking
+from simulplay.core.provenance import machine, sha256_of_file
+from simulplay.core.tables import write_table
 from simulplay.grouping import Rule, Splitter
 from simulplay.grouping.requests_file import RequestsFile, read_requests
-from simulplay.progress import NO_PROGRESS, Progress, tracking
-from simulplay.provenance import machine, sha256_of_file
+from simulplay.manifest.columns import chunk_path
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import check_clock
 from simulplay.synthesis.collect import build_manifest, manifest_signature
-from simulplay.synthesis.columns import chunk_path
 from simulplay.synthesis.executors import ExecutorSpec, execute
 from simulplay.synthesis.plan import plan_from_requests, plan_requests
 from simulplay.synthesis.space import warn_if_short
 from simulplay.synthesis.stats import SynthStats
-from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.traces.model import Stream
 

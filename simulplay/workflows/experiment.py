@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED, Bootstrap
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
             "realizations": int, "order": str, "out": str, "store": str, "max_chars": int, "backend": (dict, list),

@@ -20,18 +20,20 @@ from simulplay.analysis import EtaResult, compute_eta
 from simulplay.analysis.latency_table import latency_table
 from simulplay.analysis.noise import NoiseCheck, noise_check
 from simulplay.backends import parse_backend
+from simulplay.core.atomic import atomic_path
+from simulplay.core.paths import check_out_folder
+from simulplay.core.progress import NO_PROGRESS, Progress
+from simulplay.core.provenance import sha256_of_file
+from simulplay.core.tables import write_table
 from simulplay.grouping import parse_rule
-from simulplay.paths import check_out_folder
-from simulplay.progress import NO_PROGRESS, Progress
-from simulplay.provenance import sha256_of_file
-from simulplay.sim import replay, validate_manifest
-from simulplay.sim.chunks import chunk_path, validate_chunks
+from simulplay.manifest import validate_manifest
+from simulplay.manifest.chunks import chunk_path, validate_chunks
+from simulplay.sim import replay
 from simulplay.sim.replay import ReplayResult
 from simulplay.sim.variants import Measured, RequestRelease, parse_variant
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.combine import combine_syntheses
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
-from simulplay.tables import atomic_path, write_table
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.vad import SileroVad
 from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer, run_diagnostics

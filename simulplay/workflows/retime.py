@@ -22,17 +22,17 @@ import numpy as np
 import pandas as pd
 
 from simulplay.backends import parse_backend
-from simulplay.errors import InputError
-from simulplay.keys import OUTPUT_ID
-from simulplay.progress import NO_PROGRESS, Progress, tracking
-from simulplay.provenance import machine
-from simulplay.signature import base_signature
-from simulplay.sim.manifest import output_keys, validate_manifest
+from simulplay.core.errors import InputError
+from simulplay.core.keys import OUTPUT_ID
+from simulplay.core.progress import NO_PROGRESS, Progress, tracking
+from simulplay.core.provenance import machine
+from simulplay.core.signature import base_signature
+from simulplay.core.tables import read_table, stored_signatures, write_table
+from simulplay.manifest.columns import chunk_path
+from simulplay.manifest.validate import output_keys, validate_manifest
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import ClockCheck, check_clock
-from simulplay.synthesis.columns import chunk_path
 from simulplay.synthesis.executors.jobs import Job, Outcome, WorkerState
-from simulplay.tables import read_table, stored_signatures, write_table
 
 COMPARISON_COLUMNS = ("n_retimed", "old_median_s", "new_median_s", "median_ratio", "worst_ratio")
 SAME_BACKEND = "the backend the manifest was synthesized with (its spec is in the manifest's metadata)"

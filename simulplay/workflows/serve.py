@@ -35,7 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from simulplay.backends.base import Backend
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 MAX_BODY = 1 << 20  # bytes
 FIELDS = ("model", "input", "voice", "response_format", "speed", "stream_format")

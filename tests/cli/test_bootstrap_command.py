@@ -146,7 +146,7 @@ def test_an_experiment_names_the_preset(tmp_path, analysis, want):
     ('bootstrap_rng = "mt"\n', ["key 'analysis'", "unknown bootstrap generator 'mt'"]),
 ])
 def test_an_experiment_refuses_a_preset_it_contradicts(tmp_path, analysis, fragments):
-    from simulplay.errors import InputError
+    from simulplay.core.errors import InputError
     from simulplay.workflows.experiment import load_experiment
 
     (tmp_path / "trace.jsonl").write_text("")

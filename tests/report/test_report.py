@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from simulplay.core.signature import base_signature
+from simulplay.core.tables import write_table
 from simulplay.report import build_report, write_report
 from simulplay.report.queue import queue_delta
-from simulplay.signature import base_signature
-from simulplay.tables import write_table
 from tests.support.report_runs import CONDITIONS, make_run
 
 FIGURES = ("figure01_eta_per_talk", "figure02_queue_delta", "figure03_timeline", "figure04_request_durations")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
-from simulplay.signature import base_signature
+from simulplay.core.signature import base_signature
 from simulplay.traces import write_trace
 from tests.support.cli import run_cli
 from tests.support.report_runs import synthetic_manifest
@@ -310,7 +310,7 @@ def test_a_run_folder_report_lists_its_inputs_and_takes_a_trace_option(tmp_path)
 
 def test_edge_and_content_tables_are_recognised_under_any_name(steps, tmp_path):
     """Kinds from Parquet metadata (η per threshold) or from CSV columns (share, content pairs)."""
-    from simulplay.tables import write_table
+    from simulplay.core.tables import write_table
 
     d, _ = steps
     eta = pd.read_parquet(d / "eta.parquet").drop(columns="signature")

@@ -328,7 +328,7 @@ def test_a_read_only_run_and_store_serve_every_reading_command(command, archived
 
 
 def test_an_arrow_error_without_errno_still_reads_as_a_full_disk():
-    from simulplay.errors import FileFault
+    from simulplay.core.errors import FileFault
 
     fault = FileFault("/x/m.parquet", "cannot write",
                       OSError("Error writing bytes to file. Detail: [errno 28] No space left on device"))

@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from simulplay.errors import InputError, RegistryError
+from simulplay.core.errors import InputError, RegistryError
 from simulplay.sim.variants import (
     RELEASES,
     SERVICE_MODELS,

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from simulplay.analysis.noise import duration_noise
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.tables import read_table, stored_signatures
 from simulplay.synthesis.clock_check import probe_spread
-from simulplay.tables import read_table, stored_signatures
 from simulplay.workflows.experiment import demo_experiment, load_experiment, parse_demo_backends
 from tests.support.checks import assert_one_line_error
 from tests.support.factories import small_trace

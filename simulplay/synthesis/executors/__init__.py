@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from simulplay.backends.base import BackendConfig
-from simulplay.errors import FileFault, InputError, Interrupted
-from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.core.errors import FileFault, InputError, Interrupted
+from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.executors.jobs import Driver, Job, WorkerState, split_units, todo_jobs
 from simulplay.synthesis.stats import SynthStats
@@ -62,7 +62,7 @@ def execute(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, execut
             progress: Progress = NO_PROGRESS, contention_sample: int = 8) -> SynthStats:
     """Synthesize every planned key the store lacks (or holds damaged); only this process
     writes the store, holding its session lock throughout. A write the machine refuses (a
-    full disk) ends the run as a :class:`~simulplay.errors.FileFault` saying what was kept."""
+    full disk) ends the run as a :class:`~simulplay.core.errors.FileFault` saying what was kept."""
     try:
         with store.session():
             return _execute(plan, config, store, executor, progress, contention_sample)

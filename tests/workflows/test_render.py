@@ -15,11 +15,12 @@ import pytest
 import soundfile as sf
 import soxr
 
-from simulplay.paths import safe_component, safe_names
-from simulplay.sim import replay, validate_manifest
+from simulplay.core.paths import safe_component, safe_names
+from simulplay.core.tables import read_table
+from simulplay.core.timebase import to_ns
+from simulplay.manifest import validate_manifest
+from simulplay.sim import replay
 from simulplay.sim.listener_audio import sample_index
-from simulplay.sim.timebase import to_ns
-from simulplay.tables import read_table
 from simulplay.workflows.render import render_outputs
 from tests.support.checks import assert_one_line_error
 

@@ -226,7 +226,7 @@ def test_refusals_are_one_line_and_write_nothing(cli, hand, tmp_path):
 
 def test_a_computation_aware_trace_is_refused_as_the_source_clock(cli, hand, tmp_path):
     """A Parquet trace from an importer names its clock in its signature."""
-    from simulplay.signature import base_signature
+    from simulplay.core.signature import base_signature
     from simulplay.traces import read_trace
     from simulplay.traces.writers import write_trace as write_parquet
 

@@ -3,19 +3,16 @@
 Parquet files keep the structured signatures in the schema metadata under the key
 ``simulplay``; CSV files get a ``signature`` column holding the display string, so they
 open in pandas with no options; Markdown tables end with a ``Signature:`` line.
-Every write goes to a temporary file in the target folder and is renamed into place, so
+Every write goes through :mod:`simulplay.core.atomic` (a temporary file in the target folder, renamed into place), so
 an interrupted write never leaves a half-written table; a write the machine refuses (a
 full disk, a read-only folder) removes the temporary file and is a one-line
-:class:`~simulplay.errors.FileFault` naming the table.
+:class:`~simulplay.core.errors.FileFault` naming the table.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +21,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simulplay import safejson
-from simulplay.errors import FileFault, InputError, clip
-from simulplay.paths import check_folder_writable
-from simulplay.signature import format_signature
+from simulplay.core import safejson
+from simulplay.core.atomic import atomic_path
+from simulplay.core.errors import InputError, clip
+from simulplay.core.paths import check_folder_writable
+from simulplay.core.signature import format_signature
 
 TABLE_SUFFIXES = (".parquet", ".csv", ".md")
 META_KEY = b"simulplay"
@@ -55,7 +53,7 @@ def check_readable(path: str | Path) -> Path:
 def check_writable(path: str | Path, allowed: Sequence[str] = TABLE_SUFFIXES) -> Path:
     """Validate an output path before any work is done: a known format, not a folder, in an
     existing folder where a test file can be written and removed
-    (:func:`~simulplay.paths.check_folder_writable`)."""
+    (:func:`~simulplay.core.paths.check_folder_writable`)."""
     p = Path(path)
     table_format(p, allowed)
     if p.is_dir():
@@ -64,50 +62,6 @@ def check_writable(path: str | Path, allowed: Sequence[str] = TABLE_SUFFIXES) ->
         raise InputError.at(p, f"folder {p.parent} does not exist", accepted="an existing folder")
     check_folder_writable(p.parent, shown=p)
     return p
-
-
-@contextmanager
-def _temporary_beside(target: Path) -> Iterator[tuple[int, Path]]:
-    """A new temporary file next to ``target``, open (its descriptor, which the caller
-    closes) and its path; renamed into place on success. On any error the temporary file
-    is removed; an OSError (disk full, read-only) becomes a
-    :class:`~simulplay.errors.FileFault` naming ``target``."""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as e:
-        raise FileFault(target, "cannot write", e) from e
-    try:
-        yield fd, Path(tmp)
-        os.replace(tmp, target)
-    except BaseException as e:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise FileFault(target, "cannot write", e) from e
-        raise
-
-
-@contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``path`` (for a library that writes to a path);
-    rename it into place on success. On any error the temporary file is removed; an
-    OSError (disk full, read-only) becomes a :class:`~simulplay.errors.FileFault` naming
-    ``path``."""
-    with _temporary_beside(Path(path)) as (fd, tmp):
-        os.close(fd)
-        yield tmp
-
-
-def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` as :func:`atomic_path` does, through the descriptor that
-    created the temporary file (opening it again costs a tenth of a millisecond per file
-    on these machines: twice per synthesized request in the store)."""
-    with _temporary_beside(Path(path)) as (fd, _):
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
 
 
 def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -152,7 +106,7 @@ META_SHAPES: dict[str, type] = {"table": str, "signatures": list, "row_signature
 
 def decode_meta(raw: bytes | None, path: Path) -> dict[str, Any]:
     """The ``simulplay`` Parquet metadata as a dict (``{}`` when absent), or an InputError
-    naming the file when it is not UTF-8 JSON within :mod:`simulplay.safejson`'s limits, not
+    naming the file when it is not UTF-8 JSON within :mod:`simulplay.core.safejson`'s limits, not
     an object, or a key of :data:`META_SHAPES` has another type; ``signatures`` must be a
     list of objects and ``row_signature`` a list of indices into it."""
     if not raw:

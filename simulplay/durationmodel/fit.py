@@ -63,8 +63,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from simulplay.errors import SimulplayError
-from simulplay.sim.durationfeatures import (  # noqa: F401  (the features are part of this module's interface)
+from simulplay.core.errors import SimulplayError
+from simulplay.durationmodel.features import (  # noqa: F401  (the features are part of this module's interface)
     FEATURES,
     PHONEME_PREFIX,
     Features,

@@ -16,7 +16,7 @@ import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.eta import EtaResult, compute_eta
-from simulplay.errors import IncompleteError, InputError
+from simulplay.core.errors import IncompleteError, InputError
 from simulplay.grouping import canonical_condition
 from simulplay.report.inputs import TableFile
 from simulplay.report.load import keys_as_text

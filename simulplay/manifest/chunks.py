@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
-from simulplay.fields import Checker
-from simulplay.keys import OUTPUT_KEYS
-from simulplay.sim.manifest import check_time_range
-from simulplay.synthesis.columns import chunk_path
-from simulplay.tables import read_table
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
+from simulplay.core.keys import OUTPUT_KEYS
+from simulplay.core.tables import read_table
+from simulplay.manifest.columns import chunk_path
+from simulplay.manifest.validate import check_time_range
 
 __all__ = ["CHUNK_REQUIRED", "chunk_path", "read_chunks", "validate_chunks"]
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulplay.paths import MAX_COMPONENT, child_path, original_name, safe_component
+from simulplay.core.paths import MAX_COMPONENT, child_path, original_name, safe_component
 from tests.support.report_runs import make_run
 
 HOSTILE = ["../../etc/t1", "/abs", "..", ".", ".hidden", "a/b", "a\\b", "nul\x00byte", "%41", "A", "a",

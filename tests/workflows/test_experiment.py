@@ -101,7 +101,7 @@ def test_bad_experiment_files_name_the_key(cli, folder, edit, fragments):
 def test_run_without_the_vad_names_the_experiment_key_before_synthesis(folder, monkeypatch):
     import importlib.util
 
-    from simulplay.errors import InputError
+    from simulplay.core.errors import InputError
     from simulplay.workflows.experiment import load_experiment
     from simulplay.workflows.pipeline import run_experiment
 

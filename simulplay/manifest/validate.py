@@ -9,7 +9,7 @@ one (talk_id, system, condition[, backend][, realization]).
 Durations: a synthesized manifest carries ``n_samples`` and ``sample_rate`` (Hz), and a
 request then lasts exactly ``n_samples / sample_rate`` (``audio_s`` must describe the same
 number of samples); a hand-written one has only ``audio_s`` in float seconds. Every time
-must lie within ±292 years, the range of int64 nanoseconds (:mod:`simulplay.sim.timebase`).
+must lie within ±292 years, the range of int64 nanoseconds (:mod:`simulplay.core.timebase`).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
-from simulplay.fields import MAX_EXACT_INT, Checker
-from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
-from simulplay.sim.timebase import MAX_S, MAX_SAMPLE_RATE, part_dur_ns, to_ns
-from simulplay.tables import read_table
+from simulplay.core.errors import InputError
+from simulplay.core.fields import MAX_EXACT_INT, Checker
+from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
+from simulplay.core.tables import read_table
+from simulplay.core.timebase import MAX_S, MAX_SAMPLE_RATE, part_dur_ns, to_ns
 
 MANIFEST_COLUMNS = (*OUTPUT_KEYS, "seq", "dispatch_s", "service_s",
                     "audio_s", "source_s")
@@ -45,7 +45,7 @@ def has_samples(df: pd.DataFrame) -> bool:
 def request_dur_ns(manifest: pd.DataFrame, codes: np.ndarray) -> np.ndarray:
     """Each request's duration in int64 ns (rows sorted by output, ``codes`` their output
     numbers): from sample counts when the manifest has them (running totals per output,
-    :func:`~simulplay.sim.timebase.part_dur_ns`), else ``audio_s`` to the nearest ns."""
+    :func:`~simulplay.core.timebase.part_dur_ns`), else ``audio_s`` to the nearest ns."""
     if has_samples(manifest):
         return part_dur_ns(codes, manifest["n_samples"].to_numpy(np.int64), manifest["sample_rate"].to_numpy(np.int64))
     return to_ns(manifest["audio_s"].to_numpy(float))

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulplay.errors import InputError
-from simulplay.sim import validate_manifest
+from simulplay.core.errors import InputError
+from simulplay.manifest import validate_manifest
 
 
 def manifest(n_outputs: int = 2, n: int = 4) -> pd.DataFrame:

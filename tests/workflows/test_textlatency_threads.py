@@ -1,7 +1,7 @@
 """`simulplay textlatency` in a process that has threads: OmniSTEval's aligner maps talks over
 ``multiprocessing.Pool()``, which forks; a worker forked beside live threads once waited
 forever on a lock (CI hung 12.8 minutes in ``Pool.__exit__``). simulplay lends the aligner a
-pool whose workers are not forked from the caller (simulplay.pools).
+pool whose workers are not forked from the caller (simulplay.core.pools).
 
 One real process starts an eSpeak NG engine thread and an onnxruntime session (real Piper,
 which has run a request), then runs the command 30 times in process, each under a watchdog that
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.analysis.test_textlatency import talk_data, write_segments, write_summary, write_trace
+from tests.workflows.test_textlatency import talk_data, write_segments, write_summary, write_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = 30

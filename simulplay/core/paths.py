@@ -36,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from simulplay.errors import FileFault, InputError, path_refused
+from simulplay.core.errors import FileFault, InputError, path_refused
 
 #: Longest component written (characters; file systems allow 255 bytes).
 MAX_COMPONENT = 120
@@ -168,7 +168,7 @@ def new_folder(target: str | Path) -> Iterator[Path]:
     """A temporary folder beside ``target`` (new, or empty as :func:`check_new_folder`
     checked) to fill; on success it is moved to ``target``, on any error removed, so a
     failure leaves nothing half-written. An OSError (disk full, read-only) becomes a
-    :class:`~simulplay.errors.FileFault` naming ``target``."""
+    :class:`~simulplay.core.errors.FileFault` naming ``target``."""
     target = Path(target)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))

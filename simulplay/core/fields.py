@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError, Problem, clip
+from simulplay.core.errors import InputError, Problem, clip
 
 #: Whole numbers beyond ±2⁵³ are not exact in float64; a count or ``seq`` beyond it is refused.
 MAX_EXACT_INT = 2**53

@@ -12,8 +12,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from simulplay.keys import PER_ROW_DISPLAY
-from simulplay.version import __version__
+from simulplay.core.keys import PER_ROW_DISPLAY
+from simulplay.core.version import __version__
 
 #: Display order; keys not listed follow in alphabetical order, ``version`` is last.
 KEY_ORDER = (

@@ -1,6 +1,6 @@
 """The duration model's request features: the text's counts from running sums over the
 updates, or the request's phonemes as the backend reads them (its joined text phonemized,
-each distinct text once). The model itself: :mod:`simulplay.sim.durationfit`."""
+each distinct text once). The model itself: :mod:`simulplay.durationmodel.fit`."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def take(features: Mapping[str, np.ndarray], rows: np.ndarray) -> Mapping[str, n
 def request_features(table: UpdateTable, counts: UpdateCounts, groups: Groups, *, text: bool = False) -> Features:
     """The features of each group's request: the text terms of :data:`FEATURES`, or with
     a phonemizer (and not ``text``) ``intercept``, ``sentences`` and the phoneme terms
-    (:mod:`simulplay.sim.durationfit`)."""
+    (:mod:`simulplay.durationmodel.fit`)."""
     a, b = groups.first, groups.last
     n = b - a + 1
     joins = (n - 1) - (counts.glued[b + 1] - counts.glued[a + 1])  # spaces the join adds

@@ -3,7 +3,7 @@
 One row per output and pre-buffer value (outputs in manifest order, pre-buffers
 ascending). Per-output columns repeat on each of its rows; ``prebuffer_*`` columns
 belong to the row's pre-buffer. Times are seconds from source start, durations seconds.
-The metric definitions and conventions are in :mod:`simulplay.sim.player`.
+The metric definitions and conventions are in :mod:`simulplay.analysis.player`.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
-from simulplay.fields import Checker
-from simulplay.keys import OUTPUT_ID, OUTPUT_KEYS
-from simulplay.signature import merge
-from simulplay.sim import player as pl
-from simulplay.sim.manifest import output_keys
+from simulplay.analysis import player as pl
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
+from simulplay.core.keys import OUTPUT_ID, OUTPUT_KEYS
+from simulplay.core.signature import merge
+from simulplay.core.specs import format_value
+from simulplay.core.timebase import MAX_S, from_ns, to_ns
+from simulplay.manifest.validate import output_keys
 from simulplay.sim.replay import ReplayResult, replay
-from simulplay.sim.timebase import MAX_S, from_ns, to_ns
 from simulplay.sim.variants import Release, ServiceModel, parse_release
-from simulplay.specs import format_value
 
 PLAYER_COLUMNS = (
     "prebuffer_s", "n_parts", "n_arrivals", "audio_s", "first_ready_s", "first_playable_s",
@@ -142,7 +142,7 @@ def player_metrics(
 
     ``load_audio`` maps an ``audio_key`` to its samples and rate; when given, the manifest needs
     ``audio_key, sample_rate, n_samples`` and ``first_audible_s`` is computed. ``silent_parts``:
-    ``skip`` or ``hold`` (:mod:`simulplay.sim.player`).
+    ``skip`` or ``hold`` (:mod:`simulplay.analysis.player`).
     """
     audio = _checked_audio(manifest, source) if load_audio is not None else None
     release = parse_release(release)

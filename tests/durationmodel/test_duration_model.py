@@ -1,4 +1,4 @@
-"""The duration model (simulplay.sim.durationfit): least squares worked by hand, trimming,
+"""The duration model (simulplay.durationmodel.fit): least squares worked by hand, trimming,
 stream rates, the anchoring, held-out errors, and request features equal to those of the
 joined text (text counts, and the phonemes of Piper's own phonemizer)."""
 
@@ -10,9 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulplay.grouping import parse_rule, stream_requests
-from simulplay.grouping.vectorized import group_many, update_table
-from simulplay.sim.durationfit import (
+from simulplay.durationmodel.fit import (
     FEATURES,
     anchor_residuals,
     cross_validate,
@@ -20,6 +18,8 @@ from simulplay.sim.durationfit import (
     request_features,
     update_counts,
 )
+from simulplay.grouping import parse_rule, stream_requests
+from simulplay.grouping.vectorized import group_many, update_table
 from simulplay.traces.model import Stream, ends_terminal
 from tests.support.factories import stream
 

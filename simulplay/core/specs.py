@@ -23,7 +23,7 @@ import dataclasses
 from collections.abc import Callable, Container
 from typing import Any, Generic, TypeVar
 
-from simulplay.errors import InputError, RegistryError
+from simulplay.core.errors import InputError, RegistryError
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simulplay.keys import OUTPUT_ID
+from simulplay.core.keys import OUTPUT_ID
 
 MANIFEST_ORDER = (*OUTPUT_ID, "seq", "dispatch_s",
                   "service_s", "audio_s", "source_s", "text", "glue", "trigger", "n_updates", "group",

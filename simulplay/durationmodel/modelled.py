@@ -2,7 +2,7 @@
 
 A run's manifest holds real requests (text, audio seconds, measured service seconds)
 under the conditions it synthesized. :func:`fit_models` fits, per panel (backend and
-realization), the duration model (:mod:`simulplay.sim.durationfit`) and the service clock
+realization), the duration model (:mod:`simulplay.durationmodel.fit`) and the service clock
 (:mod:`simulplay.sim.servicefit`: LAD on audio seconds and characters) on those requests,
 after checking that grouping the run's traces reproduces them request for request.
 :func:`predicted_manifest` then writes a manifest for any set of rules whose ``audio_s``
@@ -18,11 +18,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
-from simulplay.grouping.registry import TRIGGERS, Rule, parse_rule
-from simulplay.grouping.vectorized import Groups, UpdateTable, group_many
-from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
-from simulplay.sim.durationfit import (
+from simulplay.core.errors import InputError
+from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
+from simulplay.durationmodel.fit import (
     DurationFit,
     UpdateCounts,
     cross_validate,
@@ -31,6 +29,8 @@ from simulplay.sim.durationfit import (
     request_features,
     take,
 )
+from simulplay.grouping.registry import TRIGGERS, Rule, parse_rule
+from simulplay.grouping.vectorized import Groups, UpdateTable, group_many
 from simulplay.sim.servicefit import ServiceFit, fit_panel
 
 REQUEST_KEYS = (*OUTPUT_KEYS, "seq")

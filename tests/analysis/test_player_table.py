@@ -5,9 +5,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulplay.errors import InputError
-from simulplay.sim import validate_manifest
-from simulplay.sim.player_table import PLAYER_COLUMNS, PlayerConfig, parse_prebuffers, player_config, player_metrics
+from simulplay.analysis.player_table import (
+    PLAYER_COLUMNS,
+    PlayerConfig,
+    parse_prebuffers,
+    player_config,
+    player_metrics,
+)
+from simulplay.core.errors import InputError
+from simulplay.manifest import validate_manifest
 from tests.support.factories import MIDDLE_STALL_REQUESTS, manifest
 
 # service 0: each request is ready at its dispatch time

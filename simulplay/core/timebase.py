@@ -26,7 +26,7 @@ Conventions
   times are noisy by microseconds).
 * **Range.** int64 holds ±2⁶³ ns, about ±292.3 years; :func:`to_ns` and :func:`dur_ns`
   refuse anything beyond with :class:`TimeRangeError` (a ``ValueError``), which callers
-  turn into an :class:`~simulplay.errors.InputError` naming the file and field.
+  turn into an :class:`~simulplay.core.errors.InputError` naming the file and field.
 * **Back to seconds only when writing tables** (:func:`from_ns`): the nearest float to
   ``ns/10⁹`` (exact for ``|ns| < 2⁵³``, about 104 days), so ``to_ns(from_ns(t)) == t``.
 """

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import tests.support.fakes  # noqa: F401 - registers fake-test
-from simulplay.tables import write_table
+from simulplay.core.tables import write_table
 from simulplay.workflows import reuse
 from simulplay.workflows.experiment import load_experiment
 from simulplay.workflows.pipeline import run_experiment

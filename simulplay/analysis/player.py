@@ -7,7 +7,7 @@ value for value on the timelines in ``tests/agreement/test_player_veeksha.py``.
 Conventions
 -----------
 * Times and durations enter in seconds and are taken once to the nearest nanosecond
-  (:func:`simulplay.sim.timebase.to_ns`), so every sum and comparison below is exact: a
+  (:func:`simulplay.core.timebase.to_ns`), so every sum and comparison below is exact: a
   part that arrives exactly when the player needs it is on time, and a part of exactly
   one frame completes that frame. Replay's part tables hold whole nanoseconds, so the
   player sees replay's timeline to the nanosecond.
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulplay.sim.timebase import from_ns, to_ns
+from simulplay.core.timebase import from_ns, to_ns
 
 
 @dataclass(frozen=True)

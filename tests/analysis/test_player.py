@@ -5,7 +5,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from simulplay.sim import player as pl
+from simulplay.analysis import player as pl
 from simulplay.sim.playback import serial_playback, summarize_playback
 from tests.support.factories import MIDDLE_STALL
 
