@@ -176,4 +176,14 @@ def beside(out: Path, infix: str) -> Path:
 
 SERVICE_HELP = ("measured, zero, scale=F (service time × F), or fit: a modelled clock, each request's service "
                 "time predicted as b0 + b1·audio_s + b2·chars by a least-absolute-deviations fit over the replayed "
-                "requests, one per backend and realization (coefficients in the signature's 'fit').")
+                "requests, one per backend and realization (coefficients in the signature's 'fit'); or "
+                "servers=K,share=G[,load_curve=TABLE]: shared servers (replay --servers).")
+SERVERS_HELP = ("Shared servers: the outputs of a share group (--share) queue for K identical workers, one request "
+                "in flight per output; a request starts when it is eligible (dispatched, its output's previous "
+                "request ready) and a worker is free, and takes its measured service × the load curve's slowdown "
+                "at the number then in service. K ≥ the outputs with no load curve is the plain replay.")
+SHARE_HELP = ("Share group of --servers (never across conditions, backends or realizations): panel (every talk and "
+              "system), talk (one talk's systems), system (one system's talks) or output (each alone).")
+LOAD_CURVE_HELP = ("Load curve of --servers (CSV or Parquet; `simulplay load` writes one): columns concurrency (1, "
+                   "…, up to K or beyond) and service_p50_s; slowdown(c) = p50(c) / p50(1), linear between levels. "
+                   "Default: slowdown 1. Its SHA-256 goes into the signature.")

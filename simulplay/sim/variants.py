@@ -33,6 +33,7 @@ import pandas as pd
 
 from simulplay.core.errors import InputError, SimulplayError
 from simulplay.core.specs import Registry, format_value, params
+from simulplay.sim.playback import Clock, serial_clock
 from simulplay.sim.servicefit import ServiceFit, fit_service
 
 
@@ -84,6 +85,12 @@ class ServiceModel:
         unused`` where the variant takes no time from the service clock (``zero``,
         ``scale=0``), whose numbers the run's clock verdict does not qualify."""
         return {"clock": "unused"} if self.factor == 0 else {}
+
+    def clock(self, manifest: pd.DataFrame, codes: np.ndarray, dispatch: np.ndarray, service: np.ndarray) -> Clock:
+        """Start and readiness (int64 ns) of the requests of ``manifest``'s rows from their
+        dispatch and service (int64 ns): one serial synthesizer per output (this one);
+        shared servers (:mod:`simulplay.sim.servers`) queue the outputs of a group."""
+        return serial_clock(codes, dispatch, service)
 
 
 SERVICE_MODELS: Registry[ServiceModel] = Registry("service model")
@@ -199,6 +206,8 @@ def parse_service(text: str, *, source: str = "--service") -> ServiceModel:
     if name not in SERVICE_MODELS.names():
         raise InputError.at(where, "unknown service model", accepted=accepted)
     cls = SERVICE_MODELS.get(name, where)
+    if hasattr(cls, "parse_spec"):
+        return cls.parse_spec(text, source)
     takes_value = bool(params_of(cls))
     if takes_value != bool(eq):
         raise InputError.at(where, "unknown service model", accepted=accepted)
@@ -306,7 +315,8 @@ class ReplayVariant:
 
 def parse_variant(text: str, *, source: str, key: str | None = None) -> ReplayVariant:
     """``release=chunk`` (measured service) or ``service=zero``, ``service=scale=F``,
-    ``service=fit`` (request release), or ``silent=hold`` / ``silent=skip`` (request
+    ``service=fit``, ``servers=K,share=G,…`` (request release; :mod:`simulplay.sim.servers`),
+    or ``silent=hold`` / ``silent=skip`` (request
     release, measured service, the other reading of silent parts); errors name ``source``
     (the experiment file) and ``key`` (its key)."""
     kind, eq, value = text.partition("=")
@@ -317,5 +327,8 @@ def parse_variant(text: str, *, source: str, key: str | None = None) -> ReplayVa
         return ReplayVariant(RequestRelease(), parse_service(value, source=where))
     if kind == "silent" and value in SILENT_PARTS:
         return ReplayVariant(RequestRelease(), Measured(), value)
-    accepted = ", ".join(["release=chunk", "service=zero", "service=scale=F", "service=fit", "silent=hold"])
+    if kind == "servers" and eq:
+        return ReplayVariant(RequestRelease(), parse_service(text, source=where))
+    accepted = ", ".join(["release=chunk", "service=zero", "service=scale=F", "service=fit", "silent=hold",
+                          "servers=K,share=G"])
     raise InputError.at(source, f"'{text}' is not a replay variant", field=key, field_label="key", accepted=accepted)
