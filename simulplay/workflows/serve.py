@@ -20,8 +20,10 @@ Endpoints (below ``/v1``):
   with an OpenAI-style JSON error; a failure after it cuts the stream (no final chunk),
   so the client records a failure.
 * ``GET /v1/models``: the one served model; ``GET /v1/simulplay/identity``: the backend's
-  identity (package versions, model hashes, settings, seed, device) and ``workers`` (K),
-  which the ``http`` client puts into its own identity.
+  identity (package versions, model hashes, settings, seed, device) and, with K > 1,
+  ``workers`` (K), which the ``http`` client puts into its own identity (a one-worker
+  server's identity is the backend's alone, as before ``--workers`` existed, so stores made
+  against it are reused).
 
 With ``api_key_env`` set, requests need ``Authorization: Bearer <the variable's value>``;
 the key is kept in memory only and never logged.
@@ -92,7 +94,8 @@ class SpeechServer(ThreadingHTTPServer):
         self.pool = WorkerPool([backend] if isinstance(backend, Backend) else backend)
         self.backend = self.pool.backends[0]
         self.model = model or self.backend.label()
-        self.identity = {**self.backend.identity(), "workers": len(self.pool.backends)}
+        k = len(self.pool.backends)  # one worker: the identity of a plain server, so stores made before reuse
+        self.identity = {**self.backend.identity(), **({"workers": k} if k > 1 else {})}
         self.voice = str(self.identity.get("voice", ""))
         self.api_key = api_key
         self.log = log

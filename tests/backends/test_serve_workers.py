@@ -81,3 +81,15 @@ def test_waiting_requests_get_an_instance_first_in_first_out():
     for t in waiters:
         t.join(10)
     assert order == ["first", "second", "third"] and pool.waiting == 0
+
+
+def test_a_one_worker_server_keeps_the_identity_it_had_before_workers_existed():
+    """The http client puts the server's identity into its own, and audio keys hold it: a plain
+    server's identity is the backend's alone, so stores made against it before are reused."""
+    backend = FakeBackend(FakeSettings())
+    server = make_server(backend, "127.0.0.1", 0)
+    try:
+        assert server.identity == backend.identity()
+        assert "workers" not in server.identity
+    finally:
+        server.server_close()
