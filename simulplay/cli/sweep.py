@@ -11,7 +11,8 @@ import typer
 from simulplay.cli.options import quiet_option
 
 RULE_HELP = ("A rule family with a grid of its parameters, repeatable: NAME:key=VALUES,… with VALUES a value, a "
-             "list 1,2,4, a range of integers a..b (step 1) or a..b:step (both ends included), e.g. "
+             "list 1,2,4, a range of integers a..b (step 1) or a..b:step (from a in steps up to b; b only when "
+             "on a step: 0.5..7.9:0.5 ends at 7.5), e.g. "
              "'timer:w=0.5..8:0.5', 'words:n=2..16', 'punct:cap=1..4,min_words=3'. At most 10,000 points in all.")
 
 
