@@ -173,7 +173,6 @@ def test_the_pipeline_runs_from_config_objects_and_parses_no_spec(tmp_path, monk
     monkeypatch.setattr(BACKENDS, "parse", refuse)
     monkeypatch.setattr(simulplay.sim.variants, "parse_variant", refuse)
     monkeypatch.setattr(simulplay.sim.variants, "parse_service", refuse)
-    monkeypatch.setattr(simulplay.sim.variants, "parse_release", refuse)
     monkeypatch.setattr(simulplay.synthesis.executors, "parse_executor", refuse)
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
     exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F",
