@@ -95,6 +95,7 @@ def synthesize(trace: pd.DataFrame | PathLike | Sequence[PathLike] | None = None
     """
     from simulplay.backends import parse_backend_with_reuse
     from simulplay.grouping.requests_file import read_requests
+    from simulplay.manifest import chunk_path
     from simulplay.store.store import AudioStore
     from simulplay.synthesis.executors import parse_executor
     from simulplay.synthesis.plan import check_order
@@ -131,7 +132,7 @@ def synthesize(trace: pd.DataFrame | PathLike | Sequence[PathLike] | None = None
     if st.clock is not None and st.clock.is_contended:
         warnings.warn(f"service times were measured on a busy CPU ({st.clock.details()}); re-time them on a quiet "
                       "machine: simulplay retime MANIFEST --store DIR --all --out MANIFEST2", stacklevel=2)
-    chunks = None if out is None else str(Path(out).with_name(Path(out).stem + ".chunks.parquet"))
+    chunks = None if out is None else str(chunk_path(out))
     return signed(df, sigs, signature=res.signature, path=None if out is None else str(out), chunks=chunks,
                    stats={"synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed,
                           "damaged": st.damaged},

@@ -17,12 +17,10 @@ from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
 from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.core.tables import read_table
-from simulplay.manifest.columns import chunk_path
+from simulplay.manifest.columns import CHUNK_REQUIRED, chunk_path
 from simulplay.manifest.validate import check_time_range
 
 __all__ = ["CHUNK_REQUIRED", "chunk_path", "read_chunks", "validate_chunks"]
-
-CHUNK_REQUIRED = (*OUTPUT_KEYS, "seq", "chunk", "ready_offset_s", "audio_s")
 
 
 def read_chunks(manifest: str | Path, path: str | Path | None = None) -> pd.DataFrame:

@@ -25,9 +25,8 @@ from simulplay.core.fields import MAX_EXACT_INT, Checker
 from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
 from simulplay.core.tables import read_table
 from simulplay.core.timebase import MAX_S, MAX_SAMPLE_RATE, part_dur_ns, to_ns
+from simulplay.manifest.columns import MANIFEST_COLUMNS
 
-MANIFEST_COLUMNS = (*OUTPUT_KEYS, "seq", "dispatch_s", "service_s",
-                    "audio_s", "source_s")
 SAMPLE_COLUMNS = ("n_samples", "sample_rate")
 TIME_COLUMNS = ("ready_s", "dispatch_s", "service_s", "audio_s", "source_s")
 

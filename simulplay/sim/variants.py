@@ -312,6 +312,33 @@ class ReplayVariant:
     service: ServiceModel
     silent: str | None = None
 
+    def spec(self) -> str:
+        """The variant as an experiment file writes it (:func:`parse_variant` reads it back):
+        ``silent=hold``, ``release=chunk`` or ``service=MODEL``; a variant that changes more
+        than one of the three has no such text (ValueError)."""
+        changed = [self.silent is not None, not isinstance(self.release, RequestRelease),
+                   not isinstance(self.service, Measured)]
+        if sum(changed) > 1:
+            raise ValueError(f"{self!r} changes more than one of silent, release and service")
+        if self.silent is not None:
+            return f"silent={self.silent}"
+        if changed[1]:
+            return f"release={self.release.label()}"
+        return f"service={self.service.label()}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The release and the service model (each with its registered name) and ``silent``;
+        :func:`variant_from_dict` rebuilds the variant."""
+        return {"release": self.release.to_dict(), "service": self.service.to_dict(), "silent": self.silent}
+
+
+def variant_from_dict(data: Mapping[str, Any], *, source: str = "variant config") -> ReplayVariant:
+    """The variant of :meth:`ReplayVariant.to_dict`'s output (errors name ``source``)."""
+    silent = data.get("silent")
+    return ReplayVariant(RELEASES.from_dict(dict(data["release"]), key="release", source=source),
+                         SERVICE_MODELS.from_dict(dict(data["service"]), key="service", source=source),
+                         None if silent is None else parse_silent_parts(silent, source=source))
+
 
 def parse_variant(text: str, *, source: str, key: str | None = None) -> ReplayVariant:
     """``release=chunk`` (measured service) or ``service=zero``, ``service=scale=F``,

