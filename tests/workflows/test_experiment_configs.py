@@ -11,6 +11,7 @@ from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.backends import BACKENDS, backend_from_dict
 from simulplay.grouping.registry import RULES
 from simulplay.grouping.rules import Immediate, Punct, Timer, Words
+from simulplay.sim.servers import Servers
 from simulplay.sim.variants import (
     RELEASES,
     SERVICE_MODELS,
@@ -126,7 +127,8 @@ def test_a_backend_config_rebuilds_from_its_dict(name):
 
 
 VARIANTS = [ReplayVariant(RELEASES.get(r, "test")(), Measured()) for r in RELEASES.names()] + \
-    [ReplayVariant(RequestRelease(), m) for m in (Measured(), Zero(), Scale(0.5), Fit())] + \
+    [ReplayVariant(RequestRelease(), m) for m in (Measured(), Zero(), Scale(0.5), Fit(), Servers(2, "talk"),
+                                                  Servers(3, "panel", curve="1:0.5;4:1.0"))] + \
     [ReplayVariant(RequestRelease(), Measured(), s) for s in ("hold", "skip")]
 
 
