@@ -30,6 +30,7 @@ from simulplay.core.progress import NO_PROGRESS, Progress, tracking
 from simulplay.core.provenance import machine
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import read_table, stored_signatures, write_table
+from simulplay.manifest.chunks import validate_chunks
 from simulplay.manifest.columns import chunk_path
 from simulplay.manifest.validate import output_keys, validate_manifest
 from simulplay.manifest.written import check_written
@@ -63,6 +64,7 @@ def retime_manifest(source: Path, store: AudioStore, out: Path, *, sample: int |
     """Re-time ``sample`` requests of the manifest ``source`` (None: all) and write ``out``,
     its chunk table and ``<out stem>.retime.csv`` (the comparison)."""
     frame, meta = _read(source)
+    old_chunks = _read_chunks(source)  # checked before any work: a damaged table is a one-line InputError
     if not (backend or meta.get("backend_spec")):
         raise InputError.at(source, "does not record the backend it was synthesized with (a manifest older than "
                             "retime)", field="--backend", accepted="--backend SPEC, the manifest's backend")
@@ -96,7 +98,7 @@ def retime_manifest(source: Path, store: AudioStore, out: Path, *, sample: int |
     rows = stored_signatures(meta, len(new)) or [{**sig, "rule": c} for c in new["condition"]]
     sigs = [{**r, **changed} for r in rows]
     manifest = new.drop(columns=["_group"])
-    chunks = _chunks(source, manifest, outcomes, groups)
+    chunks = _chunks(old_chunks, manifest, outcomes, groups)
     check_written(manifest, chunks, out)  # a table the reader refuses is a bug, caught before it is written
     write_table(manifest, out, sigs, kind="manifest",
                 extra_meta={**{k: v for k, v in meta.items() if k not in ("table", "signatures", "row_signature")},
@@ -181,15 +183,24 @@ def _apply(frame: pd.DataFrame, groups: list[list[int]], outcomes: dict[int, Out
     return new
 
 
-def _chunks(source: Path, manifest: pd.DataFrame, outcomes: dict[int, Outcome],
-            groups: list[list[int]]) -> pd.DataFrame | None:
-    """The original chunk table with the re-timed requests' ready offsets: the new chunk
-    times where the new synthesis yielded as many chunks, else the old ones scaled by the
-    request's ratio."""
+def _read_chunks(source: Path) -> pd.DataFrame | None:
+    """The chunk table beside the manifest ``source`` as stored (None when there is none),
+    validated as every reader validates it."""
     path = chunk_path(source)
     if not path.exists():
         return None
     chunks, _ = read_table(path)
+    validate_chunks(chunks, str(path))
+    return chunks
+
+
+def _chunks(chunks: pd.DataFrame | None, manifest: pd.DataFrame, outcomes: dict[int, Outcome],
+            groups: list[list[int]]) -> pd.DataFrame | None:
+    """The original chunk table with the re-timed requests' ready offsets: the new chunk
+    times where the new synthesis yielded as many chunks, else the old ones scaled by the
+    request's ratio."""
+    if chunks is None:
+        return None
     keys = [k for k in (*OUTPUT_ID, "seq") if k in chunks]
     offsets = chunks["ready_offset_s"].to_numpy(float).copy()
     index = chunks.groupby(keys, sort=False).indices

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -146,3 +147,16 @@ def test_a_request_that_fails_when_re_timed_keeps_its_old_time_and_is_reported(t
     hit = new["text"] == victim
     assert not new.loc[hit, "retimed"].any() and (new.loc[hit, "service_s"] == old.loc[hit, "service_s"]).all()
     assert new.loc[~hit, "retimed"].all() and res.retimed == int((~hit).sum())
+
+
+def test_a_damaged_chunk_table_is_refused_in_one_line_before_any_work(cli, synthesized, tmp_path):
+    """The source's chunk table is the user's input: checked as every reader checks it, before
+    the backend loads, not caught later as a bug of the writer."""
+    d, _ = synthesized
+    shutil.copy(d / "m.parquet", tmp_path / "m.parquet")
+    chunks = pd.read_parquet(d / "m.chunks.parquet")
+    chunks.loc[0, "ready_offset_s"] = -1.0
+    chunks.to_parquet(tmp_path / "m.chunks.parquet", index=False)
+    proc = cli("retime", tmp_path / "m.parquet", "--store", d / "store", "--out", tmp_path / "x.parquet")
+    assert_one_line_error(proc, "m.chunks.parquet", "ready_offset_s")
+    assert not (tmp_path / "x.parquet").exists()
