@@ -59,7 +59,7 @@ def eta(
     """Completion gaps δ, their change η under grouping, its duration and idle parts, and
     paired talk-bootstrap intervals (all conditions of a talk resampled together).
 
-    Columns (seconds where they end in _s): backend, realization, condition, n_talks,
+    Columns (columns ending in _s are seconds): backend, realization, condition, n_talks,
     delta_ref_s (mean δ(0)), delta_s (mean δ(w)), eta_s, ci_low_s, ci_high_s, n_negative /
     n_positive (talks with η < 0 / > 0), duration_part_s + idle_part_s (= eta_s),
     signature. Talks weigh equally; each backend and realization is a panel. Under 10 talks,

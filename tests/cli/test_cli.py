@@ -199,7 +199,7 @@ def help_text(cli, *command):
     ((), ["Times are seconds from source start."]),
     (("replay",), ["Columns ending in _s are seconds; first_play_s and end_s count from source start",
                    "offset_s (L = C_m − S)", "scale=F (service time × F)"]),
-    (("eta",), ["Columns ending in _s are seconds"]),
+    (("eta",), ["columns ending in _s are seconds"]),
     (("group",), ["timer[:w=SECONDS]", "dispatch_s (seconds from source start)"]),
     (("render",), ["floor(p × rate + 1/2), p in seconds", "sample_rate (Hz)",
                    "Seconds from sample counts, counted from source start"]),
