@@ -35,12 +35,17 @@ class ScriptedServer(ThreadingHTTPServer):
         self.default = default or [("audio", 2400)]
         self.closing = threading.Event()
         self.received: list[tuple[str, float]] = []  # (text, monotonic arrival)
-        self.first_request = threading.Event()
+        self.arrived = threading.Condition()
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def wait_for(self, text: str, timeout: float = 30.0) -> bool:
+        """Block until a request with ``text`` has arrived (or ``timeout`` s pass)."""
+        with self.arrived:
+            return self.arrived.wait_for(lambda: any(t == text for t, _ in self.received), timeout)
 
     def __enter__(self):
         self.thread.start()
@@ -71,8 +76,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802
         text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
-        self.server.received.append((text, time.perf_counter()))
-        self.server.first_request.set()
+        with self.server.arrived:
+            self.server.received.append((text, time.perf_counter()))
+            self.server.arrived.notify_all()
         started, done = False, 0
         for kind, value in self.server.scripts.get(text, self.server.default):
             if kind == "sleep":
