@@ -101,6 +101,7 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     splitter = None if isinstance(local, HttpSettings) else local.create().splitter()
     plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter)
     out.mkdir(parents=True, exist_ok=True)
+    audio = AudioStore.open(store or out / "store")  # checked (and made) before any request
     interrupted: BaseException | None = None
     with _server(backend, out) as (settings, _proc):
         client = HttpBackend(settings)
@@ -118,7 +119,7 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     for rec in (r for s in sessions for r in s):
         if not rec.ok and not rec.error:
             rec.error = "not sent (interrupted)" if rec.sent_s != rec.sent_s else "interrupted"
-    result = write_run(plan, sessions, out, store or out / "store", identity=identity, speed=speed,
+    result = write_run(plan, sessions, out, audio, identity=identity, speed=speed,
                        concurrent=concurrent, backend=backend)
     if interrupted is not None:
         raise Interrupted(f"{result.summary['sent']} of {result.summary['requests']} requests sent; "
@@ -134,13 +135,12 @@ def _records(plan: pd.DataFrame) -> list[list[Record]]:
     return sessions
 
 
-def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store_path: Path, *,
+def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store: AudioStore, *,
               identity: dict[str, Any], speed: float, concurrent: int | None, backend: str) -> LiveResult:
     """Write every file of the run folder from the records."""
     codes = plan.groupby(list(OUTPUT_ID), sort=False).ngroup().to_numpy()
     order = plan.assign(_o=codes).sort_values(["_o", "seq"], kind="stable").drop(columns="_o")
     records = [r for s in sessions for r in s]
-    store = AudioStore.open(store_path)
     manifest = live_manifest(order, records, lambda r: store.put_audio(r.audio(), r.sample_rate), socket.gethostname())
     chunks = chunk_rows(order, records)
     requests = request_rows(order, records)
@@ -158,7 +158,7 @@ def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store
                "incomplete_outputs": int((~player[player["release"] == "request"]["complete"]).sum()),
                "lateness": late, "agreement": agreement_summary(agree, agree_requests),
                "time_base": f"trace seconds / {speed:g} since each output's time 0", "identity": identity,
-               "store": str(Path(store_path).resolve())}
+               "store": str(store.root.resolve())}
     meta = {"signature": sig, "identity": identity, "live": {k: summary[k] for k in ("speed", "lateness")}}
     write_table(manifest, out / "live.parquet", [{**sig, "rule": c} for c in manifest["condition"]], kind="manifest",
                 extra_meta=meta)
