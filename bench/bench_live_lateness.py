@@ -63,7 +63,8 @@ async def baseline(plan: list[list[float]]) -> list[float]:
 
 def percentiles(values) -> str:
     v = np.asarray(values) * 1e3
-    return f"p50 {np.percentile(v, 50):6.2f} ms  p99 {np.percentile(v, 99):6.2f} ms  max {v.max():6.2f} ms  (n={len(v)})"
+    p50, p99 = np.percentile(v, 50), np.percentile(v, 99)
+    return f"p50 {p50:6.2f} ms  p99 {p99:6.2f} ms  max {v.max():6.2f} ms  (n={len(v)})"
 
 
 def main() -> None:
