@@ -2,7 +2,7 @@
 under each way of running it, on the 27-talk shape and on a small one.
 
 OmniSTEval 0.1.10 opens ``multiprocessing.Pool()``: fork, one worker per CPU. simulplay lends it
-``simulplay.pools.pool`` instead (forkserver workers, none for one talk), because a forked worker
+``simulplay.core.pools.pool`` instead (forkserver workers, none for one talk), because a forked worker
 of a threaded process can hang. The shapes:
 
 - **panel**: 27 talks of one system, 4.7 hours (durations as bench_import.py draws them), about
@@ -31,7 +31,7 @@ from omnisteval import alignment  # noqa: E402
 from omnisteval.alignment import Word, align_words  # noqa: E402
 
 from bench.bench_import import talk_seconds  # noqa: E402
-from simulplay import pools  # noqa: E402
+from simulplay.core import pools  # noqa: E402
 
 WORDS_PER_S = 2.3
 
@@ -56,7 +56,7 @@ MODES = {
     "fork (OmniSTEval's own)": lambda n: mp.get_context("fork").Pool(),
     "serial": lambda n: pools.SerialPool(),
     "spawn": lambda n: mp.get_context("spawn").Pool(pools.worker_count(n)),
-    "simulplay.pools": lambda n: pools.pool(pools.worker_count(n)),
+    "simulplay.core.pools": lambda n: pools.pool(pools.worker_count(n)),
 }
 
 
@@ -89,7 +89,7 @@ if __name__ == "__main__":
     ap.add_argument("--scale", type=float, default=1.0, help="talk lengths × this (1 = 4.7 hours)")
     ap.add_argument("--small-repeat", type=int, default=20)
     args = ap.parse_args()
-    print(f"{pools.worker_count(10**6)} usable CPUs; simulplay.pools starts {pools.start_method()} workers")
+    print(f"{pools.worker_count(10**6)} usable CPUs; simulplay.core.pools starts {pools.start_method()} workers")
     words = [max(20, round(s * WORDS_PER_S * args.scale)) for s in talk_seconds()]
     report(f"panel: 27 talks, {sum(words)} words", measure(*talks(words), 1))
     report(f"small: 2 talks of 40 words, × {args.small_repeat}", measure(*talks([40, 40]), args.small_repeat))

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from simulplay.sim import read_manifest  # noqa: E402
+from simulplay.manifest import read_manifest  # noqa: E402
 from simulplay.store.store import AudioStore  # noqa: E402
 from simulplay.vad import SileroVad  # noqa: E402
 from simulplay.workflows.edges import edge_replay  # noqa: E402
@@ -36,6 +36,7 @@ def demo_folder(arg: str | None, tmp: Path) -> Path:
         return ROOT / "simulplay-demo"
     from importlib.resources import files
 
+    from simulplay.backends import parse_backend
     from simulplay.workflows.experiment import load_experiment
     from simulplay.workflows.pipeline import run_experiment
 
@@ -43,8 +44,8 @@ def demo_folder(arg: str | None, tmp: Path) -> Path:
     exp = load_experiment(Path(str(files("simulplay").joinpath("data/demo.toml"))))
     out = tmp / "demo"
     threads = min(4, os.cpu_count() or 1)
-    exp = dataclasses.replace(exp, backend=f"piper:intra_op_threads={threads}", out=out, store=out / "store",
-                              variants=(), edges=())
+    exp = dataclasses.replace(exp, backends=(parse_backend(f"piper:intra_op_threads={threads}"),), out=out,
+                              store=out / "store", variants=(), edges=())
     run_experiment(exp)
     return out
 

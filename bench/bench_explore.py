@@ -35,13 +35,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from simulplay.analysis import Bootstrap, compute_eta  # noqa: E402
+from simulplay.core.signature import base_signature  # noqa: E402
+from simulplay.core.tables import write_table  # noqa: E402
+from simulplay.core.timebase import to_ns  # noqa: E402
+from simulplay.manifest import validate_manifest  # noqa: E402
+from simulplay.manifest.chunks import chunk_path, validate_chunks  # noqa: E402
 from simulplay.report.explore import build_explorer, write_explorer  # noqa: E402
-from simulplay.signature import base_signature  # noqa: E402
-from simulplay.sim import replay, validate_manifest  # noqa: E402
-from simulplay.sim.chunks import chunk_path, validate_chunks  # noqa: E402
-from simulplay.sim.timebase import to_ns  # noqa: E402
+from simulplay.sim import replay  # noqa: E402
 from simulplay.sim.variants import parse_variant  # noqa: E402
-from simulplay.tables import write_table  # noqa: E402
 from simulplay.traces import write_trace  # noqa: E402
 
 TALKS, REALIZATIONS = 27, 3

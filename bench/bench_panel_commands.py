@@ -25,9 +25,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_sweep import RATE, synthetic_streams  # noqa: E402
+from simulplay.core.tables import write_table  # noqa: E402
 from simulplay.grouping import parse_rule, requests_frame  # noqa: E402
-from simulplay.sim.manifest import validate_manifest  # noqa: E402
-from simulplay.tables import write_table  # noqa: E402
+from simulplay.manifest.validate import validate_manifest  # noqa: E402
 
 RULES = ("immediate", "timer:w=2", "timer:w=4", "punct", "words:n=4")
 

@@ -18,9 +18,10 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simulplay.analysis import Bootstrap, compute_eta  # noqa: E402
-from simulplay.sim import replay, validate_manifest  # noqa: E402
+from simulplay.core.timebase import to_ns  # noqa: E402
+from simulplay.manifest import validate_manifest
+from simulplay.sim import replay  # noqa: E402
 from simulplay.sim.playback import serial_playback, summarize_playback  # noqa: E402
-from simulplay.sim.timebase import to_ns  # noqa: E402
 
 
 def panel(rng, talks=30, systems=("A", "F"), conditions=6, requests=500):

@@ -35,7 +35,7 @@ from simulplay.analysis.bootstrap import Bootstrap  # noqa: E402
 from simulplay.analysis.sweep import replay_eta, run_sweep  # noqa: E402
 from simulplay.grouping import parse_rule, requests_frame  # noqa: E402
 from simulplay.grouping.grid import parse_grids  # noqa: E402
-from simulplay.sim.manifest import validate_manifest  # noqa: E402
+from simulplay.manifest.validate import validate_manifest  # noqa: E402
 from simulplay.traces.model import Stream  # noqa: E402
 
 GRID = ["timer:w=0.5..8:0.5", "words:n=2..16", "punct:cap=0.5..4.5:0.5"]  # 16 + 15 + 9 = 40 points

@@ -49,7 +49,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from simulplay.provenance import machine  # noqa: E402
+from simulplay.core.provenance import machine  # noqa: E402
 from simulplay.traces import read_trace, write_trace  # noqa: E402
 
 THREADS = 2

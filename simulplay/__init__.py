@@ -6,7 +6,7 @@ returning pandas DataFrames with their signatures in ``attrs``. They are loaded 
 use (PEP 562), so that ``import simulplay.traces`` and the command line do not pay for them.
 """
 
-from simulplay.version import __version__
+from simulplay.core.version import __version__
 
 #: The Python API, loaded from :mod:`simulplay.api` when first used.
 _API = ("read_trace", "group", "synthesize", "replay", "eta", "bootstrap", "load_run", "sweep", "Run")

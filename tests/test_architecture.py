@@ -146,7 +146,7 @@ def external_imports(path: Path) -> set[str]:
 
 
 def test_the_library_never_imports_the_terminal():
-    """Progress reaches the library as a callback (simulplay.progress), not as a terminal:
+    """Progress reaches the library as a callback (simulplay.core.progress), not as a terminal:
     below the command line no module imports typer or rich (the layer test alone would let
     a library module draw its own progress bar with rich)."""
     terminal = {"typer", "rich", "click"}
@@ -203,8 +203,8 @@ def test_the_build_lists_every_package():
 #: and imports of these modules or names.
 WRITES = {"open", "write_text", "write_bytes", "to_parquet", "to_csv", "to_excel", "savefig", "mkdir", "makedirs",
           "write_table", "atomic_path", "new_folder", "unlink", "rmtree", "write"}
-WRITER_IMPORTS = {"shutil", "tempfile", "soundfile", "simulplay.store", "simulplay.tables.write_table",
-                  "simulplay.tables.atomic_path", "simulplay.paths.new_folder"}
+WRITER_IMPORTS = {"shutil", "tempfile", "soundfile", "simulplay.store", "simulplay.core.atomic",
+                  "simulplay.core.tables.write_table", "simulplay.core.paths.new_folder"}
 
 
 def io_uses(path: Path) -> list[str]:
@@ -228,7 +228,8 @@ def io_uses(path: Path) -> list[str]:
 
 def test_io_uses_sees_writes_and_store_imports(tmp_path):
     probe = tmp_path / "m.py"
-    probe.write_text("import shutil\nfrom simulplay.store import AudioStore\nfrom simulplay.tables import read_table\n"
+    probe.write_text("import shutil\nfrom simulplay.store import AudioStore\n"
+                     "from simulplay.core.tables import read_table\n"
                      "def f(p, df):\n    p.write_text('x')\n    df.rename(columns={})\n    df.to_csv(p)\n",
                      encoding="utf-8")
     assert io_uses(probe) == ["1: import shutil", "2: from simulplay.store", "5: write_text()", "7: to_csv()"]

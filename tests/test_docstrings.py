@@ -1,5 +1,5 @@
-"""Every public function, class and method of the data's packages (traces, grouping, sim,
-analysis) and of the Python API (api) has a docstring, and the docstring of anything that
+"""Every public function, class and method of the data's packages (traces, grouping, manifest,
+sim, durationmodel, analysis) and of the Python API (api) has a docstring, and the docstring of anything that
 takes or returns a time says in which unit.
 
 "Public" is read off the source with ``ast``: a function or class at module level (also
@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("traces", "grouping", "sim", "analysis", "api")
+PACKAGES = ("traces", "grouping", "manifest", "sim", "durationmodel", "analysis", "api")
 
 TIME_NAME = re.compile(r"(_s|_ns|_ms)$|^time|dur")
 UNIT_WORD = re.compile(r"(?<![\w'])(s|ns|ms|Hz|(nano|milli)?seconds?|samples?)(?![\w'])")

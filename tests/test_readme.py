@@ -192,7 +192,7 @@ def test_the_readme_python_api_runs_as_written(tmp_path, monkeypatch):
     """The README's Python block runs as written on a small trace named as it says (the
     bundled sample traces' first 8 s, systems renamed A and F), with real Piper."""
     import simulplay
-    from simulplay.signature import base_signature
+    from simulplay.core.signature import base_signature
     from simulplay.traces import write_trace
 
     sample = simulplay.read_trace(files("simulplay.sample_traces") / "sample_traces.jsonl")

@@ -154,6 +154,17 @@ class Bootstrap:
         defaults = {"rng": ENDPOINT_RNG, "method": ENDPOINT_METHOD}
         return cls(**apply_preset(name, fields, defaults))
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every setting by field name (``draws``, ``seed``, ``method``, ``confidence``,
+        ``rng``, ``talk_order``); :meth:`from_dict` rebuilds the settings."""
+        return {"draws": self.draws, "seed": self.seed, "method": self.method, "confidence": self.confidence,
+                "rng": self.rng, "talk_order": self.talk_order}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Bootstrap:
+        """The settings of :meth:`to_dict`'s output (a ValueError names a bad one)."""
+        return cls(**data)
+
     @classmethod
     def from_signature(cls, sig: Mapping[str, Any]) -> Bootstrap:
         """The settings a signature records (:meth:`signature`); a signature written before

@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import IncompleteError, InputError
+from simulplay.core.errors import IncompleteError, InputError
+from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
+from simulplay.core.signature import base_signature, merge
 from simulplay.grouping import canonical_condition
-from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
-from simulplay.signature import base_signature, merge
 
 NORMALIZATIONS = ("punct", "normalized")
 DELETION_NOTE = "recognition mismatches, not verified omissions"

@@ -20,13 +20,13 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.edges import keep_bounds, speech_samples
-from simulplay.errors import IncompleteError, InputError
-from simulplay.fields import Checker
+from simulplay.core.errors import IncompleteError, InputError
+from simulplay.core.fields import Checker
+from simulplay.core.signature import merge
+from simulplay.core.specs import format_value
 from simulplay.grouping import canonical_condition
-from simulplay.signature import merge
-from simulplay.sim.manifest import output_keys
+from simulplay.manifest.validate import output_keys
 from simulplay.sim.replay import replay
-from simulplay.specs import format_value
 from simulplay.vad import VadStats
 
 AUDIO_COLUMNS = ("audio_key", "sample_rate", "n_samples")

@@ -18,12 +18,12 @@ from simulplay.analysis.gaps import per_talk_effects
 from simulplay.analysis.interaction import InteractionResult, interaction
 from simulplay.analysis.paired import paired_row
 from simulplay.analysis.small_panels import small_panel_notes
-from simulplay.errors import IncompleteError, InputError
-from simulplay.fields import Checker
+from simulplay.core.errors import IncompleteError, InputError
+from simulplay.core.fields import Checker
+from simulplay.core.keys import OUTPUT_KEYS, PANEL_KEYS, PER_ROW_SIGNATURE_KEYS
+from simulplay.core.signature import base_signature, format_signature, merge
+from simulplay.core.tables import read_table, stored_signatures
 from simulplay.grouping import canonical_condition
-from simulplay.keys import OUTPUT_KEYS, PANEL_KEYS, PER_ROW_SIGNATURE_KEYS
-from simulplay.signature import base_signature, format_signature, merge
-from simulplay.tables import read_table, stored_signatures
 
 SUMMARY_REQUIRED = (*OUTPUT_KEYS, "audio_s", "idle_s", "offset_s", "source_s")
 ETA_COLUMNS = ("condition", "n_talks", "delta_ref_s", "delta_s", "eta_s", "ci_low_s", "ci_high_s",

@@ -22,9 +22,9 @@ import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.paired import paired_row
-from simulplay.errors import IncompleteError, InputError
-from simulplay.keys import PANEL_KEYS
-from simulplay.signature import format_signature
+from simulplay.core.errors import IncompleteError, InputError
+from simulplay.core.keys import PANEL_KEYS
+from simulplay.core.signature import format_signature
 
 INTERACTION_COLUMNS = ("condition", "backend1", "backend2", "n_talks", "eta1_s", "eta2_s", "interaction_s",
                        "ci_low_s", "ci_high_s", "n_negative", "n_positive", "duration_part_s", "idle_part_s")

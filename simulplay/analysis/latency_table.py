@@ -29,12 +29,12 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.latency import COUNT_COLUMNS, DEFINITION, METRIC_COLUMNS, TOKEN_MS, speech_metrics
-from simulplay.errors import InputError
-from simulplay.signature import merge
-from simulplay.sim.manifest import has_samples, output_keys
+from simulplay.core.errors import InputError
+from simulplay.core.signature import merge
+from simulplay.core.timebase import to_ns
+from simulplay.manifest.validate import has_samples, output_keys
 from simulplay.sim.part_audio import part_samples
 from simulplay.sim.replay import ReplayResult, output_label, replay
-from simulplay.sim.timebase import to_ns
 from simulplay.sim.variants import Measured, Release, Zero, parse_release
 
 DELAYS = ("ready", "dispatch")

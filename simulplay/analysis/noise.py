@@ -24,7 +24,7 @@ import pandas as pd
 
 from simulplay.analysis.eta import EtaResult
 from simulplay.analysis.realizations import RealizationTables, realization_tables
-from simulplay.signature import merge
+from simulplay.core.signature import merge
 
 SPREAD_COLUMNS = ("condition", "n_realizations", "eta_mean_s", "eta_min_s", "eta_max_s", "eta_range_s",
                   "eta_sd_s")

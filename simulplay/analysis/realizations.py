@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.eta import EtaResult
-from simulplay.signature import merge
+from simulplay.core.signature import merge
 
 #: Panel keys kept apart (the realization is what the tables spread over).
 KEEP_APART = ("backend", "threshold")

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from simulplay.keys import PANEL_KEYS
+from simulplay.core.keys import PANEL_KEYS
 
 #: Panels with fewer talks than this get the note.
 SMALL_PANEL_TALKS = 10

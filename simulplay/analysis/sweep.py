@@ -2,7 +2,7 @@
 
 For every grid point the run's traces are grouped under the rule
 (:mod:`simulplay.grouping.vectorized`), each request's audio and service seconds are
-predicted by the run's own models (:mod:`simulplay.sim.modelled`), and the predicted
+predicted by the run's own models (:mod:`simulplay.durationmodel.modelled`), and the predicted
 manifest goes through the same :func:`~simulplay.sim.replay` and
 :func:`~simulplay.analysis.compute_eta` as a measured one: δ, η against the run's
 reference (modelled too), its parts and the paired talk-bootstrap interval. ``L`` is a
@@ -23,14 +23,14 @@ import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.eta import compute_eta
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.keys import RUN_PANEL_KEYS, present
+from simulplay.core.signature import base_signature, merge
+from simulplay.durationmodel.fit import Phonemizer, update_counts
+from simulplay.durationmodel.modelled import PanelModel, fit_models, predicted_manifest
 from simulplay.grouping.grid import RuleGrid
 from simulplay.grouping.registry import canonical_condition, parse_rule
 from simulplay.grouping.vectorized import group_many, update_table
-from simulplay.keys import RUN_PANEL_KEYS, present
-from simulplay.signature import base_signature, merge
-from simulplay.sim.durationfit import Phonemizer, update_counts
-from simulplay.sim.modelled import PanelModel, fit_models, predicted_manifest
 from simulplay.sim.replay import replay
 from simulplay.sim.variants import Measured, ServiceModel, parse_service
 from simulplay.traces.model import Stream

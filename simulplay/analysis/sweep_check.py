@@ -15,8 +15,8 @@ from typing import Any
 import pandas as pd
 
 from simulplay.analysis.sweep import Modelled
-from simulplay.keys import RUN_PANEL_KEYS, present
-from simulplay.signature import format_signature, merge
+from simulplay.core.keys import RUN_PANEL_KEYS, present
+from simulplay.core.signature import format_signature, merge
 
 
 @dataclass

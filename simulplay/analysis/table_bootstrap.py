@@ -30,9 +30,9 @@ import pandas as pd
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.gaps import direction_counts
 from simulplay.analysis.small_panels import small_panel_notes
-from simulplay.errors import InputError
-from simulplay.fields import Checker
-from simulplay.signature import base_signature, merge
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
+from simulplay.core.signature import base_signature, merge
 
 COLUMNS = ("condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive")
 PAIR_SIGN = " − "  # U+2212, as η(B1) − η(B2)

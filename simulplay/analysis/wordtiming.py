@@ -41,11 +41,11 @@ import pandas as pd
 from simulplay.analysis.alignment import ACCEPTED, unambiguous_matches
 from simulplay.analysis.bootstrap import WORD_TIMING_METHOD, WORD_TIMING_SEED, Bootstrap
 from simulplay.analysis.content import complete_outputs, normalize_token
-from simulplay.errors import IncompleteError, InputError
+from simulplay.core.errors import IncompleteError, InputError
+from simulplay.core.keys import OUTPUT_KEYS, PANEL_KEYS, RUN_PANEL_KEYS, present
+from simulplay.core.signature import base_signature, merge
+from simulplay.core.timebase import part_dur_ns, to_ns
 from simulplay.grouping import canonical_condition
-from simulplay.keys import OUTPUT_KEYS, PANEL_KEYS, RUN_PANEL_KEYS, present
-from simulplay.signature import base_signature, merge
-from simulplay.sim.timebase import part_dur_ns, to_ns
 from simulplay.traces.model import Stream
 
 WORD_COLUMNS = ("word_index", "word", "unit", "available_s", "status", "recognized_index", "compact_end_s",

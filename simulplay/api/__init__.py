@@ -16,7 +16,7 @@ in ``_s`` is seconds. A returned table has a fresh ``RangeIndex`` and carries in
 the library signs each row, ``"signatures"``, one dict per row in row order (after
 filtering, ``[df.attrs["signatures"][i] for i in df.index]`` are the kept rows'; the
 functions that take a table read them that way). Bad input raises
-:class:`~simulplay.errors.InputError` with one line per problem, as the command line
+:class:`~simulplay.core.errors.InputError` with one line per problem, as the command line
 prints it. A worked example, as notebook cells: ``docs/api-example.md``.
 """
 

@@ -26,7 +26,7 @@ from simulplay.api.checks import (
     row_signatures,
     signed,
 )
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 ETA_TABLES = ("eta", "per_talk", "contrasts", "interaction", "interaction_per_talk")
 RUN_FOLDER = "a run folder written by `simulplay run` or `simulplay demo`"
@@ -174,7 +174,7 @@ def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None
     ``folds``: folds of talks for the duration model's held-out error. ``service``: ``fit``,
     ``zero`` or ``scale=F``. ``duration_terms``: what the duration model reads, ``auto``
     (the backend's phonemes where it has a phonemizer, Piper; else the text), ``text`` or
-    ``phonemes``. ``progress``: a :class:`~simulplay.progress.Progress` that
+    ``phonemes``. ``progress``: a :class:`~simulplay.core.progress.Progress` that
     the confirming synthesis reports to (None: nothing).
 
     Returns the sweep table, the rows of ``sweep.parquet`` (its ``signature`` column left
@@ -192,8 +192,8 @@ def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None
     ``sweep.parquet`` written.
     """
     from simulplay.analysis.sweep import sweep_service
+    from simulplay.core.progress import NO_PROGRESS
     from simulplay.grouping.grid import parse_grids
-    from simulplay.progress import NO_PROGRESS
     from simulplay.workflows.sweep import BY, TERMS, sweep_run
     from simulplay.workflows.sweep_files import model_table
 

@@ -1,5 +1,5 @@
 """What the API functions share: argument checks, each raising an
-:class:`~simulplay.errors.InputError` of one line that names the argument (as the command
+:class:`~simulplay.core.errors.InputError` of one line that names the argument (as the command
 line names its flag), and tables signed in ``attrs``."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.errors import InputError
-from simulplay.signature import base_signature
+from simulplay.core.errors import InputError
+from simulplay.core.signature import base_signature
 
 PathLike = str | os.PathLike
 TRACE_INPUT = "a trace DataFrame, a trace file path (.parquet, .csv, .jsonl) or a list of paths"
@@ -58,7 +58,7 @@ def row_signatures(df: pd.DataFrame, name: str) -> list[Any] | None:
 
 def read_signed(path: Path) -> tuple[pd.DataFrame, list[dict[str, Any]] | None]:
     """A table file and its per-row structured signatures (None when it stores none)."""
-    from simulplay.tables import read_table, stored_signatures
+    from simulplay.core.tables import read_table, stored_signatures
 
     df, meta = read_table(path)
     return df, stored_signatures(meta, len(df))
@@ -95,8 +95,8 @@ def as_requests_file(requests: Any, tmp: Path) -> Path:
     signatures in its attrs) as ``requests.parquet`` in ``tmp``."""
     if not isinstance(requests, pd.DataFrame):
         return as_path(requests, "requests", "a requests DataFrame (from group) or its file")
+    from simulplay.core.tables import write_table
     from simulplay.grouping.requests_file import validate_requests
-    from simulplay.tables import write_table
 
     validate_requests(requests, "requests")  # errors name the argument, not the file written below
     sigs = row_signatures(requests, "requests")

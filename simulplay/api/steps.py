@@ -26,9 +26,9 @@ from simulplay.api.checks import (
     read_signed,
     signed,
 )
-from simulplay.errors import InputError
-from simulplay.signature import base_signature
-from simulplay.tables import check_distinct, check_writable
+from simulplay.core.errors import InputError
+from simulplay.core.signature import base_signature
+from simulplay.core.tables import check_distinct, check_writable
 
 
 def read_trace(path: PathLike | Sequence[PathLike]) -> pd.DataFrame:
@@ -40,7 +40,7 @@ def read_trace(path: PathLike | Sequence[PathLike]) -> pd.DataFrame:
     ``(talk_id, system)`` stream may appear in only one file. ``attrs["signature"]`` names
     each file with the first 12 hex digits of its SHA-256; ``attrs["paths"]`` lists them.
     """
-    from simulplay.provenance import sha256_of_file
+    from simulplay.core.provenance import sha256_of_file
     from simulplay.traces import read_traces
 
     paths = as_paths(path, "path", TRACE_INPUT.split(", ", 1)[1])
@@ -95,6 +95,7 @@ def synthesize(trace: pd.DataFrame | PathLike | Sequence[PathLike] | None = None
     """
     from simulplay.backends import parse_backend_with_reuse
     from simulplay.grouping.requests_file import read_requests
+    from simulplay.manifest import chunk_path
     from simulplay.store.store import AudioStore
     from simulplay.synthesis.executors import parse_executor
     from simulplay.synthesis.plan import check_order
@@ -131,7 +132,7 @@ def synthesize(trace: pd.DataFrame | PathLike | Sequence[PathLike] | None = None
     if st.clock is not None and st.clock.is_contended:
         warnings.warn(f"service times were measured on a busy CPU ({st.clock.details()}); re-time them on a quiet "
                       "machine: simulplay retime MANIFEST --store DIR --all --out MANIFEST2", stacklevel=2)
-    chunks = None if out is None else str(Path(out).with_name(Path(out).stem + ".chunks.parquet"))
+    chunks = None if out is None else str(chunk_path(out))
     return signed(df, sigs, signature=res.signature, path=None if out is None else str(out), chunks=chunks,
                    stats={"synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed,
                           "damaged": st.damaged},
@@ -154,9 +155,9 @@ def replay(manifest: pd.DataFrame | PathLike, *, release: str = "request", servi
     ``attrs["signatures"]``: one per row; ``attrs["excluded"]``: outputs left out
     (``allow_incomplete``).
     """
-    from simulplay.sim import read_chunks, read_manifest, validate_manifest
+    from simulplay.manifest import read_chunks, read_manifest, validate_manifest
+    from simulplay.manifest.chunks import validate_chunks
     from simulplay.sim import replay as run_replay
-    from simulplay.sim.chunks import validate_chunks
     from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
 
     what = as_choice(table, "table", ("summary", "parts"))

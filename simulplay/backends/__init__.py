@@ -15,7 +15,7 @@ from simulplay.backends import (
     xtts,  # noqa: F401  (imports torch/TTS only when used)
 )
 from simulplay.backends.base import BACKENDS, REUSE_POLICIES, Backend, BackendConfig, BackendError, register_backend
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 
 def parse_backend(text: str, *, source: str = "--backend", check: bool = True) -> BackendConfig:

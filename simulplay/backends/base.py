@@ -26,10 +26,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.signature import settings_hash
+from simulplay.core.specs import Registry, canonical_spec, params
 from simulplay.grouping import Splitter
-from simulplay.signature import settings_hash
-from simulplay.specs import Registry, canonical_spec, params
 
 REUSE_POLICIES = ("never", "same-realization", "always")
 #: Share of the 16-bit PCM bytes the store's FLAC keeps of synthesized speech (Piper's voices

@@ -30,8 +30,8 @@ import numpy as np
 
 from simulplay.backends.base import BackendConfig, BackendError, Session, SessionBackend, register_backend
 from simulplay.backends.process_state import ProcessState
-from simulplay.errors import InputError
-from simulplay.provenance import cpu_model, file_sha256, git_revision
+from simulplay.core.errors import InputError
+from simulplay.core.provenance import cpu_model, file_sha256, git_revision
 
 CHECKOUT_HINT = ("CosyVoice is not on the package registry: clone FunAudioLLM/CosyVoice (with its "
                  "third_party/Matcha-TTS submodule) and give the folder as checkout=PATH")

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from simulplay.backends.base import Backend, BackendConfig, BackendError, register_backend
-from simulplay.provenance import cpu_model
+from simulplay.core.provenance import cpu_model
 
 #: The library's soname (Debian's libespeak-ng1, a dependency of espeak-ng).
 LIBRARY = "libespeak-ng.so.1"

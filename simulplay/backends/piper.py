@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from simulplay.backends.base import Backend, BackendConfig, BackendError, register_backend
-from simulplay.provenance import cpu_model, file_sha256, package_version
+from simulplay.core.provenance import cpu_model, file_sha256, package_version
 
 EXECUTION_MODES = ("sequential", "parallel")
 #: What each noise preset sets (the other settings stay as given).

@@ -41,8 +41,8 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from simulplay.backends.base import Backend, BackendConfig, BackendError, register_backend
-from simulplay.errors import InputError
-from simulplay.provenance import package_version
+from simulplay.core.errors import InputError
+from simulplay.core.provenance import package_version
 
 FORMATS = ("pcm", "wav")
 RETRY_STATUS = (429, 500, 502, 503, 504)

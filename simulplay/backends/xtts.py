@@ -39,9 +39,9 @@ import numpy as np
 
 from simulplay.backends.base import Backend, BackendConfig, BackendError, register_backend
 from simulplay.backends.process_state import ProcessState
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.provenance import cpu_model, file_sha256, package_version
 from simulplay.grouping import Splitter
-from simulplay.provenance import cpu_model, file_sha256, package_version
 
 MODEL_FILES = ("config.json", "model.pth", "vocab.json", "speakers_xtts.pth")
 WEIGHTS_HINT = ("an XTTS-v2 checkpoint folder holds config.json, model.pth, vocab.json and speakers_xtts.pth; "

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
-from simulplay.errors import IncompleteError
+from simulplay.core.errors import IncompleteError
 
 KEYS = ["talk_id", "system", "block_first_seq"]
 COMPARE_ORDER = ("system", "condition", "reference", "n_blocks", "b_ref_s", "b_s", "delta_b_s", "ci_low_s",

@@ -14,11 +14,11 @@ from simulplay.backends.base import BackendConfig, SessionBackend, backend_summa
 from simulplay.blocks.compare import compare_blocks
 from simulplay.blocks.selection import select_blocks
 from simulplay.blocks.sessions import block_tables, run_blocks
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.signature import base_signature
+from simulplay.core.tables import write_table
 from simulplay.grouping import Rule
-from simulplay.signature import base_signature
 from simulplay.store.store import AudioStore
-from simulplay.tables import write_table
 from simulplay.traces.model import Stream
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping import Rule
 from simulplay.grouping.requests import stream_requests
 from simulplay.traces.model import Stream, word_count

@@ -25,9 +25,9 @@ import numpy as np
 
 from simulplay.backends.base import SessionBackend
 from simulplay.blocks.selection import Block, feed_schedule
+from simulplay.core.timebase import from_ns, part_dur_ns, to_ns
 from simulplay.grouping import Rule
 from simulplay.sim.playback import serial_playback, summarize_playback
-from simulplay.sim.timebase import from_ns, part_dur_ns, to_ns
 from simulplay.store.store import AudioStore
 
 

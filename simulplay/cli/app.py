@@ -45,7 +45,7 @@ from simulplay.cli import (
     traces,
 )
 from simulplay.cli.helptext import Command, Group
-from simulplay.errors import (
+from simulplay.core.errors import (
     EXIT_INPUT,
     FileFault,
     Interrupted,
@@ -54,7 +54,7 @@ from simulplay.errors import (
     Terminated,
     interrupt_exit_code,
 )
-from simulplay.version import __version__
+from simulplay.core.version import __version__
 
 app = typer.Typer(
     cls=Group,
@@ -106,7 +106,7 @@ app.add_typer(store.app, name="store")  # store verify | store gc
 def main() -> None:
     """Console entry point: one-line errors, exit code 2 for bad input (and outputs refused
     before any work), 1 for a fault of the machine during the work (a full disk, a file
-    gone: :class:`~simulplay.errors.FileFault`, or any OSError no library call named); Ctrl-C
+    gone: :class:`~simulplay.core.errors.FileFault`, or any OSError no library call named); Ctrl-C
     (SIGINT) and SIGTERM end a command with one line saying what was kept, exit code 130 / 143."""
     previous = _on_signals(_interrupt)
     _BEFORE[:] = previous

@@ -59,7 +59,7 @@ def bootstrap(
     """
     from simulplay.analysis.table_bootstrap import bootstrap_table
     from simulplay.cli.console import print_table
-    from simulplay.tables import check_distinct, read_table, write_table
+    from simulplay.core.tables import check_distinct, read_table, write_table
 
     check_outputs(out)
     check_distinct({"--out": out}, [table])

@@ -1,5 +1,5 @@
 """Terminal output: tables with their signatures, and the progress bar (rich) that the
-command line hands to the library as its :class:`~simulplay.progress.Progress`."""
+command line hands to the library as its :class:`~simulplay.core.progress.Progress`."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from simulplay.progress import NO_PROGRESS, Progress
-from simulplay.signature import compact_signatures, format_signature
+from simulplay.core.progress import NO_PROGRESS, Progress
+from simulplay.core.signature import compact_signatures, format_signature
 
 console = Console(highlight=False)
 if not console.is_terminal:  # files and pipes get whole columns, never truncated cells
@@ -46,7 +46,7 @@ def print_table(df: pd.DataFrame, signatures: Sequence[Mapping[str, Any]] | Mapp
 
 
 class RichProgress:
-    """A :class:`~simulplay.progress.Progress` drawn as one rich bar on stderr: items
+    """A :class:`~simulplay.core.progress.Progress` drawn as one rich bar on stderr: items
     done/total, audio seconds, real-time factor (work seconds / audio seconds) and ETA.
     Nothing is drawn for a loop with no items."""
 

@@ -56,8 +56,8 @@ def asr(
     rule are in every signature. Exit code 1 when a window failed.
     """
     from simulplay.cli.console import progress_bar
+    from simulplay.manifest import read_manifest
     from simulplay.recognizers import parse_recognizer
-    from simulplay.sim import read_manifest
     from simulplay.store.store import AudioStore
     from simulplay.workflows.diagnostics import forced_aligner, recognize, window_rule, write_transcripts
 

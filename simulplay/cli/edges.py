@@ -23,7 +23,7 @@ from simulplay.cli.options import (
     table_option,
     talk_order_option,
 )
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 
 def edges(
@@ -79,7 +79,7 @@ def edges(
     over talks), edge_s (the part the edge replay removes).
     """
     from simulplay.cli.console import progress_bar
-    from simulplay.sim import read_manifest
+    from simulplay.manifest import read_manifest
     from simulplay.sim.variants import parse_silent_parts
     from simulplay.store.store import AudioStore
     from simulplay.vad import SileroVad

@@ -22,7 +22,7 @@ from simulplay.cli.options import (
     table_option,
     talk_order_option,
 )
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 
 def eta(
@@ -53,37 +53,23 @@ def eta(
     interaction_per_talk: Path | None = table_option("--interaction-per-talk", "Also write per-talk interactions."),
     allow_incomplete: bool = allow_incomplete_option("Exclude talks with missing outputs and count them."),
     talk_spread: Path | None = table_option(
-        "--talk-spread", "With two realizations or more: each talk's η per realization (eta_s\\[r=R]), its mean, "
-        "min, max, range and sample SD (ddof 1) across realizations, seconds; the summary per condition (median and "
-        "maximum per-talk SD, the talk with the largest range) goes beside it (.summary before the suffix) and is "
-        "printed."),
+        "--talk-spread", "With two realizations or more: each talk's η per realization, its mean, range and SD "
+        "across realizations (seconds); a summary per condition goes beside it (.summary) and is printed."),
 ):
     """Completion gaps δ, their change η under grouping, its duration and idle parts, and
     paired talk-bootstrap intervals (all conditions of a talk resampled together).
 
-    Columns: condition, n_talks, delta_ref_s (mean δ(0)), delta_s (mean δ(w)), eta_s,
-    ci_low_s, ci_high_s, n_negative / n_positive (talks with η < 0 / > 0),
-    duration_part_s, idle_part_s (they sum to eta_s), signature. Means weight talks
-    equally; each backend and realization is a separate panel. Columns ending in _s are
-    seconds. A panel of fewer than 10 talks gets a note under the table (printed, and in a
-    Markdown --out): its interval is close to the range of the per-talk η; read the
-    direction counts first. The replay's settings, the reading of silent parts included
-    (replay --silent-parts), come with the summary's signature; a panel whose outputs were
-    replayed differently is refused.
-
-    --interaction table: condition, backend1, backend2, n_talks, eta1_s, eta2_s (mean η
-    under each), interaction_s (mean of η(B1) − η(B2) per talk), ci_low_s, ci_high_s,
-    n_negative / n_positive (talks with a negative / positive interaction),
-    duration_part_s, idle_part_s (the same differences of η's parts; they sum to
-    interaction_s), signature; per realization and edge threshold when the summary has them.
-
-    The summary is only read; only the output tables are written, their folders checked
-    with a test file before any work (exit code 2 when one cannot be written).
+    Columns (seconds where they end in _s): backend, realization, condition, n_talks,
+    delta_ref_s (mean δ(0)), delta_s (mean δ(w)), eta_s, ci_low_s, ci_high_s, n_negative /
+    n_positive (talks with η < 0 / > 0), duration_part_s + idle_part_s (= eta_s),
+    signature. Talks weigh equally; each backend and realization is a panel. Under 10 talks,
+    read the direction counts first (a note says so). --interaction adds η(B1) − η(B2) per
+    condition with its interval. Details: docs/concepts.md#the-comparison.
     """
     from simulplay.analysis import compute_eta, read_summary
     from simulplay.analysis.interaction import parse_backend_pair
+    from simulplay.core.tables import check_distinct
     from simulplay.grouping import parse_pair
-    from simulplay.tables import check_distinct
 
     check_outputs(out, per_talk, contrast_out, interaction_out, interaction_per_talk, talk_spread)
     check_distinct({"--out": out, "--per-talk": per_talk, "--contrast-out": contrast_out,

@@ -98,7 +98,7 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
     print_clock(st.clock)
     for one in res.syntheses:  # a run of several engines: each backend's clock
         typer.echo(f"  {one.manifest['backend'].iloc[0]}: {one.stats.clock.verdict} ({one.stats.clock.details()})")
-    print_parallel_summary(st, exp.executor, False)
+    print_parallel_summary(st, exp.executor.label(), False)
     print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}",
                 notes=res.eta.notes)
     if res.eta.interactions:
@@ -145,7 +145,7 @@ def eta_columns(table, *keys: str) -> list[str]:
 def print_noise(check, one_realization_hint: str) -> None:
     """Under the η table: how much η moves between realizations (the synthesis noise floor)."""
     from simulplay.cli.console import print_table
-    from simulplay.signature import compact_signatures
+    from simulplay.core.signature import compact_signatures
 
     if check is None or check.spread.empty:
         if one_realization_hint:

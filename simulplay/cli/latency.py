@@ -40,9 +40,9 @@ def latency(
     exit code 2 when it cannot be written).
     """
     from simulplay.analysis.latency_table import latency_table
-    from simulplay.sim import read_chunks, read_manifest
+    from simulplay.core.tables import check_distinct, write_table
+    from simulplay.manifest import read_chunks, read_manifest
     from simulplay.sim.variants import parse_release
-    from simulplay.tables import check_distinct, write_table
 
     check_outputs(out)
     check_distinct({"--out": out}, [manifest])
@@ -77,8 +77,8 @@ def export_simuleval_command(
     NumChunks (ms, ms, count). Score-only reads a log as text output, so its ATD and RTF are
     not the speech-output values of `simulplay latency`, and its Discontinuity scorers fail.
     """
-    from simulplay.paths import check_new_folder
-    from simulplay.sim import read_chunks, read_manifest
+    from simulplay.core.paths import check_new_folder
+    from simulplay.manifest import read_chunks, read_manifest
     from simulplay.sim.variants import parse_release
     from simulplay.store.store import AudioStore
     from simulplay.workflows.export_simuleval import export_simuleval
@@ -123,7 +123,7 @@ def textlatency(
     A is lower / higher. LongYAAL leaves out units emitted at or after the end of the talk's
     last reference segment (n_units_late counts them); LongAL and LongLAAL keep them.
     """
-    from simulplay.tables import check_distinct, write_table
+    from simulplay.core.tables import check_distinct, write_table
     from simulplay.workflows.textlatency import text_latency
 
     check_outputs(out, per_output)

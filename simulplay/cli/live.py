@@ -36,9 +36,9 @@ def live(
     run.json (client lateness p50/p99/max, verdict). Exit code 1 when requests failed
     (their outputs are incomplete), 130 on Ctrl-C after writing what was measured.
     """
+    from simulplay.core.paths import check_new_folder
     from simulplay.grouping import parse_rule, unique_rules
     from simulplay.live.run import live_run
-    from simulplay.paths import check_new_folder
 
     rules = unique_rules([parse_rule(r) for r in rule])
     check_new_folder(out)

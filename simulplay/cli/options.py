@@ -15,14 +15,14 @@ from typing import Any
 
 import typer
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 OUT_HELP = "Output table: .parquet (canonical), .csv or .md, chosen by the suffix."
 
 ALLOW_INCOMPLETE_HELP = ("Exclude outputs with failed requests instead of refusing; the count is recorded in every "
                          "signature.")
 RELEASE_HELP = ("request: a part is a whole request, ready when it is done (primary); chunk: a part is a chunk, "
-                "ready at its recorded time (needs --chunks).")
+                "ready at its recorded time (reads the chunk table, --chunks).")
 CHUNKS_HELP = "Chunk table for --release chunk (default: MANIFEST's sibling *.chunks.parquet)."
 DRAWS, CONFIDENCE = 10_000, 0.95
 #: simulplay's defaults (kept equal to simulplay.analysis.bootstrap's): full-talk endpoint
@@ -32,24 +32,17 @@ DRAWS, CONFIDENCE = 10_000, 0.95
 #: generator and ranks (simulplay.analysis.bootstrap.PRESETS).
 BOOT_SEED, QUANTILE_METHOD, BOOT_RNG, TALK_ORDER = 1032026, "order:floor((n+1)a)", "numpy", "sorted"
 WORD_TIMING_SEED, WORD_TIMING_QUANTILE = 20261005, "linear"
-QUANTILE_HELP = ("Interval ends from the sorted bootstrap means (α = (1 − confidence)/2, n = draws): "
-                 "order:floor((n+1)a) takes the k-th and (n+1−k)-th smallest with k = floor((n+1)·α) "
-                 "(10,000 draws, 95 %: the 250th and 9751st); order:floor(na)+1 takes k = floor(n·α)+1 "
-                 "(drop floor(n·α) at each end); order:int(nq) takes the means at 0-based positions "
-                 "int(n·q), q = α and 1 − α (the 251st and 9751st; --bootstrap paper); ranks within 1…n. "
-                 "Or a NumPy quantile method (np.quantile(means, [α, 1−α], method=M): linear, "
-                 "inverted_cdf, higher, nearest, …). Default: order:floor((n+1)a), or the --bootstrap preset's.")
-RNG_HELP = ("Generator of the index matrix (draws × talks): numpy, NumPy's default_rng(seed) drawing "
-            "integers(0, talks) for the whole matrix; or python, random.Random(seed) with one "
-            "randrange(talks) per cell, draw after draw. Recorded in the signature (boot_rng). Default: numpy, "
-            "or the --bootstrap preset's.")
+QUANTILE_HELP = ("Interval ends from the sorted bootstrap means: order:floor((n+1)a) (default; 10,000 draws, 95 %: "
+                 "the 250th and 9751st), order:floor(na)+1, order:int(nq) (--bootstrap paper), or a NumPy quantile "
+                 "method (linear, inverted_cdf, …); defined in the docs, Concepts: Bootstrap conventions.")
+RNG_HELP = ("Generator of the draws × talks index matrix: numpy (default_rng(seed), the default) or python "
+            "(random.Random(seed), one randrange per cell; --bootstrap paper). In the signature (boot_rng).")
 PRESET_HELP = ("A named setting: paper selects --bootstrap-rng python and --quantile-method order:int(nq), "
                "which with the default seed 1032026 and 10,000 draws give every interval the paper prints "
                "from its per-talk values (with the talks in its table's order). A different "
                "--bootstrap-rng or --quantile-method with it is an error.")
-TALK_ORDER_HELP = ("Which talk each column of the index matrix is (it changes the draws): sorted, the talk ids "
-                   "sorted as text ('1102' before '792'); or given, the order in which the input first lists "
-                   "them (e.g. a paper table's row order). Recorded in the signature (talk_order).")
+TALK_ORDER_HELP = ("Which talk each matrix column is (it changes the draws): sorted (talk ids as text, the "
+                   "default) or given (the input's order, e.g. a paper table's rows). In the signature (talk_order).")
 
 
 def out_option(help: str, *, flag: str = "--out", table: bool = True) -> Any:
@@ -161,8 +154,8 @@ def silent_parts_option(help: str = SILENT_PARTS_HELP) -> Any:
 def check_outputs(*paths: Path | None, allowed: Sequence[str] | None = None) -> None:
     """Every given output path is writable in a known format (``allowed`` suffixes, by
     default the table formats), before any work: its folder exists and a test file can be
-    written and removed there (:func:`simulplay.tables.check_writable`); else one line, exit code 2."""
-    from simulplay.tables import TABLE_SUFFIXES, check_writable
+    written and removed there (:func:`simulplay.core.tables.check_writable`); else one line, exit code 2."""
+    from simulplay.core.tables import TABLE_SUFFIXES, check_writable
 
     for p in paths:
         if p:
@@ -176,4 +169,14 @@ def beside(out: Path, infix: str) -> Path:
 
 SERVICE_HELP = ("measured, zero, scale=F (service time × F), or fit: a modelled clock, each request's service "
                 "time predicted as b0 + b1·audio_s + b2·chars by a least-absolute-deviations fit over the replayed "
-                "requests, one per backend and realization (coefficients in the signature's 'fit').")
+                "requests, one per backend and realization (coefficients in the signature's 'fit'); or "
+                "servers=K,share=G[,load_curve=TABLE]: shared servers (replay --servers).")
+SERVERS_HELP = ("Shared servers: the outputs of a share group (--share) queue for K identical workers, one request "
+                "in flight per output; a request starts when it is eligible (dispatched, its output's previous "
+                "request ready) and a worker is free, and takes its measured service × the load curve's slowdown "
+                "at the number then in service. K ≥ the outputs with no load curve is the plain replay.")
+SHARE_HELP = ("Share group of --servers (never across conditions, backends or realizations): panel (every talk and "
+              "system), talk (one talk's systems), system (one system's talks) or output (each alone).")
+LOAD_CURVE_HELP = ("Load curve of --servers (CSV or Parquet; `simulplay load` writes one): columns concurrency (1, "
+                   "…, up to K or beyond) and service_p50_s; slowdown(c) = p50(c) / p50(1), linear between levels. "
+                   "Default: slowdown 1. Its SHA-256 goes into the signature.")

@@ -64,11 +64,11 @@ def player(
     prebuffer_first_sound_s, prebuffer_stall_count, prebuffer_stall_total_s,
     prebuffer_stall_longest_s, prebuffer_end_s (playback with the row's pre-buffer).
     """
-    from simulplay.sim import read_chunks, read_manifest
-    from simulplay.sim.player_table import player_config, player_metrics
+    from simulplay.analysis.player_table import player_config, player_metrics
+    from simulplay.core.tables import write_table
+    from simulplay.manifest import read_chunks, read_manifest
     from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
     from simulplay.store import AudioStore
-    from simulplay.tables import write_table
 
     check_outputs(out)
     config = player_config(frame_ms=frame_ms, min_stall_ms=min_stall_ms, startup_delay_ms=startup_delay_ms,

@@ -60,8 +60,8 @@ def render(
     (exit code 1).
     """
     from simulplay.cli.console import print_table, progress_bar
-    from simulplay.paths import check_new_folder
-    from simulplay.sim import read_chunks, read_manifest
+    from simulplay.core.paths import check_new_folder
+    from simulplay.manifest import read_chunks, read_manifest
     from simulplay.sim.variants import parse_release, parse_service
     from simulplay.store.store import AudioStore
     from simulplay.workflows.render import check_format, render_outputs

@@ -8,7 +8,10 @@ from pathlib import Path
 import typer
 
 from simulplay.cli.options import (
+    LOAD_CURVE_HELP,
+    SERVERS_HELP,
     SERVICE_HELP,
+    SHARE_HELP,
     allow_incomplete_option,
     check_outputs,
     chunks_option,
@@ -29,6 +32,11 @@ def replay(
     chunks: Path | None = chunks_option(),
     silent_parts: str = silent_parts_option(),
     allow_incomplete: bool = allow_incomplete_option(),
+    servers: int | None = typer.Option(None, "--servers", help=SERVERS_HELP),
+    share: str = typer.Option("panel", "--share", help=SHARE_HELP),
+    discipline: str = typer.Option("fifo", "--discipline", help="Queue discipline of --servers: fifo (eligible "
+                                   "requests start in order of eligibility; ties: talk, system, condition, seq)."),
+    load_curve: Path | None = typer.Option(None, "--load-curve", help=LOAD_CURVE_HELP),
 ):
     """Replay request clocks through a serial synthesizer and serial playback.
 
@@ -37,21 +45,25 @@ def replay(
     including the initial wait), end_s (C_m), offset_s (L = C_m − S), source_s (S),
     limiting_seq (the part k maximizing r_k + Σ_{j≥k} d_j). Parts with no audio occupy
     the synthesizer; by default they are not played (--silent-parts). Columns ending in
-    _s are seconds; first_play_s and end_s count from source start.
+    _s are seconds; first_play_s and end_s count from source start. With --servers, the
+    summary adds queue_s (the output's total wait for a worker) and the parts table
+    queue_s (each request's wait; a chunk's is its request's).
 
     The manifest is only read (a read-only archive of a finished run is fine); only --out
     and --parts are written, their folders checked with a test file before any work (exit
     code 2 when one cannot be written; 1 when the disk fills while writing, leaving no
     partial file).
     """
-    from simulplay.sim import read_chunks, read_manifest
+    from simulplay.core.tables import check_distinct, write_table
+    from simulplay.manifest import read_chunks, read_manifest
     from simulplay.sim import replay as run_replay
+    from simulplay.sim.servers import servers_from_flags
     from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
-    from simulplay.tables import check_distinct, write_table
 
     check_outputs(out, parts)
     check_distinct({"--out": out, "--parts": parts}, [manifest])
-    rel, model, silent = parse_release(release), parse_service(service), parse_silent_parts(silent_parts)
+    shared = servers_from_flags(servers, share, discipline, load_curve, service)
+    rel, model, silent = parse_release(release), shared or parse_service(service), parse_silent_parts(silent_parts)
     df, meta = read_manifest(manifest)
     chunk_df = read_chunks(manifest, chunks) if rel.needs_chunks else None
     res = run_replay(df, service=model, release=rel, chunks=chunk_df, allow_incomplete=allow_incomplete,

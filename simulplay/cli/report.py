@@ -65,7 +65,7 @@ def report(
     written (checked with a test file before any work), 1 when writing the
     report fails (a full disk: the report is written whole or not at all).
     """
-    from simulplay.paths import check_out_folder
+    from simulplay.core.paths import check_out_folder
 
     check_out_folder(out, beside=True)  # before the report's imports: a refusal comes at once
     from simulplay.report import build_report, write_report

@@ -34,8 +34,8 @@ def retime(
     Replay and η on either manifest can then be compared.
     """
     from simulplay.cli.console import progress_bar
+    from simulplay.core.tables import check_distinct, check_writable
     from simulplay.store.store import AudioStore
-    from simulplay.tables import check_distinct, check_writable
     from simulplay.workflows.retime import retime_manifest
 
     check_writable(out, (".parquet", ".csv"))

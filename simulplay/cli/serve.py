@@ -17,21 +17,27 @@ def serve(
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="Name of an environment variable "
                                            "holding the API key clients must send (Authorization: Bearer)."),
     quiet: bool = typer.Option(False, "--quiet", help="No request log on stderr."),
+    workers: int = typer.Option(1, "--workers", min=1, help="K backend instances, each loaded and warmed up "
+                                "(K × the memory and threads). A request takes a free one for its whole "
+                                "synthesis; requests that find all K busy wait in one queue, without limit, "
+                                "and are served first in, first out. 1: one request at a time."),
 ):
     """Serve a TTS backend as an OpenAI-compatible speech API (POST /v1/audio/speech).
 
-    The backend loads and warms up before the server listens. Requests are synthesized one
-    at a time; each chunk the backend yields is sent as it is produced (chunked transfer):
-    response_format pcm (16-bit little-endian mono; the rate in the X-Sample-Rate header)
-    or wav. GET /v1/simulplay/identity returns the backend identity that the http client
-    backend records. Synthesize against it with
+    The backend loads and warms up before the server listens. Requests are synthesized by
+    --workers K instances (default one at a time; beyond K they wait, first in, first out;
+    docs/many-listeners.md); each chunk the backend yields is sent as it is produced
+    (chunked transfer): response_format pcm (16-bit little-endian mono; the rate in the
+    X-Sample-Rate header) or wav. GET /v1/simulplay/identity returns the backend identity
+    (with workers: K) that the http client backend records. Synthesize against it with
     --backend http:base_url=http://HOST:PORT/v1,model=MODEL. Stop with Ctrl-C.
     """
     from simulplay.backends import parse_backend
     from simulplay.workflows.serve import log_stderr, make_server, serve_until_interrupted
 
-    server = make_server(parse_backend(backend).create(), host, port, model=model, api_key_env=api_key_env,
+    config = parse_backend(backend)
+    server = make_server([config.create() for _ in range(workers)], host, port, model=model, api_key_env=api_key_env,
                          log=None if quiet else log_stderr)
-    typer.echo(f"serving model '{server.model}' (voice '{server.voice}') at {server.url}", nl=True)
+    typer.echo(f"serving model '{server.model}' (voice '{server.voice}', {workers} worker(s)) at {server.url}")
     sys.stdout.flush()
     serve_until_interrupted(server)

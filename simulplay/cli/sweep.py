@@ -11,7 +11,8 @@ import typer
 from simulplay.cli.options import quiet_option
 
 RULE_HELP = ("A rule family with a grid of its parameters, repeatable: NAME:key=VALUES,… with VALUES a value, a "
-             "list 1,2,4, a range of integers a..b (step 1) or a..b:step (both ends included), e.g. "
+             "list 1,2,4, a range of integers a..b (step 1) or a..b:step (from a in steps up to b; b only when "
+             "on a step: 0.5..7.9:0.5 ends at 7.5), e.g. "
              "'timer:w=0.5..8:0.5', 'words:n=2..16', 'punct:cap=1..4,min_words=3'. At most 10,000 points in all.")
 
 
@@ -66,7 +67,7 @@ def print_sweep(res, *, brief: bool = False) -> None:
     """The sweep's short table, the models, the self-check and where the files are
     (``brief``: without the models and the check table, as the demo prints it)."""
     from simulplay.cli.console import print_table
-    from simulplay.signature import compact_signatures
+    from simulplay.core.signature import compact_signatures
 
     cols = [c for c in ("family", "rule", "modelled_eta_s", "modelled_ci_low_s", "modelled_ci_high_s",
                         "modelled_L_a_s", "modelled_L_f_s", "measured_eta_s") if c in res.table]

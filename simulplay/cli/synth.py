@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from simulplay.cli.options import quiet_option
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 
 def synth(
@@ -25,7 +25,8 @@ def synth(
                                 "(settings joined by commas, no spaces): piper (its default voice), "
                                 "piper:voice=PATH, espeak:voice=de (eSpeak NG; also rate=175, pitch=50; Debian's "
                                 "espeak-ng), xtts:model_dir=DIR, http:base_url=URL; every setting of a "
-                                "backend is a KEY (docs/synthesis.md). Piper's noise: noise_w_scale (0.8) draws "
+                                "backend is a KEY (Piper: docs/synthesis.md#piper; the others: docs/backends.md). "
+                                "Piper's noise: noise_w_scale (0.8) draws "
                                 "durations, noise_scale (0.667) the waveform; piper:durations=fixed sets "
                                 "noise_w_scale=0 (the same sample counts every run, waveforms may differ), "
                                 "piper:deterministic both 0 (the same samples); under either, identical requests "
@@ -86,11 +87,11 @@ def synth(
     Piper's noise and how to make durations reproducible: docs, Synthesis.
     """
     from simulplay.cli.console import progress_bar
+    from simulplay.core.tables import check_distinct, check_writable
     from simulplay.grouping import parse_rule, unique_rules
     from simulplay.synthesis.executors import parse_executor
     from simulplay.synthesis.plan import check_order
     from simulplay.synthesis.run import synthesize_files
-    from simulplay.tables import check_distinct, check_writable
 
     trace = trace or []
     check_plan_source(trace, rule, requests)
@@ -164,7 +165,7 @@ def print_parallel_summary(st, executor: str, per_worker: bool) -> None:
     typer.echo(line)
     if per_worker and st.per_worker:
         from simulplay.cli.console import print_table
-        from simulplay.signature import base_signature
+        from simulplay.core.signature import base_signature
         from simulplay.synthesis.stats import worker_rates
 
         print_table(worker_rates(st), base_signature(table="workers", executor=executor),

@@ -22,8 +22,8 @@ def validate(
     updates available after the source end (valid, counted).
     """
     from simulplay.cli.console import print_table
-    from simulplay.signature import base_signature
-    from simulplay.tables import write_table
+    from simulplay.core.signature import base_signature
+    from simulplay.core.tables import write_table
     from simulplay.traces import read_trace, trace_stats
 
     check_outputs(out)
@@ -53,8 +53,8 @@ def group(
     n_updates (size of the group the request came from), text, glue (continues the
     previous request without a space), group, source_s (seconds).
     """
+    from simulplay.core.tables import check_distinct, write_table
     from simulplay.grouping import Splitter, parse_rule, request_signatures, requests_frame, unique_rules
-    from simulplay.tables import check_distinct, write_table
     from simulplay.traces import read_traces, streams_from_frame
 
     check_outputs(out)
@@ -128,7 +128,7 @@ def import_simuleval_command(
 def _check_segmentation_flags(segmentation: Path | None, *, wavs: Path | None, match: str | None,
                               as_manifest: bool) -> None:
     """--wavs and --match need --segmentation; --as-manifest excludes it."""
-    from simulplay.errors import InputError
+    from simulplay.core.errors import InputError
 
     for flag, value in (("--wavs", wavs), ("--match", match)):
         if value is not None and segmentation is None:

@@ -8,7 +8,7 @@ named keep their defaults; a family's points are every combination of its values
 first named key varying slowest. ``timer:w=0.5..8:0.5`` is 16 timers; ``words:n=2..16``
 is 15; ``punct:cap=1..4,min_words=2,3`` is 8.
 
-Every problem is a one-line :class:`~simulplay.errors.InputError` naming the ``--rule``
+Every problem is a one-line :class:`~simulplay.core.errors.InputError` naming the ``--rule``
 given: an unknown rule or key, a key given twice, a value that is not a number (or not
 a whole number for an integer parameter), an empty range (``b < a``), a step ≤ 0, a value
 the rule refuses (``words:n=0``), and more than :data:`MAX_POINTS` points over all
@@ -24,9 +24,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.specs import format_value
 from simulplay.grouping.registry import RULES, Rule, parse_rule
-from simulplay.specs import format_value
 
 #: Grid points over all families one sweep accepts.
 MAX_POINTS = 10_000

@@ -10,7 +10,7 @@ freely, e.g. ``logged``). Both sides come back canonical (:func:`canonical_condi
 
 from __future__ import annotations
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping.registry import canonical_condition, parse_rule
 
 PAIR_ACCEPTED = ("FROM,TO with rule strings (e.g. immediate,timer:w=4 or punct:cap=2,min_words=3,timer:w=2) "

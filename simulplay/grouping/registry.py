@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from simulplay.errors import InputError
-from simulplay.specs import Registry, canonical_spec, params
+from simulplay.core.errors import InputError
+from simulplay.core.specs import Registry, canonical_spec, params
 from simulplay.traces.model import Stream
 
 TRIGGERS = ("immediate", "timer", "punct", "words", "eos")

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.grouping.registry import Rule
 from simulplay.grouping.splitter import Splitter
-from simulplay.keys import OUTPUT_KEYS
 from simulplay.traces.model import Stream, join_texts
 
 REQUEST_COLUMNS = (*OUTPUT_KEYS, "seq", "dispatch_s", "trigger",
@@ -91,6 +91,6 @@ def requests_frame(streams: Iterable[Stream], rules: Iterable[Rule],
 
 def request_signatures(requests: pd.DataFrame, splitter: Splitter) -> list[dict]:
     """One signature per request row: the table, its condition as the rule, the splitter."""
-    from simulplay.signature import base_signature
+    from simulplay.core.signature import base_signature
 
     return [base_signature(table="requests", rule=c, splitter=splitter.describe()) for c in requests["condition"]]

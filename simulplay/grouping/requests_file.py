@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
-from simulplay.fields import Checker
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
+from simulplay.core.keys import OUTPUT_KEYS
+from simulplay.core.provenance import sha256_of_file
+from simulplay.core.tables import read_table, stored_signatures
 from simulplay.grouping.registry import canonical_condition
 from simulplay.grouping.requests import REQUEST_COLUMNS
-from simulplay.keys import OUTPUT_KEYS
-from simulplay.provenance import sha256_of_file
-from simulplay.tables import read_table, stored_signatures
 
 REQUIRED_COLUMNS = (*OUTPUT_KEYS, "seq", "dispatch_s", "text", "source_s")
 

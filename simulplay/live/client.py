@@ -12,7 +12,7 @@ serial synthesizer of docs/concepts.md); the client records when it woke for it
 (``released_s``), when it sent it (``sent_s``), the first body byte (``first_byte_s``),
 each piece of audio with the samples it completed (``chunk_s``, ``chunk_n``), the first
 audible audio (the arrival of the piece that ends the first 10 ms window at or above
-−40 dBFS, :func:`simulplay.sim.player.first_audible_part`) and the end of the response
+−40 dBFS, :func:`simulplay.analysis.player.first_audible_part`) and the end of the response
 (``last_byte_s``). Lateness = actual − due, for the release and for the send. A request
 that fails (refused connection, HTTP status other than 200, a stream that stalls longer
 than the timeout or is cut off) keeps its ``status`` and ``error``; the output goes on.
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 import httpx
 import numpy as np
 
+from simulplay.analysis.player import first_audible_part
 from simulplay.backends.base import BackendError
 from simulplay.backends.served import PcmDecoder
-from simulplay.sim.player import first_audible_part
 
 NAN = math.nan
 #: Seconds between the moment an output's session starts and its time 0, so that sessions

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.keys import OUTPUT_ID
-from simulplay.sim import replay, validate_manifest
-from simulplay.sim.chunks import validate_chunks
+from simulplay.core.keys import OUTPUT_ID
+from simulplay.manifest import validate_manifest
+from simulplay.manifest.chunks import validate_chunks
+from simulplay.sim import replay
 
 #: The agreement the issue asks for, per output.
 GOAL_S = 0.020

@@ -10,7 +10,7 @@ durations come from sample counts. The same recording gives both releases.
 
 Per output: first playback ``p_1``, audio ``D``, idle ``I = Σ max(0, arrival_j − C_{j−1})``
 (the wait before the first part is idle), end ``C_m`` and ``L = C_m − S``, and the stalls
-of :func:`simulplay.sim.player.stalls` (a wait after the first part strictly longer than
+of :func:`simulplay.analysis.player.stalls` (a wait after the first part strictly longer than
 10 ms). An output with a failed request plays what arrived and is marked incomplete.
 """
 
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from simulplay.analysis.player import stalls, timeline
+from simulplay.core.timebase import dur_ns, from_ns, to_ns
 from simulplay.live.client import Record
-from simulplay.sim.player import stalls, timeline
-from simulplay.sim.timebase import dur_ns, from_ns, to_ns
 
 RELEASES = ("request", "chunk")
 MIN_STALL_S = 0.010

@@ -13,7 +13,7 @@ on one asyncio loop, then write into the run folder:
   the agreement; ``server.log``: the served backend's log.
 
 Failed requests are recorded and counted (exit code 1 from the command); Ctrl-C writes
-every file from what was measured and ends with :class:`~simulplay.errors.Interrupted`.
+every file from what was measured and ends with :class:`~simulplay.core.errors.Interrupted`.
 """
 
 from __future__ import annotations
@@ -32,17 +32,18 @@ import pandas as pd
 
 from simulplay.backends import parse_backend
 from simulplay.backends.served import HttpBackend, HttpSettings
-from simulplay.errors import InputError, Interrupted
+from simulplay.core.atomic import write_bytes_atomic
+from simulplay.core.errors import InputError, Interrupted
+from simulplay.core.keys import OUTPUT_ID
+from simulplay.core.signature import base_signature
+from simulplay.core.tables import write_table
 from simulplay.grouping import Rule, requests_frame
-from simulplay.keys import OUTPUT_ID
 from simulplay.live.client import Endpoint, Record, run_sessions
 from simulplay.live.compare import agreement, agreement_summary
 from simulplay.live.server import served
 from simulplay.live.tables import chunk_rows, lateness, live_manifest, player_tables, request_rows
-from simulplay.signature import base_signature
+from simulplay.manifest.columns import chunk_path
 from simulplay.store.store import AudioStore
-from simulplay.synthesis.columns import chunk_path
-from simulplay.tables import write_bytes_atomic, write_table
 from simulplay.traces import read_traces, streams_from_frame
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 START_TIMEOUT_S = 300.0  # loading and warming up a model
 

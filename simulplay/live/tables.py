@@ -1,6 +1,6 @@
 """The tables of a live run, built from the client's records.
 
-* the **live manifest** (:data:`~simulplay.synthesis.columns.MANIFEST_ORDER`, as ``synth``
+* the **live manifest** (:data:`~simulplay.manifest.columns.MANIFEST_ORDER`, as ``synth``
   writes it) with ``service_s = last byte − sent`` as the client measured it, and its
   **chunk table** (``ready_offset_s = piece arrival − sent``): ``replay``, ``eta`` and
   ``player`` read them as they read a synthesized manifest. A failed request has its
@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.keys import OUTPUT_ID
+from simulplay.core.keys import OUTPUT_ID
 from simulplay.live.client import Record
 from simulplay.live.player import RELEASES, play
-from simulplay.synthesis.columns import CHUNK_ORDER, MANIFEST_ORDER
+from simulplay.manifest.columns import CHUNK_ORDER, MANIFEST_ORDER
 
 #: A run whose client sent requests later than due by more than this at p99 lagged.
 LAG_P99_S = 0.020

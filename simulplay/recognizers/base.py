@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from simulplay.errors import SimulplayError
-from simulplay.signature import settings_hash
-from simulplay.specs import Registry, canonical_spec, params
+from simulplay.core.errors import SimulplayError
+from simulplay.core.signature import settings_hash
+from simulplay.core.specs import Registry, canonical_spec, params
 
 SAMPLE_RATE = 16_000
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from simulplay.provenance import cpu_model, folder_sha256, package_version
+from simulplay.core.provenance import cpu_model, folder_sha256, package_version
 from simulplay.recognizers.base import (
     SAMPLE_RATE,
     Decoded,

@@ -14,7 +14,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from simulplay.analysis.small_panels import report_note
-from simulplay.errors import FileFault, InputError
+from simulplay.core.errors import FileFault, InputError
+from simulplay.core.version import __version__
 from simulplay.grouping import canonical_condition
 from simulplay.report import formats, html
 from simulplay.report.figures import all_figures, default_condition, default_talk
@@ -27,7 +28,6 @@ from simulplay.report.queue import replay_parts, silent_reading
 from simulplay.report.stepwise import load_tables
 from simulplay.report.sweep_figures import sweep_report_figures
 from simulplay.report.tables import all_tables
-from simulplay.version import __version__
 
 #: Report order by key prefix; tables and figures not listed follow in their own order.
 ORDER = ("table00", "inputs", "table01", "table01b", "table01c", "table02", "realizations", "fitclock", "figure01",

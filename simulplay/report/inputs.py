@@ -22,19 +22,19 @@ import pandas as pd
 from simulplay.analysis.edge_replay import SHARE_COLUMNS
 from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.analysis.latency_table import LATENCY_COLUMNS
+from simulplay.analysis.player_table import PLAYER_COLUMNS
 from simulplay.analysis.textlatency import COMPARE_COLUMNS as TEXT_COMPARE
 from simulplay.analysis.textlatency import PER_OUTPUT_COLUMNS as TEXT_PER_OUTPUT
 from simulplay.analysis.wordtiming import TABLE_COLUMNS as TIMING_COLUMNS
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.keys import OUTPUT_ID, OUTPUT_KEYS
+from simulplay.core.provenance import file_fingerprint
+from simulplay.core.signature import format_signature, settings_hash
+from simulplay.core.tables import read_table, stored_signatures
 from simulplay.grouping.requests import REQUEST_COLUMNS
-from simulplay.keys import OUTPUT_ID, OUTPUT_KEYS
-from simulplay.provenance import file_fingerprint
-from simulplay.signature import format_signature, settings_hash
-from simulplay.sim.chunks import CHUNK_REQUIRED
-from simulplay.sim.manifest import MANIFEST_COLUMNS
-from simulplay.sim.player_table import PLAYER_COLUMNS
+from simulplay.manifest.chunks import CHUNK_REQUIRED
+from simulplay.manifest.validate import MANIFEST_COLUMNS
 from simulplay.sim.replay import SUMMARY_COLUMNS
-from simulplay.tables import read_table, stored_signatures
 from simulplay.traces.model import TRACE_COLUMNS
 
 Signature = dict[str, Any] | str

@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 import soundfile as sf
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.keys import OUTPUT_ID
+from simulplay.core.paths import safe_names
 from simulplay.grouping import canonical_condition
-from simulplay.keys import OUTPUT_ID
-from simulplay.paths import safe_names
 from simulplay.report.load import RunData
 from simulplay.report.model import AudioClip, ReportAudio, ReportTable, extend
 from simulplay.report.order import panels, system_order

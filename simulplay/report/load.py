@@ -28,13 +28,13 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
-from simulplay.errors import InputError
-from simulplay.fields import Checker
-from simulplay.keys import OUTPUT_KEYS
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
+from simulplay.core.keys import OUTPUT_KEYS
+from simulplay.core.signature import format_signature
+from simulplay.core.tables import read_table, stored_signatures
+from simulplay.manifest.validate import validate_manifest
 from simulplay.report.inputs import KEY_COLUMNS, Signature, file_hash, signature_fingerprint, typed_frame
-from simulplay.signature import format_signature
-from simulplay.sim.manifest import validate_manifest
-from simulplay.tables import read_table, stored_signatures
 
 OPTIONAL_TABLES = {
     "eta_edges": "eta_edges.csv",

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from simulplay.provenance import machine_line
+from simulplay.core.provenance import machine_line
 from simulplay.report.load import RunData
 from simulplay.synthesis.clock_check import ClockCheck
 

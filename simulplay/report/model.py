@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.signature import compact_signatures, format_signature, merge
+from simulplay.core.signature import compact_signatures, format_signature, merge
 
 #: Column labels shown in Markdown, HTML and LaTeX (CSV keeps the column names).
 LABELS = {

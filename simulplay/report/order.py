@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.grouping import canonical_condition
-from simulplay.keys import RUN_PANEL_KEYS, present
 from simulplay.report.load import RunData
 
 

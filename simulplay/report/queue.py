@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
-from simulplay.sim import output_keys, replay
+from simulplay.core.errors import InputError
+from simulplay.core.timebase import MAX_S, from_ns, to_ns
+from simulplay.manifest import output_keys
+from simulplay.sim import replay
 from simulplay.sim.playback import ready_queue
-from simulplay.sim.timebase import MAX_S, from_ns, to_ns
 
 GRID_POINTS = 101
 BAND = (25.0, 75.0)

@@ -38,8 +38,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.signature import base_signature
 from simulplay.grouping import canonical_condition
+from simulplay.manifest import validate_manifest
 from simulplay.report.inputs import (
     TableFile,
     file_hash,
@@ -49,8 +51,7 @@ from simulplay.report.inputs import (
     signature_fingerprint,
 )
 from simulplay.report.load import InputRow, RunData, Signed, keys_as_text, read_run_traces, relative_name
-from simulplay.report.queue import summary_mismatch
-from simulplay.report.rebuild import (
+from simulplay.report.match import (
     CONTRAST_POINTS,
     ETA_POINTS,
     PANEL,
@@ -63,8 +64,8 @@ from simulplay.report.rebuild import (
     primary_replay,
     replay_label,
 )
-from simulplay.signature import base_signature
-from simulplay.sim import replay, validate_manifest
+from simulplay.report.queue import summary_mismatch
+from simulplay.sim import replay
 
 MINIMUM = ("a request manifest, the playback summary of its replay (`simulplay replay`) and an η table computed "
            "from that summary (`simulplay eta`)")

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from simulplay.core.keys import OUTPUT_ID
+from simulplay.core.signature import base_signature, merge
 from simulplay.grouping import canonical_condition
-from simulplay.keys import OUTPUT_ID
 from simulplay.report.load import RunData
 from simulplay.report.measured import machine_items
 from simulplay.report.model import ReportTable, extend, signature_lines
 from simulplay.report.order import condition_order, panels, sort_rows
-from simulplay.signature import base_signature, merge
 
 #: Player columns shown (equal-talk means per output group and pre-buffer).
 PLAYER_SHOWN = ("first_playable_s", "required_startup_delay_s", "stall_count", "stall_total_s", "fluidity_index",

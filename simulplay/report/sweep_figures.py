@@ -18,7 +18,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
-from simulplay.keys import RUN_PANEL_KEYS, present
+from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.report.figures import RC, _figure, _legend_below, render
 from simulplay.report.load import RunData
 from simulplay.report.model import ReportFigure, signature_lines
@@ -98,8 +98,8 @@ def _measured(ax_eta, ax_l, g: pd.DataFrame, x: np.ndarray, color: str, a: str, 
 def sweep_report_figures(run: RunData) -> list[ReportFigure]:
     """One figure per family of the sweep saved in the run folder (``sweep/sweep.parquet``,
     written by ``simulplay sweep`` or the demo), none when there is no sweep."""
+    from simulplay.core.tables import read_table, stored_signatures
     from simulplay.grouping.grid import parse_grids
-    from simulplay.tables import read_table, stored_signatures
 
     path = run.folder / "sweep" / "sweep.parquet"
     if run.stepwise or not path.is_file():

@@ -16,6 +16,7 @@ import pandas as pd
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.interaction import interaction
 from simulplay.analysis.small_panels import counts_first, small_panel_notes
+from simulplay.core.signature import base_signature, merge
 from simulplay.grouping import canonical_condition
 from simulplay.report.latency_tables import speech_latency_table, text_latency_table
 from simulplay.report.load import RunData, Signed
@@ -24,7 +25,6 @@ from simulplay.report.model import ReportTable, extend, row_strings, signature_l
 from simulplay.report.noise_tables import fit_check_table, realization_table, talk_realizations_table
 from simulplay.report.order import condition_order, panels, sort_rows
 from simulplay.report.stepwise_tables import inputs_table, player_table, stepwise_overview
-from simulplay.signature import base_signature, merge
 from simulplay.traces.model import ends_terminal, join_texts, word_count
 
 TRIGGERS = ("immediate", "timer", "punct", "words", "eos")

@@ -1,7 +1,8 @@
-"""Simulation: service clock, playback, replay variants (pure functions of arrays)."""
+"""The replay: service clock, serial playback and replay variants (pure functions of arrays).
+The manifest it reads is :mod:`simulplay.manifest`; the player metrics computed from a replay
+are :mod:`simulplay.analysis.player`."""
 
-from simulplay.sim.chunks import read_chunks
-from simulplay.sim.manifest import output_keys, read_manifest, validate_manifest
+from simulplay.sim import servers as _servers  # noqa: F401  (registers the service model "servers")
 from simulplay.sim.replay import ReplayResult, replay
 
-__all__ = ["ReplayResult", "output_keys", "read_chunks", "read_manifest", "replay", "validate_manifest"]
+__all__ = ["ReplayResult", "replay"]

@@ -2,7 +2,7 @@
 
 What the audience hears from source start is silence until the first part plays and
 during every idle gap, and each part's samples from its playback start ``p_j``. The
-replay's times are exact nanoseconds (:mod:`simulplay.sim.timebase`); on the grid of
+replay's times are exact nanoseconds (:mod:`simulplay.core.timebase`); on the grid of
 ``sr`` Hz, sample ``k`` sounds at ``k/sr`` s. Placement, in exact integers:
 
 * a part that starts exactly when the previous played part ends (no silence between them
@@ -15,7 +15,7 @@ replay's times are exact nanoseconds (:mod:`simulplay.sim.timebase`); on the gri
 So every part's first sample is the sample nearest its playback start, and the file's
 length is ``end_s × sr`` to the nearest sample, up to the drift of the replay's durations:
 a duration in whole nanoseconds is within 1 ns of ``n/sr`` (running totals,
-:func:`~simulplay.sim.timebase.part_dur_ns`), which moves a position by at most
+:func:`~simulplay.core.timebase.part_dur_ns`), which moves a position by at most
 ``sr/10⁹`` of a sample (2.2·10⁻⁵ at 22,050 Hz). Only a playback start within that of a
 half-sample boundary can land one sample from the nearest one. Nothing here writes files.
 """
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.timebase import NS_PER_S, to_ns
 from simulplay.sim.part_audio import PartAudio
-from simulplay.sim.timebase import NS_PER_S, to_ns
 
 
 def sample_index(t_ns: np.ndarray | int, rate: int) -> np.ndarray:

@@ -22,9 +22,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
-from simulplay.fields import Checker
-from simulplay.sim.manifest import has_samples, output_keys
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
+from simulplay.manifest.validate import has_samples, output_keys
 
 #: ``audio_key`` → (int16 samples, sample rate in Hz), as ``AudioStore.load_audio``.
 LoadAudio = Callable[[str], tuple[np.ndarray, int]]

@@ -4,7 +4,7 @@ All outputs are computed at once: parts of every output sit in flat arrays sorte
 output (``codes``) and order. Nothing here reads or writes files.
 
 Every time and duration here is an int64 count of nanoseconds (see
-:mod:`simulplay.sim.timebase`: callers convert seconds once with ``to_ns`` or derive
+:mod:`simulplay.core.timebase`: callers convert seconds once with ``to_ns`` or derive
 durations from sample counts with ``part_dur_ns``, and convert results back with
 ``from_ns``). Sums, maxima and comparisons are therefore exact: a part ready exactly when
 the previous one ends is a tie (no idle, the later part is the limiting event), with no
@@ -43,7 +43,7 @@ from simulplay.sim.segments import seg_argmax_last, seg_cummax, seg_cumsum, seg_
 def _ns(name: str, values) -> np.ndarray:
     a = np.asarray(values)
     if a.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be integer nanoseconds (simulplay.sim.timebase.to_ns), got {a.dtype}")
+        raise TypeError(f"{name} must be integer nanoseconds (simulplay.core.timebase.to_ns), got {a.dtype}")
     return a.astype(np.int64, copy=False)
 
 

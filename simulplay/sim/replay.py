@@ -5,10 +5,10 @@ Releases and service models are the variants of :mod:`simulplay.sim.variants`:
 done. ``release="chunk"`` (sentence-release replay): each chunk is ready at its request's
 start plus its recorded offset (offsets follow the service model).
 
-Time is exact (:mod:`simulplay.sim.timebase`): dispatch, service, readiness and offsets
+Time is exact (:mod:`simulplay.core.timebase`): dispatch, service, readiness and offsets
 are taken from float seconds to the nearest nanosecond once, durations come from
 ``n_samples / sample_rate`` when the manifest has those columns (running totals per
-output, :func:`~simulplay.sim.timebase.part_dur_ns`; a hand-written manifest's
+output, :func:`~simulplay.core.timebase.part_dur_ns`; a hand-written manifest's
 ``audio_s`` otherwise), and the clock and playback run on int64 nanoseconds. Tables get
 float seconds back (``from_ns``) only when they are built.
 
@@ -29,12 +29,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import IncompleteError, InputError
-from simulplay.keys import OUTPUT_ID
-from simulplay.signature import base_signature, merge
-from simulplay.sim.manifest import has_samples, output_keys, request_dur_ns, samples_disagree
-from simulplay.sim.playback import serial_clock, serial_playback, summarize_playback
-from simulplay.sim.timebase import MAX_S, from_ns, part_dur_ns, to_ns
+from simulplay.core.errors import IncompleteError, InputError
+from simulplay.core.keys import OUTPUT_ID
+from simulplay.core.signature import base_signature, merge
+from simulplay.core.timebase import MAX_S, from_ns, part_dur_ns, to_ns
+from simulplay.manifest.validate import has_samples, output_keys, request_dur_ns, samples_disagree
+from simulplay.sim.playback import serial_playback, summarize_playback
+from simulplay.sim.segments import seg_sum
 from simulplay.sim.variants import Measured, Release, ServiceModel, parse_release, parse_silent_parts
 
 SUMMARY_COLUMNS = ("n_parts", "first_play_s", "audio_s", "idle_s", "end_s", "offset_s",
@@ -108,7 +109,7 @@ def replay(
     source: str = "manifest",
     silent_parts: str = "skip",
 ) -> ReplayResult:
-    """Replay every output of a validated manifest (see :mod:`simulplay.sim.manifest`).
+    """Replay every output of a validated manifest (see :mod:`simulplay.manifest.validate`).
 
     Tables come back in float seconds from source start; every value is a whole number of
     nanoseconds computed exactly (module docstring). A caller that changes a request's
@@ -124,13 +125,16 @@ def replay(
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
     outputs = manifest.drop_duplicates(keys)[keys + ["source_s"]].reset_index(drop=True)
     _check_range(manifest, codes, service, chunks if rel.needs_chunks else None, source)
-    start, ready = _request_clock(manifest, codes, service, source)
+    clock, ready = _request_clock(manifest, codes, service, source)
+    queue = getattr(clock, "queue", None)  # shared servers: each request's wait for a worker
 
     if not rel.needs_chunks:
         part_codes, part_ready, part_dur = codes, ready, request_dur_ns(manifest, codes)
         parts = manifest[keys + ["seq"]].copy()
+        part_row = np.arange(len(manifest))
     else:
-        parts, part_codes, part_ready, part_dur = _chunk_parts(manifest, keys, codes, start, service, chunks, source)
+        parts, part_codes, part_ready, part_dur, part_row = _chunk_parts(manifest, keys, codes, clock, service,
+                                                                         chunks, source)
 
     played = part_dur > 0 if silent == "skip" else np.ones(len(part_dur), bool)
     pb = serial_playback(part_codes[played], part_ready[played], part_dur[played])
@@ -156,6 +160,9 @@ def replay(
     summary["offset_s"] = np.where(heard, from_ns(res.end - source_ns), np.nan)
     summary["source_s"] = outputs["source_s"].to_numpy()
     summary["limiting_seq"] = limiting
+    if queue is not None:  # a chunk's queue_s is its request's
+        parts["queue_s"] = from_ns(queue[part_row])
+        summary["queue_s"] = from_ns(seg_sum(queue, codes, len(outputs)))
 
     common = merge(upstream, base_signature(
         release=rel.label(), service=service.label(), trim="none", silent=silent,
@@ -202,12 +209,12 @@ def _request_clock(manifest: pd.DataFrame, codes: np.ndarray, service: ServiceMo
                             f"{row['condition']})", field="service_s" if np.isnan(svc[i]) else "dispatch_s",
                             accepted="dispatch_s and service_s on every request "
                             "(or --service measured with ready_s)")
-    clock = serial_clock(codes, to_ns(np.nan_to_num(dispatch)), to_ns(service.request_seconds(manifest)))
+    clock = service.clock(manifest, codes, to_ns(np.nan_to_num(dispatch)), to_ns(service.request_seconds(manifest)))
     ready = np.where(need_clock, clock.ready, to_ns(manifest["ready_s"].fillna(0.0).to_numpy(float)))
-    return clock.start, ready
+    return clock, ready
 
 
-def _chunk_parts(manifest, keys, codes, start, service, chunks, source):
+def _chunk_parts(manifest, keys, codes, clock, service, chunks, source):
     if chunks is None:
         raise InputError.at(f"{source}", "chunk release needs the chunk table", field="--chunks",
                             accepted="a chunk table from `simulplay synth` (--chunks PATH)")
@@ -217,19 +224,23 @@ def _chunk_parts(manifest, keys, codes, start, service, chunks, source):
     ch = _checked_chunks(manifest, keys, chunks, source)
     samples = "n_samples" in ch and has_samples(manifest)
     req = manifest[keys + ["seq"] + (["sample_rate"] if samples else [])].assign(
-        _code=codes, _start=start, _row=np.arange(len(manifest)))
+        _code=codes, _start=clock.start, _row=np.arange(len(manifest)))
     ch = ch.drop(columns=["sample_rate"], errors="ignore").merge(req, on=keys + ["seq"], how="inner",
                                                                  validate="many_to_one")
     ch = ch.sort_values(["_row", "chunk"], kind="stable").reset_index(drop=True)
-    offsets = to_ns(service.chunk_seconds(ch["ready_offset_s"].to_numpy(float), ch["_row"].to_numpy()))
+    rows = ch["_row"].to_numpy()
+    offsets = to_ns(service.chunk_seconds(ch["ready_offset_s"].to_numpy(float), rows))
+    slowdown = getattr(clock, "slowdown", None)  # shared servers: a chunk arrives as slowly as its request
+    if slowdown is not None and (slowdown[rows] != 1.0).any():
+        offsets = np.where(slowdown[rows] == 1.0, offsets, np.rint(offsets * slowdown[rows]).astype(np.int64))
     ready = ch["_start"].to_numpy() + offsets
     parts = ch[keys + ["seq", "chunk"]].copy()
     codes = ch["_code"].to_numpy()
     if not samples:
-        return parts, codes, ready, to_ns(ch["audio_s"].to_numpy(float))
+        return parts, codes, ready, to_ns(ch["audio_s"].to_numpy(float)), rows
     n, rate = ch["n_samples"].to_numpy(np.int64), ch["sample_rate"].to_numpy(np.int64)
     _same_samples(ch, ch["audio_s"].to_numpy(float), n, rate, f"{source} (chunk table)", "chunk")
-    return parts, codes, ready, part_dur_ns(codes, n, rate)
+    return parts, codes, ready, part_dur_ns(codes, n, rate), rows
 
 
 def _checked_chunks(manifest: pd.DataFrame, keys: list[str], chunks: pd.DataFrame, source: str) -> pd.DataFrame:

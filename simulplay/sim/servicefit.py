@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError, SimulplayError
+from simulplay.core.errors import InputError, SimulplayError
 
 #: The coefficients, in the order of the design matrix's columns.
 TERMS = ("intercept_s", "per_audio_s", "per_char_s")

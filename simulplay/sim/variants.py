@@ -31,9 +31,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError, SimulplayError
+from simulplay.core.errors import InputError, SimulplayError
+from simulplay.core.specs import Registry, format_value, params
+from simulplay.sim.playback import Clock, serial_clock
 from simulplay.sim.servicefit import ServiceFit, fit_service
-from simulplay.specs import Registry, format_value, params
 
 
 def _alternatives(items: list[str]) -> str:
@@ -55,7 +56,7 @@ class ServiceModel:
 
     def apply(self, service: np.ndarray) -> np.ndarray:
         """The variant's service times (or chunk offsets), seconds in and out; replay takes
-        the result to whole nanoseconds (:func:`simulplay.sim.timebase.to_ns`)."""
+        the result to whole nanoseconds (:func:`simulplay.core.timebase.to_ns`)."""
         return service * self.factor
 
     def label(self) -> str:
@@ -84,6 +85,12 @@ class ServiceModel:
         unused`` where the variant takes no time from the service clock (``zero``,
         ``scale=0``), whose numbers the run's clock verdict does not qualify."""
         return {"clock": "unused"} if self.factor == 0 else {}
+
+    def clock(self, manifest: pd.DataFrame, codes: np.ndarray, dispatch: np.ndarray, service: np.ndarray) -> Clock:
+        """Start and readiness (int64 ns) of the requests of ``manifest``'s rows from their
+        dispatch and service (int64 ns): one serial synthesizer per output (this one);
+        shared servers (:mod:`simulplay.sim.servers`) queue the outputs of a group."""
+        return serial_clock(codes, dispatch, service)
 
 
 SERVICE_MODELS: Registry[ServiceModel] = Registry("service model")
@@ -199,6 +206,8 @@ def parse_service(text: str, *, source: str = "--service") -> ServiceModel:
     if name not in SERVICE_MODELS.names():
         raise InputError.at(where, "unknown service model", accepted=accepted)
     cls = SERVICE_MODELS.get(name, where)
+    if hasattr(cls, "parse_spec"):
+        return cls.parse_spec(text, source)
     takes_value = bool(params_of(cls))
     if takes_value != bool(eq):
         raise InputError.at(where, "unknown service model", accepted=accepted)
@@ -303,10 +312,38 @@ class ReplayVariant:
     service: ServiceModel
     silent: str | None = None
 
+    def spec(self) -> str:
+        """The variant as an experiment file writes it (:func:`parse_variant` reads it back):
+        ``silent=hold``, ``release=chunk`` or ``service=MODEL``; a variant that changes more
+        than one of the three has no such text (ValueError)."""
+        changed = [self.silent is not None, not isinstance(self.release, RequestRelease),
+                   not isinstance(self.service, Measured)]
+        if sum(changed) > 1:
+            raise ValueError(f"{self!r} changes more than one of silent, release and service")
+        if self.silent is not None:
+            return f"silent={self.silent}"
+        if changed[1]:
+            return f"release={self.release.label()}"
+        return f"service={self.service.label()}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The release and the service model (each with its registered name) and ``silent``;
+        :func:`variant_from_dict` rebuilds the variant."""
+        return {"release": self.release.to_dict(), "service": self.service.to_dict(), "silent": self.silent}
+
+
+def variant_from_dict(data: Mapping[str, Any], *, source: str = "variant config") -> ReplayVariant:
+    """The variant of :meth:`ReplayVariant.to_dict`'s output (errors name ``source``)."""
+    silent = data.get("silent")
+    return ReplayVariant(RELEASES.from_dict(dict(data["release"]), key="release", source=source),
+                         SERVICE_MODELS.from_dict(dict(data["service"]), key="service", source=source),
+                         None if silent is None else parse_silent_parts(silent, source=source))
+
 
 def parse_variant(text: str, *, source: str, key: str | None = None) -> ReplayVariant:
     """``release=chunk`` (measured service) or ``service=zero``, ``service=scale=F``,
-    ``service=fit`` (request release), or ``silent=hold`` / ``silent=skip`` (request
+    ``service=fit``, ``servers=K,share=G,…`` (request release; :mod:`simulplay.sim.servers`),
+    or ``silent=hold`` / ``silent=skip`` (request
     release, measured service, the other reading of silent parts); errors name ``source``
     (the experiment file) and ``key`` (its key)."""
     kind, eq, value = text.partition("=")
@@ -317,5 +354,8 @@ def parse_variant(text: str, *, source: str, key: str | None = None) -> ReplayVa
         return ReplayVariant(RequestRelease(), parse_service(value, source=where))
     if kind == "silent" and value in SILENT_PARTS:
         return ReplayVariant(RequestRelease(), Measured(), value)
-    accepted = ", ".join(["release=chunk", "service=zero", "service=scale=F", "service=fit", "silent=hold"])
+    if kind == "servers" and eq:
+        return ReplayVariant(RequestRelease(), parse_service(text, source=where))
+    accepted = ", ".join(["release=chunk", "service=zero", "service=scale=F", "service=fit", "silent=hold",
+                          "servers=K,share=G"])
     raise InputError.at(source, f"'{text}' is not a replay variant", field=key, field_label="key", accepted=accepted)

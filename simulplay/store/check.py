@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.store.store import AudioStore, describe_request
 
 SHOWN = 10  # damaged requests listed by name; the rest are counted

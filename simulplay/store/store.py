@@ -46,10 +46,11 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from simulplay import safejson
-from simulplay.errors import FileFault, InputError, clip, path_refused
-from simulplay.paths import check_folder_writable
-from simulplay.store.files import read_json, read_or_none, write_atomic
+from simulplay.core import safejson
+from simulplay.core.atomic import write_atomic
+from simulplay.core.errors import FileFault, InputError, clip, path_refused
+from simulplay.core.paths import check_folder_writable
+from simulplay.store.files import read_json, read_or_none
 
 #: What to do about damaged or missing audio (the end of an :class:`AudioDamage` message).
 FIX = "run the same `simulplay synth` command again to synthesize it anew"

@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 
 from simulplay.backends.base import Backend, backend_summary
-from simulplay.keys import OUTPUT_ID, OUTPUT_KEYS
-from simulplay.signature import base_signature
+from simulplay.core.keys import OUTPUT_ID, OUTPUT_KEYS
+from simulplay.core.signature import base_signature
+from simulplay.manifest.columns import CHUNK_ORDER, MANIFEST_ORDER
 from simulplay.store.store import AudioStore
-from simulplay.synthesis.columns import CHUNK_ORDER, MANIFEST_ORDER
 from simulplay.synthesis.plan import ORDER_COLUMNS, origin_of
 
 

@@ -6,6 +6,8 @@ told apart by its ``backend`` column, where every row keeps its own backend's si
 The run-level signature keeps the fields all backends share and joins the others that a
 reader needs (``backend``, ``clock``) with `` + ``; the clock check adds up the backends'
 requests and judges each backend's probes against its own (:func:`.clock_check.probe_spread`).
+The stacked manifest and chunk table pass the reader's check before they are written
+(:func:`simulplay.manifest.check_written`; a failure is a :class:`simulplay.manifest.WrittenTableError`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.tables import write_table
+from simulplay.manifest.columns import chunk_path
+from simulplay.manifest.written import check_written
 from simulplay.synthesis.clock_check import ClockCheck
-from simulplay.synthesis.columns import chunk_path
 from simulplay.synthesis.run import SynthResult
 from simulplay.synthesis.stats import SynthStats
-from simulplay.tables import write_table
 
 COUNTS = ("synthesized", "failed", "skipped", "damaged", "retries", "worker_deaths", "audio_s", "service_s")
 
@@ -50,6 +53,7 @@ def combine_syntheses(results: Sequence[SynthResult], out: Path, *, traces: Sequ
     stats = combined_stats(results, labels)
     common = combined_signature([r.signature for r in results], stats.clock)
     sigs = [{**r.signature, "rule": c} for r in results for c in r.manifest["condition"]]
+    check_written(manifest, chunks, out)
     write_table(manifest, out, sigs, kind="manifest",
                 extra_meta={"signature": common, "traces": list(traces), "clock": stats.clock.to_dict(),
                             "machine": stats.machine,

@@ -37,9 +37,9 @@ from typing import Any
 import pandas as pd
 
 from simulplay.backends.base import Backend, identity_key
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.grouping import Rule, Splitter, requests_frame, split_requests
-from simulplay.keys import OUTPUT_KEYS
 from simulplay.traces.model import Stream
 
 #: Synthesis orders: ``counterbalanced`` rotates the condition and the system order per talk and

@@ -2,7 +2,10 @@
 
 Plan (:mod:`.plan`), synthesize what the store lacks on the chosen executor
 (:mod:`.executors`), read the records back (:mod:`.manifest`) and write the manifest and
-its chunk table with their signatures. Resumable: a killed run, run again, synthesizes
+its chunk table with their signatures. Both are first checked with the reader's rules
+(:func:`simulplay.manifest.check_written`): a table that replay would refuse is a bug,
+raised as :class:`simulplay.manifest.WrittenTableError` (an internal error, not an
+InputError) before anything is written. Resumable: a killed run, run again, synthesizes
 only the requests without a record.
 """
 
@@ -17,20 +20,21 @@ from typing import Any
 import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
-from simulplay.errors import FileFault
+from simulplay.core.errors import FileFault
+from simulplay.core.progress import NO_PROGRESS, Progress, tracking
+from simulplay.core.provenance import machine, sha256_of_file
+from simulplay.core.tables import write_table
 from simulplay.grouping import Rule, Splitter
 from simulplay.grouping.requests_file import RequestsFile, read_requests
-from simulplay.progress import NO_PROGRESS, Progress, tracking
-from simulplay.provenance import machine, sha256_of_file
+from simulplay.manifest.columns import chunk_path
+from simulplay.manifest.written import check_written
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import check_clock
 from simulplay.synthesis.collect import build_manifest, manifest_signature
-from simulplay.synthesis.columns import chunk_path
 from simulplay.synthesis.executors import ExecutorSpec, execute
 from simulplay.synthesis.plan import plan_from_requests, plan_requests
 from simulplay.synthesis.space import warn_if_short
 from simulplay.synthesis.stats import SynthStats
-from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.traces.model import Stream
 
@@ -143,6 +147,7 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
     sigs = [{**common, "rule": c, **x} for c, x in zip(manifest["condition"], extra)]
+    check_written(manifest, chunks, out)  # a table the reader refuses is a bug, caught before it is written
     try:
         write_table(manifest, out, sigs, kind="manifest",
                     extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded,

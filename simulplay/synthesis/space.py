@@ -4,7 +4,7 @@ Each request the store lacks will be about ``len(text) / CHARS_PER_S`` seconds o
 stored at the backend's typical FLAC bytes per second
 (:meth:`~simulplay.backends.base.BackendConfig.flac_bytes_per_s`). When the free space of
 the store's file system is below that estimate, :func:`warn_if_short` warns (a
-:class:`~simulplay.errors.SimulplayWarning`, which the command line prints as one line); the
+:class:`~simulplay.core.errors.SimulplayWarning`, which the command line prints as one line); the
 run goes on, keeps every request it finishes, and a full disk ends it in a one-line error
 saying what was kept.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from simulplay.backends.base import BackendConfig
-from simulplay.errors import SimulplayWarning
+from simulplay.core.errors import SimulplayWarning
 from simulplay.store.store import AudioStore
 
 #: Characters of request text per second of speech (Piper's English voices speak a little

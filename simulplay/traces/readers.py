@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from simulplay import safejson
-from simulplay.errors import InputError
-from simulplay.fields import Checker
-from simulplay.tables import check_readable, read_table, table_format
+from simulplay.core import safejson
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
+from simulplay.core.tables import check_readable, read_table, table_format
 from simulplay.traces.validate import validate_trace_frame
 
 TRACE_SUFFIXES = (".parquet", ".csv", ".jsonl")

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
-from simulplay.fields import Checker
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
 from simulplay.traces.model import TRACE_COLUMNS, ends_terminal, join_texts, word_count
 
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.tables import atomic_path, table_format, write_table
+from simulplay.core.atomic import atomic_path
+from simulplay.core.tables import table_format, write_table
 from simulplay.traces.model import streams_from_frame
 from simulplay.traces.readers import TRACE_SUFFIXES
 

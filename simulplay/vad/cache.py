@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from simulplay.errors import InputError
-from simulplay.tables import atomic_path
+from simulplay.core.atomic import atomic_path
+from simulplay.core.errors import InputError
 from simulplay.vad.frames import frame_count
 from simulplay.vad.silero import SileroVad
 

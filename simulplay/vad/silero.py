@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from simulplay.errors import InputError
-from simulplay.provenance import package_version, sha256_of_file
-from simulplay.signature import settings_hash
+from simulplay.core.errors import InputError
+from simulplay.core.provenance import package_version, sha256_of_file
+from simulplay.core.signature import settings_hash
 from simulplay.vad.frames import FRAME, VAD_RATE, resampled_length
 
 VARIANTS = {"onnx": "silero_vad.onnx", "sequence": "silero_vad_16k_sequence.onnx", "jit": "silero_vad.jit"}

@@ -13,15 +13,15 @@ import pandas as pd
 from simulplay.analysis.bootstrap import WORD_TIMING_METHOD, WORD_TIMING_SEED, Bootstrap
 from simulplay.analysis.content import ContentResult, score_content
 from simulplay.analysis.wordtiming import TimingResult, check_timing_bootstrap, word_timing
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
+from simulplay.core.progress import NO_PROGRESS, Progress, tracking
+from simulplay.core.tables import write_table
 from simulplay.grouping import canonical_condition
-from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
-from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.recognizers import RecognizerConfig, parse_recognizer
 from simulplay.recognizers.qwen import ForcedAligner, align_words
 from simulplay.recognizers.windows import WindowRule
 from simulplay.store.store import AudioStore
-from simulplay.tables import write_table
 from simulplay.traces.model import Stream
 from simulplay.workflows.transcripts import TranscriptResult, read_transcripts, transcribe_manifest
 
@@ -174,7 +174,8 @@ def timing_from_files(transcripts: Path, manifest: Path, traces: Sequence[Path],
                       boot: Bootstrap, allow_incomplete: bool = False) -> TimingResult:
     """Read transcripts, replay their manifest (request release, measured service), read the
     traces for availability, and compute word timing."""
-    from simulplay.sim import read_manifest, replay
+    from simulplay.manifest import read_manifest
+    from simulplay.sim import replay
     from simulplay.traces import read_traces, streams_from_frame
 
     df, sigs, _ = read_transcripts(transcripts)

@@ -21,13 +21,13 @@ import pandas as pd
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.edge_replay import EdgesResult, audio_columns, nonspeech_share, replay_trimmed
 from simulplay.analysis.eta import EtaResult, compute_eta
-from simulplay.errors import FileFault, InputError, Interrupted
+from simulplay.core.errors import FileFault, InputError, Interrupted
+from simulplay.core.paths import check_folder_writable
+from simulplay.core.progress import NO_PROGRESS, Progress, tracking
+from simulplay.core.tables import write_table
 from simulplay.grouping import canonical_condition
-from simulplay.paths import check_folder_writable
-from simulplay.progress import NO_PROGRESS, Progress, tracking
 from simulplay.sim.replay import drop_incomplete
 from simulplay.store.store import AudioStore, describe_request
-from simulplay.tables import write_table
 from simulplay.vad import ProbabilityCache, SileroVad, VadStats, to_vad_input
 
 

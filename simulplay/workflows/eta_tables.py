@@ -13,7 +13,7 @@ import pandas as pd
 from simulplay.analysis.eta import EtaResult
 from simulplay.analysis.noise import NoiseCheck
 from simulplay.analysis.realizations import RealizationTables
-from simulplay.tables import write_table
+from simulplay.core.tables import write_table
 
 
 def write_eta_tables(res: EtaResult, out: Path | Sequence[Path], *, per_talk: Path | None = None,

@@ -51,10 +51,17 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED, Bootstrap
-from simulplay.errors import InputError
+from simulplay.analysis.bootstrap import Bootstrap
+from simulplay.core.errors import InputError
+
+if TYPE_CHECKING:
+    from simulplay.backends import BackendConfig
+    from simulplay.grouping import Rule
+    from simulplay.sim.variants import ReplayVariant
+    from simulplay.synthesis.executors import ExecutorSpec
+    from simulplay.workflows.diagnostics import ContentSettings
 
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
             "realizations": int, "order": str, "out": str, "store": str, "max_chars": int, "backend": (dict, list),
@@ -66,45 +73,55 @@ ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence"
 REQUIRED = ("traces", "a", "f", "rules", "reference")
 
 
+def _serial() -> ExecutorSpec:
+    from simulplay.synthesis.executors import ExecutorSpec
+
+    return ExecutorSpec()
+
+
 @dataclass(frozen=True)
 class Experiment:
+    """An experiment, parsed once when it is loaded: its grouping rules, backend configs,
+    executor, bootstrap and replay variants are the objects the run uses, each with a
+    ``to_dict()`` that rebuilds it. ``spelled`` pairs a config with the text the experiment
+    file wrote it as (``punct``, not its canonical ``punct:cap=2,min_words=3``): ``run.json``
+    records that text and a variant's files are named by it; a config it does not list is
+    written in its canonical form (:func:`written`)."""
+
     name: str
     traces: tuple[Path, ...]
     a: str
     f: str
-    rules: tuple[str, ...]
+    rules: tuple[Rule, ...]
     reference: str
-    backend: str  # a backend spec string (the first backend of a run of several)
+    backends: tuple[BackendConfig, ...]  # every engine of the run, in listed order
     out: Path
     store: Path
     realizations: int = 1
     order: str = "counterbalanced"  # synthesis order: counterbalanced | fixed | paper
     max_chars: int | None = None
-    executor: str = "serial"  # serial | process:N | ray[:ADDRESS]
-    workers: int | None = None
-    worker_cpus: float = 1.0
-    worker_gpus: float = 0.0
-    retries: int = 2
-    draws: int = 10_000
-    seed: int = ENDPOINT_SEED
-    quantile_method: str = ENDPOINT_METHOD
-    confidence: float = 0.95
-    bootstrap_rng: str = ENDPOINT_RNG  # numpy | python (analysis.bootstrap = "paper" sets python)
-    talk_order: str = "sorted"  # sorted | given: the talks as the index matrix's columns
+    executor: ExecutorSpec = field(default_factory=_serial)
+    bootstrap: Bootstrap = Bootstrap()  # the paired talk bootstrap of the [analysis] table
     contrasts: tuple[tuple[str, str], ...] = ()
-    variants: tuple[str, ...] = ()
+    variants: tuple[ReplayVariant, ...] = ()
     edges: tuple[float, ...] = ()  # edge-silence thresholds; empty: no edge replay
     silent_parts: str = "skip"  # skip | hold: the reading of parts without audio in every replay
     sweep: tuple[str, ...] = ()  # grids of a modelled sweep after the run (simulplay.grouping.grid); empty: none
     sweep_confirm: int = 0  # the sweep's best unmeasured points synthesized for real
-    content: Any = None  # ContentSettings of the [content] table; None: no content diagnostics
-    extra_backends: tuple[str, ...] = ()  # the further [[backend]] specs of a run of several engines
+    content: ContentSettings | None = None  # the [content] table; None: no content diagnostics
+    spelled: tuple[tuple[Any, str], ...] = field(default=(), compare=False)  # (config, its text in the file)
     source: str = field(default="experiment", compare=False)
 
-    @property
-    def backends(self) -> tuple[str, ...]:
-        """Every backend spec of the run, in listed order."""
-        return (self.backend, *self.extra_backends)
+
+def written(exp: Experiment, config: Any) -> str:
+    """How the experiment writes ``config`` (a rule, backend config or replay variant): its
+    text in the experiment file, else its canonical form."""
+    for known, text in exp.spelled:
+        if type(known) is type(config) and known == config:
+            return text
+    if hasattr(config, "canonical"):
+        return config.canonical()
+    return config.spec()
 
 
 #: The backends ``simulplay demo --backends`` knows: the bundled traces are English.
@@ -125,10 +142,10 @@ def demo_experiment(out_dir: str | Path, *, realizations: int = 1, piper: str = 
     exp = load_experiment(Path(str(files("simulplay.sample_traces").joinpath("demo.toml"))))
     threads = "" if "intra_op_threads=" in piper else f"intra_op_threads={min(4, os.cpu_count() or 1)}"
     specs = {"piper": "piper:" + ",".join(filter(None, [threads, piper.strip()])), "espeak": "espeak:voice=en-us"}
-    for name in backends:
-        parse_backend(specs[name], source=source if name == "piper" else "--backends")
+    configs = [(parse_backend(specs[name], source=source if name == "piper" else "--backends"), specs[name])
+               for name in backends]
     out = Path(out_dir).resolve()
-    return dataclasses.replace(exp, backend=specs[backends[0]], extra_backends=tuple(specs[b] for b in backends[1:]),
+    return dataclasses.replace(exp, backends=tuple(c for c, _ in configs), spelled=(*configs, *exp.spelled),
                                out=out, store=out / "store", realizations=realizations)
 
 
@@ -157,6 +174,8 @@ def load_experiment(path: str | Path) -> Experiment:
 
 
 def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
+    """The experiment of a parsed TOML file at ``path`` (relative paths resolve against its
+    folder), every spec parsed and checked here, once; errors name the key."""
     src = str(path)
     base = path.parent
     _check_keys(data, TOP_KEYS, "", src)
@@ -167,57 +186,54 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     _check_keys(analysis, ANALYSIS_KEYS, "analysis.", src)
     backends = _backend_specs(data.get("backend", {"name": "piper"}), src, base)
     traces = tuple(_path(base, t, "traces", src) for t in _strings(data["traces"], "traces", src))
-    rules = tuple(_strings(data["rules"], "rules", src))
-    from simulplay.grouping import parse_rule
+    texts = _strings(data["rules"], "rules", src)
+    from simulplay.grouping import canonical_condition, parse_rule
 
-    canon = [parse_rule(r, source=f"{src}: key 'rules'").canonical() for r in rules]
+    rules = [parse_rule(r, source=f"{src}: key 'rules'") for r in texts]
+    canon = [r.canonical() for r in rules]
     if len(set(canon)) != len(canon):
         twice = next(c for c in canon if canon.count(c) > 1)
         raise _err(src, f"'{twice}' is listed twice", field="rules",
                    accepted="each grouping rule once (rules compare by canonical form)")
-    from simulplay.grouping import canonical_condition
-
     if canonical_condition(data["reference"]) not in canon:
         raise _err(src, f"'{data['reference']}' is not one of the rules", field="reference",
-                            accepted=", ".join(rules))
+                            accepted=", ".join(texts))
     contrasts = []
     for item in analysis.get("contrasts", []):
         if not (isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)):
             raise _err(src, f"{item!r} is not a pair of rules", field="analysis.contrasts",
                                 accepted='[["punct", "timer:w=2"], …]')
         contrasts.append((item[0], item[1]))
-    variants = tuple(_strings(analysis.get("variants", []), "analysis.variants", src))
-    for v in variants:
-        _check_variant(v, src)
+    variants = _variants(_strings(analysis.get("variants", []), "analysis.variants", src), src)
     edges = _edge_thresholds(analysis.get("edges", []), src)
-    silent = _silent_parts(analysis.get("silent_parts", "skip"), src)
+    from simulplay.sim.variants import parse_silent_parts
+    from simulplay.workflows.diagnostics import content_settings
+
+    silent = parse_silent_parts(analysis.get("silent_parts", "skip"), source=f"{src}: key 'analysis.silent_parts'")
     sweep, sweep_confirm = _sweep(analysis, src)
     out = _path(base, data.get("out", f"runs/{data.get('name', path.stem)}"), "out", src, must_exist=False)
     store = _path(base, data["store"], "store", src, must_exist=False) if "store" in data else out / "store"
     realizations = data.get("realizations", 1)
     if realizations < 1:
         raise _err(src, f"{realizations} is not ≥ 1", field="realizations", accepted="an integer ≥ 1")
-    exp = Experiment(
-        name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=rules,
-        reference=data["reference"], backend=backends[0], extra_backends=backends[1:], out=out, store=store,
+    return Experiment(
+        name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=tuple(rules),
+        reference=data["reference"], backends=tuple(c for c, _ in backends), out=out, store=store,
         realizations=realizations,
         max_chars=data.get("max_chars"), order=_order(data.get("order", "counterbalanced"), src), source=src,
-        content=_content(data["content"], src, canon) if "content" in data else None,
-        **{k: data[k] for k in ("executor", "workers", "worker_cpus", "worker_gpus", "retries") if k in data},
-        **_bootstrap_keys(analysis, src),
-        contrasts=tuple(contrasts), variants=variants, edges=edges, silent_parts=silent, sweep=sweep,
-        sweep_confirm=sweep_confirm)
-    _check_analysis(exp, src)
-    executor_spec(exp)
-    return exp
+        content=content_settings(data["content"], src, canon) if "content" in data else None,
+        executor=_executor(data, src), bootstrap=_bootstrap(analysis, src),
+        contrasts=tuple(contrasts), variants=tuple(v for v, _ in variants), edges=edges, silent_parts=silent,
+        sweep=sweep, sweep_confirm=sweep_confirm, spelled=(*zip(rules, texts), *backends, *variants))
 
 
-def executor_spec(exp: Experiment):
-    """The experiment's executor (validated: errors name the key)."""
+def _executor(data: dict[str, Any], src: str) -> ExecutorSpec:
+    """The executor of the file's top-level keys (errors name the key)."""
     from simulplay.synthesis.executors import parse_executor
 
-    return parse_executor(exp.executor, worker_cpus=exp.worker_cpus, worker_gpus=exp.worker_gpus,
-                          retries=exp.retries, workers=exp.workers, source=f"{exp.source}: key 'executor'")
+    return parse_executor(data.get("executor", "serial"), worker_cpus=data.get("worker_cpus", 1.0),
+                          worker_gpus=data.get("worker_gpus", 0.0), retries=data.get("retries", 2),
+                          workers=data.get("workers"), source=f"{src}: key 'executor'")
 
 
 def _check_keys(data: dict, schema: dict[str, type], prefix: str, src: str) -> None:
@@ -265,17 +281,16 @@ def _path(base: Path, value: str, key: str, src: str, must_exist: bool = True) -
     return p
 
 
-def _backend_specs(value: dict[str, Any] | list, src: str, base: Path) -> tuple[str, ...]:
-    """The spec of the [backend] table, or of each [[backend]] table (their labels distinct)."""
+def _backend_specs(value: dict[str, Any] | list, src: str,
+                   base: Path) -> tuple[tuple[BackendConfig, str], ...]:
+    """The config and spec of the [backend] table, or of each [[backend]] table (their labels distinct)."""
     if isinstance(value, dict):
         return (_backend_spec(value, src, base),)
     if not value or not all(isinstance(t, dict) for t in value):
         raise _err(src, f"{value!r} is not a list of backend tables", field="backend",
                    accepted="[backend] once, or [[backend]] once per engine")
     specs = tuple(_backend_spec(t, src, base, f"backend[{i}]") for i, t in enumerate(value))
-    from simulplay.backends import parse_backend
-
-    labels = [parse_backend(s, check=False).create().label() for s in specs]
+    labels = [config.create().label() for config, _ in specs]
     for i, label in enumerate(labels):
         if label in labels[:i]:
             raise _err(src, f"two backends label their rows '{label}'", field=f"backend[{i}]",
@@ -283,8 +298,8 @@ def _backend_specs(value: dict[str, Any] | list, src: str, base: Path) -> tuple[
     return specs
 
 
-def _backend_spec(table: dict[str, Any], src: str, base: Path, key: str = "backend") -> str:
-    """The backend spec string; relative path settings resolve against the experiment's folder."""
+def _backend_spec(table: dict[str, Any], src: str, base: Path, key: str = "backend") -> tuple[BackendConfig, str]:
+    """The backend config and its spec string; relative path settings resolve against the experiment's folder."""
     from simulplay.backends import BACKENDS
 
     if "name" not in table or not isinstance(table["name"], str):
@@ -305,8 +320,7 @@ def _backend_spec(table: dict[str, Any], src: str, base: Path, key: str = "backe
     spec = table["name"] + (":" + ",".join(parts) if parts else "")
     from simulplay.backends import parse_backend
 
-    parse_backend(spec, source=f"{src}: table '{key}'")  # validates values now
-    return spec
+    return parse_backend(spec, source=f"{src}: table '{key}'"), spec  # values and files checked now
 
 
 def _order(value: str, src: str) -> str:
@@ -317,10 +331,16 @@ def _order(value: str, src: str) -> str:
     return value
 
 
-def _check_variant(v: str, src: str) -> None:
+def _variants(texts: list[str], src: str) -> tuple[tuple[ReplayVariant, str], ...]:
+    """Each variant with its text, each once (two spellings of one variant would replay it twice)."""
     from simulplay.sim.variants import parse_variant
 
-    parse_variant(v, source=src, key="analysis.variants")
+    out = tuple((parse_variant(v, source=src, key="analysis.variants"), v) for v in texts)
+    for i, (variant, text) in enumerate(out):
+        if any(variant == earlier for earlier, _ in out[:i]):
+            raise _err(src, f"'{text}' repeats a variant listed before it", field="analysis.variants",
+                       accepted="each replay variant once")
+    return out
 
 
 def _edge_thresholds(values: list, src: str) -> tuple[float, ...]:
@@ -346,46 +366,24 @@ def _sweep(analysis: dict[str, Any], src: str) -> tuple[tuple[str, ...], int]:
     return grids, confirm
 
 
-def _silent_parts(value: str, src: str) -> str:
-    from simulplay.sim.variants import parse_silent_parts
+def _bootstrap(analysis: dict[str, Any], src: str) -> Bootstrap:
+    """The paired talk bootstrap of the [analysis] keys, a preset (``bootstrap``) applied: a
+    key it sets may be absent or agree with it."""
+    keys = {f: analysis[k] for f, k in (("draws", "draws"), ("seed", "seed"), ("method", "quantile_method"),
+                                        ("confidence", "confidence"), ("rng", "bootstrap_rng"),
+                                        ("talk_order", "talk_order")) if k in analysis}
+    if "bootstrap" in analysis:
+        from simulplay.analysis.bootstrap import PRESETS, apply_preset
 
-    return parse_silent_parts(value, source=f"{src}: key 'analysis.silent_parts'")
-
-
-def _content(table: dict[str, Any], src: str, rules: list[str]):
-    from simulplay.workflows.diagnostics import content_settings
-
-    return content_settings(table, src, rules)
-
-
-def experiment_bootstrap(exp: Experiment) -> Bootstrap:
-    """The paired talk bootstrap of the experiment's [analysis] table."""
-    return Bootstrap(draws=exp.draws, seed=exp.seed, method=exp.quantile_method, confidence=exp.confidence,
-                     rng=exp.bootstrap_rng, talk_order=exp.talk_order)
-
-
-def _bootstrap_keys(analysis: dict[str, Any], src: str) -> dict[str, Any]:
-    """The [analysis] bootstrap keys as Experiment fields, a preset (``bootstrap``)
-    applied: a key it sets may be absent or agree with it."""
-    keys = {k: analysis[k] for k in ("draws", "seed", "quantile_method", "confidence", "bootstrap_rng", "talk_order")
-            if k in analysis}
-    if "bootstrap" not in analysis:
-        return keys
-    from simulplay.analysis.bootstrap import PRESETS, apply_preset
-
-    given = {f: keys[k] for f, k in (("rng", "bootstrap_rng"), ("method", "quantile_method")) if k in keys}
+        given = {f: keys[f] for f in ("rng", "method") if f in keys}
+        try:
+            keys |= apply_preset(analysis["bootstrap"], given, {},
+                                 names={"rng": "analysis.bootstrap_rng", "method": "analysis.quantile_method"})
+        except ValueError as e:
+            raise _err(src, str(e), field="analysis.bootstrap", accepted=f"one of {', '.join(PRESETS)}, without a "
+                       "different bootstrap_rng or quantile_method") from e
     try:
-        chosen = apply_preset(analysis["bootstrap"], given, {},
-                              names={"rng": "analysis.bootstrap_rng", "method": "analysis.quantile_method"})
-    except ValueError as e:
-        raise _err(src, str(e), field="analysis.bootstrap",
-                   accepted=f"one of {', '.join(PRESETS)}, without a different bootstrap_rng or quantile_method") from e
-    return {**keys, "bootstrap_rng": chosen["rng"], "quantile_method": chosen["method"]}
-
-
-def _check_analysis(exp: Experiment, src: str) -> None:
-    try:
-        experiment_bootstrap(exp)
+        return Bootstrap(**keys)
     except ValueError as e:
         raise _err(src, str(e), field="analysis",
                             accepted="draws ≥ 1, a NumPy quantile method or an order:… convention, "

@@ -38,13 +38,13 @@ import soundfile as sf
 
 from simulplay.analysis.latency import DEFINITION, speech_metrics, speech_playback
 from simulplay.analysis.latency_table import Timeline, speech_timelines
-from simulplay.fields import Checker
-from simulplay.paths import check_new_folder, new_folder
-from simulplay.signature import merge
-from simulplay.sim.manifest import output_keys
+from simulplay.core.fields import Checker
+from simulplay.core.paths import check_new_folder, new_folder
+from simulplay.core.signature import merge
+from simulplay.core.tables import write_table
+from simulplay.manifest.validate import output_keys
 from simulplay.sim.part_audio import LoadAudio, PartAudio
 from simulplay.sim.variants import Release
-from simulplay.tables import write_table
 from simulplay.traces.model import join_texts
 
 GROUP_KEYS = ("system", "condition", "backend", "realization")

@@ -14,31 +14,34 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulplay.analysis import EtaResult, compute_eta
 from simulplay.analysis.latency_table import latency_table
 from simulplay.analysis.noise import NoiseCheck, noise_check
-from simulplay.backends import parse_backend
-from simulplay.grouping import parse_rule
-from simulplay.paths import check_out_folder
-from simulplay.progress import NO_PROGRESS, Progress
-from simulplay.provenance import sha256_of_file
-from simulplay.sim import replay, validate_manifest
-from simulplay.sim.chunks import chunk_path, validate_chunks
+from simulplay.core.atomic import atomic_path
+from simulplay.core.paths import check_out_folder
+from simulplay.core.progress import NO_PROGRESS, Progress
+from simulplay.core.provenance import sha256_of_file
+from simulplay.core.tables import write_table
+from simulplay.manifest import validate_manifest
+from simulplay.manifest.chunks import chunk_path, validate_chunks
+from simulplay.sim import replay
 from simulplay.sim.replay import ReplayResult
-from simulplay.sim.variants import Measured, RequestRelease, parse_variant
+from simulplay.sim.variants import Measured, RequestRelease
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.combine import combine_syntheses
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
-from simulplay.tables import atomic_path, write_table
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.vad import SileroVad
 from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer, run_diagnostics
 from simulplay.workflows.edges import EdgesRun, run_edges, write_edges
 from simulplay.workflows.eta_tables import write_eta_tables, write_noise_check
-from simulplay.workflows.experiment import Experiment, executor_spec, experiment_bootstrap
+from simulplay.workflows.experiment import Experiment, written
 from simulplay.workflows.reuse import make_or_reuse
+
+if TYPE_CHECKING:
+    from simulplay.workflows.sweep import SweepRun
 
 
 @dataclass
@@ -55,16 +58,16 @@ class RunResult:
     edges: EdgesRun | None = None  # the edge-silence replay, when the experiment lists thresholds
     content: DiagnosticsResult | None = None  # the [content] table (transcripts, content, word timing)
     noise: NoiseCheck | None = None  # η spread across realizations and their duration differences
-    sweep: Any = None  # the modelled sweep (a workflows.sweep.SweepRun), when the experiment lists one
+    sweep: SweepRun | None = None  # the modelled sweep, when the experiment lists one
     syntheses: list[SynthResult] = field(default_factory=list)  # one per backend when the run has several
     reused: list[str] = field(default_factory=list)  # derived folders kept as they were (inputs unchanged)
 
 
 def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: Progress = NO_PROGRESS) -> RunResult:
-    """Run an experiment; every table is written into ``exp.out`` with its signature."""
+    """Run an experiment; every table is written into ``exp.out`` with its signature. The
+    experiment's configs are used as they are (nothing is parsed again)."""
     t0 = time.perf_counter()
-    configs = [parse_backend(spec, source=f"{exp.source}: table 'backend'") for spec in exp.backends]
-    rules = [parse_rule(r) for r in exp.rules]
+    rules = list(exp.rules)
     streams = streams_from_frame(read_traces(exp.traces))
     check_out_folder(exp.out, "out")  # before any work: the outputs and the store can be written
     check_out_folder(exp.store, "store")
@@ -76,20 +79,20 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     store = AudioStore.open(exp.store, field="store")
     syntheses = [synthesize_to_manifest(streams, rules, config, store, _manifest_path(exp, i),
                                         realizations=exp.realizations, order=exp.order, max_chars=exp.max_chars,
-                                        progress=progress, executor=executor_spec(exp), traces=exp.traces)
-                 for i, config in enumerate(configs)]
+                                        progress=progress, executor=exp.executor, traces=exp.traces)
+                 for i, config in enumerate(exp.backends)]
     synth = syntheses[0] if len(syntheses) == 1 else combine_syntheses(
         syntheses, exp.out / "manifest.parquet",
         traces=[{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)} for p in exp.traces])
     t1 = time.perf_counter()
-    boot = experiment_bootstrap(exp)
+    boot = exp.bootstrap
     manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
     base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release=RequestRelease(),
                                      service=Measured(), silent=exp.silent_parts)
     _latency(exp, synth, manifest, allow_incomplete)
     variants = {}
-    for v in exp.variants:
-        variant = parse_variant(v, source=exp.source, key="analysis.variants")
+    for variant in exp.variants:
+        v = written(exp, variant)
         variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + v.replace("=", "-"), allow_incomplete,
                                       release=variant.release, service=variant.service,
                                       silent=variant.silent or exp.silent_parts)
@@ -146,8 +149,8 @@ def _explorer_and_report(exp: Experiment, res: RunResult) -> None:
         from simulplay.report.explore import Computed, explore_run, write_explorer
 
         synth = res.synth
-        chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if "release=chunk" in exp.variants \
-            else None
+        chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) \
+            if any(v.release.needs_chunks for v in exp.variants) else None
         computed = Computed({v.replace("=", "-"): rep for v, (rep, _) in res.variants.items()}, chunks,
                             res.edges.result if res.edges is not None else None)
         write_explorer(explore_run(run(), computed=computed), exp.out / "explore")
@@ -221,15 +224,33 @@ def clock_record(st) -> dict[str, Any]:
     return {"machine": st.machine, "clock": None if st.clock is None else st.clock.to_dict()}
 
 
+def experiment_record(exp: Experiment) -> dict[str, Any]:
+    """The experiment as ``run.json`` records it (its ``experiment`` key): every setting under
+    the experiment file's key names, configs as :func:`written`; the report and the sweep read it."""
+    backends = [written(exp, b) for b in exp.backends]
+    boot = exp.bootstrap
+    return {
+        "name": exp.name, "traces": [str(p) for p in exp.traces], "a": exp.a, "f": exp.f,
+        "rules": [written(exp, r) for r in exp.rules], "reference": exp.reference, "backend": backends[0],
+        "out": str(exp.out), "store": str(exp.store), "realizations": exp.realizations, "order": exp.order,
+        "max_chars": exp.max_chars, **exp.executor.to_dict(),
+        "draws": boot.draws, "seed": boot.seed, "quantile_method": boot.method, "confidence": boot.confidence,
+        "bootstrap_rng": boot.rng, "talk_order": boot.talk_order,
+        "contrasts": [list(c) for c in exp.contrasts], "variants": [written(exp, v) for v in exp.variants],
+        "edges": list(exp.edges), "silent_parts": exp.silent_parts, "sweep": list(exp.sweep),
+        "sweep_confirm": exp.sweep_confirm, "content": None if exp.content is None else asdict(exp.content),
+        "extra_backends": backends[1:], "source": exp.source}
+
+
 def _write_run_record(exp: Experiment, res: RunResult) -> None:
     st = res.synth.stats
     man = res.synth.manifest
     record: dict[str, Any] = {
-        "experiment": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(exp).items()},
+        "experiment": experiment_record(exp),
         "requests": int(len(man)),
         "synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed,
         "reused_rows": int(man["reused"].sum()),
-        "executor": exp.executor, "retries": st.retries, "worker_deaths": st.worker_deaths,
+        "executor": exp.executor.label(), "retries": st.retries, "worker_deaths": st.worker_deaths,
         "service_time_parallel_over_serial": st.contention_ratio,
         "per_worker": {w: vars(v) for w, v in st.per_worker.items()},
         "audio_s": float(man["audio_s"].sum()),
@@ -242,9 +263,10 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
         **clock_record(st),
     }
     if res.syntheses:  # a run of several engines: each backend's own synthesis
-        record["backends"] = [{"spec": spec, "backend": str(r.manifest["backend"].iloc[0]), "manifest": str(r.path),
+        record["backends"] = [{"spec": written(exp, config), "backend": str(r.manifest["backend"].iloc[0]),
+                               "manifest": str(r.path),
                                "synthesized": r.stats.synthesized, "already_in_store": r.stats.skipped,
                                "failed": r.stats.failed, **clock_record(r.stats)}
-                              for spec, r in zip(exp.backends, res.syntheses)]
+                              for config, r in zip(exp.backends, res.syntheses)]
     with atomic_path(exp.out / "run.json") as tmp:
         tmp.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")

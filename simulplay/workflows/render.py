@@ -7,7 +7,7 @@ playback start in the replay (``--release``, ``--service``), so its length is
 intervals to the sample. Mono, 16-bit PCM, FLAC or WAV, at the output's sample rate.
 
 With source audio (``--source-audio DIR``: ``DIR/<talk_id>.wav`` or ``.flac``, the name
-made safe by :func:`simulplay.paths.safe_component`) the file is stereo: the source on the
+made safe by :func:`simulplay.core.paths.safe_component`) the file is stereo: the source on the
 left from its first sample (source time 0), the translation on the right, both at the
 translation's rate (the source resampled with soxr, quality HQ, when its rate differs;
 several source channels averaged); the file then lasts as long as the longer of the two.
@@ -32,17 +32,17 @@ import numpy as np
 import pandas as pd
 import soundfile as sf
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.paths import check_new_folder, new_folder, safe_component, safe_names
+from simulplay.core.progress import NO_PROGRESS, Progress, tracking
+from simulplay.core.signature import merge
+from simulplay.core.tables import write_table
 from simulplay.grouping import canonical_condition
-from simulplay.paths import check_new_folder, new_folder, safe_component, safe_names
-from simulplay.progress import NO_PROGRESS, Progress, tracking
-from simulplay.signature import merge
+from simulplay.manifest.validate import output_keys
 from simulplay.sim.listener_audio import RESAMPLE_QUALITY, Rendered, render_output, resample
-from simulplay.sim.manifest import output_keys
 from simulplay.sim.part_audio import LoadAudio, PartAudio, part_samples, require_audio
 from simulplay.sim.replay import output_label, replay
 from simulplay.sim.variants import Release, ServiceModel, parse_release
-from simulplay.tables import write_table
 
 FORMATS = {"flac": "FLAC", "wav": "WAV"}
 SOURCE_SUFFIXES = (".wav", ".flac")

@@ -8,7 +8,9 @@ worker columns. ``--sample N`` re-times N requests spread evenly over the manife
 order (the rest keep their times: a cheap measurement of how far the clock was off);
 ``--all`` re-times every request (a manifest to replay). The comparison table holds,
 per output, the re-timed requests' ratio ``new service / old service``: its median and
-the worst (the one farthest from 1).
+the worst (the one farthest from 1). The new manifest and chunk table pass the reader's
+check before they are written (:func:`simulplay.manifest.check_written`; a failure is a
+:class:`simulplay.manifest.WrittenTableError`, a bug, not an InputError).
 """
 
 from __future__ import annotations
@@ -22,17 +24,18 @@ import numpy as np
 import pandas as pd
 
 from simulplay.backends import parse_backend
-from simulplay.errors import InputError
-from simulplay.keys import OUTPUT_ID
-from simulplay.progress import NO_PROGRESS, Progress, tracking
-from simulplay.provenance import machine
-from simulplay.signature import base_signature
-from simulplay.sim.manifest import output_keys, validate_manifest
+from simulplay.core.errors import InputError
+from simulplay.core.keys import OUTPUT_ID
+from simulplay.core.progress import NO_PROGRESS, Progress, tracking
+from simulplay.core.provenance import machine
+from simulplay.core.signature import base_signature
+from simulplay.core.tables import read_table, stored_signatures, write_table
+from simulplay.manifest.columns import chunk_path
+from simulplay.manifest.validate import output_keys, validate_manifest
+from simulplay.manifest.written import check_written
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import ClockCheck, check_clock
-from simulplay.synthesis.columns import chunk_path
 from simulplay.synthesis.executors.jobs import Job, Outcome, WorkerState
-from simulplay.tables import read_table, stored_signatures, write_table
 
 COMPARISON_COLUMNS = ("n_retimed", "old_median_s", "new_median_s", "median_ratio", "worst_ratio")
 SAME_BACKEND = "the backend the manifest was synthesized with (its spec is in the manifest's metadata)"
@@ -93,11 +96,12 @@ def retime_manifest(source: Path, store: AudioStore, out: Path, *, sample: int |
     rows = stored_signatures(meta, len(new)) or [{**sig, "rule": c} for c in new["condition"]]
     sigs = [{**r, **changed} for r in rows]
     manifest = new.drop(columns=["_group"])
+    chunks = _chunks(source, manifest, outcomes, groups)
+    check_written(manifest, chunks, out)  # a table the reader refuses is a bug, caught before it is written
     write_table(manifest, out, sigs, kind="manifest",
                 extra_meta={**{k: v for k, v in meta.items() if k not in ("table", "signatures", "row_signature")},
                             "signature": sig, "clock": clock.to_dict(), "retime_clock": retime_clock.to_dict(),
                             "machine": machine(), "retimed_from": str(Path(source).resolve())})
-    chunks = _chunks(source, manifest, outcomes, groups)
     if chunks is not None:
         write_table(chunks, chunk_path(out), sig, kind="chunks")
     comparison = compare(manifest)

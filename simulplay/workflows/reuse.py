@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from simulplay.provenance import sha256_of_file
-from simulplay.store.files import write_atomic
-from simulplay.version import __version__
+from simulplay.core.atomic import write_atomic
+from simulplay.core.provenance import sha256_of_file
+from simulplay.core.version import __version__
 
 #: The record each derived folder keeps of its inputs and files.
 RECORD = ".simulplay-inputs.json"

@@ -2,8 +2,13 @@
 
 Built on the standard library's ``http.server`` (HTTP/1.1, chunked transfer encoding):
 one endpoint and one synthesizer per process need no framework, and nothing is added to
-the dependencies. Requests are synthesized one at a time (a lock), as the serial
-synthesizer (docs/concepts.md#the-service-clock); concurrent requests wait.
+the dependencies. ``workers`` (K, default 1) backend instances serve the requests: each
+request, once read and checked, takes a free instance for the whole of its synthesis; a
+request that finds all K busy waits in a queue without limit and gets the next instance
+freed, strictly in the order the requests were read (first in, first out), so K = 1 is the
+serial synthesizer (docs/concepts.md#the-service-clock) and K > 1 lets a CPU machine show
+how service grows with load (docs/many-listeners.md). Each instance loads and warms up its
+own model (K times the memory and threads).
 
 Endpoints (below ``/v1``):
 
@@ -15,8 +20,10 @@ Endpoints (below ``/v1``):
   with an OpenAI-style JSON error; a failure after it cuts the stream (no final chunk),
   so the client records a failure.
 * ``GET /v1/models``: the one served model; ``GET /v1/simulplay/identity``: the backend's
-  identity (package versions, model hashes, settings, seed, device), which the ``http``
-  client puts into its own identity.
+  identity (package versions, model hashes, settings, seed, device) and, with K > 1,
+  ``workers`` (K), which the ``http`` client puts into its own identity (a one-worker
+  server's identity is the backend's alone, as before ``--workers`` existed, so stores made
+  against it are reused).
 
 With ``api_key_env`` set, requests need ``Authorization: Bearer <the variable's value>``;
 the key is kept in memory only and never logged.
@@ -30,30 +37,68 @@ import os
 import struct
 import sys
 import threading
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from simulplay.backends.base import Backend
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 MAX_BODY = 1 << 20  # bytes
 FIELDS = ("model", "input", "voice", "response_format", "speed", "stream_format")
 
 
+class WorkerPool:
+    """K backend instances handed out first in, first out: :meth:`acquire` returns a free
+    instance or waits behind every earlier waiter; :meth:`release` gives the instance to the
+    longest-waiting request, or back to the free ones."""
+
+    def __init__(self, backends: Sequence[Backend]):
+        self.backends = list(backends)
+        self._free = list(reversed(self.backends))
+        self._waiting: deque[list] = deque()
+        self._lock = threading.Lock()
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for an instance now."""
+        with self._lock:
+            return len(self._waiting)
+
+    def acquire(self) -> Backend:
+        with self._lock:
+            if self._free and not self._waiting:
+                return self._free.pop()
+            slot: list = [threading.Event(), None]
+            self._waiting.append(slot)
+        slot[0].wait()
+        return slot[1]
+
+    def release(self, backend: Backend) -> None:
+        with self._lock:
+            if self._waiting:
+                slot = self._waiting.popleft()
+                slot[1] = backend
+                slot[0].set()
+            else:
+                self._free.append(backend)
+
+
 class SpeechServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, backend: Backend, address: tuple[str, int], *, model: str | None = None,
+    def __init__(self, backend: Backend | Sequence[Backend], address: tuple[str, int], *, model: str | None = None,
                  api_key: str | None = None, log: Callable[[str], None] | None = None):
         super().__init__(address, SpeechHandler)
-        self.backend = backend
-        self.model = model or backend.label()
-        self.identity = backend.identity()
+        self.pool = WorkerPool([backend] if isinstance(backend, Backend) else backend)
+        self.backend = self.pool.backends[0]
+        self.model = model or self.backend.label()
+        k = len(self.pool.backends)  # one worker: the identity of a plain server, so stores made before reuse
+        self.identity = {**self.backend.identity(), **({"workers": k} if k > 1 else {})}
         self.voice = str(self.identity.get("voice", ""))
         self.api_key = api_key
         self.log = log
-        self.lock = threading.Lock()
 
     @property
     def url(self) -> str:
@@ -115,8 +160,11 @@ class SpeechHandler(BaseHTTPRequestHandler):
         if request is None:
             return
         text, fmt = request
-        with self.server.lock:
-            self._synthesize(text, fmt)
+        backend = self.server.pool.acquire()
+        try:
+            self._synthesize(text, fmt, backend)
+        finally:
+            self.server.pool.release(backend)
 
     def _read_request(self) -> tuple[str, str] | None:
         try:
@@ -137,8 +185,7 @@ class SpeechHandler(BaseHTTPRequestHandler):
             return None
         return body["input"], body.get("response_format", "pcm")
 
-    def _synthesize(self, text: str, fmt: str) -> None:
-        backend = self.server.backend
+    def _synthesize(self, text: str, fmt: str, backend: Backend) -> None:
         started = False
         try:
             for samples in backend.stream(text):
@@ -203,9 +250,12 @@ def streaming_wav_header(rate: int) -> bytes:
             rate * 2, 2, 16) + b"data" + struct.pack("<I", 0xFFFFFFFF))
 
 
-def make_server(backend: Backend, host: str, port: int, *, model: str | None = None,
+def make_server(backend: Backend | Sequence[Backend], host: str, port: int, *, model: str | None = None,
                 api_key_env: str | None = None, log: Callable[[str], None] | None = None) -> SpeechServer:
-    """Load and warm up ``backend`` (outside any request's clock) and bind the server."""
+    """Load and warm up ``backend`` — or each of several instances of one backend, the
+    server's K workers — outside any request's clock, and bind the server."""
+    backends = [backend] if isinstance(backend, Backend) else list(backend)
+    backend = backends[0]
     if getattr(backend.config, "kind", "request") != "request":
         raise InputError.at("--backend", f"backend '{backend.config.name}' is a {backend.config.kind} backend",
                             accepted="a request backend (piper, xtts, …)")
@@ -215,10 +265,11 @@ def make_server(backend: Backend, host: str, port: int, *, model: str | None = N
         if not api_key:
             raise InputError.at("--api-key-env", f"the environment variable {api_key_env} is not set or empty",
                                 accepted="the name of a variable holding the API key clients must send")
-    backend.load()
-    backend.warmup()
+    for b in backends:
+        b.load()
+        b.warmup()
     try:
-        return SpeechServer(backend, (host, port), model=model, api_key=api_key, log=log)
+        return SpeechServer(backends, (host, port), model=model, api_key=api_key, log=log)
     except OSError as e:
         raise InputError.at(f"--host {host} --port {port}", f"cannot listen ({e.strerror or e})",
                             accepted="a free port on a local address") from e
@@ -236,4 +287,5 @@ def serve_until_interrupted(server: SpeechServer) -> None:
         pass
     finally:
         server.server_close()
-        server.backend.close()
+        for backend in server.pool.backends:
+            backend.close()

@@ -29,13 +29,13 @@ import pandas as pd
 from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED, Bootstrap
 from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep, sweep_service
 from simulplay.analysis.sweep_check import SweepCheck, check_sweep
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.paths import check_out_folder
+from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.grouping import parse_rule
 from simulplay.grouping.grid import RuleGrid, parse_grids
 from simulplay.grouping.registry import canonical_condition
-from simulplay.paths import check_out_folder
-from simulplay.progress import NO_PROGRESS, Progress
-from simulplay.sim.manifest import read_manifest
+from simulplay.manifest.validate import read_manifest
 from simulplay.synthesis.run import SynthResult
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.traces.model import Stream

@@ -1,6 +1,6 @@
 """The sweep's tables and figures: measured columns, the points to confirm, and the files.
 
-Every table is written with :func:`simulplay.tables.write_table` (one signature per row,
+Every table is written with :func:`simulplay.core.tables.write_table` (one signature per row,
 Parquet/CSV/Markdown by suffix); each family's figure comes from
 :mod:`simulplay.report.sweep_figures`.
 """
@@ -15,9 +15,10 @@ import pandas as pd
 
 from simulplay.analysis.sweep import Modelled, SweepResult
 from simulplay.analysis.sweep_check import SweepCheck
-from simulplay.keys import RUN_PANEL_KEYS, present
-from simulplay.signature import merge
-from simulplay.tables import atomic_path, write_table
+from simulplay.core.atomic import atomic_path
+from simulplay.core.keys import RUN_PANEL_KEYS, present
+from simulplay.core.signature import merge
+from simulplay.core.tables import write_table
 
 MEASURED = ("measured_eta_s", "measured_ci_low_s", "measured_ci_high_s", "measured_L_a_s", "measured_L_low_a_s",
             "measured_L_high_a_s", "measured_L_f_s", "measured_L_low_f_s", "measured_L_high_f_s")

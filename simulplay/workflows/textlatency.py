@@ -18,7 +18,7 @@ keep them. Text flushed at the end of the source can therefore vanish from LongY
 
 OmniSTEval's aligner maps its recordings over ``multiprocessing.Pool()``, which forks: in a
 process with threads (a backend's, onnxruntime's) a forked worker can wait forever on a lock
-copied mid-use. Each call lends it a pool from :mod:`simulplay.pools` instead (forkserver, one
+copied mid-use. Each call lends it a pool from :mod:`simulplay.core.pools` instead (forkserver, one
 worker per CPU; in this process when the work is small: bench/bench_aligner_pool.py); the
 alignment itself, and so every score, is OmniSTEval's.
 """
@@ -52,12 +52,12 @@ from simulplay.analysis.textlatency import (
     per_output_table,
     unit_emissions,
 )
-from simulplay.errors import InputError
-from simulplay.fields import Checker
-from simulplay.keys import OUTPUT_KEYS, RUN_PANEL_KEYS
-from simulplay.pools import pool, worker_count
-from simulplay.signature import base_signature, merge
-from simulplay.tables import check_readable, read_table, stored_signatures
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
+from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS
+from simulplay.core.pools import pool, worker_count
+from simulplay.core.signature import base_signature, merge
+from simulplay.core.tables import check_readable, read_table, stored_signatures
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.traces.importers.common import log_fingerprint
 from simulplay.traces.importers.segmentation import Segmentation, read_segmentation
@@ -262,7 +262,7 @@ SERIAL_CELLS = 500_000
 @contextmanager
 def _aligner_without_fork(cells: list[int]) -> Iterator[None]:
     """For one call, OmniSTEval 0.1.10's ``Pool()`` (in ``omnisteval.alignment.align_words``)
-    is a pool of :mod:`simulplay.pools`, in place of a fork pool: one worker per talk and CPU,
+    is a pool of :mod:`simulplay.core.pools`, in place of a fork pool: one worker per talk and CPU,
     or none when the ``cells`` of the talks' alignments sum to fewer than :data:`SERIAL_CELLS`."""
     from omnisteval import alignment
 

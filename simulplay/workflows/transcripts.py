@@ -26,16 +26,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError, Interrupted
-from simulplay.fields import Checker
-from simulplay.keys import OUTPUT_KEYS
-from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.core.errors import InputError, Interrupted
+from simulplay.core.fields import Checker
+from simulplay.core.keys import OUTPUT_KEYS
+from simulplay.core.progress import NO_PROGRESS, Progress
+from simulplay.core.signature import merge, settings_hash
+from simulplay.core.tables import read_table, stored_signatures
+from simulplay.manifest.validate import output_keys
 from simulplay.recognizers.base import Recognizer, recognizer_summary, to_16k
 from simulplay.recognizers.windows import WindowRule, failed_windows, pieces_columns, transcribe_waveform
-from simulplay.signature import merge, settings_hash
-from simulplay.sim.manifest import output_keys
 from simulplay.store.store import AudioStore, describe_request
-from simulplay.tables import read_table, stored_signatures
 from simulplay.traces.model import join_texts
 
 SCALAR_COLUMNS = ("n_requests", "sample_rate", "audio_s", "intended", "recognized", "n_windows", "n_pieces",

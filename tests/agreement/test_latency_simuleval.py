@@ -14,7 +14,7 @@ import pytest
 
 from simulplay.analysis.latency import METRIC_COLUMNS, atd_speech
 from simulplay.analysis.latency_table import latency_table
-from simulplay.sim import validate_manifest
+from simulplay.manifest import validate_manifest
 from tests.support.simuleval_drive import ns, serial_ready, simuleval_instance, simuleval_scores
 
 RATE = 22_050
@@ -107,7 +107,7 @@ def test_output_without_audio_has_no_metrics_and_zero_chunks():
 def test_plain_form_needs_dispatch_times():
     m = pd.DataFrame([{"talk_id": "t", "system": "A", "condition": "logged", "seq": 0, "dispatch_s": "",
                        "service_s": "", "ready_s": "1.5", "audio_s": "0.5", "source_s": "3"}])
-    from simulplay.errors import InputError
+    from simulplay.core.errors import InputError
 
     with pytest.raises(InputError, match="dispatch_s.*plain"):
         latency_table(validate_manifest(m, "m.csv"), source="m.csv")

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from simulplay.sim import player as pl
+from simulplay.analysis import player as pl
 
 MS = 1_000_000  # ns
 

@@ -8,7 +8,8 @@ import pytest
 from simuleval.evaluator.instance import SpeechToSpeechInstance
 from simuleval.evaluator.scorers.latency_scorer import EndOffsetScorer, StartOffsetScorer
 
-from simulplay.sim import replay, validate_manifest
+from simulplay.manifest import validate_manifest
+from simulplay.sim import replay
 
 
 def simuleval_instance(tmp_path, ready_ms, dur_ms, source_ms):

@@ -9,7 +9,7 @@ from simulplay.analysis import Bootstrap, compute_eta
 from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_SEED, WORD_TIMING_METHOD, WORD_TIMING_SEED
 from simulplay.analysis.wordtiming import check_timing_bootstrap
 from simulplay.cli import options
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from tests.support.checks import assert_one_line_error
 
 

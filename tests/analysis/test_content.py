@@ -13,9 +13,9 @@ from simulplay.analysis.content import (
     score_content,
     tokens,
 )
-from simulplay.errors import IncompleteError, InputError
+from simulplay.core.errors import IncompleteError, InputError
+from simulplay.core.signature import format_signature
 from simulplay.grouping import parse_pair
-from simulplay.signature import format_signature
 
 
 def test_punctuation_retaining_tokens_are_lowercased_whitespace_tokens():

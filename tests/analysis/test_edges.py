@@ -16,7 +16,7 @@ from simulplay.analysis.edges import (
     resampled_length,
     speech_samples,
 )
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.workflows.edges import check_guard, parse_thresholds
 
 
@@ -140,7 +140,7 @@ def test_nonspeech_share_divides_summed_nonspeech_by_summed_reduction():
 
 def test_nonspeech_share_fails_closed_on_a_missing_output():
     from simulplay.analysis.edge_replay import nonspeech_share
-    from simulplay.errors import IncompleteError
+    from simulplay.core.errors import IncompleteError
 
     res = hand_result([("t1", "immediate", 1000, 500, 900), ("t1", "timer:w=4", 800, 500, 800),
                        ("t2", "immediate", 1000, 500, 900)])

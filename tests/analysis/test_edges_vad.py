@@ -16,7 +16,8 @@ from simulplay.analysis.edge_replay import nonspeech_share
 from simulplay.analysis.edges import guard_samples, keep_bounds, speech_samples
 from simulplay.backends import parse_backend
 from simulplay.grouping import parse_rule
-from simulplay.sim import read_manifest, replay
+from simulplay.manifest import read_manifest
+from simulplay.sim import replay
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.vad import SileroVad, to_vad_input

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from simulplay.analysis import Bootstrap, compute_eta
-from simulplay.errors import IncompleteError, InputError
+from simulplay.core.errors import IncompleteError, InputError
 
 
 def summary_frame(values):

@@ -8,7 +8,7 @@ import pytest
 
 from simulplay.analysis import Bootstrap, compute_eta
 from simulplay.analysis.interaction import parse_backend_pair
-from simulplay.errors import IncompleteError, InputError
+from simulplay.core.errors import IncompleteError, InputError
 from tests.support.checks import assert_one_line_error
 
 # (backend, talk, system, condition) → (audio D, idle I); S = 100 s everywhere, L = D + I − S.

@@ -17,11 +17,11 @@ import soundfile as sf
 
 from simulplay.analysis.latency_table import LATENCY_COLUMNS, latency_table
 from simulplay.backends import parse_backend
+from simulplay.core.tables import read_table
 from simulplay.grouping import parse_rule
-from simulplay.sim import read_chunks, read_manifest
+from simulplay.manifest import read_chunks, read_manifest
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
-from simulplay.tables import read_table
 from tests.support.factories import stream
 from tests.support.simuleval_drive import ns, serial_ready, simuleval_instance, simuleval_scores
 

@@ -7,7 +7,7 @@ import pytest
 
 from simulplay.analysis.sweep import replay_eta, run_sweep, sweep_service
 from simulplay.analysis.sweep_check import check_sweep
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping.grid import parse_grids
 from simulplay.workflows.sweep import read_run
 from tests.support.cli import run_cli

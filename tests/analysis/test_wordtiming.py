@@ -10,7 +10,7 @@ import pytest
 from simulplay.analysis import Bootstrap
 from simulplay.analysis.alignment import unambiguous_matches
 from simulplay.analysis.wordtiming import output_words, to_playback, word_availability, word_timing
-from simulplay.errors import IncompleteError, InputError
+from simulplay.core.errors import IncompleteError, InputError
 from tests.support.factories import stream
 
 

@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 
 import simulplay
-from simulplay.errors import InputError
-from simulplay.tables import read_table, stored_signatures, write_table
+from simulplay.core.errors import InputError
+from simulplay.core.tables import read_table, stored_signatures, write_table
 from tests.support import cli
 
 SAMPLE = files("simulplay.sample_traces") / "sample_traces.jsonl"

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import simulplay
-from simulplay.errors import IncompleteError, InputError
+from simulplay.core.errors import IncompleteError, InputError
 
 TRACE = pd.DataFrame({"talk_id": "t1", "system": "A", "seq": [0, 1], "time_s": [0.5, 1.5],
                       "text": ["Hello there.", "Bye."], "source_s": 3.0})

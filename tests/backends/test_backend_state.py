@@ -14,7 +14,7 @@ import pytest
 
 from simulplay.backends import backend_from_dict, parse_backend
 from simulplay.backends.piper import PiperSettings
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from tests.support.fake_cosyvoice import make_checkout, make_model_and_prompt
 
 # a module fixture of real runs takes seconds: every test here counts as slow (make test-fast leaves them out)

@@ -12,7 +12,7 @@ import pytest
 from simulplay.backends import backend_from_dict, parse_backend
 from simulplay.backends import espeak as espeak_module
 from simulplay.backends.base import identity_key
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping import parse_rule
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import PROBE_SPREAD

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from simulplay.backends import parse_backend
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping import parse_rule
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.request import synthesize_request

@@ -15,10 +15,10 @@ from simulplay.backends import parse_backend
 from simulplay.backends.base import BackendError
 from simulplay.backends.piper import default_voice
 from simulplay.backends.served import PcmDecoder
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.provenance import file_sha256
 from simulplay.grouping import parse_rule
-from simulplay.provenance import file_sha256
-from simulplay.sim import read_chunks, read_manifest
+from simulplay.manifest import read_chunks, read_manifest
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.request import synthesize_request
 from simulplay.synthesis.run import synthesize_to_manifest

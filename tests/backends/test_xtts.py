@@ -13,10 +13,10 @@ import soundfile as sf
 from simulplay.backends import parse_backend
 from simulplay.backends.base import BackendError
 from simulplay.backends.xtts import MODEL_FILES, float_to_int16
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.provenance import _sha256_cached, file_sha256
 from simulplay.grouping import parse_rule
-from simulplay.provenance import _sha256_cached, file_sha256
-from simulplay.sim import read_manifest
+from simulplay.manifest import read_manifest
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
 from tests.support.factories import stream

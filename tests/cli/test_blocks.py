@@ -11,7 +11,7 @@ import pytest
 from simulplay.analysis import Bootstrap
 from simulplay.backends import parse_backend
 from simulplay.blocks import block_tables, compare_blocks, feed_schedule, run_session, select_blocks
-from simulplay.errors import IncompleteError, InputError
+from simulplay.core.errors import IncompleteError, InputError
 from simulplay.grouping import parse_rule
 from tests.support.checks import wait_until
 from tests.support.factories import reference_playback, stream

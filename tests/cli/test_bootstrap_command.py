@@ -132,11 +132,11 @@ reference = "immediate"
     ("", ("numpy", "order:floor((n+1)a)", "sorted")),
 ])
 def test_an_experiment_names_the_preset(tmp_path, analysis, want):
-    from simulplay.workflows.experiment import experiment_bootstrap, load_experiment
+    from simulplay.workflows.experiment import load_experiment
 
     (tmp_path / "trace.jsonl").write_text("")
     (tmp_path / "exp.toml").write_text(EXPERIMENT + analysis)
-    boot = experiment_bootstrap(load_experiment(tmp_path / "exp.toml"))
+    boot = load_experiment(tmp_path / "exp.toml").bootstrap
     assert (boot.rng, boot.method, boot.talk_order) == want
 
 
@@ -146,7 +146,7 @@ def test_an_experiment_names_the_preset(tmp_path, analysis, want):
     ('bootstrap_rng = "mt"\n', ["key 'analysis'", "unknown bootstrap generator 'mt'"]),
 ])
 def test_an_experiment_refuses_a_preset_it_contradicts(tmp_path, analysis, fragments):
-    from simulplay.errors import InputError
+    from simulplay.core.errors import InputError
     from simulplay.workflows.experiment import load_experiment
 
     (tmp_path / "trace.jsonl").write_text("")

@@ -95,7 +95,8 @@ def test_validate_prints_stats(cli, tmp_path):
 @pytest.mark.parametrize("args,fragments", [
     (["replay", "{m}", "--out", "{o}/s.csv", "--bogus"], ["No such option: --bogus"]),
     (["replay", "{m}", "--out", "{o}/s.csv", "--service", "fast"], ["--service 'fast'",
-                                                                   "measured, zero, scale=F with F ≥ 0 or fit"]),
+                                                                   "measured, zero, scale=F with F ≥ 0, fit (a "
+                                                                   "modelled clock) or servers=K"]),
     (["replay", "{m}", "--out", "{o}/s.xlsx"], ["unknown file format '.xlsx'"]),
     (["replay", "{o}/none.csv", "--out", "{o}/s.csv"], ["none.csv", "no such file"]),
     (["replay", "{m}", "--out", "{o}/s.csv", "--release", "word"], ["--release 'word'", "request or chunk"]),

@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from simulplay.backends import parse_backend
+from simulplay.core.tables import read_table
 from simulplay.grouping import parse_rule
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
-from simulplay.tables import read_table
 from tests.support.factories import manifest as hand_manifest
 from tests.support.factories import small_trace, stream
 

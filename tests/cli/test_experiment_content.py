@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.workflows.experiment import load_experiment
 from tests.support.factories import ASR_TALKS as TALKS
 

@@ -27,16 +27,22 @@ TOL = 1e-9  # seconds: every number is a whole nanosecond, sums of them are exac
 
 
 def test_the_example_is_the_papers_design():
+    from simulplay.analysis.bootstrap import Bootstrap
+    from simulplay.sim.variants import ChunkRelease, Measured, ReplayVariant, RequestRelease, Zero
+    from simulplay.workflows.experiment import written
+
     exp = load_experiment(EXAMPLE)
-    assert exp.rules[:2] == ("immediate", "timer:w=4") and exp.reference == "immediate"
-    assert {"punct:cap=2,min_words=3", "words:n=8,cap=2", "timer:w=2"} <= set(exp.rules)
+    assert [written(exp, r) for r in exp.rules[:2]] == ["immediate", "timer:w=4"] and exp.reference == "immediate"
+    assert {"punct:cap=2,min_words=3", "words:n=8,cap=2", "timer:w=2"} <= {r.canonical() for r in exp.rules}
     assert exp.contrasts == (("punct:cap=2,min_words=3", "timer:w=2"),)
-    assert exp.variants == ("release=chunk", "service=zero") and exp.edges == (0.3, 0.5, 0.7)
+    assert exp.variants == (ReplayVariant(ChunkRelease(), Measured()), ReplayVariant(RequestRelease(), Zero()))
+    assert [written(exp, v) for v in exp.variants] == ["release=chunk", "service=zero"]
+    assert exp.edges == (0.3, 0.5, 0.7)
     assert exp.realizations == 3 and exp.order == "counterbalanced"
     assert 'order = "counterbalanced"' in EXAMPLE.read_text()  # stated, not left to the default
-    assert exp.backends == ("piper:intra_op_threads=2", "espeak:voice=en-us")  # two real engines (C.4)
-    assert (exp.draws, exp.seed, exp.quantile_method, exp.bootstrap_rng) == \
-        (10_000, 1032026, "order:int(nq)", "python")  # bootstrap = "paper"
+    # two real engines (C.4)
+    assert [written(exp, b) for b in exp.backends] == ["piper:intra_op_threads=2", "espeak:voice=en-us"]
+    assert exp.bootstrap == Bootstrap(draws=10_000, seed=1032026, method="order:int(nq)", rng="python")  # "paper"
     assert exp.traces == ((ROOT / "traces" / "sample_traces.jsonl").resolve(),) or \
         [p.resolve() for p in exp.traces] == [(ROOT / "traces" / "sample_traces.jsonl").resolve()]
 

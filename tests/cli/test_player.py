@@ -6,7 +6,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from simulplay.sim.player_table import PLAYER_COLUMNS
+from simulplay.analysis.player_table import PLAYER_COLUMNS
 from tests.support.checks import assert_one_line_error
 from tests.support.factories import MIDDLE_STALL_REQUESTS, manifest
 

@@ -9,8 +9,8 @@ import sys
 import pandas as pd
 import pytest
 
+from simulplay.core.tables import read_table
 from simulplay.store.store import AudioStore
-from simulplay.tables import read_table
 from tests.support.checks import assert_one_line_error, wait_until
 from tests.support.cli import run_cli
 from tests.support.sweep_runs import synthetic_run

@@ -2,7 +2,7 @@
 
 import pytest
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping.grid import MAX_POINTS, parse_grids
 
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping import Splitter, parse_rule, stream_requests
 from simulplay.grouping.registry import Rule, register_rule
 from simulplay.traces.model import join_texts
@@ -125,8 +125,8 @@ def scratch_rule_name():
 def test_a_user_rule_registers_without_editing_the_core(scratch_rule_name):
     from dataclasses import dataclass
 
+    from simulplay.core.specs import RegistryError
     from simulplay.grouping.registry import Group
-    from simulplay.specs import RegistryError
 
     @register_rule(scratch_rule_name)
     @dataclass(frozen=True)

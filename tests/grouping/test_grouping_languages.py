@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping import parse_rule, unique_rules
 from simulplay.traces.model import char_count, ends_terminal, frame_from_streams, join_texts, word_count
 from simulplay.traces.validate import stream_stats

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping import parse_pair
 
 

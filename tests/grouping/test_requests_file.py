@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping import Splitter, parse_rule, requests_frame, split_requests
 from simulplay.grouping.requests_file import read_requests
 from tests.support.factories import stream

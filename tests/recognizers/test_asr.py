@@ -12,16 +12,17 @@ from simulplay.analysis import Bootstrap
 from simulplay.analysis.content import edit_counts, score_content, tokens
 from simulplay.analysis.wordtiming import word_timing
 from simulplay.backends import parse_backend
-from simulplay.errors import IncompleteError
+from simulplay.core.errors import IncompleteError
+from simulplay.core.tables import write_table
 from simulplay.grouping import parse_rule
+from simulplay.manifest import read_manifest
 from simulplay.recognizers import parse_recognizer
 from simulplay.recognizers.base import SAMPLE_RATE, to_16k
 from simulplay.recognizers.whisper import decoder_capacity
 from simulplay.recognizers.windows import WindowRule, transcribe_waveform
-from simulplay.sim import read_manifest, replay
+from simulplay.sim import replay
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
-from simulplay.tables import write_table
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.workflows.transcripts import transcribe_manifest
 from tests.support.factories import ASR_TALKS as TALKS

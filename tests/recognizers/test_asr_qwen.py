@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.recognizers import parse_recognizer
 from simulplay.recognizers import qwen as qwen_module
 from simulplay.recognizers.base import SAMPLE_RATE

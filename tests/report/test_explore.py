@@ -14,14 +14,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulplay.analysis import Bootstrap, compute_eta
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.tables import read_table, write_table
+from simulplay.manifest import read_manifest
 from simulplay.report import build_report, write_report
 from simulplay.report.build import load_inputs
 from simulplay.report.explore import Computed, build_explorer, explore_run, explorer_files, write_explorer
 from simulplay.report.explore.variants import manifest_signature
-from simulplay.sim import read_manifest, replay
+from simulplay.sim import replay
 from simulplay.sim.variants import parse_service
-from simulplay.tables import read_table, write_table
 from tests.support.checks import assert_one_line_error
 from tests.support.report_runs import make_run
 

@@ -22,12 +22,13 @@ import pyarrow.parquet as pq
 import pytest
 from playwright.sync_api import sync_playwright
 
+from simulplay.core.tables import read_table
+from simulplay.manifest import read_manifest
 from simulplay.report.explore import build_explorer, write_explorer
-from simulplay.sim import read_manifest, replay
+from simulplay.sim import replay
 from simulplay.sim.listener_audio import render_output
 from simulplay.sim.part_audio import PartAudio, part_samples
 from simulplay.store.store import AudioStore
-from simulplay.tables import read_table
 from tests.support.report_runs import make_run
 from tests.support.sweep_runs import swept_run
 

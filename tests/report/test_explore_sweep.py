@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.signature import format_signature
 from simulplay.report.explore import build_explorer, explorer_files, write_explorer
-from simulplay.signature import format_signature
 from simulplay.workflows import reuse
 from tests.report.test_explore import received
 from tests.support.sweep_runs import SWEEP_RULES, swept_run

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from simulplay.core.signature import base_signature
+from simulplay.core.tables import write_table
 from simulplay.report import build_report, write_report
 from simulplay.report.queue import queue_delta
-from simulplay.signature import base_signature
-from simulplay.tables import write_table
 from tests.support.report_runs import CONDITIONS, make_run
 
 FIGURES = ("figure01_eta_per_talk", "figure02_queue_delta", "figure03_timeline", "figure04_request_durations")
@@ -275,15 +275,18 @@ def test_a_second_report_replaces_the_first(tmp_path):
 
 
 def test_run_writes_its_report_into_the_run_folder(tmp_path):
-    import tests.support.fakes  # noqa: F401  (registers the fake-test backend)
+    from simulplay.analysis.bootstrap import Bootstrap
+    from simulplay.grouping.rules import Immediate, Timer
+    from simulplay.sim.variants import ReplayVariant, RequestRelease, Zero
     from simulplay.workflows.experiment import Experiment
     from simulplay.workflows.pipeline import run_experiment
     from tests.support.factories import small_trace
+    from tests.support.fakes import FakeSettings
 
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
-    exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=("immediate", "timer:w=3"),
-                     reference="immediate", backend="fake-test", out=tmp_path / "run", store=tmp_path / "store",
-                     draws=100, variants=("service=zero",))
+    exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=(Immediate(), Timer(w=3)),
+                     reference="immediate", backends=(FakeSettings(),), out=tmp_path / "run", store=tmp_path / "store",
+                     bootstrap=Bootstrap(draws=100), variants=(ReplayVariant(RequestRelease(), Zero()),))
     run_experiment(exp)
     report = tmp_path / "run" / "report"
     md = (report / "report.md").read_text()

@@ -4,9 +4,9 @@ import pandas as pd
 import pytest
 
 from simulplay.analysis.latency_table import LATENCY_COLUMNS, latency_table
+from simulplay.core.tables import read_table, write_table
+from simulplay.manifest import read_manifest
 from simulplay.report import build_report, write_report
-from simulplay.sim import read_manifest
-from simulplay.tables import read_table, write_table
 from tests.support import fakes  # noqa: F401  (registers the fake backend)
 from tests.support.factories import small_trace
 from tests.support.report_runs import make_run

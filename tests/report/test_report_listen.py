@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
+from simulplay.manifest import validate_manifest
 from simulplay.report import build_report, write_report
-from simulplay.sim import validate_manifest
 from simulplay.workflows.render import render_outputs
 from tests.support.report_runs import make_run
 
@@ -95,7 +95,7 @@ def test_without_a_store_the_section_is_left_out_with_a_note(audio_run, listened
 
 
 def test_a_store_missing_the_audio_is_refused(audio_run, tmp_path):
-    from simulplay.errors import InputError
+    from simulplay.core.errors import InputError
 
     run, _ = audio_run
     (tmp_path / "empty" / "audio").mkdir(parents=True)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from simulplay.core.tables import read_table, write_table
 from simulplay.report import build_report
 from simulplay.report.build import markdown_report
-from simulplay.tables import read_table, write_table
 from tests.support.report_runs import make_run
 
 MACHINE = {"host": "h", "cpu": "Test CPU 9000", "cores": 2, "usable_cores": 2, "platform": "Linux",

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
-from simulplay.signature import base_signature
+from simulplay.core.signature import base_signature
 from simulplay.traces import write_trace
 from tests.support.cli import run_cli
 from tests.support.report_runs import synthetic_manifest
@@ -224,15 +224,19 @@ def test_missing_and_conflicting_inputs_are_refused(steps, tmp_path, pick, extra
 
 
 def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path):
-    import tests.support.fakes  # noqa: F401  (registers the fake-test backend)
+    from simulplay.analysis.bootstrap import Bootstrap
+    from simulplay.grouping.rules import Immediate, Timer
+    from simulplay.sim.variants import ChunkRelease, Measured, ReplayVariant, RequestRelease, Zero
     from simulplay.workflows.experiment import Experiment
     from simulplay.workflows.pipeline import run_experiment
     from tests.support.factories import small_trace
+    from tests.support.fakes import FakeSettings
 
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=6)
-    exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=("immediate", "timer:w=3"),
-                     reference="immediate", backend="fake-test", out=tmp_path / "run", store=tmp_path / "store",
-                     draws=100, variants=("service=zero", "release=chunk"), contrasts=(("timer:w=3", "immediate"),))
+    exp = Experiment(name="tiny", traces=(tmp_path / "trace.jsonl",), a="A", f="F", rules=(Immediate(), Timer(w=3)),
+                     reference="immediate", backends=(FakeSettings(),), out=tmp_path / "run", store=tmp_path / "store",
+                     bootstrap=Bootstrap(draws=100), contrasts=(("timer:w=3", "immediate"),),
+                     variants=(ReplayVariant(RequestRelease(), Zero()), ReplayVariant(ChunkRelease(), Measured())))
     run_experiment(exp)
     with_record = report_tables(tmp_path / "run" / "report")
     meta = json.loads(__import__("pyarrow.parquet", fromlist=["x"]).read_schema(
@@ -310,7 +314,7 @@ def test_a_run_folder_report_lists_its_inputs_and_takes_a_trace_option(tmp_path)
 
 def test_edge_and_content_tables_are_recognised_under_any_name(steps, tmp_path):
     """Kinds from Parquet metadata (η per threshold) or from CSV columns (share, content pairs)."""
-    from simulplay.tables import write_table
+    from simulplay.core.tables import write_table
 
     d, _ = steps
     eta = pd.read_parquet(d / "eta.parquet").drop(columns="signature")

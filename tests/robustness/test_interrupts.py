@@ -190,7 +190,7 @@ def test_a_forked_pool_inside_a_command_ends_quietly(cleaning_up):
 POOLS_SCRIPT = """
 import importlib, signal, sys, time
 from pathlib import Path
-from simulplay import pools
+from simulplay.core import pools
 app = importlib.import_module("simulplay.cli.app")
 
 
@@ -199,7 +199,7 @@ def hang(mark):
     time.sleep(120)
 
 
-def _run():  # a pool of simulplay.pools (what textlatency lends OmniSTEval's aligner), ended by terminate()
+def _run():  # a pool of simulplay.core.pools (what textlatency lends OmniSTEval's aligner), ended by terminate()
     if sys.argv[2] == "1":  # cleaning up after a first Ctrl-C: SIGTERM is ignored, and an exec keeps that
         app._on_signals(app.signal.SIG_IGN)
     with pools.pool(2) as pool:
@@ -219,7 +219,7 @@ if __name__ == "__main__":
 
 @pytest.mark.parametrize("cleaning_up", [False, True])
 def test_a_pool_of_simulplay_ends_quietly_and_its_workers_ignore_ctrl_c(tmp_path, cleaning_up):
-    """simulplay.pools' workers are not forked from the command, so they inherit no Python
+    """simulplay.core.pools' workers are not forked from the command, so they inherit no Python
     handler, but an exec keeps an ignored SIGTERM: they set SIGTERM back to its default (or
     terminate() would wait on them forever) and ignore SIGINT (the parent stops them)."""
     script = tmp_path / "pool_command.py"

@@ -79,15 +79,17 @@ def trace(tmp_path) -> Path:
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
     """A finished experiment: ``run/`` (a `simulplay run` folder) and its audio store ``store/``."""
-    import tests.support.fakes  # noqa: F401  (registers the fake-test backend)
+    from simulplay.analysis.bootstrap import Bootstrap
+    from simulplay.grouping.rules import Immediate, Timer
     from simulplay.workflows.experiment import Experiment
     from simulplay.workflows.pipeline import run_experiment
+    from tests.support.fakes import FakeSettings
 
     base = tmp_path_factory.mktemp("finished")
     small_trace(base / "trace.jsonl", n_streams=4, n_updates=6)
     run_experiment(Experiment(name="tiny", traces=(base / "trace.jsonl",), a="A", f="F",
-                              rules=("immediate", "timer:w=3"), reference="immediate", backend="fake-test",
-                              out=base / "run", store=base / "store", draws=100))
+                              rules=(Immediate(), Timer(w=3)), reference="immediate", backends=(FakeSettings(),),
+                              out=base / "run", store=base / "store", bootstrap=Bootstrap(draws=100)))
     return base
 
 
@@ -328,7 +330,7 @@ def test_a_read_only_run_and_store_serve_every_reading_command(command, archived
 
 
 def test_an_arrow_error_without_errno_still_reads_as_a_full_disk():
-    from simulplay.errors import FileFault
+    from simulplay.core.errors import FileFault
 
     fault = FileFault("/x/m.parquet", "cannot write",
                       OSError("Error writing bytes to file. Detail: [errno 28] No space left on device"))

@@ -2,7 +2,7 @@
 
 The reference below is written independently of the engine: plain Python loops over the
 docs/concepts.md#serial-playback recurrences in :class:`fractions.Fraction` (exact rationals), with the
-conventions stated in :mod:`simulplay.sim.timebase` applied by exact rounding (Python's
+conventions stated in :mod:`simulplay.core.timebase` applied by exact rounding (Python's
 ``round`` of a Fraction rounds half to even): a float time goes to
 ``round(Fraction(x) · 10⁹)`` ns, and an output of one sample rate has its running sample
 totals go to ``round(Fraction(N · 10⁹, sr))`` ns. The engine's closed forms, int64 arrays,
@@ -18,9 +18,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulplay.errors import InputError
-from simulplay.sim import replay, validate_manifest
-from simulplay.sim.timebase import MAX_S, TimeRangeError, dur_ns, from_ns, part_dur_ns, to_ns
+from simulplay.core.errors import InputError
+from simulplay.core.timebase import MAX_S, TimeRangeError, dur_ns, from_ns, part_dur_ns, to_ns
+from simulplay.manifest import validate_manifest
+from simulplay.sim import replay
 
 G = 10**9
 

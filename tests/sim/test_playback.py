@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulplay.sim import replay, validate_manifest
+from simulplay.core.timebase import from_ns, to_ns
+from simulplay.manifest import validate_manifest
+from simulplay.sim import replay
 from simulplay.sim.playback import ready_queue, serial_clock, serial_playback, summarize_playback
-from simulplay.sim.timebase import from_ns, to_ns
 from simulplay.sim.variants import parse_service
 from tests.support.factories import manifest, reference_clock, reference_playback
 
@@ -159,7 +160,7 @@ def test_chunk_release_readies_each_chunk_at_its_offset():
     (lambda c: c.assign(backend="x"), "identifies outputs by talk_id, system, condition, backend"),
 ])
 def test_chunk_tables_that_do_not_cover_the_requests_exactly_are_refused(damage, fragment):
-    from simulplay.errors import InputError
+    from simulplay.core.errors import InputError
 
     df, chunks = chunked_manifest()
     with pytest.raises(InputError, match=fragment):

@@ -3,7 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from simulplay.sim import replay, validate_manifest
+from simulplay.manifest import validate_manifest
+from simulplay.sim import replay
 from tests.support.factories import manifest
 
 

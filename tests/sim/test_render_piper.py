@@ -12,8 +12,8 @@ import pytest
 import soundfile as sf
 
 from simulplay.backends import parse_backend
+from simulplay.core.timebase import to_ns
 from simulplay.grouping import parse_rule
-from simulplay.sim.timebase import to_ns
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
 from tests.support.factories import stream

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulplay.errors import InputError
-from simulplay.sim import replay, validate_manifest
+from simulplay.core.errors import InputError
+from simulplay.manifest import validate_manifest
+from simulplay.sim import replay
 from simulplay.sim.servicefit import fit_panel, lad
 from simulplay.sim.variants import Fit, parse_service, parse_variant
 from tests.support.checks import assert_one_line_error

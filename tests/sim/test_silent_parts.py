@@ -12,10 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulplay.analysis import Bootstrap, compute_eta
-from simulplay.errors import InputError
-from simulplay.sim import replay, validate_manifest
-from simulplay.sim.player import stalls, timeline
-from simulplay.sim.player_table import PlayerConfig, player_metrics
+from simulplay.analysis.player import stalls, timeline
+from simulplay.analysis.player_table import PlayerConfig, player_metrics
+from simulplay.core.errors import InputError
+from simulplay.manifest import validate_manifest
+from simulplay.sim import replay
 from simulplay.sim.variants import parse_variant
 from tests.support.checks import assert_one_line_error
 from tests.support.factories import manifest

@@ -6,7 +6,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from simulplay.errors import InputError, RegistryError
+from simulplay.core.errors import InputError, RegistryError
+from simulplay.sim.servers import Servers
 from simulplay.sim.variants import (
     RELEASES,
     SERVICE_MODELS,
@@ -25,9 +26,10 @@ from simulplay.sim.variants import (
 
 
 def test_every_variant_has_a_registered_name_and_rebuilds_from_to_dict():
-    assert SERVICE_MODELS.names_in_order() == ["measured", "zero", "scale", "fit"]
+    assert SERVICE_MODELS.names_in_order() == ["measured", "zero", "scale", "fit", "servers"]
     assert RELEASES.names_in_order() == ["request", "chunk"]
-    for obj in (Measured(), Zero(), Scale(0.5), Fit(), RequestRelease(), ChunkRelease()):
+    for obj in (Measured(), Zero(), Scale(0.5), Fit(), Servers(4, "talk", "fifo", "1:0.5;4:1.0"), RequestRelease(),
+                ChunkRelease()):
         assert dataclasses.is_dataclass(obj) and obj.__dataclass_params__.frozen
         kind = "service" if "service" in obj.to_dict() else "release"
         registry = SERVICE_MODELS if kind == "service" else RELEASES
@@ -47,8 +49,8 @@ def test_service_models_change_only_the_service_time():
 def test_unknown_names_list_the_registered_ones():
     with pytest.raises(InputError, match=r"--release 'word': unknown release \(expected request or chunk\)"):
         parse_release("word")
-    with pytest.raises(InputError, match=r"--service 'fast'.*\(expected measured, zero, scale=F with F ≥ 0 "
-                                         r"or fit \(a modelled clock\)\)"):
+    with pytest.raises(InputError, match=r"--service 'fast'.*\(expected measured, zero, scale=F with F ≥ 0, "
+                                         r"fit \(a modelled clock\) or servers=K\[,share="):
         parse_service("fast")
     with pytest.raises(InputError, match="exp.toml, key 'analysis.variants': 'release=word' is not a replay variant"):
         parse_variant("release=word", source="exp.toml", key="analysis.variants")

@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis import Bootstrap, compute_eta
-from simulplay.signature import base_signature
-from simulplay.sim import replay, validate_manifest
+from simulplay.core.signature import base_signature
+from simulplay.core.tables import write_table
+from simulplay.manifest import validate_manifest
+from simulplay.sim import replay
 from simulplay.sim.variants import parse_service
-from simulplay.tables import write_table
 from simulplay.traces import write_trace
 
 RULES = ["immediate", "timer:w=4", "punct"]

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from simulplay.core.signature import base_signature
+from simulplay.core.tables import write_table
 from simulplay.grouping import parse_rule, requests_frame
-from simulplay.signature import base_signature
-from simulplay.tables import write_table
 from simulplay.traces import write_trace
 from simulplay.traces.model import frame_from_streams
 from tests.support.factories import WORDS, stream
@@ -68,7 +68,8 @@ def piper_run(folder: Path, trace: Path, *, rules=("immediate", "timer:w=2", "ti
     from simulplay.analysis import Bootstrap, compute_eta
     from simulplay.backends import parse_backend
     from simulplay.grouping import parse_rule as rule_of
-    from simulplay.sim import read_manifest, replay
+    from simulplay.manifest import read_manifest
+    from simulplay.sim import replay
     from simulplay.store.store import AudioStore
     from simulplay.synthesis.run import synthesize_to_manifest
     from simulplay.traces import read_traces, streams_from_frame
@@ -126,7 +127,8 @@ def swept_run(folder: Path, *, realizations: int = 2, rules=SWEEP_RULES, confirm
     import pytest
 
     from simulplay.analysis import Bootstrap, compute_eta
-    from simulplay.sim import read_manifest, replay
+    from simulplay.manifest import read_manifest
+    from simulplay.sim import replay
     from simulplay.workflows.sweep import sweep_run
 
     synthetic_run(folder, realizations=realizations)

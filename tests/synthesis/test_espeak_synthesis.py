@@ -11,9 +11,10 @@ import soundfile as sf
 
 from simulplay.backends import parse_backend
 from simulplay.backends.espeak import EspeakBackend
-from simulplay.errors import SimulplayError
+from simulplay.core.errors import SimulplayError
 from simulplay.grouping import parse_rule
-from simulplay.sim import read_chunks, read_manifest, replay
+from simulplay.manifest import read_chunks, read_manifest
+from simulplay.sim import replay
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import PROBE_TEXT
 from simulplay.synthesis.run import synthesize_to_manifest

@@ -11,7 +11,7 @@ import pytest
 import ray
 
 from simulplay.backends import parse_backend
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping import parse_rule
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.executors import parse_executor

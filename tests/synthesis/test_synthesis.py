@@ -8,9 +8,10 @@ import pytest
 import soundfile as sf
 
 from simulplay.backends import parse_backend
-from simulplay.errors import IncompleteError, InputError
+from simulplay.core.errors import IncompleteError, InputError
 from simulplay.grouping import parse_rule
-from simulplay.sim import read_chunks, read_manifest, replay
+from simulplay.manifest import read_chunks, read_manifest
+from simulplay.sim import replay
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.plan import plan_requests
 from simulplay.synthesis.request import synthesize_request

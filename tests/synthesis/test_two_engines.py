@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from simulplay.analysis.noise import duration_noise
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.tables import read_table, stored_signatures
 from simulplay.synthesis.clock_check import probe_spread
-from simulplay.tables import read_table, stored_signatures
-from simulplay.workflows.experiment import demo_experiment, load_experiment, parse_demo_backends
+from simulplay.workflows.experiment import demo_experiment, load_experiment, parse_demo_backends, written
 from tests.support.checks import assert_one_line_error
 from tests.support.factories import small_trace
 
@@ -37,10 +37,16 @@ def experiment(tmp_path, backends: str):
     return load_experiment(tmp_path / "e.toml")
 
 
+def specs(exp) -> list[str]:
+    """The experiment's backends as it writes them (run.json)."""
+    return [written(exp, b) for b in exp.backends]
+
+
 def test_backend_tables_name_every_engine_in_order(tmp_path):
     exp = experiment(tmp_path, PIPER + ESPEAK)
-    assert exp.backends == ("piper:intra_op_threads=1", "espeak:voice=en-us")
-    assert experiment(tmp_path, '[backend]\nname = "espeak"\n').backends == ("espeak",)
+    assert specs(exp) == ["piper:intra_op_threads=1", "espeak:voice=en-us"]
+    assert [b.name for b in exp.backends] == ["piper", "espeak"] and exp.backends[0].intra_op_threads == 1
+    assert specs(experiment(tmp_path, '[backend]\nname = "espeak"\n')) == ["espeak"]
 
 
 @pytest.mark.parametrize("backends,fragments", [
@@ -61,8 +67,8 @@ def test_bad_backend_lists_are_one_line_errors(tmp_path, backends, fragments):
 def test_the_demo_runs_piper_alone_unless_asked(tmp_path, cli):
     assert demo_experiment(tmp_path / "d").backends[1:] == ()
     both = demo_experiment(tmp_path / "d", backends=parse_demo_backends("piper,espeak"))
-    assert both.backends[1:] == ("espeak:voice=en-us",) and both.backends[0].startswith("piper:intra_op_threads=")
-    assert demo_experiment(tmp_path / "d", backends=("espeak",)).backends == ("espeak:voice=en-us",)
+    assert specs(both)[1:] == ["espeak:voice=en-us"] and specs(both)[0].startswith("piper:intra_op_threads=")
+    assert specs(demo_experiment(tmp_path / "d", backends=("espeak",))) == ["espeak:voice=en-us"]
     for text, fragment in (("piper,festival", "unknown demo backend 'festival'"), ("espeak,espeak", "twice")):
         proc = cli("demo", "--out-dir", tmp_path / "x", "--backends", text)
         assert_one_line_error(proc, f"--backends '{text}'", fragment, "piper,espeak")

@@ -13,7 +13,7 @@ import pytest
 from simuleval.data.segments import TextSegment
 from simuleval.evaluator.instance import SpeechToTextInstance
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping import parse_rule, requests_frame
 from simulplay.traces import join_texts, read_trace, streams_from_frame
 from simulplay.traces.importers import import_simuleval

@@ -23,7 +23,7 @@ from simuleval.data.segments import TextSegment
 from simuleval.evaluator.evaluator import SentenceLevelEvaluator
 from simuleval.evaluator.instance import SpeechToTextInstance
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.traces import join_texts, read_trace
 from simulplay.traces.importers import import_simuleval_segmented
 

@@ -9,7 +9,7 @@ import pytest
 import soundfile
 from simuleval.evaluator.instance import TextOutputInstance
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.grouping import parse_rule, requests_frame
 from simulplay.traces import join_texts, read_trace, streams_from_frame
 from simulplay.traces.importers import import_simulstream

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 from simulplay.traces import join_texts
 from simulplay.traces.importers import import_simuleval, import_simulstream
 from simulplay.traces.importers import simulstream as simulstream_module

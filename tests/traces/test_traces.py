@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulplay.errors import InputError
-from simulplay.signature import base_signature
+from simulplay.core.errors import InputError
+from simulplay.core.signature import base_signature
 from simulplay.traces import read_trace, stream_stats, streams_from_frame, write_trace
 from tests.support.factories import trace_frame
 

@@ -13,7 +13,7 @@ The folder::
 A page opened from ``file://`` may not ``fetch`` files beside it, so every data file is a
 script that hands its JSON to the page (``simulplayExplorer.receive(kind, id, data)``),
 added with ``<script src>`` when needed. File names come from data only through
-:func:`simulplay.paths.safe_names`. Everything is computed first, written into a
+:func:`simulplay.core.paths.safe_names`. Everything is computed first, written into a
 temporary folder beside the target and moved into place: a failure leaves nothing.
 """
 
@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from simulplay.analysis.small_panels import report_note
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.paths import new_folder, safe_names
+from simulplay.core.version import __version__
 from simulplay.grouping import canonical_condition
-from simulplay.paths import new_folder, safe_names
 from simulplay.report.build import load_inputs
 from simulplay.report.explore.audio import StoreAudio, store_audio
 from simulplay.report.explore.edges import edge_variants
@@ -47,7 +48,6 @@ from simulplay.report.explore.variants import (
 )
 from simulplay.report.load import RunData
 from simulplay.report.order import condition_order
-from simulplay.version import __version__
 
 #: The page's scripts, in load order (package data under ``assets/``).
 SCRIPTS = ("explore-util.js", "explore-audio.js", "explore-panel.js", "explore-timeline.js", "explore-sweep.js",

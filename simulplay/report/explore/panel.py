@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.small_panels import small_panel_notes
+from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.grouping import canonical_condition
-from simulplay.keys import RUN_PANEL_KEYS, present
 from simulplay.report.explore.variants import Variant, shown_all
 from simulplay.report.load import RunData
 from simulplay.report.measured import machine_items

@@ -19,15 +19,15 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.errors import InputError
-from simulplay.fields import Checker
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
+from simulplay.core.tables import read_table, stored_signatures
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.grid import parse_grids
 from simulplay.report.explore.panel import json_value, panel_index, panels_of
 from simulplay.report.explore.variants import shown_all
 from simulplay.report.load import RunData
 from simulplay.report.model import signature_lines
-from simulplay.tables import read_table, stored_signatures
 
 #: Where a run folder keeps its sweep table (relative to the folder).
 SWEEP_TABLE = Path("sweep") / "sweep.parquet"

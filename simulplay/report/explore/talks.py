@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simulplay.core.keys import OUTPUT_ID, present
+from simulplay.core.timebase import to_ns
 from simulplay.grouping import canonical_condition
-from simulplay.keys import OUTPUT_ID, present
 from simulplay.report.explore.variants import Variant, shown_all
 from simulplay.sim.replay import SUMMARY_COLUMNS
-from simulplay.sim.timebase import to_ns
 
 OutputKey = tuple[str, ...]
 

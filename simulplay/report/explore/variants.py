@@ -25,20 +25,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
+from simulplay.core.keys import RUN_PANEL_KEYS, present
+from simulplay.core.signature import format_signature
+from simulplay.core.tables import read_table
+from simulplay.core.timebase import to_ns
 from simulplay.grouping import canonical_condition
-from simulplay.keys import RUN_PANEL_KEYS, present
+from simulplay.manifest import output_keys, read_chunks
+from simulplay.manifest.validate import has_samples
 from simulplay.report.load import RunData, Signed, keys_as_text
 from simulplay.report.queue import replay_parts, silent_reading, summary_mismatch
-from simulplay.signature import format_signature
-from simulplay.sim import output_keys, read_chunks, replay
-from simulplay.sim.manifest import has_samples
+from simulplay.sim import replay
 from simulplay.sim.part_audio import part_samples
 from simulplay.sim.playback import serial_clock
 from simulplay.sim.replay import ReplayResult, drop_incomplete
-from simulplay.sim.timebase import to_ns
 from simulplay.sim.variants import Measured, parse_release, parse_service
-from simulplay.tables import read_table
 
 #: How each replay setting reads on the page.
 SERVICE_TITLES = {"measured": "measured service", "zero": "zero service", "fit": "modelled clock (service=fit)"}

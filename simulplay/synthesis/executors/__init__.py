@@ -13,17 +13,19 @@ from dataclasses import dataclass
 import pandas as pd
 
 from simulplay.backends.base import BackendConfig
-from simulplay.errors import FileFault, InputError, Interrupted
-from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.core.errors import FileFault, InputError, Interrupted
+from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.executors.jobs import Driver, Job, WorkerState, split_units, todo_jobs
 from simulplay.synthesis.stats import SynthStats
 
-__all__ = ["ExecutorSpec", "SynthStats", "parse_executor", "execute"]
+__all__ = ["ExecutorSpec", "SynthStats", "executor_from_dict", "parse_executor", "execute"]
 
 
 @dataclass(frozen=True)
 class ExecutorSpec:
+    """Where synthesis runs and with what: ``serial`` ignores the worker settings it keeps."""
+
     kind: str = "serial"  # serial | process | ray
     workers: int | None = None  # process: N; ray: cap on actors (default: as many as fit)
     address: str | None = None  # ray: None starts a local instance; "auto" or host:port joins
@@ -38,13 +40,29 @@ class ExecutorSpec:
             return "ray" + (f":{self.address}" if self.address else "")
         return "serial"
 
+    def to_dict(self) -> dict[str, object]:
+        """The settings as an experiment file writes them: ``executor`` (the label, e.g.
+        ``process:4``), ``workers`` (the ray cap; ``None`` for ``process``, whose count is in the
+        label), ``worker_cpus``, ``worker_gpus`` and ``retries``; :func:`executor_from_dict`
+        rebuilds the spec."""
+        return {"executor": self.label(), "workers": None if self.kind == "process" else self.workers,
+                "worker_cpus": self.worker_cpus, "worker_gpus": self.worker_gpus, "retries": self.retries}
+
+
+def executor_from_dict(data: dict, *, source: str = "executor config") -> ExecutorSpec:
+    """The spec of ``to_dict()``'s output (errors name ``source``)."""
+    return parse_executor(str(data["executor"]), worker_cpus=data["worker_cpus"], worker_gpus=data["worker_gpus"],
+                          retries=data["retries"], workers=data["workers"], source=source)
+
 
 def parse_executor(text: str, *, worker_cpus: float = 1.0, worker_gpus: float = 0.0, retries: int = 2,
                    workers: int | None = None, source: str = "--executor") -> ExecutorSpec:
+    """``serial``, ``process:N`` or ``ray[:ADDRESS]`` with the worker settings (``workers``
+    caps ray's actors; ``process:N`` sets its own count); errors name ``source``."""
     kind, _, rest = text.strip().partition(":")
     accepted = "serial, process:N (N ≥ 1), ray, ray:auto or ray:HOST:PORT"
     if kind == "serial" and not rest:
-        return ExecutorSpec("serial", retries=retries)
+        return ExecutorSpec("serial", workers, None, worker_cpus, worker_gpus, retries)
     if kind == "process":
         try:
             n = int(rest)
@@ -62,7 +80,7 @@ def execute(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, execut
             progress: Progress = NO_PROGRESS, contention_sample: int = 8) -> SynthStats:
     """Synthesize every planned key the store lacks (or holds damaged); only this process
     writes the store, holding its session lock throughout. A write the machine refuses (a
-    full disk) ends the run as a :class:`~simulplay.errors.FileFault` saying what was kept."""
+    full disk) ends the run as a :class:`~simulplay.core.errors.FileFault` saying what was kept."""
     try:
         with store.session():
             return _execute(plan, config, store, executor, progress, contention_sample)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
-from simulplay.progress import NO_PROGRESS, Progress
+from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import PROBE_EVERY_S, PROBE_REPEATS, PROBE_TEXT
 from simulplay.synthesis.plan import origin_of

@@ -10,7 +10,7 @@ import socket
 from multiprocessing.connection import Connection, wait
 
 from simulplay.backends.base import BackendConfig
-from simulplay.errors import SimulplayError
+from simulplay.core.errors import SimulplayError
 from simulplay.synthesis.executors.jobs import Driver, Job, WorkerState
 from simulplay.synthesis.executors.schedule import Pool, schedule
 

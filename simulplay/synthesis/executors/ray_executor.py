@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 
 from simulplay.backends.base import BackendConfig
-from simulplay.errors import SimulplayError
+from simulplay.core.errors import SimulplayError
 from simulplay.synthesis.executors.jobs import Driver, Job, Outcome, WorkerState
 from simulplay.synthesis.executors.schedule import Pool, schedule
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import deque
 
-from simulplay.errors import SimulplayError
+from simulplay.core.errors import SimulplayError
 from simulplay.synthesis.executors.jobs import Driver, Job, Outcome, died, end_probe
 
 

@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay import safejson
-from simulplay.errors import InputError, clip
-from simulplay.fields import Checker
-from simulplay.provenance import file_fingerprint
-from simulplay.tables import check_readable
+from simulplay.core import safejson
+from simulplay.core.errors import InputError, clip
+from simulplay.core.fields import Checker
+from simulplay.core.provenance import file_fingerprint
+from simulplay.core.tables import check_readable
 from simulplay.traces.model import Stream, frame_from_streams, join_texts, word_count
 
 CLOCKS = ("source", "computation-aware")
@@ -58,7 +58,7 @@ class ImportResult:
 def write_import(res: ImportResult, out: str | Path) -> None:
     """Write an imported trace (format by suffix) or request manifest (``kind="manifest"``,
     whose metadata carries the import's signature for downstream tables)."""
-    from simulplay.tables import write_table
+    from simulplay.core.tables import write_table
     from simulplay.traces.writers import write_trace
 
     if res.kind == "manifest":
@@ -147,7 +147,7 @@ def log_fingerprint(path: Path) -> str:
 def read_json_lines(path: str | Path, check: Checker) -> list[tuple[int, dict]]:
     """The log's JSON objects with their 1-based line numbers; blank lines are skipped.
 
-    Lines that are not UTF-8, not JSON (:func:`simulplay.safejson.loads`: also nesting too
+    Lines that are not UTF-8, not JSON (:func:`simulplay.core.safejson.loads`: also nesting too
     deep, integers too long, lone surrogates) or not an object are recorded in ``check``.
     """
     p = check_readable(path)

@@ -19,9 +19,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from simulplay.errors import InputError
-from simulplay.fields import Checker
-from simulplay.tables import check_readable
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
+from simulplay.core.tables import check_readable
 from simulplay.traces.importers.common import log_fingerprint, talk_id_from_path
 
 ACCEPTED = "a YAML list of {duration, offset, speaker_id, wav} mappings (MuST-C segmentation)"

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from simulplay.errors import InputError, Problem
-from simulplay.fields import Checker
-from simulplay.signature import base_signature
+from simulplay.core.errors import InputError, Problem
+from simulplay.core.fields import Checker
+from simulplay.core.signature import base_signature
 from simulplay.traces.importers.common import (
     CLOCKS,
     UNITS,

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simulplay.fields import Checker
-from simulplay.signature import base_signature
+from simulplay.core.fields import Checker
+from simulplay.core.signature import base_signature
 from simulplay.traces.importers.common import (
     CLOCKS,
     SPM_SPACE,

@@ -35,9 +35,9 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
-from simulplay.errors import InputError
-from simulplay.fields import Checker
-from simulplay.signature import base_signature
+from simulplay.core.errors import InputError
+from simulplay.core.fields import Checker
+from simulplay.core.signature import base_signature
 from simulplay.traces.importers.common import (
     CLOCKS,
     SPM_SPACE,

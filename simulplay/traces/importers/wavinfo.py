@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from simulplay.errors import InputError
+from simulplay.core.errors import InputError
 
 ACCEPTED = "a RIFF/WAVE file with 'fmt ' and 'data' chunks"
 

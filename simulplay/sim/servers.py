@@ -1,0 +1,286 @@
+"""Shared-server replay (docs/many-listeners.md, SPEC §8): the outputs of one share group
+send their requests to one queue of K identical workers.
+
+Request ``j`` of output ``o`` becomes eligible at ``e_j = max(dispatch_j, ready_{j−1})``
+(one request in flight per output, as in the serial clock); eligible requests start in
+order of ``e_j`` (ties: talk, system, condition, seq) on the worker that frees first:
+``start_j = max(e_j, free_w)``, ``ready_j = start_j + service_j × slowdown(c_j)`` with
+``c_j`` the requests in service at ``start_j`` (a request is in service on
+``[start, ready)``) including ``j``; ``queue_j = start_j − e_j``. Every time is int64
+nanoseconds; a slowdown of exactly 1 leaves the service untouched, so with K at least the
+group's outputs and no load curve the clock is the serial clock bit for bit.
+
+Share groups never mix conditions, backends or realizations: each condition is its own
+deployment, so η compares rules that each ran on their own servers. ``panel``: every talk
+and system of a condition; ``talk``: one talk's systems; ``system``: one system's talks;
+``output``: each output alone (the serial clock with slowdown(1) = 1).
+
+A load curve is a table (CSV or Parquet) with columns ``concurrency`` (whole numbers ≥ 1,
+distinct, 1 among them) and ``service_p50_s`` (the median service seconds at that level,
+> 0); ``slowdown(c) = p50(c) / p50(1)``, linear in p50 between listed levels. Its last
+level must reach K (a request never meets more than K in service). The curve is kept as
+canonical text ``c:p50;…`` (each p50 as Python's ``repr``); its SHA-256 is that text's, so
+one curve read from CSV or Parquet has one digest, and a signature's ``service`` label
+rebuilds it without the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simulplay.core.errors import InputError
+from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
+from simulplay.sim.playback import Clock
+from simulplay.sim.segments import segment_starts
+from simulplay.sim.variants import ServiceModel, register_service_model
+
+SHARES = ("panel", "talk", "system", "output")
+DISCIPLINES = ("fifo",)
+#: what each share group adds to the condition, backend and realization that every group holds fixed
+SHARE_KEYS = {"panel": (), "talk": ("talk_id",), "system": ("system",), "output": ("talk_id", "system")}
+SYNTAX = "servers=K[,share=panel|talk|system|output][,discipline=fifo][,load_curve=TABLE] with K ≥ 1"
+CURVE_ACCEPTED = ("a table with columns concurrency (whole numbers ≥ 1, distinct, 1 among them) and "
+                  "service_p50_s (median service seconds > 0)")
+
+
+@dataclass(frozen=True)
+class SharedClock(Clock):
+    """The serial clock's start and ready plus, per request: ``eligible`` (e_j, ns),
+    ``queue`` (start − e_j, ns), ``level`` (c_j, requests in service at its start including
+    itself) and ``slowdown`` (the factor its service was multiplied by)."""
+
+    eligible: np.ndarray
+    queue: np.ndarray
+    level: np.ndarray
+    slowdown: np.ndarray
+
+
+def curve_points(levels, p50s, source: str = "load curve") -> str:
+    """The canonical text ``c:p50;…`` (levels ascending) of a validated curve."""
+    pairs = sorted(zip((int(c) for c in levels), (float(p) for p in p50s)))
+    return ";".join(f"{c}:{p!r}" for c, p in pairs)
+
+
+def parse_points(text: str, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """Levels and p50 seconds of canonical text ``c:p50;…``, checked as a table's rows."""
+    try:
+        pairs = [item.split(":") for item in text.split(";")]
+        levels = [int(c) for c, _ in pairs]
+        p50s = [float(p) for _, p in pairs]
+    except ValueError as e:
+        raise InputError.at(source, f"load curve '{text}' is not c:p50;… points",
+                            accepted="concurrency:service_p50_s pairs joined by ';'") from e
+    return _checked_curve(np.array(levels), np.array(p50s), source)
+
+
+def read_load_curve(path: str | Path) -> str:
+    """A load-curve table's canonical points (module docstring), every row checked; errors
+    are one line naming the file, the row and the column (exit code 2)."""
+    from simulplay.core.tables import read_table
+
+    df, _ = read_table(path)
+    for col in ("concurrency", "service_p50_s"):
+        if col not in df:
+            raise InputError.at(path, f"has no column '{col}'", field=col, accepted=CURVE_ACCEPTED)
+    if df.empty:
+        raise InputError.at(path, "has no rows", accepted=CURVE_ACCEPTED)
+    levels = pd.to_numeric(df["concurrency"], errors="coerce").to_numpy(float)
+    p50s = pd.to_numeric(df["service_p50_s"], errors="coerce").to_numpy(float)
+    bad = ~(np.isfinite(levels) & (levels >= 1) & (levels == np.floor(levels)))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError.at(path, f"concurrency '{df['concurrency'].iloc[i]}' is not a whole number ≥ 1",
+                            row=i + 1, field="concurrency", accepted=CURVE_ACCEPTED)
+    return curve_points(*_checked_curve(levels.astype(np.int64), p50s, str(path)))
+
+
+def _checked_curve(levels: np.ndarray, p50s: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
+    def refuse(i: int, field: str, message: str):
+        raise InputError.at(source, message, row=i + 1, field=field, accepted=CURVE_ACCEPTED)
+
+    for i, (c, p) in enumerate(zip(levels, p50s)):
+        if c < 1:
+            refuse(i, "concurrency", f"concurrency {c} is not ≥ 1")
+        if not (np.isfinite(p) and p > 0):
+            refuse(i, "service_p50_s", f"service_p50_s '{p}' is not a number > 0")
+    seen = pd.Index(levels).duplicated()
+    if seen.any():
+        i = int(np.flatnonzero(seen)[0])
+        refuse(i, "concurrency", f"concurrency {levels[i]} repeats")
+    if 1 not in set(levels.tolist()):
+        raise InputError.at(source, "has no row at concurrency 1 (the isolated service slowdowns divide by)",
+                            field="concurrency", accepted=CURVE_ACCEPTED)
+    order = np.argsort(levels)
+    return levels[order], p50s[order]
+
+
+def slowdowns(curve: str, k: int, source: str = "load curve") -> list[float]:
+    """``slowdown(c)`` for c = 0..k (index 0 unused, 1.0): p50(c) / p50(1), linear between
+    listed levels; 1 for every c without a curve. The curve must reach level ``k``."""
+    if not curve:
+        return [1.0] * (k + 1)
+    levels, p50s = parse_points(curve, source)
+    if levels[-1] < k:
+        raise InputError.at(source, f"load curve ends at concurrency {levels[-1]}, below the {k} servers",
+                            field="load_curve", accepted=f"a load curve measured up to concurrency {k} or more")
+    c = np.arange(1, k + 1)
+    ratio = np.interp(c, levels, p50s) / p50s[0]
+    ratio[c == 1] = 1.0  # exactly: isolated service is the measured service
+    return [1.0, *ratio.tolist()]
+
+
+def shared_clock(codes: np.ndarray, dispatch: np.ndarray, service: np.ndarray, group: np.ndarray,
+                 rank: np.ndarray, k: int, factors: list[float]) -> SharedClock:
+    """The shared-server clock (module docstring) of requests sorted by output (``codes``,
+    contiguous) and seq: ``dispatch`` and ``service`` int64 ns per request, ``group`` and
+    ``rank`` (the tie order: talk, system, condition) per output, ``k`` workers per group,
+    ``factors[c]`` the slowdown at ``c`` requests in service. An event loop over one heap of
+    eligible requests and one of the readiness of those in service, per group."""
+    n = len(codes)
+    first = segment_starts(codes)
+    stop = np.r_[first[1:], n].tolist()
+    disp, svc = dispatch.astype(np.int64).tolist(), service.astype(np.int64).tolist()
+    start, ready, elig, level = [0] * n, [0] * n, [0] * n, [0] * n
+    code_of_first = codes[first] if n else codes
+    for g in np.unique(group):
+        members = np.flatnonzero(group[code_of_first] == g)
+        eligible = [(disp[first[o]], int(rank[code_of_first[o]]), int(first[o]), stop[o]) for o in members]
+        heapq.heapify(eligible)
+        busy: list[int] = []
+        pop, push = heapq.heappop, heapq.heappush
+        while eligible:
+            e, r, j, end = pop(eligible)
+            while busy and busy[0] <= e:
+                pop(busy)
+            s = e
+            if len(busy) >= k:
+                s = pop(busy)
+                while busy and busy[0] <= s:
+                    pop(busy)
+            c = len(busy) + 1
+            f = factors[c]
+            rd = s + (svc[j] if f == 1.0 else int(round(svc[j] * f)))
+            push(busy, rd)
+            start[j], ready[j], elig[j], level[j] = s, rd, e, c
+            if j + 1 < end:
+                d = disp[j + 1]
+                push(eligible, (d if d > rd else rd, r, j + 1, end))
+    start_a, elig_a, level_a = np.array(start, np.int64), np.array(elig, np.int64), np.array(level, np.int64)
+    return SharedClock(start_a, np.array(ready, np.int64), elig_a, start_a - elig_a, level_a,
+                       np.asarray(factors, float)[level_a])
+
+
+@register_service_model("servers")
+@dataclass(frozen=True)
+class Servers(ServiceModel):
+    """Shared servers: the outputs of a share group queue for ``servers`` identical workers
+    (module docstring); measured service × the load curve's slowdown at the level met."""
+
+    syntax = SYNTAX
+    servers: int = 1
+    share: str = "panel"
+    discipline: str = "fifo"
+    curve: str = ""  # canonical points c:p50;… ("" : slowdown 1)
+
+    def __post_init__(self):
+        if isinstance(self.servers, bool) or not isinstance(self.servers, int) or self.servers < 1:
+            raise ValueError(f"servers {self.servers!r} is not a whole number ≥ 1")
+        if self.share not in SHARES:
+            raise ValueError(f"unknown share group '{self.share}'")
+        if self.discipline not in DISCIPLINES:
+            raise ValueError(f"unknown discipline '{self.discipline}'")
+        slowdowns(self.curve, self.servers)
+
+    @staticmethod
+    def parse_spec(text: str, source: str) -> Servers:
+        """The model a ``servers=K,…`` text names (:func:`parse_servers`)."""
+        return parse_servers(text, source)
+
+    def label(self) -> str:
+        """``servers=K,share=G,discipline=D`` and ``,curve=c:p50;…`` with a load curve."""
+        text = f"servers={self.servers},share={self.share},discipline={self.discipline}"
+        return text + (f",curve={self.curve}" if self.curve else "")
+
+    def digest(self) -> str:
+        """SHA-256 of the curve's canonical points, or ``none``."""
+        return hashlib.sha256(self.curve.encode()).hexdigest() if self.curve else "none"
+
+    def output_signature(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """servers, share, discipline and the load curve's digest."""
+        return {"servers": self.servers, "share": self.share, "discipline": self.discipline,
+                "load_curve_sha256": self.digest()}
+
+    def clock(self, manifest: pd.DataFrame, codes: np.ndarray, dispatch: np.ndarray,
+              service: np.ndarray) -> SharedClock:
+        """The shared-server clock of a validated manifest's rows (int64 ns in and out)."""
+        first = segment_starts(codes)
+        outputs = manifest.iloc[first].reset_index(drop=True)
+        fixed = present(("condition", *RUN_PANEL_KEYS), outputs) + list(SHARE_KEYS[self.share])
+        group = outputs.groupby(fixed, sort=False, dropna=False).ngroup().to_numpy()
+        order = present((*OUTPUT_KEYS, *RUN_PANEL_KEYS), outputs)
+        ranked = outputs[order].astype(str).sort_values(order, kind="stable").index.to_numpy()
+        rank = np.empty(len(outputs), np.int64)
+        rank[ranked] = np.arange(len(outputs))
+        return shared_clock(codes, dispatch, service, group, rank, self.servers,
+                            slowdowns(self.curve, self.servers))
+
+
+def parse_servers(text: str, source: str) -> Servers:
+    """``servers=K[,share=G][,discipline=D][,load_curve=TABLE|curve=c:p50;…]``; errors name
+    ``source`` and the text."""
+    where = f"{source} '{text}'"
+    fields: dict[str, str] = {}
+    for item in text.strip().split(","):
+        key, eq, value = item.partition("=")
+        if not eq or key.strip() in fields or key.strip() not in ("servers", "share", "discipline",
+                                                                  "load_curve", "curve"):
+            raise InputError.at(where, f"'{item}' is not a setting of shared servers", accepted=SYNTAX)
+        fields[key.strip()] = value.strip()
+    curve = fields.get("curve", "")
+    if "load_curve" in fields:
+        curve = read_load_curve(fields["load_curve"])
+    elif curve:
+        curve = curve_points(*parse_points(curve, where))
+    return servers_model(fields.get("servers", ""), fields.get("share", "panel"),
+                         fields.get("discipline", "fifo"), curve, where)
+
+
+def servers_model(servers: str | int, share: str, discipline: str, curve: str, where: str) -> Servers:
+    """A checked :class:`Servers`; errors are one line at ``where``."""
+    try:
+        k = int(str(servers).strip())
+    except ValueError:
+        k = 0
+    if k < 1:
+        raise InputError.at(where, f"servers '{servers}' is not a whole number ≥ 1", accepted=SYNTAX)
+    if share not in SHARES:
+        raise InputError.at(where, f"unknown share group '{share}'", accepted=" or ".join(SHARES))
+    if discipline not in DISCIPLINES:
+        raise InputError.at(where, f"unknown discipline '{discipline}'", accepted=" or ".join(DISCIPLINES))
+    slowdowns(curve, k, where)
+    return Servers(k, share, discipline, curve)
+
+
+def servers_from_flags(servers: int | None, share: str, discipline: str, load_curve: Path | None,
+                       service: str) -> Servers | None:
+    """The model ``--servers K --share G --discipline D --load-curve TABLE`` ask for (``None``
+    without ``--servers``); the other flags without ``--servers`` or with a service model
+    other than measured are refused (one line, exit code 2)."""
+    if servers is None:
+        if load_curve is not None or share != "panel" or discipline != "fifo":
+            raise InputError.at("--share/--discipline/--load-curve", "need --servers K",
+                                accepted="--servers K with them, or none of them")
+        return None
+    if service.strip() != "measured":
+        raise InputError.at(f"--service '{service}'", "shared servers replay the measured service",
+                            accepted="--service measured with --servers")
+    curve = read_load_curve(load_curve) if load_curve is not None else ""
+    return servers_model(servers, share, discipline, curve, "--servers")
