@@ -1,0 +1,100 @@
+"""Client lateness of `simulplay live` with many outputs at once against a fast fake server.
+
+27 outputs (the demo's 27-talk panel shape) play at once; each releases a request every
+0.05 to 0.4 s (seeded) for ``--seconds``; the server (the tests' scripted server, in its own
+process so it takes no time from the client's loop) answers at once with 0.1 s of audio in
+one chunk. Client lateness = sent − due per request (simulplay.live.client). The baseline,
+measured in the same run, is asyncio's sleep alone: the same 27 schedules of wake-ups with
+no HTTP at all. Printed: p50/p99/max in ms for both and the ratio live/baseline. Run:
+    .venv/bin/python bench/bench_live_lateness.py [--outputs 27] [--seconds 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from simulplay.live.client import Endpoint, Record, run_sessions  # noqa: E402
+from tests.live.fake_server import MODEL, ScriptedServer  # noqa: E402
+
+
+def serve(port_queue, stop) -> None:
+    with ScriptedServer({}, default=[("audio", 2400)]) as server:
+        port_queue.put(server.server_address[1])
+        stop.wait(600)
+
+
+def schedules(n: int, seconds: float, seed: int = 35) -> list[list[float]]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        t, times = 0.1, []
+        while t < seconds:
+            times.append(t)
+            t += rng.uniform(0.05, 0.4)
+        out.append(times)
+    return out
+
+
+async def baseline(plan: list[list[float]]) -> list[float]:
+    late: list[float] = []
+
+    async def one(times: list[float]) -> None:
+        t0 = time.perf_counter() + 0.05
+        for t in times:
+            wait = t0 + t - time.perf_counter()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            late.append(time.perf_counter() - t0 - t)
+
+    await asyncio.gather(*(one(times) for times in plan))
+    return late
+
+
+def percentiles(values) -> str:
+    v = np.asarray(values) * 1e3
+    p50, p99 = np.percentile(v, 50), np.percentile(v, 99)
+    return f"p50 {p50:6.2f} ms  p99 {p99:6.2f} ms  max {v.max():6.2f} ms  (n={len(v)})"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--outputs", type=int, default=27)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    args = ap.parse_args()
+    plan = schedules(args.outputs, args.seconds)
+    base = asyncio.run(baseline(plan))
+    ctx = mp.get_context("spawn")
+    ports, stop = ctx.Queue(), ctx.Event()
+    proc = ctx.Process(target=serve, args=(ports, stop), daemon=True)
+    proc.start()
+    try:
+        port = ports.get(timeout=60)
+        endpoint = Endpoint(url=f"http://127.0.0.1:{port}/v1/audio/speech", model=MODEL, timeout=10.0)
+        sessions = [[Record(i, k, t, f"text {i} {k}") for k, t in enumerate(times)] for i, times in enumerate(plan)]
+        asyncio.run(run_sessions(endpoint, sessions))
+    finally:
+        stop.set()
+        proc.join(10)
+    records = [r for s in sessions for r in s]
+    failed = sum(1 for r in records if not r.ok)
+    late = [r.sent_s - r.due_s for r in records]
+    print(f"{args.outputs} outputs, {len(records)} requests over {args.seconds:g} s, {failed} failed")
+    print(f"baseline (asyncio.sleep alone): {percentiles(base)}")
+    print(f"live client (sent − due):       {percentiles(late)}")
+    print(f"ratio live/baseline: p50 {np.percentile(late, 50) / np.percentile(base, 50):.2f}, "
+          f"p99 {np.percentile(late, 99) / np.percentile(base, 99):.2f}")
+
+
+if __name__ == "__main__":
+    main()

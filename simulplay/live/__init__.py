@@ -1,0 +1,8 @@
+"""Live runs: a trace's requests sent in real time to a TTS server, with a virtual player.
+
+``client`` (the asyncio client and what it records per request), ``player`` (the virtual
+player per output), ``tables`` (the live manifest, chunk table, requests, timeline and
+lateness), ``compare`` (replay of the live manifest against the virtual player),
+``server`` (a local backend served as a child process) and ``run`` (the whole run, its
+files). docs/live.md describes the command, the time base and the measured agreement.
+"""

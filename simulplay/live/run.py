@@ -1,0 +1,171 @@
+"""``simulplay live``: a live run from traces to its files (docs/live.md).
+
+Plan the requests (the rule's groups, split at the backend's input limit), serve the
+backend (a local one as a child process; ``http:…`` as it is), run every output's session
+on one asyncio loop, then write into the run folder:
+
+* ``live.parquet`` + ``live.chunks.parquet``: the live manifest and chunk table
+  (:mod:`.tables`), the audio in the store (``--store``, default ``DIR/store``);
+* ``requests.parquet``: every recorded time and the lateness of every request;
+* ``player.parquet`` and ``timeline.parquet``: the virtual player per output and per part;
+* ``agreement.parquet`` and ``agreement_requests.parquet``: comparison (a) (:mod:`.compare`);
+* ``run.json``: speed, server identity, lateness p50/p99/max and the verdict, failures,
+  the agreement; ``server.log``: the served backend's log.
+
+Failed requests are recorded and counted (exit code 1 from the command); Ctrl-C writes
+every file from what was measured and ends with :class:`~simulplay.core.errors.Interrupted`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simulplay.backends import parse_backend
+from simulplay.backends.served import HttpBackend, HttpSettings
+from simulplay.core.atomic import write_bytes_atomic
+from simulplay.core.errors import InputError, Interrupted
+from simulplay.core.keys import OUTPUT_ID
+from simulplay.core.signature import base_signature
+from simulplay.core.tables import write_table
+from simulplay.grouping import Rule, requests_frame
+from simulplay.live.client import Endpoint, Record, run_sessions
+from simulplay.live.compare import agreement, agreement_summary
+from simulplay.live.server import served
+from simulplay.live.tables import chunk_rows, lateness, live_manifest, player_tables, request_rows
+from simulplay.manifest.columns import chunk_path
+from simulplay.store.store import AudioStore
+from simulplay.traces import read_traces, streams_from_frame
+
+
+@dataclass
+class LiveResult:
+    folder: Path
+    player: pd.DataFrame
+    agreement: pd.DataFrame
+    summary: dict[str, Any]
+
+    @property
+    def n_failed(self) -> int:
+        return int(self.summary["failed"])
+
+
+def plan_live(traces: Sequence[Path], rules: Sequence[Rule], *, speed: float, talks: Sequence[str] = (),
+              splitter=None) -> pd.DataFrame:
+    """The requests of every output in session order, times divided by ``speed``."""
+    if not speed > 0:
+        raise InputError.at(f"--speed {speed}", "must be > 0", accepted="a factor such as 1, 4 or 10")
+    streams = streams_from_frame(read_traces(traces))
+    if talks:
+        known = {s.talk_id for s in streams}
+        missing = [t for t in talks if t not in known]
+        if missing:
+            raise InputError.at(f"--talks {','.join(missing)}", "not in the traces",
+                                accepted=", ".join(sorted(known)[:10]))
+        streams = [s for s in streams if s.talk_id in set(talks)]
+    plan = requests_frame(streams, rules, splitter)
+    plan["dispatch_s"] = plan["dispatch_s"] / speed
+    plan["source_s"] = plan["source_s"] / speed
+    return plan
+
+
+def _server(spec: str, folder: Path):
+    """The base URL to send to: the given server, or a local backend served for the run."""
+    config = parse_backend(spec)
+    if isinstance(config, HttpSettings):
+        return contextlib.nullcontext((config, None))
+    if getattr(config, "kind", "request") != "request":
+        raise InputError.at("--backend", f"backend '{config.name}' is a {config.kind} backend",
+                            accepted="a request backend (piper, espeak, …) or http:base_url=…")
+
+    @contextlib.contextmanager
+    def child():
+        with served(config.spec(), folder / "server.log") as (url, proc):
+            yield HttpSettings(base_url=url), proc
+    return child()
+
+
+def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: Path, *, speed: float = 1.0,
+             talks: Sequence[str] = (), concurrent: int | None = None, timeout: float = 30.0,
+             store: Path | None = None) -> LiveResult:
+    """Run every output live against ``backend`` and write the run folder ``out``."""
+    local = parse_backend(backend)
+    splitter = None if isinstance(local, HttpSettings) else local.create().splitter()
+    plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter)
+    out.mkdir(parents=True, exist_ok=True)
+    audio = AudioStore.open(store or out / "store")  # checked (and made) before any request
+    interrupted: BaseException | None = None
+    with _server(backend, out) as (settings, _proc):
+        client = HttpBackend(settings)
+        client.load()
+        model, identity = client.model, client.identity()
+        endpoint = Endpoint(url=settings.base_url.rstrip("/") + "/audio/speech", model=model, voice=settings.voice,
+                            response_format=settings.response_format, sample_rate=settings.sample_rate,
+                            timeout=min(timeout, settings.timeout), api_key=client._key)
+        plan["backend"], plan["realization"] = f"http:{model}", 0
+        sessions = _records(plan)
+        try:
+            asyncio.run(run_sessions(endpoint, sessions, concurrent))
+        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: what was measured is written below
+            interrupted = e
+    for rec in (r for s in sessions for r in s):
+        if not rec.ok and not rec.error:
+            rec.error = "not sent (interrupted)" if rec.sent_s != rec.sent_s else "interrupted"
+    result = write_run(plan, sessions, out, audio, identity=identity, speed=speed,
+                       concurrent=concurrent, backend=backend)
+    if interrupted is not None:
+        raise Interrupted(f"{result.summary['sent']} of {result.summary['requests']} requests sent; "
+                          f"what was measured is in {out}", interrupted) from None
+    return result
+
+
+def _records(plan: pd.DataFrame) -> list[list[Record]]:
+    codes = plan.groupby(list(OUTPUT_ID), sort=False).ngroup().to_numpy()
+    sessions: list[list[Record]] = [[] for _ in range(codes.max() + 1 if len(codes) else 0)]
+    for code, row in zip(codes, plan.to_dict("records")):
+        sessions[code].append(Record(int(code), int(row["seq"]), float(row["dispatch_s"]), row["text"]))
+    return sessions
+
+
+def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store: AudioStore, *,
+              identity: dict[str, Any], speed: float, concurrent: int | None, backend: str) -> LiveResult:
+    """Write every file of the run folder from the records."""
+    codes = plan.groupby(list(OUTPUT_ID), sort=False).ngroup().to_numpy()
+    order = plan.assign(_o=codes).sort_values(["_o", "seq"], kind="stable").drop(columns="_o")
+    records = [r for s in sessions for r in s]
+    manifest = live_manifest(order, records, lambda r: store.put_audio(r.audio(), r.sample_rate), socket.gethostname())
+    chunks = chunk_rows(order, records)
+    requests = request_rows(order, records)
+    outputs = order.drop_duplicates(list(OUTPUT_ID))[[*OUTPUT_ID, "source_s"]]
+    player, timeline = player_tables(outputs, sessions)
+    agree, agree_requests = agreement(manifest, chunks, player, requests)
+    late = lateness(requests)
+    failed = requests[requests["error"] != ""]
+    sig = base_signature(table="live", speed=speed, concurrent=concurrent, backend_spec=backend,
+                         served=identity.get("served") if isinstance(identity.get("served"), dict) else None,
+                         lateness=late["verdict"])
+    summary = {"speed": speed, "concurrent": concurrent, "outputs": len(sessions), "requests": len(records),
+               "sent": int(requests["sent_s"].notna().sum()), "failed": len(failed),
+               "failures": failed["error"].str.slice(0, 80).value_counts().to_dict(),
+               "incomplete_outputs": int((~player[player["release"] == "request"]["complete"]).sum()),
+               "lateness": late, "agreement": agreement_summary(agree, agree_requests),
+               "time_base": f"trace seconds / {speed:g} since each output's time 0", "identity": identity,
+               "store": str(store.root.resolve())}
+    meta = {"signature": sig, "identity": identity, "live": {k: summary[k] for k in ("speed", "lateness")}}
+    write_table(manifest, out / "live.parquet", [{**sig, "rule": c} for c in manifest["condition"]], kind="manifest",
+                extra_meta=meta)
+    write_table(chunks, chunk_path(out / "live.parquet"), sig, kind="chunks")
+    for name, table in (("requests", requests), ("player", player), ("timeline", timeline),
+                        ("agreement", agree), ("agreement_requests", agree_requests)):
+        write_table(table, out / f"{name}.parquet", sig, kind=f"live-{name}")
+    write_bytes_atomic(out / "run.json", (json.dumps(summary, indent=2, default=str) + os.linesep).encode())
+    return LiveResult(out, player, agree, summary)
