@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+import pandas as pd
+
 from simulplay.analysis.small_panels import report_note
 from simulplay.core.errors import FileFault, InputError
 from simulplay.core.version import __version__
@@ -27,10 +29,11 @@ from simulplay.report.order import condition_order
 from simulplay.report.queue import replay_parts, silent_reading
 from simulplay.report.stepwise import load_tables
 from simulplay.report.sweep_figures import sweep_report_figures
-from simulplay.report.tables import all_tables
+from simulplay.report.tables import all_tables, eta_table
 
 #: Report order by key prefix; tables and figures not listed follow in their own order.
-ORDER = ("table00", "inputs", "table01", "table01b", "table01c", "table02", "realizations", "fitclock", "figure01",
+#: The report opens with its result (Table 2, η), then the run and its inputs.
+ORDER = ("table02", "table00", "inputs", "table01", "table01b", "table01c", "realizations", "fitclock", "figure01",
          "table04", "table07", "table08", "table09", "table10", "figure02", "figure03", "listen", "table11",
          "table12", "figure04", "table16", "table13", "table17")
 OUTPUTS = ("report.md", "report.html", "tables", "figures", "audio")
@@ -111,6 +114,32 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
     return Report(run, all_tables(run), figures, cond, chosen, audio)
 
 
+def reading(report: Report) -> str:
+    """The report's result in one sentence (:func:`result_sentence` of its Table 2)."""
+    eta = next((t.frame for t in report.tables if t.key == "table02_eta"), None)
+    return result_sentence(report.run, eta)
+
+
+def result_sentence(run: RunData, eta: pd.DataFrame | None = None) -> str:
+    """The result in one sentence, read off Table 2 (``eta``, default the run's own, in report
+    order; seconds): η of every condition of the first panel with its direction counts, and
+    which way a positive η moves the gap; "" without an η table."""
+    if eta is None:
+        eta = eta_table(run).frame if run.eta is not None else None
+    if eta is None or eta.empty:
+        return ""
+    panel = [c for c in ("backend", "realization", "threshold") if c in eta]
+    first = eta.loc[(eta[panel] == eta[panel].iloc[0]).all(axis=1)] if panel else eta
+    where = (" (" + ", ".join(f"{c} {first[c].iloc[0]}" for c in panel) + "; Table 2 has every panel)"
+             if panel and len(first) < len(eta) else "")
+    parts = [f"{r.eta_s:+.3f} s under {r.condition} (η > 0 in {int(r.n_positive)} of {int(r.n_talks)} talks, "
+             f"η < 0 in {int(r.n_negative)})" for r in first.itertuples()]
+    return (f"Result: against {canonical_condition(run.reference)}, the completion gap δ = L({run.a}) − L({run.f}) "
+            f"changes by η = {'; '.join(parts)}{where}. A positive η moves the gap toward {run.f} ({run.a}'s lead "
+            f"shrinks or {run.f}'s grows), a negative one toward {run.a}; with few talks, read the direction counts "
+            f"before the interval.")
+
+
 def _intro(report: Report) -> str:
     run = report.run
     where = (f"Step-by-step tables from {run.folder} (listed under Inputs)" if run.stepwise
@@ -137,7 +166,8 @@ def markdown_report(report: Report, explorer: str | None = None) -> str:
     """The report as Markdown (``report.md``): intro, the explorer's link (``explorer``,
     relative to the report folder), notes, then every item in report order."""
     title = f"simulplay report: {report.run.name}"
-    out = [f"# {title}", "", _intro(report), ""]
+    result = reading(report)
+    out = [f"# {title}", ""] + ([f"**{result}**", ""] if result else []) + [_intro(report), ""]
     if explorer:
         out += [f"Explore the run interactively: [{explorer}]({quote(explorer)}): {EXPLORER_TEXT}.", ""]
     if report.run.notes:
@@ -161,7 +191,7 @@ def html_report(report: Report, explorer: str | None = None) -> str:
     explorer at ``explorer`` (relative to the report folder) when given."""
     title = f"simulplay report: {report.run.name}"
     link = (explorer, f"Explore the run interactively: {EXPLORER_TEXT}.") if explorer else None
-    return html.page(title, _intro(report), report.items(), report.run.notes, link)
+    return html.page(title, _intro(report), report.items(), report.run.notes, link, result=reading(report))
 
 
 def write_report(report: Report, out: str | Path) -> list[Path]:

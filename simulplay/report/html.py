@@ -166,9 +166,11 @@ def _link(link: tuple[str, str] | None) -> str:
     return f'<p class="explore"><a href="{escape(quote(href, safe="/:.#"))}">{escape(text)}</a></p>'
 
 
-def page(title: str, intro: str, items: list, notes: list[str], link: tuple[str, str] | None = None) -> str:
+def page(title: str, intro: str, items: list, notes: list[str], link: tuple[str, str] | None = None,
+         result: str = "") -> str:
     """The whole document; ``items`` are tables and figures in report order; ``link``: a
-    relative address and its sentence, shown under the intro (the explorer)."""
+    relative address and its sentence, shown under the intro (the explorer); ``result``: the
+    one-sentence reading of the result, shown first."""
     toc = "".join(f'<li><a href="#{i.key}">{escape(heading(i))}</a></li>' for i in items)
     body = []
     for item in items:
@@ -178,5 +180,7 @@ def page(title: str, intro: str, items: list, notes: list[str], link: tuple[str,
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{escape(title)}</title><link rel=\"icon\" href=\"data:,\"><style>{CSS}</style></head>"
-            f"<body><main><h1>{escape(title)}</h1><p>{escape(intro)}</p>{_link(link)}<nav><ol>{toc}</ol></nav>"
+            f"<body><main><h1>{escape(title)}</h1>"
+            + (f"<p class=\"result\"><strong>{escape(result)}</strong></p>" if result else "")
+            + f"<p>{escape(intro)}</p>{_link(link)}<nav><ol>{toc}</ol></nav>"
             f"{note_html}{''.join(body)}</main></body></html>\n")

@@ -86,6 +86,19 @@ def test_the_folder_holds_the_page_its_scripts_and_one_data_file_per_talk(files)
     assert "http" not in files["index.html"].decode()  # nothing but the folder's own files
 
 
+def test_the_page_opens_with_the_result_the_report_opens_with(run_dir, files):
+    """The header's first paragraph is the one-sentence reading of the η table: here the first
+    panel's η per condition and direction counts, read from the run's eta.csv."""
+    page = files["index.html"].decode()
+    result = page[page.index('<p class="result"><strong>') + 26:page.index("</strong></p>")]
+    eta = pd.read_csv(run_dir / "eta.csv")
+    first = eta[eta["realization"] == eta["realization"].iloc[0]]
+    assert len(first) < len(eta) and "Table 2 has every panel" in result
+    for row in first.itertuples():
+        assert f"{row.eta_s:+.3f} s under {row.condition} (η &gt; 0 in {row.n_positive} of {row.n_talks} talks" in result
+    assert page.index('<p class="result">') < page.index('id="intro"')
+
+
 @pytest.mark.parametrize("service,variant", [("measured", "primary"), ("zero", "service-zero")])
 def test_every_lane_holds_the_replays_parts_to_the_nanosecond(run_dir, files, service, variant):
     man, _ = read_manifest(run_dir / "manifest.parquet")

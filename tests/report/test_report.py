@@ -72,6 +72,23 @@ def test_markdown_eta_table_equals_the_csv_at_printed_precision(report30, run30)
     assert checked == 2 * 10
 
 
+def test_the_report_opens_with_its_result(report30, run30):
+    """Report and page open with the η table and a one-sentence reading of it (each condition's
+    η and direction counts, read here from the run's own eta.csv), then the run and its inputs."""
+    rep, out = report30
+    eta = pd.read_csv(Path(run30) / "eta.csv")
+    md = (out / "report.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^### (.+)$", md, re.M)
+    assert headings[:3] == ["Table 2. Grouping changes the between-translator completion gap", "The run", "Inputs"]
+    first = md.split("\n\n")[1]  # the paragraph under the title
+    assert first.startswith("**Result: against ") and first.endswith("**")
+    for row in eta.itertuples():
+        assert (f"{row.eta_s:+.3f} s under {row.condition} (η > 0 in {row.n_positive} of {row.n_talks} talks, "
+                f"η < 0 in {row.n_negative})") in first
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.index('<p class="result">') < page.index('id="table02_eta"') < page.index('id="table00_run"')
+
+
 def test_per_talk_markdown_matches_its_csv(report30, run30):
     rep, out = report30
     table = rep.table("table04_per_talk")

@@ -33,7 +33,7 @@ from simulplay.core.errors import InputError
 from simulplay.core.paths import new_folder, safe_names
 from simulplay.core.version import __version__
 from simulplay.grouping import canonical_condition
-from simulplay.report.build import load_inputs
+from simulplay.report.build import load_inputs, result_sentence
 from simulplay.report.explore.audio import StoreAudio, store_audio
 from simulplay.report.explore.edges import edge_variants
 from simulplay.report.explore.panel import panel_payload
@@ -67,6 +67,11 @@ class Explorer:
     audio: StoreAudio
     notes: list[str] = field(default_factory=list)
     sweep: dict[str, Any] | None = None  # the sweep view's data; None: the run has no sweep
+
+    @property
+    def result(self) -> str:
+        """The result in one sentence, as the report opens with it (η and direction counts)."""
+        return result_sentence(self.run)
 
     @property
     def audio_note(self) -> str:
@@ -142,7 +147,9 @@ def page(ex: Explorer) -> str:
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{escape(title)}</title><link rel=\"icon\" href=\"data:,\">"
             f"<link rel=\"stylesheet\" href=\"{STYLE}\"></head><body data-state=\"loading\">"
-            f"<main><h1>{escape(title)}</h1><p id=\"intro\"></p>"
+            f"<main><h1>{escape(title)}</h1>"
+            + (f"<p class=\"result\"><strong>{escape(ex.result)}</strong></p>" if ex.result else "")
+            + "<p id=\"intro\"></p>"
             "<noscript><p class=\"note\">The explorer needs JavaScript.</p></noscript>"
             f"<div id=\"controls\"></div><section id=\"panel-view\"></section>{sweep_view}"
             "<section id=\"timeline-view\" hidden></section><div id=\"tip\" role=\"tooltip\" hidden></div>"
