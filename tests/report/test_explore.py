@@ -95,7 +95,8 @@ def test_the_page_opens_with_the_result_the_report_opens_with(run_dir, files):
     first = eta[eta["realization"] == eta["realization"].iloc[0]]
     assert len(first) < len(eta) and "Table 2 has every panel" in result
     for row in first.itertuples():
-        assert f"{row.eta_s:+.3f} s under {row.condition} (η &gt; 0 in {row.n_positive} of {row.n_talks} talks" in result
+        want = f"{row.eta_s:+.3f} s under {row.condition} (η &gt; 0 in {row.n_positive} of {row.n_talks} talks"
+        assert want in result
     assert page.index('<p class="result">') < page.index('id="intro"')
 
 
