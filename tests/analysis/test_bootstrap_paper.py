@@ -12,6 +12,9 @@ ranks ``order:int(nq)``), checked two ways:
   and the ranks each convention takes.
 """
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -182,3 +185,25 @@ def test_the_command_line_defaults_are_the_librarys():
     assert (options.BOOT_SEED, options.QUANTILE_METHOD, options.BOOT_RNG, options.TALK_ORDER) == \
         (ENDPOINT_SEED, ENDPOINT_METHOD, ENDPOINT_RNG, Bootstrap().talk_order) == \
         (1032026, "order:floor((n+1)a)", "numpy", "sorted")
+
+
+def test_the_concepts_page_examples_run_as_written_on_the_shipped_tables(cli, tmp_path):
+    """docs/concepts.md's two `simulplay bootstrap` lines, run as written from a copy of the
+    repository's examples/paper/, print the paper's Table 2 and C.4 numbers."""
+    import shlex
+    import shutil
+
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs" / "concepts.md").read_text(encoding="utf-8")
+    block = re.search(r"### Intervals for any per-talk table.*?```sh\n(.*?)```", page, re.S).group(1)
+    commands = [shlex.split(line) for line in block.splitlines() if line.startswith("simulplay ")]
+    assert [c[1] for c in commands] == ["bootstrap", "bootstrap"]
+    shutil.copytree(root / "examples" / "paper", tmp_path / "examples" / "paper")
+    for args in commands:
+        cli(*args[1:], cwd=tmp_path, check=True)
+    t4, t5 = (pd.read_csv(tmp_path / n).set_index("condition") for n in ("t4.csv", "t5.csv"))
+    for table, condition, published in ((t4, "eta2", TABLE2_XTTS_ETA2), (t4, "eta4", TABLE2_XTTS_ETA4),
+                                        (t5, "piper", TABLE2_PIPER_ETA4), (t5, "piper − xtts", C4_PIPER_MINUS_XTTS)):
+        row = table.loc[condition]
+        assert tuple(round(x, 2) for x in (row["mean"], row["ci_low"], row["ci_high"])) == published
+    assert "−83.63 [−124.22, −44.66]" in page and "+145.51 [90.83, 198.50]" in page
