@@ -1,0 +1,69 @@
+"""The lists a reader meets first are kept true by tests: docs/index.md's page table links
+every page of the site's navigation and its command table names every command; the README's
+documentation list links every page a user reads; ARCHITECTURE.md's API list names every
+function of the Python API."""
+
+import re
+from pathlib import Path
+
+import yaml
+
+import simulplay
+from simulplay.cli.app import COMMANDS
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Pages for developers or reached from another page (the README lists them under Contributing
+#: or not at all; it links the changelog as CHANGELOG.md, the file the page includes).
+NOT_IN_README = {"index.md", "api-example.md", "tests.md", "benchmarks.md", "robustness.md", "changelog.md"}
+
+
+def nav_pages() -> set[str]:
+    """Every page file of mkdocs.yml's navigation."""
+    def walk(node) -> set[str]:
+        if isinstance(node, str):
+            return {node}
+        if isinstance(node, dict):
+            return set().union(*(walk(v) for v in node.values()))
+        return set().union(*(walk(v) for v in node))
+
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    return walk(config["nav"])
+
+
+def section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start:end if end > 0 else None]
+
+
+def test_every_page_of_the_site_is_in_its_navigation():
+    assert {p.name for p in (ROOT / "docs").glob("*.md")} == nav_pages()
+
+
+def test_the_home_page_links_every_page_and_names_every_command():
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(([\w-]+\.md)", section(index, "## Where to read")))
+    assert nav_pages() - {"index.md", "api-example.md"} <= linked, nav_pages() - linked
+    named = set(re.findall(r"`([a-z-]+(?: [a-z]+)?)`", section(index, "## Commands")))
+    commands = {name for name, _ in COMMANDS} | {"store verify", "store gc"}
+    assert commands <= named, commands - named
+
+
+def test_the_readme_links_every_page_a_user_reads():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(docs/([\w-]+\.md)", readme))
+    missing = nav_pages() - NOT_IN_README - linked
+    assert not missing, f"the README links no {sorted(missing)}"
+
+
+def test_the_readme_command_table_names_every_command():
+    table = section((ROOT / "README.md").read_text(encoding="utf-8"), "## Commands")
+    named = set(re.findall(r"`simulplay ([a-z-]+)", table))
+    assert {name for name, _ in COMMANDS} | {"store"} <= named, {name for name, _ in COMMANDS} - named
+
+
+def test_architecture_names_every_function_of_the_python_api():
+    text = section((ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8"), "## What each package holds")
+    api = section(text, "- **api/**")
+    missing = [name for name in simulplay._API if f"`{name}`" not in api and f"`simulplay.{name}`" not in api]
+    assert not missing, f"ARCHITECTURE.md's api/ entry does not name {missing}"
