@@ -24,6 +24,13 @@ def live(
                                   "response, each piece of audio) before the request counts as failed."),
     store: Path | None = typer.Option(None, "--store", help="Audio store for the received audio "
                                       "(default: OUT/store)."),
+    predict: bool = typer.Option(False, "--predict", help="After the live part, synthesize the same requests one "
+                                 "at a time with the same backend settings and compare what replay predicts from "
+                                 "them with the live run: per output ΔL, and η with --a/--f (comparisons b, c)."),
+    a: str | None = typer.Option(None, "--a", help="Translator A (a system name), for η with --predict."),
+    f: str | None = typer.Option(None, "--f", help="Translator F (a system name), for η with --predict."),
+    reference: str | None = typer.Option(None, "--reference", help="Reference rule for η (default: the first "
+                                         "--rule)."),
 ):
     """Send each output's requests to a TTS server in real time and play what arrives.
 
@@ -33,23 +40,62 @@ def live(
     once it has arrived and the previous part has ended. Writes the live manifest
     (live.parquet, read by replay, eta and player like a synth manifest), the requests,
     player and timeline tables, the agreement of replay with the live player and
-    run.json (client lateness p50/p99/max, verdict). Exit code 1 when requests failed
+    run.json (client lateness p50/p99/max, verdict). --predict adds the isolated
+    synthesis (isolated.parquet) and the prediction tables (prediction.parquet,
+    prediction_eta.parquet): the serial replay of the isolated synthesis and, when all
+    outputs played at once, the replay with one server shared by all. Exit code 1 when requests failed
     (their outputs are incomplete), 130 on Ctrl-C after writing what was measured.
     """
     from simulplay.core.paths import check_new_folder
     from simulplay.grouping import parse_rule, unique_rules
+    from simulplay.live.predict import EtaDesign
     from simulplay.live.run import live_run
 
     rules = unique_rules([parse_rule(r) for r in rule])
+    design = EtaDesign(a, f, reference or rule[0]) if a is not None and f is not None else None
     check_new_folder(out)
     res = live_run(trace, rules, backend, out, speed=speed, talks=talks, concurrent=concurrent, timeout=timeout,
-                   store=store)
-    s, late, agree = res.summary, res.summary["lateness"], res.summary["agreement"].get("request", {})
-    typer.echo(f"{s['outputs']} outputs, {s['requests']} requests, {s['failed']} failed "
-               f"({s['incomplete_outputs']} incomplete outputs); lateness p50 {late['send']['p50_ms']:.2f} ms, "
-               f"p99 {late['send']['p99_ms']:.2f} ms, max {late['send']['max_ms']:.2f} ms: {late['verdict']}")
-    if agree:
-        typer.echo(f"replay vs live (request release): max |ΔL| {agree['max_abs_d_offset_ms']:.2f} ms, max "
-                   f"|Δ first playback| {agree['max_abs_d_first_play_ms']:.2f} ms, {agree['within_goal']} of "
-                   f"{agree['outputs']} outputs within 20 ms; written to {out}")
+                   store=store, predict=predict, design=design)
+    for line in summary_lines(res.summary):
+        typer.echo(line)
+    typer.echo(f"written to {out}")
     raise typer.Exit(1 if res.n_failed else 0)
+
+
+def summary_lines(s: dict) -> list[str]:
+    """What a live run prints: counts and lateness, then comparisons (a) to (c) (ms)."""
+    late, agree = s["lateness"], s["agreement"].get("request", {})
+    lines = [f"{s['outputs']} outputs, {s['requests']} requests, {s['failed']} failed "
+             f"({s['incomplete_outputs']} incomplete outputs); lateness p50 {late['send']['p50_ms']:.2f} ms, "
+             f"p99 {late['send']['p99_ms']:.2f} ms, max {late['send']['max_ms']:.2f} ms: {late['verdict']}"]
+    if agree:
+        lines.append(f"(a) replay of the live manifest vs live (request release): max |ΔL| "
+                     f"{agree['max_abs_d_offset_ms']:.2f} ms, max |Δ first playback| "
+                     f"{agree['max_abs_d_first_play_ms']:.2f} ms, {agree['within_goal']} of {agree['outputs']} "
+                     "outputs within 20 ms")
+    pred = s.get("prediction")
+    if pred:
+        lines += prediction_lines(pred)
+    return lines
+
+
+def prediction_lines(p: dict) -> list[str]:
+    """Comparisons (b) and (c) as printed lines (ms)."""
+    def stats(row: dict) -> str:
+        if not row.get("n"):
+            return "no complete output"
+        eta = f", max |Δη| {row['max_abs_d_eta_ms']:.1f} ms" if "max_abs_d_eta_ms" in row else ""
+        return (f"ΔL p50 {row['p50_abs_dL_ms']:.1f} / p95 {row['p95_abs_dL_ms']:.1f} / max "
+                f"{row['max_abs_dL_ms']:.1f} ms (mean signed {row['mean_dL_ms']:+.1f} ms){eta}")
+
+    n, at_once, iso = p["outputs"], p["outputs_at_once"], p["isolated"]
+    lines = [f"(b) isolated synthesis (one server per output) vs live, {n} outputs, {at_once} at a time: {stats(iso)}"]
+    if "shared" in p:
+        lines.append(f"(c) {at_once} outputs at once against one serial server: the one-server-per-output model "
+                     f"errs by {iso['mean_dL_ms']:+.1f} ms per output on average (max |ΔL| "
+                     f"{iso['max_abs_dL_ms']:.1f} ms); the shared-server replay (K=1) vs live: {stats(p['shared'])}")
+    else:
+        lines.append("(c) not measured: the outputs did not all play at once (--concurrent)")
+    if "eta_note" in p:
+        lines.append(f"    {p['eta_note']}")
+    return lines

@@ -9,6 +9,8 @@ on one asyncio loop, then write into the run folder:
 * ``requests.parquet``: every recorded time and the lateness of every request;
 * ``player.parquet`` and ``timeline.parquet``: the virtual player per output and per part;
 * ``agreement.parquet`` and ``agreement_requests.parquet``: comparison (a) (:mod:`.compare`);
+* with ``predict``: ``isolated.parquet`` (+ chunks), ``prediction.parquet`` and
+  ``prediction_eta.parquet``: comparisons (b) and (c) (:mod:`.predict`);
 * ``run.json``: speed, server identity, lateness p50/p99/max and the verdict, failures,
   the agreement; ``server.log``: the served backend's log.
 
@@ -24,7 +26,7 @@ import json
 import os
 import socket
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ from simulplay.core.tables import write_table
 from simulplay.grouping import Rule, requests_frame
 from simulplay.live.client import Endpoint, Record, run_sessions
 from simulplay.live.compare import agreement, agreement_summary
+from simulplay.live.predict import EtaDesign, check_design, compare_with_isolated
 from simulplay.live.server import served
 from simulplay.live.tables import chunk_rows, lateness, live_manifest, player_tables, request_rows
 from simulplay.manifest.columns import chunk_path
@@ -53,6 +56,7 @@ class LiveResult:
     player: pd.DataFrame
     agreement: pd.DataFrame
     summary: dict[str, Any]
+    signature: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_failed(self) -> int:
@@ -96,11 +100,14 @@ def _server(spec: str, folder: Path):
 
 def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: Path, *, speed: float = 1.0,
              talks: Sequence[str] = (), concurrent: int | None = None, timeout: float = 30.0,
-             store: Path | None = None) -> LiveResult:
-    """Run every output live against ``backend`` and write the run folder ``out``."""
+             store: Path | None = None, predict: bool = False, design: EtaDesign | None = None) -> LiveResult:
+    """Run every output live against ``backend`` and write the run folder ``out``; with
+    ``predict``, then comparisons (b) and (c) against an isolated synthesis (:mod:`.predict`)."""
     local = parse_backend(backend)
     splitter = None if isinstance(local, HttpSettings) else local.create().splitter()
     plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter)
+    if design is not None:
+        check_design(design, plan)
     out.mkdir(parents=True, exist_ok=True)
     audio = AudioStore.open(store or out / "store")  # checked (and made) before any request
     interrupted: BaseException | None = None
@@ -122,6 +129,11 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
             rec.error = "not sent (interrupted)" if rec.sent_s != rec.sent_s else "interrupted"
     result = write_run(plan, sessions, out, audio, identity=identity, speed=speed,
                        concurrent=concurrent, backend=backend)
+    if predict and interrupted is None:
+        result.summary["prediction"] = compare_with_isolated(
+            out, result.player, traces, rules, backend, audio, speed=speed, talks=talks, concurrent=concurrent,
+            design=design, sig=result.signature)
+        _write_summary(out, result.summary)
     if interrupted is not None:
         raise Interrupted(f"{result.summary['sent']} of {result.summary['requests']} requests sent; "
                           f"what was measured is in {out}", interrupted) from None
@@ -167,5 +179,9 @@ def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store
     for name, table in (("requests", requests), ("player", player), ("timeline", timeline),
                         ("agreement", agree), ("agreement_requests", agree_requests)):
         write_table(table, out / f"{name}.parquet", sig, kind=f"live-{name}")
+    _write_summary(out, summary)
+    return LiveResult(out, player, agree, summary, sig)
+
+
+def _write_summary(out: Path, summary: dict[str, Any]) -> None:
     write_bytes_atomic(out / "run.json", (json.dumps(summary, indent=2, default=str) + os.linesep).encode())
-    return LiveResult(out, player, agree, summary)

@@ -1,0 +1,195 @@
+"""Comparisons (b) and (c): what the simulator predicts from an isolated ``synth`` of the
+same trace, against what the live run lived (docs/live.md, "The simulator against the
+live run").
+
+After the live part (the served backend stopped, so nothing else runs), the run's requests
+are synthesized again in process, one at a time, with the same backend settings (Piper
+``durations=fixed``: the same audio), into ``isolated.parquet`` (its chunk table beside
+it), whose dispatch and source times are divided by ``--speed`` as the live manifest's
+are. Two predictions are replayed from it (request release):
+
+* **isolated**: the serial clock, one server per output (what ``replay`` predicts);
+* **shared**: the shared-server clock (:mod:`simulplay.sim.servers`) with K = 1 worker for
+  every output of the run, which is what a serial server met when all outputs played at
+  once. Only when they did (no ``--concurrent`` below the outputs' count): outputs started
+  at different times are not one queue from time 0.
+
+Each is compared with the live virtual player (request release) per output, ΔL =
+L(prediction) − L(live), and, given translators A and F and a reference rule, η from each
+against η from the live player. Comparison (b) is the isolated prediction; (c) is the same
+prediction's error when the outputs shared one serial server, beside the shared replay's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simulplay.backends import parse_backend
+from simulplay.core.errors import IncompleteError, InputError
+from simulplay.core.keys import OUTPUT_KEYS
+from simulplay.core.tables import read_table, stored_signatures, write_table
+from simulplay.grouping import Rule
+from simulplay.manifest import validate_manifest
+from simulplay.sim import replay
+from simulplay.sim.servers import Servers
+from simulplay.store.store import AudioStore
+from simulplay.synthesis.run import synthesize_to_manifest
+from simulplay.traces import read_traces, streams_from_frame
+
+MODELS = ("isolated", "shared")
+_META_OWN = ("table", "signatures", "row_signature", "notes")
+
+
+@dataclasses.dataclass(frozen=True)
+class EtaDesign:
+    """The η the predictions are compared on: translator ``a`` against ``f`` (system names),
+    conditions against ``reference`` (a rule as written)."""
+
+    a: str
+    f: str
+    reference: str
+
+
+def check_design(design: EtaDesign, plan: pd.DataFrame) -> None:
+    """Refuse, before any request, translators or a reference rule the run does not have."""
+    from simulplay.grouping import canonical_condition
+
+    systems, conditions = set(plan["system"]), set(plan["condition"].map(canonical_condition))
+    for flag, name, known in (("--a", design.a, systems), ("--f", design.f, systems),
+                              ("--reference", canonical_condition(design.reference), conditions)):
+        if name not in known:
+            raise InputError.at(f"{flag} {name}", "is not in the run", accepted=", ".join(sorted(known)))
+    if design.a == design.f or len(conditions) < 2:
+        raise InputError.at("--a/--f", "η needs two translators and two rules or more",
+                            accepted="--a A --f F with two systems of the traces and two --rule or more")
+
+
+def isolated_synth(traces: Sequence[Path], rules: Sequence[Rule], backend: str, store: AudioStore, out: Path, *,
+                   speed: float, talks: Sequence[str] = ()) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Synthesize the run's requests one at a time into ``out`` and divide its dispatch and
+    source times by ``speed`` (the live time base); the manifest and the synthesis counts."""
+    streams = streams_from_frame(read_traces(traces))
+    if talks:
+        streams = [s for s in streams if s.talk_id in set(talks)]
+    res = synthesize_to_manifest(streams, list(rules), parse_backend(backend), store, out, traces=traces,
+                                 order="fixed")
+    df, meta = read_table(out)
+    df["dispatch_s"] = df["dispatch_s"] / speed
+    df["source_s"] = df["source_s"] / speed
+    sigs = [{**s, "speed": speed} for s in stored_signatures(meta, len(df)) or [{}] * len(df)]
+    write_table(df, out, sigs, kind=meta.get("table", "manifest"),
+                extra_meta={k: v for k, v in meta.items() if k not in _META_OWN})
+    st = res.stats
+    return df, {"synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed}
+
+
+def predictions(manifest: pd.DataFrame, *, shared: bool) -> dict[str, pd.DataFrame]:
+    """Per model, the replay summary (request release) of the isolated manifest; ``shared``
+    adds the K = 1 server shared by every output of the run."""
+    m = validate_manifest(manifest, "isolated manifest")
+    out = {"isolated": replay(m, allow_incomplete=True, source="isolated manifest").summary}
+    if shared:
+        out["shared"] = _one_server(m)
+    return out
+
+
+def _one_server(m: pd.DataFrame) -> pd.DataFrame:
+    """The shared-server replay with one worker for all outputs: share groups never mix
+    conditions, so each output becomes a system of one condition, and is named back after."""
+    labels = m["system"] + "\x1f" + m["condition"]
+    back = dict(zip(labels, zip(m["system"], m["condition"])))
+    s = replay(m.assign(system=labels, condition="one server"), service=Servers(1, "panel"), allow_incomplete=True,
+               source="isolated manifest").summary
+    s["system"], s["condition"] = zip(*(back[x] for x in s["system"])) if len(s) else ((), ())
+    return s
+
+
+def prediction_table(live: pd.DataFrame, predicted: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per output: L and first playback, live and per model, and ΔL = L(model) − L(live),
+    seconds. ``live``: the virtual player's outputs (request release)."""
+    keys = list(OUTPUT_KEYS)
+    here = live[live["release"] == "request"].astype({k: str for k in keys})
+    table = here[keys + ["complete", "offset_s", "first_play_s"]].rename(
+        columns={"offset_s": "L_live_s", "first_play_s": "first_play_live_s"})
+    for name, summary in predicted.items():
+        got = summary.astype({k: str for k in keys})[keys + ["offset_s", "first_play_s"]].rename(
+            columns={"offset_s": f"L_{name}_s", "first_play_s": f"first_play_{name}_s"})
+        table = table.merge(got, on=keys, how="left")
+        table[f"dL_{name}_s"] = table[f"L_{name}_s"] - table["L_live_s"]
+    return table.reset_index(drop=True)
+
+
+def prediction_eta(live: pd.DataFrame, predicted: dict[str, pd.DataFrame],
+                   design: EtaDesign | None) -> tuple[pd.DataFrame, str]:
+    """η per condition from the live player and from each model, and each model's η minus
+    the live η (seconds); empty with the reason when η cannot be computed."""
+    from simulplay.analysis.bootstrap import Bootstrap
+    from simulplay.analysis.eta import compute_eta
+
+    if design is None:
+        return pd.DataFrame(), "no η: give --a, --f (and --reference) to compare η"
+    cols = [*OUTPUT_KEYS, "audio_s", "idle_s", "offset_s", "source_s"]
+    here = live[live["release"] == "request"]
+    summaries = {"live": here[here["complete"]][cols], **{k: v[cols] for k, v in predicted.items()}}
+    table = None
+    for name, summary in summaries.items():
+        try:
+            res = compute_eta(summary.astype({k: str for k in OUTPUT_KEYS}), a=design.a, f=design.f,
+                              reference=design.reference, boot=Bootstrap(draws=1000))
+        except IncompleteError as e:
+            return pd.DataFrame(), f"no η: {e}"
+        got = res.table[["condition", "n_talks", "eta_s"]].rename(columns={"eta_s": f"eta_{name}_s"})
+        table = got if table is None else table.merge(got[["condition", f"eta_{name}_s"]], on="condition")
+    for name in predicted:
+        table[f"d_eta_{name}_s"] = table[f"eta_{name}_s"] - table["eta_live_s"]
+    return table, ""
+
+
+def prediction_summary(table: pd.DataFrame, eta: pd.DataFrame, note: str, *, outputs_at_once: int,
+                       synth: dict[str, Any]) -> dict[str, Any]:
+    """Comparisons (b) and (c) in ms: |ΔL| p50/p95/max per model over the complete
+    outputs, the largest |Δη|, how many outputs played at once, and the isolated synthesis."""
+    ok = table[table["complete"]]
+    out: dict[str, Any] = {"outputs": len(ok), "outputs_at_once": outputs_at_once, "synth": synth}
+    for name in (m for m in MODELS if f"dL_{m}_s" in table):
+        d = ok[f"dL_{name}_s"].dropna().to_numpy(float) * 1e3
+        row = {"n": len(d), "mean_dL_ms": float(d.mean()) if len(d) else None}
+        for q, p in (("p50", 50), ("p95", 95)):
+            row[f"{q}_abs_dL_ms"] = float(np.percentile(np.abs(d), p)) if len(d) else None
+        row["max_abs_dL_ms"] = float(np.abs(d).max()) if len(d) else None
+        if not eta.empty:
+            row["max_abs_d_eta_ms"] = float(eta[f"d_eta_{name}_s"].abs().max() * 1e3)
+        out[name] = row
+    if note:
+        out["eta_note"] = note
+    return out
+
+
+def write_prediction(out: Path, table: pd.DataFrame, eta: pd.DataFrame, sig: dict[str, Any]) -> None:
+    """``prediction.parquet`` (per output) and, with η, ``prediction_eta.parquet``."""
+    write_table(table, out / "prediction.parquet", sig, kind="live-prediction")
+    if not eta.empty:
+        write_table(eta, out / "prediction_eta.parquet", sig, kind="live-prediction-eta")
+
+
+def compare_with_isolated(out: Path, live: pd.DataFrame, traces: Sequence[Path], rules: Sequence[Rule],
+                          backend: str, store: AudioStore, *, speed: float, talks: Sequence[str] = (),
+                          concurrent: int | None = None, design: EtaDesign | None = None,
+                          sig: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Synthesize the run in isolation, replay both predictions, write the tables, and
+    return the summary ``run.json`` keeps under ``prediction``."""
+    manifest, synth = isolated_synth(traces, rules, backend, store, out / "isolated.parquet", speed=speed,
+                                     talks=talks)
+    n_outputs = int((live["release"] == "request").sum())
+    at_once = n_outputs if concurrent is None else min(concurrent, n_outputs)
+    predicted = predictions(manifest, shared=at_once == n_outputs and n_outputs > 1)
+    table = prediction_table(live, predicted)
+    eta, note = prediction_eta(live, predicted, design)
+    write_prediction(out, table, eta, {**(sig or {}), "table": "live-prediction"})
+    return prediction_summary(table, eta, note, outputs_at_once=at_once, synth=synth)
