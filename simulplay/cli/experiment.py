@@ -52,6 +52,10 @@ def demo(
                                  "every η table has a panel per backend and the cross-backend interaction "
                                  "η(B1) − η(B2) is printed and written (eta.interaction.csv, report Table 7)."),
     quiet: bool = quiet_option(),
+    live: bool = typer.Option(False, "--live", help="Instead: play the demo's three talks, both translators, "
+                              "under immediate and timer:w=4 live at speed 1 (about 2 minutes) against a served "
+                              "Piper (durations=fixed), then compare the simulator with it: (a) to (c) of "
+                              "`simulplay live --predict`, into OUT_DIR/live."),
 ):
     """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
     `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,
@@ -69,11 +73,19 @@ def demo(
 
     --backends piper,espeak runs the same design on Piper and on eSpeak NG (its en-us voice,
     a formant synthesizer with another duration structure) and adds the cross-backend
-    interaction η(Piper) − η(eSpeak NG) per rule with its paired talk-bootstrap interval."""
+    interaction η(Piper) − η(eSpeak NG) per rule with its paired talk-bootstrap interval.
+
+    --live plays the demo for real instead (docs: Live runs): twelve outputs at once in
+    real time against Piper served on loopback, and the simulator checked against them."""
     from simulplay.cli.console import progress_bar
     from simulplay.workflows.experiment import demo_experiment, parse_demo_backends
     from simulplay.workflows.pipeline import run_experiment
 
+    if live:
+        from simulplay.cli.live import finish_live
+        from simulplay.live.demo import demo_live
+
+        finish_live(demo_live(out_dir, piper=piper))
     exp = demo_experiment(out_dir, realizations=realizations, piper=piper, source="--piper",
                           backends=parse_demo_backends(backends))
     typer.echo(f"demo folder: {exp.out}")

@@ -56,9 +56,14 @@ def live(
     check_new_folder(out)
     res = live_run(trace, rules, backend, out, speed=speed, talks=talks, concurrent=concurrent, timeout=timeout,
                    store=store, predict=predict, design=design)
+    finish_live(res)
+
+
+def finish_live(res) -> None:
+    """Print what a live run did and compared, and exit (1 when requests failed)."""
     for line in summary_lines(res.summary):
         typer.echo(line)
-    typer.echo(f"written to {out}")
+    typer.echo(f"written to {res.folder}")
     raise typer.Exit(1 if res.n_failed else 0)
 
 

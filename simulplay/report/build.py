@@ -22,6 +22,7 @@ from simulplay.grouping import canonical_condition
 from simulplay.report import formats, html
 from simulplay.report.figures import all_figures, default_condition, default_talk
 from simulplay.report.listen import LISTEN_S, listen_section
+from simulplay.report.live import live_figures
 from simulplay.report.load import RunData, load_run
 from simulplay.report.measured import measured_sentence
 from simulplay.report.model import ReportAudio, ReportFigure, ReportTable
@@ -110,7 +111,7 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
     if chosen not in talks:
         raise InputError.at(f"--talk '{talk}'", "is not a talk of the run", accepted=", ".join(talks[:20]))
     audio = listen_section(run, parts, cond, chosen, store, listen_s)
-    figures = all_figures(run, parts, cond, chosen) + sweep_report_figures(run)
+    figures = all_figures(run, parts, cond, chosen) + sweep_report_figures(run) + live_figures(run)
     return Report(run, all_tables(run), figures, cond, chosen, audio)
 
 

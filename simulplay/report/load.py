@@ -146,9 +146,25 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
         if (root / name).exists():
             run.optional[key] = _read_csv(root / name, (), name, known)
             _note(run, run.optional[key], name.removesuffix(".csv").replace("_", " ") + " table", "shown as it is")
+    _read_live(run, root / "live")
     read_run_traces(run, list(traces) or [Path(p) for p in exp.get("traces", [])],
                     "given with --trace" if traces else "named in run.json")
     return run
+
+
+def _read_live(run: RunData, live: Path) -> None:
+    """A live run's prediction tables in ``live/`` (``simulplay demo --live``), when present."""
+    if not (live / "prediction.parquet").exists():
+        return
+    run.optional["live_prediction"] = _read_parquet(live / "prediction.parquet", ("L_live_s", "L_isolated_s"),
+                                                    "live prediction table")
+    run.inputs.append(InputRow("live/prediction.parquet", "live prediction table", "Table 18, Figure 5",
+                               len(run.optional["live_prediction"].frame),
+                               signature_fingerprint(run.optional["live_prediction"].signatures),
+                               file_hash(live / "prediction.parquet")))
+    if (live / "prediction_eta.parquet").exists():
+        run.optional["live_eta"] = _read_parquet(live / "prediction_eta.parquet", ("condition", "eta_live_s"),
+                                                 "live prediction η table")
 
 
 def _note(run: RunData, table: Signed, kind: str, use: str) -> None:

@@ -25,6 +25,10 @@ LABELS = {
     "requests": "requests", "failed": "failed requests", "threshold": "VAD threshold", "rule": "rule",
     "reference": "reference", "reduction_s": "reduction (s)", "nonspeech_s": "non-speech (s)",
     "speech_s": "speech (s)", "share_pct": "non-speech share (%)", "edge_s": "edge removed (s)",
+    "L_live_s": "L live (s)", "L_isolated_s": "L isolated (s)", "dL_isolated_s": "ΔL isolated (s)",
+    "L_shared_s": "L shared (s)", "dL_shared_s": "ΔL shared (s)", "eta_live_s": "η live (s)",
+    "eta_isolated_s": "η isolated (s)", "eta_shared_s": "η shared (s)", "d_eta_isolated_s": "Δη isolated (s)",
+    "d_eta_shared_s": "Δη shared (s)",
 }
 
 

@@ -19,6 +19,7 @@ from simulplay.analysis.small_panels import counts_first, small_panel_notes
 from simulplay.core.signature import base_signature, merge
 from simulplay.grouping import canonical_condition
 from simulplay.report.latency_tables import speech_latency_table, text_latency_table
+from simulplay.report.live import live_tables
 from simulplay.report.load import RunData, Signed
 from simulplay.report.measured import machine_items
 from simulplay.report.model import ReportTable, extend, row_strings, signature_lines
@@ -304,5 +305,6 @@ def all_tables(run: RunData) -> list[ReportTable]:
               talk_realizations_table(run), per_talk_table(run), interaction_table(run),
               rules_table(run), contrast_table(run), optional_table(run, "eta_edges"), trace_table(run),
               requests_table(run), optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
-              optional_table(run, "content_pairs"), optional_table(run, "word_timing"), player_table(run)]
+              optional_table(run, "content_pairs"), optional_table(run, "word_timing"), player_table(run),
+              *live_tables(run)]
     return [t for t in tables if t is not None]
