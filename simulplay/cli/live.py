@@ -48,11 +48,11 @@ def live(
     """
     from simulplay.core.paths import check_new_folder
     from simulplay.grouping import parse_rule, unique_rules
-    from simulplay.live.predict import EtaDesign
+    from simulplay.live.predict import design_from_flags
     from simulplay.live.run import live_run
 
     rules = unique_rules([parse_rule(r) for r in rule])
-    design = EtaDesign(a, f, reference or rule[0]) if a is not None and f is not None else None
+    design = design_from_flags(a, f, reference, rule, predict)
     check_new_folder(out)
     res = live_run(trace, rules, backend, out, speed=speed, talks=talks, concurrent=concurrent, timeout=timeout,
                    store=store, predict=predict, design=design)

@@ -56,6 +56,18 @@ class EtaDesign:
     reference: str
 
 
+def design_from_flags(a: str | None, f: str | None, reference: str | None, rules: Sequence[str],
+                      predict: bool) -> EtaDesign | None:
+    """The η design ``--a``, ``--f`` and ``--reference`` ask for (default reference: the
+    first rule); ``None`` without them. They need each other and ``--predict``."""
+    if a is None and f is None and reference is None:
+        return None
+    if a is None or f is None or not predict:
+        raise InputError.at("--a/--f/--reference", "compare η of the predictions with the live run",
+                            accepted="--predict --a A --f F [--reference R]")
+    return EtaDesign(a, f, reference or rules[0])
+
+
 def check_design(design: EtaDesign, plan: pd.DataFrame) -> None:
     """Refuse, before any request, translators or a reference rule the run does not have."""
     from simulplay.grouping import canonical_condition

@@ -99,3 +99,11 @@ def test_a_translator_the_run_lacks_is_refused_before_anything_runs(cli, tmp_pat
               "http:base_url=http://127.0.0.1:9/v1", "--out", tmp_path / "run", "--predict", "--a", "X", "--f", "F")
     assert res.returncode == 2 and "--a X" in res.stderr
     assert not (tmp_path / "run" / "run.json").exists()
+
+
+@pytest.mark.parametrize("flags", [["--predict", "--a", "A"], ["--a", "A", "--f", "F"],
+                                   ["--predict", "--reference", "immediate"]])
+def test_eta_flags_need_each_other_and_predict(cli, tmp_path, flags):
+    res = cli("live", trace(tmp_path / "t.jsonl"), "--rule", "immediate", "--rule", "timer:w=2", "--backend",
+              "http:base_url=http://127.0.0.1:9/v1", "--out", tmp_path / "run", *flags)
+    assert res.returncode == 2 and "--a/--f/--reference" in res.stderr
