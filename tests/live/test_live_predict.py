@@ -107,3 +107,21 @@ def test_eta_flags_need_each_other_and_predict(cli, tmp_path, flags):
     res = cli("live", trace(tmp_path / "t.jsonl"), "--rule", "immediate", "--rule", "timer:w=2", "--backend",
               "http:base_url=http://127.0.0.1:9/v1", "--out", tmp_path / "run", *flags)
     assert res.returncode == 2 and "--a/--f/--reference" in res.stderr
+
+
+@pytest.mark.slow
+def test_outputs_played_one_at_a_time_get_no_shared_server_prediction(cli, tmp_path):
+    res = cli("live", trace(tmp_path / "t.jsonl"), "--rule", "immediate", "--backend", PIPER, "--out",
+              tmp_path / "run", "--speed", "4", "--concurrent", "1", "--predict")
+    assert res.returncode == 0, res.stderr
+    assert "(c) not measured" in res.stdout and "no η" in res.stdout
+    run = tmp_path / "run"
+    table = pd.read_parquet(run / "prediction.parquet")
+    assert "L_shared_s" not in table and len(table) == 2
+    live = live_L(pd.read_parquet(run / "requests.parquet"))
+    iso = isolated_L(pd.read_parquet(run / "isolated.parquet"))
+    for row in table.to_dict("records"):
+        key = (row["talk_id"], row["system"], row["condition"])
+        assert row["dL_isolated_s"] == pytest.approx(iso[key] - live[key], abs=1e-6)
+    pred = json.loads((run / "run.json").read_text())["prediction"]
+    assert pred["outputs_at_once"] == 1 and "shared" not in pred and not (run / "prediction_eta.parquet").exists()
