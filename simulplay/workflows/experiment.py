@@ -55,6 +55,7 @@ from typing import Any
 
 from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED, Bootstrap
 from simulplay.core.errors import InputError
+from simulplay.core.plugins import experiment_plugins
 
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
             "realizations": int, "order": str, "out": str, "store": str, "max_chars": int, "backend": (dict, list),
@@ -159,6 +160,7 @@ def load_experiment(path: str | Path) -> Experiment:
 def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     src = str(path)
     base = path.parent
+    data = experiment_plugins(data, path)  # plugins = [...] first: the rules and backends may be theirs
     _check_keys(data, TOP_KEYS, "", src)
     for key in REQUIRED:
         if key not in data:
