@@ -64,10 +64,11 @@ _LOADED: dict[str, PluginIdentity] = {}  # a --plugin module or file → its ide
 _TRIED: set[tuple[str, str]] = set()  # entry points already loaded (group, name)
 
 
-def registering(key: str | None, name: str) -> None:
-    """Note a registration (called by :meth:`Registry.register`): while a plugin is imported,
-    ``name`` under the signature key ``key`` belongs to it."""
-    if _LOADING and key:
+def registering(key: str | None, name: str, module: str) -> None:
+    """Note a registration (called by :meth:`Registry.register`) of a class defined in
+    ``module``: while a plugin is imported, ``name`` under the signature key ``key`` belongs to
+    it, unless simulplay's own modules register it (its built-ins, first imported by the plugin)."""
+    if _LOADING and key and module != "simulplay" and not module.startswith("simulplay."):
         _ORIGINS[(key, name)] = _LOADING[-1]
 
 
@@ -154,7 +155,7 @@ def load_entry_point(group: str, name: str, is_registered: Callable[[], bool], w
     _import(where, ident, ep.load)
     if not is_registered():
         raise InputError.at(where, f"importing {ep.value} does not register {what} '{name}'",
-                            accepted=f"an entry point named after what its module registers (@register_… (\"{name}\"))")
+                            accepted=f"an entry point named after what its module registers (@register_…(\"{name}\"))")
 
 
 # ---- --plugin and plugins = [...] ------------------------------------------------

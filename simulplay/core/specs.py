@@ -57,7 +57,7 @@ class Registry(Generic[T]):
                 raise RegistryError(f"{self.what} '{name}' must be a dataclass")
             cls.name = name
             self._items[name] = cls
-            plugins.registering(self.key, name)
+            plugins.registering(self.key, name, getattr(cls, "__module__", ""))
             return cls
 
         return deco
