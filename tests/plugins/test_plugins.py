@@ -138,7 +138,8 @@ TAKEN = ("from dataclasses import dataclass\nfrom simulplay.grouping import Rule
 
 @pytest.mark.parametrize(("source", "fragment"), [
     (BROKEN, "failed to import (RuntimeError: no licence server) (expected a module importable from sys.path"),
-    (TAKEN, "registers a name already taken: grouping rule 'punct' is built into simulplay (expected a name of its own"),
+    (TAKEN, "registers a name already taken: grouping rule 'punct' is built into simulplay (expected a name of "
+     "its own"),
 ])
 def test_a_plugin_file_that_fails_or_takes_a_built_in_name_is_one_line_exit_2(tmp_path, source, fragment):
     (tmp_path / "mine.py").write_text(source)
