@@ -97,7 +97,7 @@ class BackendConfig:
         return reuse
 
 
-BACKENDS: Registry[BackendConfig] = Registry("backend")
+BACKENDS: Registry[BackendConfig] = Registry("backend", group="simulplay.backends", key="backend")
 
 
 def register_backend(name: str):

@@ -54,6 +54,7 @@ from simulplay.core.errors import (
     Terminated,
     interrupt_exit_code,
 )
+from simulplay.core.plugins import load_plugins, split_plugin_args
 from simulplay.core.version import __version__
 
 app = typer.Typer(
@@ -81,8 +82,13 @@ def _version(value: bool):
 
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")):
-    pass
+                                       help="Print the version and exit."),
+          plugin: list[str] = typer.Option([], "--plugin", metavar="MODULE",
+                                           help="Import a plugin first (a module on sys.path or a .py file; "
+                                           "repeatable; allowed before or after the command's name): its rules, "
+                                           "backends, recognizers and replay variants are usable by name, and "
+                                           "named in signatures. See docs/plugins.md.")):
+    load_plugins(plugin)
 
 
 COMMANDS = (  # (name, function), in the order of `simulplay --help`
@@ -154,7 +160,9 @@ _SHOW_WARNING = warnings.showwarning
 
 def _commands() -> None:
     try:
-        rv = app(standalone_mode=False)
+        args, plugins = split_plugin_args(sys.argv[1:])  # --plugin is accepted anywhere in the line
+        load_plugins(plugins)
+        rv = app(args=args, standalone_mode=False)
     except Abort as e:  # click turns KeyboardInterrupt (and our SIGTERM) into Abort
         print("simulplay: interrupted before the command finished (files appear only when complete, so none is "
               "half-written); run the same command again", file=sys.stderr)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from simulplay.backends.base import Backend, backend_summary
 from simulplay.core.keys import OUTPUT_ID, OUTPUT_KEYS
+from simulplay.core.plugins import entries
 from simulplay.core.signature import base_signature
 from simulplay.manifest.columns import CHUNK_ORDER, MANIFEST_ORDER
 from simulplay.store.store import AudioStore
@@ -69,4 +70,5 @@ def manifest_signature(backend: Backend, plan: pd.DataFrame) -> dict[str, Any]:
     ident = backend.identity()
     return base_signature(backend=backend_summary(ident), settings=ident.get("settings"), seed=ident.get("seed"),
                           reuse=plan.attrs.get("reuse"), splitter=plan.attrs.get("splitter"),
-                          order=plan.attrs.get("order"), **backend.config.signature_fields())
+                          order=plan.attrs.get("order"), plugin=entries("backend", backend.config.name) or None,
+                          **backend.config.signature_fields())

@@ -39,6 +39,7 @@ import pandas as pd
 from simulplay.backends.base import Backend, identity_key
 from simulplay.core.errors import InputError
 from simulplay.core.keys import OUTPUT_KEYS
+from simulplay.core.plugins import with_origin
 from simulplay.grouping import Rule, Splitter, requests_frame, split_requests
 from simulplay.traces.model import Stream
 
@@ -99,7 +100,7 @@ def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations
     check_order(order)
     splitter = splitter or backend.splitter()
     reuse = reuse or backend.config.reuse_policy()
-    ident = identity_key(backend.identity())
+    ident = identity_key(with_origin(backend.identity(), "backend", backend.config.name))
     base = split_requests(requests, splitter)
     conds = list(dict.fromkeys(base["condition"]))
     talks = list(dict.fromkeys(base["talk_id"]))

@@ -21,6 +21,7 @@ import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
 from simulplay.core.errors import FileFault
+from simulplay.core.plugins import with_plugins
 from simulplay.core.progress import NO_PROGRESS, Progress, tracking
 from simulplay.core.provenance import machine, sha256_of_file
 from simulplay.core.tables import write_table
@@ -146,7 +147,7 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     stats.machine = {**at_start, "load_at_end": machine()["load"]}
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
-    sigs = [{**common, "rule": c, **x} for c, x in zip(manifest["condition"], extra)]
+    sigs = [with_plugins({**common, "rule": c, **x}) for c, x in zip(manifest["condition"], extra)]
     check_written(manifest, chunks, out)  # a table the reader refuses is a bug, caught before it is written
     try:
         write_table(manifest, out, sigs, kind="manifest",

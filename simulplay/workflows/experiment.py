@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.core.errors import InputError
+from simulplay.core.plugins import experiment_plugins
 
 if TYPE_CHECKING:
     from simulplay.backends import BackendConfig
@@ -178,6 +179,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     folder), every spec parsed and checked here, once; errors name the key."""
     src = str(path)
     base = path.parent
+    data = experiment_plugins(data, path)  # plugins = [...] first: the rules and backends may be theirs
     _check_keys(data, TOP_KEYS, "", src)
     for key in REQUIRED:
         if key not in data:
