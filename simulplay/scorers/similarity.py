@@ -67,4 +67,4 @@ def signature() -> dict[str, str]:
     """What shaped the similarities: the package, its model and the speech floor."""
     from importlib.metadata import version
 
-    return {"similarity": f"resemblyzer-{version('Resemblyzer')}-ge2e", "similarity_min_speech_s": str(MIN_SPEECH_S)}
+    return {"similarity": f"resemblyzer-{version('Resemblyzer')}-ge2e", "similarity_min_speech_s": f"{MIN_SPEECH_S:g}"}

@@ -196,7 +196,7 @@ def _similarity(rows: list[dict], pieces: list[np.ndarray], speech: np.ndarray, 
 
 def score_columns(outputs: pd.DataFrame, keys: Sequence[str]) -> list[str]:
     """The per-output score columns that get intervals: every numeric column but the keys and counts."""
-    skip = {*keys, "n_requests", "n_embedded", "n_too_short", "dnsmos_windows", "n_words", "n_joins"}
+    skip = {*keys, "audio_s", "n_requests", "n_embedded", "n_too_short", "dnsmos_windows", "n_words", "n_joins"}
     return [c for c in outputs.columns if c not in skip and pd.api.types.is_numeric_dtype(outputs[c])]
 
 
@@ -221,7 +221,7 @@ def interval_table(outputs: pd.DataFrame, keys: list[str], ref: str, boot: Boots
             for r in res.table.to_dict("records"):
                 rows.append({**dict(zip(panel_keys, panel)), "metric": col, **r,
                              "n_talks_left_out": int((~complete).sum())})
-                sigs.append(merge(sig, res.signature, {"table": "quality-intervals", "value": col}))
+                sigs.append(merge(sig, res.signature, {"table": "quality-intervals", "value": "metric"}))
     return pd.DataFrame(rows, columns=[*panel_keys, *DELTA_COLUMNS]), sigs
 
 
