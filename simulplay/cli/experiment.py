@@ -102,9 +102,10 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
     print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}",
                 notes=res.eta.notes)
     if res.eta.interactions:
-        from simulplay.workflows.eta_tables import interaction_table
+        from simulplay.analysis.interaction import combine_interactions
 
-        print_table(*interaction_table(res.eta), title="Cross-backend interaction η(B1) − η(B2)")
+        both = combine_interactions(res.eta.interactions)
+        print_table(both.table, both.signatures, title="Cross-backend interaction η(B1) − η(B2)")
     print_noise(res.noise, one_realization_hint)
     if len(res.eta.contrasts):
         print_table(res.eta.contrasts, res.eta.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)",
