@@ -11,8 +11,8 @@ from simulplay.cli.options import out_option
 
 def load(
     backend: str = typer.Option("piper", "--backend", help="A local request backend (piper[:…], espeak, …), "
-                                "served for the run on a free loopback port, or http:base_url=URL[,model=…] "
-                                "for a running OpenAI-compatible server."),
+                                "served for the run on a free loopback port, or http:base_url=URL "
+                                "for a running OpenAI-compatible server (more settings: `simulplay live`)."),
     concurrency: str = typer.Option("1,2,4,8", "--concurrency", help="Levels: clients (closed loop) or "
                                     "arrival streams (--rate), comma-separated, e.g. 1,2,4,8."),
     out: Path = out_option("The load table (a load curve `replay --load-curve` reads); the requests table, "
