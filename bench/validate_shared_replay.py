@@ -12,7 +12,7 @@ For K = 1 and 2 workers of `simulplay serve --backend piper:durations=fixed`:
 5. per output ΔL = L(replay) − L(live) (L: the end offset, `offset_s`), p50/p95 of |ΔL|
    over the outputs, for both models.
 
-    python bench/validate_shared_replay.py [--speed 8] [--rule immediate] [--out DIR]
+    python bench/validate_shared_replay.py [--speed 8] [--talks a,b] [--rule immediate] [--out DIR]
 
 Prints one line per K and model and writes validation.csv (per output) into DIR.
 """
@@ -47,8 +47,8 @@ def sp(*args) -> subprocess.CompletedProcess:
     return res
 
 
-def live(url: str, out: Path, speed: float, rule: str, concurrent: int | None = None) -> Path:
-    extra = ["--concurrent", concurrent] if concurrent else []
+def live(url: str, out: Path, speed: float, rule: str, talks: list[str], concurrent: int | None = None) -> Path:
+    extra = (["--concurrent", concurrent] if concurrent else []) + [x for t in talks for x in ("--talks", t)]
     sp("live", TRACE, "--rule", rule, "--backend", f"http:base_url={url}", "--speed", speed, "--out", out, *extra)
     return out
 
@@ -65,19 +65,21 @@ def main() -> None:
     ap.add_argument("--speed", type=float, default=8.0)
     ap.add_argument("--rule", default="immediate")
     ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--talks", default="", help="comma-separated talk ids (default: the three demo talks)")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args()
     out = a.out or Path(tempfile.mkdtemp(prefix="validate-shared-"))
     out.mkdir(parents=True, exist_ok=True)
+    talks = [t for t in a.talks.split(",") if t]
     with served(PIPER, out / "server_iso.log", args=("--quiet", "--workers", "1")) as (url, _):
-        iso = live(url, out / "isolated", a.speed, a.rule, concurrent=1)
+        iso = live(url, out / "isolated", a.speed, a.rule, talks, concurrent=1)
     rows = []
     for k in (int(x) for x in a.workers.split(",")):
         with served(PIPER, out / f"server_k{k}.log", args=("--quiet", "--workers", str(k))) as (url, _):
             curve = out / f"curve_k{k}.csv"
             sp("load", "--backend", f"http:base_url={url}", "--concurrency", ",".join(map(str, range(1, k + 1))),
                "--requests", 8 * k, "--requests-from", iso / "live.parquet", "--out", curve)
-            run = live(url, out / f"live_k{k}", a.speed, a.rule)
+            run = live(url, out / f"live_k{k}", a.speed, a.rule, talks)
         got = offsets(run / "player.parquet", release=True)
         models = {"isolated": [], "shared": ["--servers", k, "--share", "panel", "--load-curve", curve]}
         for name, flags in models.items():
@@ -88,7 +90,8 @@ def main() -> None:
                      for i, v in d.items()]
             ad = d.abs().to_numpy()
             print(f"K={k} {name:8s}: {len(d)} outputs, |ΔL| p50 {np.percentile(ad, 50):.3f} s, "
-                  f"p95 {np.percentile(ad, 95):.3f} s, max {ad.max():.3f} s (mean live L {got.mean():.2f} s)")
+                  f"p95 {np.percentile(ad, 95):.3f} s, max {ad.max():.3f} s, mean ΔL {d.mean():+.3f} s "
+                  f"(mean live L {got.mean():.2f} s)")
     pd.DataFrame(rows).to_csv(out / "validation.csv", index=False)
     print(f"written to {out}")
 

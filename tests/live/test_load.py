@@ -133,3 +133,32 @@ def test_the_knees_are_the_first_levels_over_the_target_and_with_underruns():
 def test_bad_plans_are_refused(kw):
     with pytest.raises(InputError):
         LoadPlan(**kw)
+
+
+def test_open_loop_sends_at_arrival_however_many_are_in_flight(tmp_path):
+    # one stream at 50/s: four arrivals within about 0.1 s, each request taking 0.4 s
+    plan = LoadPlan((1,), requests=4, rate=50.0, seed=3)
+    with ScriptedServer(SCRIPTS) as server:
+        res = run(server, tmp_path, ["slow"], plan, figure=False)
+    timed = res.requests[~res.requests["warm"]].sort_values("seq")
+    expected, _ = arrivals(1, plan, np.random.default_rng(3))
+    assert list(timed["due_s"]) == list(expected)
+    late = timed["sent_s"] - timed["due_s"]
+    assert (late >= 0).all() and (late == timed["late_s"]).all()
+    assert (timed["sent_s"].iloc[1:].to_numpy() < timed["last_byte_s"].iloc[0]).all()  # sent before the first ended
+    assert res.signature["mode"] == "open" and res.signature["rate"] == 50.0
+
+
+def test_texts_come_from_a_file_a_table_or_the_demo_mix(tmp_path):
+    from simulplay.core.tables import write_table
+    from simulplay.live.load import default_texts, read_texts
+
+    (tmp_path / "t.txt").write_text("a b\n\n  c  \n")
+    assert read_texts(tmp_path / "t.txt", None) == (["a b", "c"], str(tmp_path / "t.txt"))
+    write_table(pd.DataFrame({"text": ["x", "y"], "seq": [0, 1]}), tmp_path / "m.parquet", {"table": "t"}, kind="t")
+    assert read_texts(None, tmp_path / "m.parquet")[0] == ["x", "y"]
+    demo, source = read_texts(None, None)
+    assert source == "demo" and demo == default_texts() and len(demo) > 100 and len(set(demo)) > 100
+    with pytest.raises(InputError, match="no column 'text'"):
+        write_table(pd.DataFrame({"x": [1]}), tmp_path / "n.parquet", {"table": "t"}, kind="t")
+        read_texts(None, tmp_path / "n.parquet")
