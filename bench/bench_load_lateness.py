@@ -90,6 +90,9 @@ def main() -> None:
         print(f"{name} loop, {c} streams: {len(timed)} requests, {int(t['failed'].sum())} failed, "
               f"TTFA p50 {t['ttfa_p50_s'].iloc[0] * 1e3:.1f} ms, service p50 {t['service_p50_s'].iloc[0] * 1e3:.1f} ms")
         print(f"  load client (sent − due):       {percentiles(timed['late_s'])}")
+        if name == "closed":  # the first wave: c sends queued behind each other's synchronous start
+            later = timed[timed.duplicated("client")]
+            print(f"  after each client's first:      {percentiles(later['late_s'])}")
     late = r_open[~r_open["warm"]]["late_s"].to_numpy()
     print(f"baseline (asyncio.sleep alone): {percentiles(base)}")
     print(f"open loop ratio load/baseline: p50 {np.percentile(late, 50) / np.percentile(base, 50):.2f}, "

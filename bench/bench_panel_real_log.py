@@ -1,10 +1,11 @@
 """`simulplay replay` and `simulplay eta` as whole commands on a panel shaped like a real log.
 
 The panel: one generated 27-talk SeamlessStreamAtt-shaped simulstream log
-(tests/support/simulstream_logs.py, talks of 5 to 12.5 minutes, seeded), imported under both
+(tests/support/simulstream_logs.py, talks of 5.3 to 13 minutes, 2.45 words/s, seeded), imported under both
 clocks — the source clock as system ``eager``, the computation-aware clock as ``batched`` —
 and grouped under bench_panel_commands' five rules: about 67,000 requests whose texts have the
-real log's shape (median about 34 characters, up to about 235), unlike bench_panel_commands'
+real log's shape (66,676 requests, median 34 characters, up to 194; the real log: 67,418,
+median 34, up to 235), unlike bench_panel_commands'
 synthetic panel. Audio and service times are drawn as there (no synthesis). Each command runs
 in a fresh process; best of five wall times, peak memory, and the ratio to the baseline (a
 fresh interpreter that imports pandas and pyarrow and reads the manifest). Goal (issue 36):
@@ -38,8 +39,8 @@ TALKS = 27
 
 
 def write_panel(folder: Path) -> tuple[Path, int, int, np.ndarray]:
-    seconds = np.random.default_rng(27).uniform(300, 750, TALKS).round(3).tolist()
-    log = seamless_log(folder / "log.jsonl", seconds)
+    seconds = np.random.default_rng(27).uniform(320, 775, TALKS).round(3).tolist()
+    log = seamless_log(folder / "log.jsonl", seconds, words_per_s=2.45)
     streams = []
     for system, clock in (("eager", "source"), ("batched", "computation-aware")):
         streams += streams_from_frame(import_simulstream(log.path, system=system, clock=clock).frame)
