@@ -15,6 +15,7 @@ from simulplay.live.load import LoadPlan, arrivals, load_curve, texts_sha256
 from simulplay.live.loadstats import knees, underran
 from simulplay.sim.servers import read_load_curve, slowdowns
 from tests.live.fake_server import RATE, ScriptedServer
+from tests.support.factories import manifest
 
 # "slow": 0.1 s of silence-free waiting, 0.1 s of audio, 0.3 s more, 0.2 s of audio: the
 # player would start at 0.1 s and run dry at 0.2 s, before the second piece (0.4 s): underran.
@@ -97,6 +98,14 @@ def test_the_load_command_writes_the_table_and_fails_on_failed_requests(cli, tmp
     assert "knee:" in res.stdout
     df = pd.read_parquet(tmp_path / "curve.parquet")
     assert list(df["concurrency"]) == [1, 2] and list(df["failed"]) == [1, 1]
+    # replay --load-curve reads the table as it is
+    manifest({("t1", "A", "c"): [(0, 1, 1)], ("t1", "B", "c"): [(0, 1, 1)]}).to_csv(tmp_path / "m.csv", index=False)
+    rep = cli("replay", tmp_path / "m.csv", "--servers", "2", "--load-curve", tmp_path / "curve.parquet",
+              "--out", tmp_path / "s.parquet")
+    assert rep.returncode == 0, rep.stderr
+    _, meta = read_table(tmp_path / "s.parquet")
+    curve = read_load_curve(tmp_path / "curve.parquet")
+    assert any(sig.get("service", "").endswith(f"curve={curve}") for sig in meta["signatures"]), meta["signatures"]
 
 
 def test_underrun_is_a_piece_after_ttfa_plus_the_audio_before_it():
