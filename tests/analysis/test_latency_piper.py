@@ -166,8 +166,11 @@ def test_exported_logs_and_wavs_are_what_simuleval_writes(cli, synthesized, tmp_
     store = AudioStore.open(synthesized / "store", create=False)
     _, instances = simuleval_expected(man, read_chunks(synthesized / "m.parquet"), store, tmp_path / "se", "chunk")
     lat = latency_table(man, release="chunk", chunks=read_chunks(synthesized / "m.parquet")).table
-    for row in pd.read_csv(out / "exports.csv").to_dict("records"):
+    rows = pd.read_csv(out / "exports.csv").to_dict("records")
+    assert len(rows) == 4  # 2 systems × 2 rules, one folder each
+    for row in rows:
         lines = (out / row["folder"] / "instances.log").read_text().splitlines()
+        assert len(lines) == 2  # one line per talk
         assert (out / row["folder"] / "config.yaml").read_text() == "source_type: speech\ntarget_type: speech\n"
         for line in lines:
             ours = json.loads(line)
