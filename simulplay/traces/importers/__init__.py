@@ -5,7 +5,7 @@ signature) after checking that every stream's joined updates equal the log's ful
 detokenized output; nothing is returned from an invalid log.
 """
 
-from simulplay.traces.importers.common import CLOCKS, ImportResult, write_import
+from simulplay.traces.importers.assembly import CLOCKS, ImportResult, write_import
 from simulplay.traces.importers.segmented import import_simuleval_segmented
 from simulplay.traces.importers.simuleval import import_simuleval
 from simulplay.traces.importers.simulstream import RETRACTIONS, import_simulstream
