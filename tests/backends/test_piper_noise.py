@@ -4,9 +4,9 @@ rule, on real Piper (en_US-joe-medium).
 ``noise_w_scale`` carries the duration noise and ``noise_scale`` the waveform noise: with
 ``noise_w_scale=0`` two syntheses of the same text have the same sample count while their
 samples differ; with both at 0 the samples repeat. onnxruntime seeds the noise generator of a
-session from a per-process seed and advances it with every request, so the two syntheses of a
-text here follow each other on one session (a second session in the same process would
-replay the first one's noise; separate runs are separate processes, see test_noise_spread).
+session when it is created (each Piper load draws that seed from the OS) and advances it with
+every request, so the two syntheses of a text here follow each other on one session
+(test_piper_realizations: two loads in one process).
 """
 
 import numpy as np
