@@ -1,4 +1,5 @@
-"""The tests' one library-level ``synth`` helper, and the real-Piper runs they share.
+"""The tests' one ``synth`` helper (and :func:`synth_args`, the command's arguments, for
+tests that run ``simulplay synth`` itself), and the real-Piper runs they share.
 
 :func:`synth` plans and synthesizes streams under grouping rules with
 :func:`simulplay.synthesis.run.synthesize_to_manifest` (the manifest at ``out``, its chunk
@@ -27,6 +28,13 @@ from simulplay.traces.model import Stream
 #: Real Piper with both noises at 0 (the same samples every run) on one onnxruntime thread.
 PIPER = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"
 RULES = ("immediate", "timer:w=2")
+
+
+def synth_args(*plan: Any, store: Path, out: Path, backend: str = PIPER, extra: Sequence[Any] = ()) -> list[Any]:
+    """The arguments of ``simulplay synth`` for tests that run the command itself: ``plan``
+    (trace files with ``--rule`` options, or ``--requests FILE``), ``backend``, ``store``,
+    ``out``, ``--quiet``, then ``extra`` options."""
+    return ["synth", *plan, "--backend", backend, "--store", store, "--out", out, "--quiet", *extra]
 
 
 def synth(streams: Iterable[Stream], store: AudioStore | Path, out: Path, *, backend: str = PIPER,
