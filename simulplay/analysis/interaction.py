@@ -1,4 +1,4 @@
-"""Cross-backend interaction (the paper's Appendix C.4, "Piper minus XTTS"): for panels that
+"""Cross-backend interaction (Truong & Le (2026), Appendix C.4, "Piper minus XTTS"): for panels that
 hold the same talks and systems under several backends, per talk and condition
 
     interaction_s(w) = η_s(w; B1) − η_s(w; B2)

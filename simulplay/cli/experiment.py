@@ -22,7 +22,7 @@ def run(
     replay — and how far the same request's duration differs between realizations
     (duration_noise.csv), and talk by talk each talk's η per realization with its sample
     SD (eta_talk_spread.csv) and per rule the median and maximum per-talk SD and the talk
-    with the largest range (eta_talk_sd.csv/.md, printed). With Piper's paper settings a
+    with the largest range (eta_talk_sd.csv/.md, printed). With Piper's default settings a
     fresh realization draws new durations; under piper:durations=fixed and service=zero
     the spread is exactly 0. Conditions are synthesized in the experiment's order
     (counterbalanced by default: see `simulplay synth --help`). A panel of fewer than 10

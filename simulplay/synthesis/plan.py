@@ -21,7 +21,7 @@ from talk to talk and from realization to realization, so an effect of going fir
 service clock enters δ = L(A) − L(F) with both signs, and A is first in half of the
 (talk, condition, realization) cells whenever T · R is even; within one talk and
 realization every condition has the same system first, so such an effect cancels in
-η(p) = δ(p) − δ(0). ``paper`` is the paper's design: realization 0 in the fixed order,
+η(p) = δ(p) − δ(0). ``paper`` is Truong & Le (2026)'s design: realization 0 in the fixed order,
 later realizations counterbalanced. Each planned request records ``synth_order`` (its
 0-based position in the run's order), ``order_id`` (k), ``condition_pos`` (its
 condition's position) and ``system_pos`` (its system's position in its cell).

@@ -26,7 +26,7 @@ Example (paths are relative to the TOML file)::
     quantile_method = "order:floor((n+1)a)"   # or order:floor(na)+1, order:int(nq), or a NumPy method
     bootstrap_rng = "numpy"     # or "python": random.Random(seed), one randrange per cell
     talk_order = "sorted"       # the index matrix's columns: talk ids sorted, or "given"
-    # bootstrap = "paper"       # preset: bootstrap_rng "python" and the paper's ranks
+    # bootstrap = "paper"       # preset: bootstrap_rng "python" and Truong & Le (2026)'s ranks
     confidence = 0.95
     contrasts = [["punct", "timer:w=2"]]
     variants = ["release=chunk", "service=zero"]   # sensitivity replays (also "silent=hold")
