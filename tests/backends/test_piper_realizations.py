@@ -33,7 +33,8 @@ def run(folder: Path, backend: str) -> tuple[list[np.ndarray], list[int | None],
     out = folder / "m.parquet"
     man = simulplay.synthesize(TRACE, "immediate", store=folder / "store", backend=backend, realizations=2,
                                reuse="same-realization", out=out)
-    man = man.sort_values(["realization", "seq"])
+    assert man.signature.get("noise_seeds", []) == read_table(out)[1]["signature"].get("noise_seeds", [])
+    man = man.to_frame().sort_values(["realization", "seq"])
     assert len(man) == 6 and (man["error"] == "").all()
     store = AudioStore.open(folder / "store", create=False)
     audio = [store.load_audio(k)[0] for k in man["audio_key"]]
