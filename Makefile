@@ -11,7 +11,11 @@ ESPEAK_NG = command -v espeak-ng >/dev/null || ($(SUDO) apt-get update && \
 	$(SUDO) apt-get install -y --no-install-recommends espeak-ng)
 # Extras the demo and the test suite need (the CPU build of torch is installed first).
 DEMO_EXTRAS = vad
-TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency,docs
+TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency,docs,quality
+# `simulplay quality`'s speaker encoder: Resemblyzer's only registry release requires `webrtcvad`, a source
+# package (a C build); the quality extra installs webrtcvad-wheels (the same module, as a wheel) and
+# Resemblyzer's other requirements, and Resemblyzer itself is installed without its requirements.
+RESEMBLYZER = Resemblyzer==0.1.4
 # The documentation site (docs/, mkdocs.yml): strict, so a broken link or anchor, a page missing from
 # the nav or an API docstring that cannot be collected fails the build. The variable silences a
 # notice Material for MkDocs prints on every build.
@@ -48,6 +52,11 @@ $(VENV)/.test-installed: pyproject.toml Makefile $(VENV)/.torch-installed
 	$(BIN)/python -m pip install --quiet -e '.[$(TEST_EXTRAS)]'
 	touch $@ $(VENV)/.demo-installed $(VENV)/.docs-installed
 
+$(VENV)/.quality-installed: pyproject.toml Makefile $(VENV)/.test-installed
+	$(BIN)/python -m pip install --quiet --no-deps $(RESEMBLYZER)
+	$(BIN)/python -c "import resemblyzer, speechmos.dnsmos"
+	touch $@
+
 $(VENV)/.docs-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[docs]'
 	touch $@
@@ -66,7 +75,7 @@ demo: $(VENV)/.demo-installed
 	$(ESPEAK_NG)
 	$(BIN)/simulplay demo
 
-test: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
+test: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu $(VENV)/.quality-installed
 	command -v chromium >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium)
 	perl -MThread -MFindBin -e1 2>/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends perl)
 	$(ESPEAK_NG)
@@ -77,7 +86,7 @@ test: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 	$(PYTEST_ALONE)
 
 # While developing: the suite without the tests marked slow (`make test` and CI run them all).
-test-fast: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
+test-fast: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu $(VENV)/.quality-installed
 	$(COMPILE)
 	$(PYTEST_SHARED) -m "not slow"
 	$(PYTEST_ALONE) -m "not slow" tests/synthesis  # where the alone tests that are not slow live (collects in 2 s, not 10)
@@ -86,7 +95,7 @@ test-fast: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
 docs: $(VENV)/.docs-installed
 	$(MKDOCS) -d site
 
-bench: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu
+bench: $(VENV)/.test-installed $(VENV)/.torchaudio-cpu $(VENV)/.quality-installed
 	$(BIN)/python bench/run_all.py
 
 clean:

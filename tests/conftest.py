@@ -58,6 +58,15 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 @pytest.fixture(scope="session")
+def piper_runs(tmp_path_factory):
+    """Real Piper runs of named stream sets in one store, each synthesized once per session
+    (per xdist worker): ``piper_runs.run(name, streams)`` (tests/support/synth.py)."""
+    from tests.support.synth import PiperRuns
+
+    return PiperRuns(tmp_path_factory.mktemp("piper-runs"))
+
+
+@pytest.fixture(scope="session")
 def tiny_xtts_dir(tmp_path_factory):
     """A tiny random XTTS-v2 checkpoint folder, built once per test session (about 90 MB)."""
     from tests.support.tiny_xtts import build_tiny_xtts

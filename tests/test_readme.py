@@ -195,7 +195,7 @@ def test_the_readme_python_api_runs_as_written(tmp_path, monkeypatch):
     from simulplay.core.signature import base_signature
     from simulplay.traces import write_trace
 
-    sample = simulplay.read_trace(files("simulplay.sample_traces") / "sample_traces.jsonl")
+    sample = simulplay.read_trace(files("simulplay.sample_traces") / "sample_traces.jsonl").table
     small = sample[sample["time_s"] < 8].replace({"system": {"eager": "A", "batched": "F"}})
     write_trace(small.reset_index(drop=True), tmp_path / "talks.jsonl", base_signature(table="trace"))
     code = re.search(r"## Python API\n\n```python\n(.*?)```", readme(), re.S).group(1)
@@ -203,4 +203,4 @@ def test_the_readme_python_api_runs_as_written(tmp_path, monkeypatch):
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)
     table = namespace["table"]
-    assert set(table["condition"]) == {"timer:w=2"} and table.attrs["signatures"]
+    assert set(table.eta["condition"]) == {"timer:w=2"} and table.signatures[0]["rule"] == "timer:w=2"

@@ -1,4 +1,4 @@
-"""Unambiguous word matches under a unit-cost edit alignment (the paper's Appendix E.2).
+"""Unambiguous word matches under a unit-cost edit alignment (Truong & Le (2026), Appendix E.2).
 
 Intended units ``a`` and recognized units ``b`` are aligned with unit costs
 (substitution, insertion and deletion cost 1; an exact match costs 0). Every optimal

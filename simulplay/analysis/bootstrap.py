@@ -40,8 +40,8 @@ ways, named by ``method``:
 
 Defaults (:class:`Bootstrap`): NumPy's generator, seed 1032026, sorted talk ids and
 ``order:floor((n+1)a)`` (:data:`ENDPOINT_METHOD`) for every full-talk endpoint interval;
-the word-timing table NumPy's ``linear`` with seed 20261005 (the paper's Table 17 names
-both). The paper's full-talk intervals say only "seed 1032026 and the recorded
+the word-timing table NumPy's ``linear`` with seed 20261005 (Truong & Le (2026), Table
+17, name both). That paper's full-talk intervals say only "seed 1032026 and the recorded
 order-statistic convention"; the preset ``paper`` (:data:`PRESETS`: the ``python``
 generator and :data:`PAPER_METHOD`) reproduces every interval end it prints for per-talk
 values it prints (its Tables 2, 4 and 5 and Appendix C.4, with the talks in the order of
@@ -81,9 +81,9 @@ ENDPOINT_SEED = 1032026
 ENDPOINT_RNG = "numpy"
 PAPER_METHOD = "order:int(nq)"
 #: Named settings: preset → the Bootstrap fields it sets. ``paper``: the generator and
-#: the ranks that reproduce the paper's printed intervals (module docstring).
+#: the ranks that reproduce Truong & Le (2026)'s printed intervals (module docstring).
 PRESETS: dict[str, dict[str, str]] = {"paper": {"rng": "python", "method": PAPER_METHOD}}
-WORD_TIMING_SEED = 20261005  # the paper's Table 17 (Appendix E.3), with NumPy's linear
+WORD_TIMING_SEED = 20261005  # Truong & Le (2026), Table 17 (Appendix E.3), with NumPy's linear
 WORD_TIMING_METHOD = "linear"
 
 

@@ -1,5 +1,5 @@
-"""Content diagnostics: word edits of recognized against intended words (the paper's
-Appendix D.2, Tables 13–14 shape).
+"""Content diagnostics: word edits of recognized against intended words (Truong &
+Le (2026), Appendix D.2, Tables 13–14 shape).
 
 Intended words are the joined text of an output's requests; recognized words are the
 recognizer's transcript of its compact waveform. Two normalizations:

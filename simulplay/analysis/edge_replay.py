@@ -144,7 +144,7 @@ SHARE_COLUMNS = ("system", "reference", "condition", "threshold", "n_talks", "re
 def nonspeech_share(res: EdgesResult, pairs: Sequence[tuple[str, str]], *, allow_incomplete: bool = False,
                     source: str = "manifest") -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """How much of the audio-duration reduction from REF to COND is detected non-speech
-    (the paper's Table 16 shape), per panel, system, pair and threshold.
+    (Truong & Le (2026), Table 16 shape), per panel, system, pair and threshold.
 
     Per talk, with untrimmed durations D and non-speech N (samples in frames below the
     threshold, edges and interior pauses alike, no guard): ``reduction_s = D(REF) − D(COND)``,

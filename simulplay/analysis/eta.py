@@ -95,11 +95,21 @@ def compute_eta(
     source: str = "summary",
     interactions: Sequence[tuple[str, str]] = (),
 ) -> EtaResult:
-    """η of translator ``a`` against ``f`` (system names) per panel and condition: the
-    equal-talk mean of ``δ_s(w) − δ_s(reference)`` with δ the gap of ``offset_s`` (docs/concepts.md#the-comparison),
-    its duration and idle parts, in seconds, with a paired talk-bootstrap interval (one
-    index matrix per panel, its columns the talks in ``boot.talk_order``: ids sorted, or as
-    the summary first lists them) and the talks moving each way.
+    """η of translator ``a`` against ``f`` (system names) per panel and condition, in seconds.
+
+    For talk ``s``, condition ``w`` and the reference condition ``0``, with ``L`` the end
+    offset ``offset_s`` (seconds after the source ends; docs/concepts.md#the-comparison)::
+
+        δ_s(w) = L_s(a, w) − L_s(f, w)            (s; negative: a finishes earlier)
+        η_s(w) = δ_s(w) − δ_s(0)                   (s)
+        η(w)   = (1/n) Σ_s η_s(w)                  (s; each of the n talks weighs the same)
+
+    with its duration and idle parts (the same differences of ``audio_s`` and ``idle_s``,
+    seconds; they sum to η), a paired talk-bootstrap interval (one index matrix per panel,
+    its columns the talks in ``boot.talk_order``: ids sorted, or as the summary first lists
+    them) and the talks moving each way. Each panel (backend × realization × edge
+    threshold) is computed on its own by :func:`panel_eta`; this function checks the
+    summary, splits it into panels and assembles their rows.
 
     ``summary``: playback summary rows (:func:`read_summary`), ``upstream`` their
     signatures; conditions compare in canonical form. ``contrasts`` (``p1``, ``p2``) give
@@ -119,6 +129,105 @@ def compute_eta(
     _check_names(summary, a, f, reference, contrasts, source)
 
     panel_keys = [k for k in PANEL_KEYS if k in summary]
+    _check_one_row_per_output(summary, panel_keys, source)
+    groups = summary.groupby(panel_keys, sort=False) if panel_keys else [((), summary)]
+    setup = EtaSetup(a, f, reference, contrasts, boot, upstream, allow_incomplete, source)
+    panels = [panel_eta(panel, dict(zip(panel_keys, key if isinstance(key, tuple) else (key,))), setup)
+              for key, panel in groups]
+
+    table = pd.DataFrame([r for p in panels for r in p.rows], columns=[*panel_keys, *ETA_COLUMNS])
+    per_talk = pd.DataFrame([r for p in panels for r in p.talk_rows],
+                            columns=[*panel_keys, "talk_id", "condition", "delta_ref_s", "delta_s", "eta_s",
+                                     "duration_part_s", "idle_part_s"])
+    contrast = pd.DataFrame([r for p in panels for r in p.contrast_rows], columns=[*panel_keys, *CONTRAST_COLUMNS])
+    talk_sigs = [s for p in panels for s in p.talk_signatures]
+    inter = [interaction(per_talk, talk_sigs, b1, b2, boot=boot, allow_incomplete=allow_incomplete, source=source)
+             for b1, b2 in interactions]
+    return EtaResult(table, [s for p in panels for s in p.signatures], per_talk, talk_sigs, contrast,
+                     [s for p in panels for s in p.contrast_signatures], [x for p in panels for x in p.excluded],
+                     small_panel_notes(table, per_talk), small_panel_notes(contrast, name="p1", symbol="diff"), inter)
+
+
+@dataclass(frozen=True)
+class EtaSetup:
+    """What every panel of one :func:`compute_eta` call shares: the systems ``a`` and ``f``,
+    the canonical ``reference`` condition and ``contrasts``, the bootstrap, the summary's
+    row signatures ``upstream`` (indexed by a panel's ``_sig`` column), ``allow_incomplete``
+    and the ``source`` named in errors."""
+
+    a: str
+    f: str
+    reference: str
+    contrasts: Sequence[tuple[str, str]]
+    boot: Bootstrap
+    upstream: Sequence[dict[str, Any]]
+    allow_incomplete: bool
+    source: str
+
+
+@dataclass(frozen=True)
+class PanelEta:
+    """One panel's rows (dicts keyed by column, values in seconds) and their signatures:
+    η per condition, the per-talk effects behind it, the contrasts, and the outputs whose
+    talks were left out."""
+
+    rows: list[dict[str, Any]]
+    signatures: list[dict[str, Any]]
+    talk_rows: list[dict[str, Any]]
+    talk_signatures: list[dict[str, Any]]
+    contrast_rows: list[dict[str, Any]]
+    contrast_signatures: list[dict[str, Any]]
+    excluded: list[str]
+
+
+def panel_eta(panel: pd.DataFrame, pk: dict[str, Any], setup: EtaSetup) -> PanelEta:
+    """η, per-talk effects and contrasts of one panel (``pk``: its backend, realization…):
+    δ and η per talk (:func:`~simulplay.analysis.gaps.per_talk_effects`, seconds), their
+    equal-talk means, and intervals from one index matrix over the panel's talks."""
+    s, boot = setup, setup.boot
+    where = " in panel " + format_signature(pk) if pk else ""
+    if s.reference not in set(panel["condition"]):
+        raise IncompleteError(f"{s.source}: no output under the reference condition '{s.reference}'{where}")
+    _check_same_settings(panel, list(s.upstream), where, s.source)
+    panel, dropped = _complete_talks(panel, s.a, s.f, s.allow_incomplete, pk, s.source)
+    conds = [c for c in dict.fromkeys(panel["condition"]) if c != s.reference]
+    talks = boot.order_talks(panel["talk_id"])
+    idx = boot.indices(len(talks))
+    effects = {c: per_talk_effects(panel, s.a, s.f, s.reference, c).set_index("talk_id").loc[talks]
+               for c in conds + [s.reference]}
+    n_dropped = len(dropped) if s.allow_incomplete else None
+
+    def sig_for(cond: str, extra: dict) -> dict:
+        up = panel.loc[(panel["condition"] == cond) & (panel["system"] == s.a), "_sig"]
+        base = s.upstream[int(up.iloc[0])] if len(up) else {}
+        return merge(base, {"rule": cond}, pk, extra, boot.signature(), base_signature(excluded=n_dropped))
+
+    out = PanelEta([], [], [], [], [], [], dropped)
+    for c in conds:
+        e = effects[c]
+        out.rows.append({**pk, "condition": c, "n_talks": len(talks),
+                         "delta_ref_s": e["delta_ref_s"].mean(), "delta_s": e["delta_s"].mean(),
+                         **paired_row("eta_s", e["eta_s"], e["duration_part_s"], e["idle_part_s"], boot, idx)})
+        sig = sig_for(c, {"table": "eta", "a": s.a, "f": s.f, "reference": s.reference})
+        out.signatures.append(sig)
+        for t, r in e.iterrows():
+            out.talk_rows.append({**pk, "talk_id": t, "condition": c, **r.to_dict()})
+            out.talk_signatures.append(sig)
+    for p1, p2 in s.contrasts:
+        _require(panel, p1, "--contrast", s.source)
+        _require(panel, p2, "--contrast", s.source)
+        e1, e2 = effects[p1], effects[p2]
+        out.contrast_rows.append({**pk, "p1": p1, "p2": p2, "n_talks": len(talks),
+                                  "delta_p1_s": e1["delta_s"].mean(), "delta_p2_s": e2["delta_s"].mean(),
+                                  **paired_row("diff_s", e1["delta_s"] - e2["delta_s"],
+                                               e1["duration_part_s"] - e2["duration_part_s"],
+                                               e1["idle_part_s"] - e2["idle_part_s"], boot, idx)})
+        out.contrast_signatures.append(sig_for(p1, {"table": "contrast", "a": s.a, "f": s.f, "reference": p2}))
+    return out
+
+
+def _check_one_row_per_output(summary: pd.DataFrame, panel_keys: list[str], source: str) -> None:
+    """Refuse an output (panel keys and output keys) that appears twice."""
     ident = [*panel_keys, *OUTPUT_KEYS]
     dup = summary.duplicated(ident, keep="first").to_numpy()
     if dup.any():
@@ -126,60 +235,6 @@ def compute_eta(
         label = ", ".join(str(summary[k].iloc[i]) for k in ident)
         raise InputError.at(source, f"output ({label}) appears more than once", row=i + 1,
                             accepted="one row per output (panel keys: " + ", ".join(panel_keys or ["none"]) + ")")
-    panels = summary.groupby(panel_keys, sort=False) if panel_keys else [((), summary)]
-    rows, sigs, talk_rows, talk_sigs, c_rows, c_sigs, excluded = [], [], [], [], [], [], []
-    for key, panel in panels:
-        key = key if isinstance(key, tuple) else (key,)
-        pk = dict(zip(panel_keys, key))
-        where = " in panel " + format_signature(pk) if pk else ""
-        if reference not in set(panel["condition"]):
-            raise IncompleteError(f"{source}: no output under the reference condition '{reference}'{where}")
-        _check_same_settings(panel, upstream, where, source)
-        panel, dropped = _complete_talks(panel, a, f, allow_incomplete, pk, source)
-        excluded += dropped
-        conds = [c for c in dict.fromkeys(panel["condition"]) if c != reference]
-        talks = boot.order_talks(panel["talk_id"])
-        idx = boot.indices(len(talks))
-        effects = {c: per_talk_effects(panel, a, f, reference, c).set_index("talk_id").loc[talks]
-                   for c in conds + [reference]}
-
-        n_dropped = len(dropped) if allow_incomplete else None
-
-        def sig_for(cond: str, extra: dict, panel=panel, pk=pk, n_dropped=n_dropped) -> dict:
-            up = panel.loc[(panel["condition"] == cond) & (panel["system"] == a), "_sig"]
-            base = upstream[int(up.iloc[0])] if len(up) else {}
-            return merge(base, {"rule": cond}, pk, extra, boot.signature(), base_signature(excluded=n_dropped))
-
-        for c in conds:
-            e = effects[c]
-            rows.append({**pk, "condition": c, "n_talks": len(talks),
-                         "delta_ref_s": e["delta_ref_s"].mean(), "delta_s": e["delta_s"].mean(),
-                         **paired_row("eta_s", e["eta_s"], e["duration_part_s"], e["idle_part_s"], boot, idx)})
-            s = sig_for(c, {"table": "eta", "a": a, "f": f, "reference": reference})
-            sigs.append(s)
-            for t, r in e.iterrows():
-                talk_rows.append({**pk, "talk_id": t, "condition": c, **r.to_dict()})
-                talk_sigs.append(s)
-        for p1, p2 in contrasts:
-            _require(panel, p1, "--contrast", source)
-            _require(panel, p2, "--contrast", source)
-            e1, e2 = effects[p1], effects[p2]
-            c_rows.append({**pk, "p1": p1, "p2": p2, "n_talks": len(talks),
-                           "delta_p1_s": e1["delta_s"].mean(), "delta_p2_s": e2["delta_s"].mean(),
-                           **paired_row("diff_s", e1["delta_s"] - e2["delta_s"],
-                                        e1["duration_part_s"] - e2["duration_part_s"],
-                                        e1["idle_part_s"] - e2["idle_part_s"], boot, idx)})
-            c_sigs.append(sig_for(p1, {"table": "contrast", "a": a, "f": f, "reference": f"{p2}"}))
-
-    table = pd.DataFrame(rows, columns=[*panel_keys, *ETA_COLUMNS])
-    per_talk = pd.DataFrame(talk_rows, columns=[*panel_keys, "talk_id", "condition", "delta_ref_s",
-                                                "delta_s", "eta_s", "duration_part_s", "idle_part_s"])
-    contrast = pd.DataFrame(c_rows, columns=[*panel_keys, *CONTRAST_COLUMNS])
-    inter = [interaction(per_talk, talk_sigs, b1, b2, boot=boot, allow_incomplete=allow_incomplete, source=source)
-             for b1, b2 in interactions]
-    return EtaResult(table, sigs, per_talk, talk_sigs, contrast, c_sigs, excluded, small_panel_notes(table, per_talk),
-                     small_panel_notes(contrast, name="p1", symbol="diff"), inter)
-
 
 
 def _check_same_settings(panel: pd.DataFrame, upstream: list[dict[str, Any]], where: str, source: str) -> None:

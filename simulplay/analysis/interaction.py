@@ -1,4 +1,4 @@
-"""Cross-backend interaction (the paper's Appendix C.4, "Piper minus XTTS"): for panels that
+"""Cross-backend interaction (Truong & Le (2026), Appendix C.4, "Piper minus XTTS"): for panels that
 hold the same talks and systems under several backends, per talk and condition
 
     interaction_s(w) = η_s(w; B1) − η_s(w; B2)
@@ -140,3 +140,17 @@ def _signature(s1: dict[str, Any], s2: dict[str, Any], b1: str, b2: str, boot: B
     if excluded is not None:
         out["excluded"] = excluded
     return out
+
+
+def combine_interactions(results: Sequence[InteractionResult]) -> InteractionResult | None:
+    """Every backend pair's interaction in one result: the tables' rows and signatures one
+    pair after another, in the order given (None when there is no pair). The one builder
+    of the interaction tables that ``simulplay eta``, ``simulplay run`` and
+    ``simulplay.eta`` show and write."""
+    if not results:
+        return None
+    return InteractionResult(pd.concat([r.table for r in results], ignore_index=True),
+                             [s for r in results for s in r.signatures],
+                             pd.concat([r.per_talk for r in results], ignore_index=True),
+                             [s for r in results for s in r.per_talk_signatures],
+                             [x for r in results for x in r.excluded])

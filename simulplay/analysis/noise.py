@@ -5,11 +5,11 @@ Each realization is its own η panel (never pooled). :func:`eta_spread` puts the
 condition side by side: the mean, lowest and highest η, their range (for two realizations,
 how much they disagree) and the sample standard deviation (ddof 1), in seconds.
 :func:`duration_noise` compares each realization's audio with the first realization's, text
-by text: with Piper's paper settings the same text gets another sample count almost every
+by text: with Piper's default settings the same text gets another sample count almost every
 time; with ``durations=fixed`` never. Under ``reuse=always`` later realizations reuse the first
 one's audio and service times, so their spread is zero by construction (``n_fresh`` counts
 the texts a realization synthesized itself). ``talks`` goes one level down, talk by talk
-(the paper's C.4, :mod:`simulplay.analysis.realizations`): each talk's η per realization,
+(Truong & Le (2026), Appendix C.4, :mod:`simulplay.analysis.realizations`): each talk's η per realization,
 its sample SD, and per condition the median and maximum SD and the widest talk.
 """
 

@@ -1,4 +1,4 @@
-"""Repeated realizations, talk by talk (the paper's Appendix C.4): each talk's η in every
+"""Repeated realizations, talk by talk (Truong & Le (2026), Appendix C.4): each talk's η in every
 realization, its sample standard deviation across them, and per condition the median
 and maximum of those standard deviations and the talk with the largest range.
 

@@ -1,4 +1,4 @@
-"""Word timing in playback coordinates (the paper's Appendix E): when does a recognizable
+"""Word timing in playback coordinates (Truong & Le (2026), Appendix E): when does a recognizable
 intended word finish playing after its text became available?
 
 * **Availability.** The manifest keeps request texts but not update times, so
@@ -23,8 +23,8 @@ intended word finish playing after its text became available?
   condition, then equal-talk means with the paired talk bootstrap (one index matrix per
   panel and system, shared by all conditions and both quantiles) and the number of
   talks with a lower median (Table 17 shape). Differences of quantiles, not quantiles of
-  paired differences. Defaults: seed 20261005 and NumPy's ``linear`` (the paper's
-  Appendix E.3); the within-talk quantiles need a NumPy method, so an order-statistic
+  paired differences. Defaults: seed 20261005 and NumPy's ``linear`` (Truong & Le
+  (2026), Appendix E.3); the within-talk quantiles need a NumPy method, so an order-statistic
   convention (:mod:`simulplay.analysis.bootstrap`) is refused here.
 """
 
@@ -147,7 +147,7 @@ class TimingResult:
 
 
 def timing_bootstrap(draws: int = 10_000, confidence: float = 0.95) -> Bootstrap:
-    """The word-timing bootstrap with the settings the paper states for its Table 17: seed
+    """The word-timing bootstrap with the settings Truong & Le (2026) state for Table 17: seed
     20261005 and NumPy's linear quantiles (its generator is not stated; this is NumPy's)."""
     return Bootstrap(draws=draws, seed=WORD_TIMING_SEED, method=WORD_TIMING_METHOD, confidence=confidence)
 
@@ -157,7 +157,7 @@ def check_timing_bootstrap(boot: Bootstrap, where: str = "--quantile-method") ->
     if boot.is_order_statistic:
         raise InputError.at(where, f"'{boot.method}' is an order-statistic convention for interval ends; word "
                             "timing also takes within-talk medians and 90th percentiles",
-                            accepted="a NumPy quantile method, e.g. linear (the paper's Table 17)")
+                            accepted="a NumPy quantile method, e.g. linear (Truong & Le (2026), Table 17)")
 
 
 def word_timing(transcripts: pd.DataFrame, signatures: Sequence[dict[str, Any]], parts: pd.DataFrame,

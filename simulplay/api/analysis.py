@@ -23,66 +23,71 @@ from simulplay.api.checks import (
     as_strings,
     as_table,
     as_text,
-    row_signatures,
-    signed,
+    frame_of,
+)
+from simulplay.api.results import (
+    EtaOutput,
+    ReplayOutput,
+    SignedTable,
+    SweepOutput,
+    fresh,
+    shared_signature,
+    signatures_of,
 )
 from simulplay.core.errors import InputError
 
-ETA_TABLES = ("eta", "per_talk", "contrasts", "interaction", "interaction_per_talk")
 RUN_FOLDER = "a run folder written by `simulplay run` or `simulplay demo`"
 
 
-def eta(summary: pd.DataFrame | PathLike, *, a: str, f: str, reference: str,
+def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str, f: str, reference: str,
         contrasts: Sequence[str | tuple[str, str]] = (), interactions: Sequence[str | tuple[str, str]] = (),
-        allow_incomplete: bool = False, table: str = "eta", **options: Any) -> pd.DataFrame:
+        allow_incomplete: bool = False, **options: Any) -> EtaOutput:
     """η of translator ``a`` against ``f`` under each grouping condition, against the
     ``reference`` condition, with paired talk-bootstrap intervals (``simulplay eta``).
 
     δ = L(a) − L(f) per talk (L: ``offset_s``, seconds; negative: ``a`` finishes earlier),
     η = δ(condition) − δ(reference), averaged with equal weight per talk; one index matrix
-    per panel (backend, realization). ``summary``: a :func:`replay` summary or its file.
-    ``table``: ``eta`` (``n_talks, delta_ref_s, delta_s, eta_s, ci_low_s, ci_high_s,
-    n_negative, n_positive, duration_part_s, idle_part_s``, seconds), ``per_talk``,
-    ``contrasts`` (``contrasts``: pairs ``"P1,P2"`` or tuples, δ(P1) − δ(P2)),
-    ``interaction`` or ``interaction_per_talk`` (``interactions``: backend pairs).
-    ``options`` are the fields of :class:`~simulplay.analysis.bootstrap.Bootstrap`
-    (``draws``, ``seed``, ``method``, ``confidence``, …), passed through.
-    ``attrs["notes"]``: the small-panel notes (fewer than 10 talks).
+    per panel (backend, realization). ``summary``: a :func:`replay` result (its rows'
+    signatures go into η's), a summary DataFrame or its file. Returns an
+    :class:`EtaOutput`: the η table (``n_talks, delta_ref_s, delta_s, eta_s, ci_low_s,
+    ci_high_s, n_negative, n_positive, duration_part_s, idle_part_s``, seconds), the
+    per-talk rows, the ``contrasts`` (pairs ``"P1,P2"`` or tuples: δ(P1) − δ(P2)) and,
+    for backend pairs in ``interactions``, the cross-backend interaction, each with its
+    signatures, and the small-panel notes (fewer than 10 talks). ``options`` are the
+    fields of :class:`~simulplay.analysis.bootstrap.Bootstrap` (``draws``, ``seed``,
+    ``method``, ``confidence``, …), passed through.
     """
     from simulplay.analysis import compute_eta, read_summary
     from simulplay.analysis.eta import validate_summary
-    from simulplay.analysis.interaction import parse_backend_pair
+    from simulplay.analysis.interaction import combine_interactions, parse_backend_pair
     from simulplay.grouping import parse_pair
-    from simulplay.workflows.eta_tables import interaction_table
 
-    what = as_choice(table, "table", ETA_TABLES)
     names = {k: as_text(v, k) for k, v in (("a", a), ("f", f), ("reference", reference))}
     pairs = [as_pair(p, "contrasts", parse_pair) for p in as_sequence(contrasts, "contrasts")]
     backends = [as_pair(p, "interactions", parse_backend_pair) for p in as_sequence(interactions, "interactions")]
     boot = as_bootstrap(options)
-    if isinstance(summary, pd.DataFrame):
-        source, upstream = "summary", row_signatures(summary, "summary")
-        df = validate_summary(summary, source)
+    given = frame_of(summary, "summary")
+    if given is not None:
+        source, upstream = "summary", given[1]
+        df = validate_summary(given[0], source)
     else:
         source = str(as_path(summary, "summary", "a summary DataFrame or file"))
         df, upstream = read_summary(source)
     res = compute_eta(df, **names, boot=boot, contrasts=pairs, interactions=backends, upstream=upstream,
                       allow_incomplete=as_flag(allow_incomplete, "allow_incomplete"), source=source)
-    if what in ("interaction", "interaction_per_talk") and not res.interactions:
-        raise InputError.at("table", f"'{what}' needs interactions", accepted="interactions=['B1,B2']")
-    frame, sigs, notes = {
-        "eta": lambda: (res.table, res.table_signatures, res.notes),
-        "per_talk": lambda: (res.per_talk, res.per_talk_signatures, res.notes),
-        "contrasts": lambda: (res.contrasts, res.contrast_signatures, res.contrast_notes),
-        "interaction": lambda: (*interaction_table(res), []),
-        "interaction_per_talk": lambda: (pd.concat([r.per_talk for r in res.interactions], ignore_index=True),
-                                         [s for r in res.interactions for s in r.per_talk_signatures], []),
-    }[what]()
-    return signed(frame, sigs, notes=list(notes), excluded=res.excluded)
+    both = combine_interactions(res.interactions)
+    sigs = signatures_of(res.table_signatures)
+    return EtaOutput(fresh(res.table), sigs, fresh(res.per_talk), signatures_of(res.per_talk_signatures),
+                     fresh(res.contrasts), signatures_of(res.contrast_signatures),
+                     None if both is None else both.table, None if both is None else signatures_of(both.signatures),
+                     None if both is None else both.per_talk,
+                     None if both is None else signatures_of(both.per_talk_signatures), shared_signature(sigs),
+                     tuple(res.notes), tuple(res.contrast_notes), tuple(res.excluded))
 
 
-def bootstrap(table: pd.DataFrame | PathLike, *, value: str | Sequence[str], by: str | Sequence[str] = (),
-              pairs: Sequence[str] = (), talk: str = "talk_id", **options: Any) -> pd.DataFrame:
+def bootstrap(table: SignedTable | pd.DataFrame | PathLike, *, value: str | Sequence[str],
+              by: str | Sequence[str] = (), pairs: Sequence[str] = (), talk: str = "talk_id",
+              **options: Any) -> SignedTable:
     """Paired talk-bootstrap intervals of equal-talk means for any per-talk table (an
     :func:`eta` ``per_talk`` table, or numbers from another pipeline) — the table
     ``simulplay bootstrap`` writes.
@@ -93,9 +98,10 @@ def bootstrap(table: pd.DataFrame | PathLike, *, value: str | Sequence[str], by:
     in ``pairs`` (``"A,B"``: A − B per talk), so conditions of a talk stay together:
     ``bootstrap(per_talk, value="eta_s", by="condition")`` gives η's intervals.
     ``options`` (``draws``, ``seed``, ``method``, ``confidence``, ``rng``, ``talk_order``…)
-    go to :class:`~simulplay.analysis.bootstrap.Bootstrap`. Columns: condition, n_talks,
-    mean, ci_low, ci_high (in the value's unit: seconds for ``_s`` columns), n_negative,
-    n_positive (talks below / above zero). ``attrs["notes"]``: the small-panel note.
+    go to :class:`~simulplay.analysis.bootstrap.Bootstrap`. Returns a
+    :class:`SignedTable` with the columns condition, n_talks, mean, ci_low, ci_high (in
+    the value's unit: seconds for ``_s`` columns), n_negative, n_positive (talks below /
+    above zero), and the small-panel note in ``notes``.
     """
     from simulplay.analysis.table_bootstrap import bootstrap_table
 
@@ -105,20 +111,35 @@ def bootstrap(table: pd.DataFrame | PathLike, *, value: str | Sequence[str], by:
     df, _, source = as_table(table)
     res = bootstrap_table(df, value=values, by=keys, pairs=as_strings(pairs, "pairs", "'A,B' strings") if pairs
                           else [], talk=as_text(talk, "talk"), boot=boot, source=source)
-    return signed(res.table, [res.signature] * len(res.table), notes=res.notes)
+    return SignedTable(fresh(res.table), signatures_of([res.signature] * len(res.table)), dict(res.signature),
+                       notes=tuple(res.notes))
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Run:
-    """A run folder written by ``simulplay run`` or ``simulplay demo``, as DataFrames with
-    their signatures in ``attrs`` (see the module docstring): the request ``manifest``,
-    the playback ``summary`` (seconds), the ``eta`` table and its ``per_talk`` rows, the
-    ``contrasts`` (or None), each sensitivity replay's η table in ``variants`` (by name,
-    e.g. ``service-zero``), the other tables present in ``tables`` (``latency``,
-    ``eta_edges``, ``content``, …) and the ``traces`` named in ``run.json`` (None when a
-    file is missing; ``notes`` says so). ``record`` is ``run.json``; ``a``, ``f``,
-    ``reference`` and ``rules`` the experiment's. Tables keep the files' columns (an η
-    table its ``signature`` column, the display string of each row's signature)."""
+    """A run folder written by ``simulplay run`` or ``simulplay demo``, each table a
+    :class:`SignedTable` (the rows, their signatures, the file it came from). Tables keep
+    the files' columns (an η table its ``signature`` column, the display string of each
+    row's signature).
+
+    Attributes:
+        folder: the run folder.
+        record: ``run.json``.
+        a: the experiment's translator A.
+        f: its translator F.
+        reference: its reference condition.
+        rules: its grouping rules.
+        manifest: the request manifest.
+        summary: the playback summary (seconds); :func:`eta` takes it.
+        eta: the η table.
+        per_talk: its per-talk rows.
+        contrasts: the contrasts (None when the run has none).
+        variants: each sensitivity replay's η table, by name (e.g. ``service-zero``).
+        tables: the other tables present (``latency``, ``eta_edges``, ``content``, …).
+        traces: the traces named in ``run.json`` (None when a file is missing; ``notes``
+            says so).
+        notes: what could not be read, and why.
+    """
 
     folder: Path
     record: dict[str, Any]
@@ -126,14 +147,14 @@ class Run:
     f: str
     reference: str
     rules: list[str]
-    manifest: pd.DataFrame
-    summary: pd.DataFrame
-    eta: pd.DataFrame
-    per_talk: pd.DataFrame
-    contrasts: pd.DataFrame | None
-    variants: dict[str, pd.DataFrame]
-    tables: dict[str, pd.DataFrame]
-    traces: pd.DataFrame | None
+    manifest: SignedTable
+    summary: SignedTable
+    eta: SignedTable
+    per_talk: SignedTable
+    contrasts: SignedTable | None
+    variants: dict[str, SignedTable]
+    tables: dict[str, SignedTable]
+    traces: SignedTable | None
     notes: list[str]
 
 
@@ -149,18 +170,21 @@ def load_run(folder: PathLike, *, traces: Sequence[PathLike] = ()) -> Run:
     data = load(root, traces=[as_path(p, "traces", "trace file paths") for p in as_sequence(traces, "traces")])
 
     def frame(t):
-        return None if t is None else signed(t.frame, t.signatures, path=str(t.path))
+        if t is None:
+            return None
+        sigs = signatures_of(t.signatures)
+        return SignedTable(fresh(t.frame), sigs, shared_signature(sigs), (str(t.path),))
 
     return Run(data.folder, data.record, data.a, data.f, data.reference, data.rules, frame(data.manifest),
                frame(data.summary), frame(data.eta), frame(data.per_talk), frame(data.contrasts),
                {k: frame(v) for k, v in data.variants.items()}, {k: frame(v) for k, v in data.optional.items()},
-               None if data.traces is None else signed(data.traces, signature=data.trace_signature),
+               None if data.traces is None else SignedTable(fresh(data.traces), signature=dict(data.trace_signature)),
                list(data.notes))
 
 
 def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None = None, confirm: int = 0,
           by: str = "L", train: str | Sequence[str] = (), folds: int = 5, service: str = "fit",
-          duration_terms: str = "auto", progress: Any = None) -> pd.DataFrame:
+          duration_terms: str = "auto", progress: Any = None) -> SweepOutput:
     """Model η and the end offset L at every point of grids of a grouping rule's parameters
     from a run folder's own requests, check the model against what the run measured, and
     write the sweep's files (``simulplay sweep``, docs/sweeps.md).
@@ -177,19 +201,19 @@ def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None
     ``phonemes``. ``progress``: a :class:`~simulplay.core.progress.Progress` that
     the confirming synthesis reports to (None: nothing).
 
-    Returns the sweep table, the rows of ``sweep.parquet`` (its ``signature`` column left
-    out): one per panel (backend, realization) × family × grid point with ``family``,
+    Returns a :class:`SweepOutput`. Its ``table`` holds the rows of ``sweep.parquet`` (its
+    ``signature`` column left out): one per panel (backend, realization) × family × grid
+    point with ``family``,
     ``rule``, the grid's parameters, ``modelled_eta_s`` and its interval
     ``modelled_ci_low_s``/``modelled_ci_high_s``, ``modelled_L_a_s``/``modelled_L_f_s``
     with theirs, ``n_requests_a``/``n_requests_f``, ``measured``, ``confirmed`` and the
     measured η and L with their intervals (NaN where the point was not synthesized); times
-    in seconds. Every ``modelled_`` value is a model's, not a measurement. ``attrs``:
-    ``signatures`` (one per row) and ``signature``; ``check``: modelled vs measured per
-    panel and measured condition (``sweep_check.parquet``), ``check_per_talk`` and
-    ``models`` (the fitted models, ``sweep_models.csv``), each a DataFrame with its own
-    signatures; ``notes``: the self-check's summary and its warnings (each also issued as a
-    Python warning); ``confirmed``: the rules this call synthesized; ``path``: the
-    ``sweep.parquet`` written.
+    in seconds. Every ``modelled_`` value is a model's, not a measurement. Beside it: the
+    self-check ``check`` (modelled vs measured per panel and measured condition,
+    ``sweep_check.parquet``) and ``check_per_talk``, the fitted ``models``
+    (``sweep_models.csv``), each with its own signatures; ``notes``: the self-check's
+    summary and its warnings (each also issued as a Python warning); ``confirmed``: the
+    rules this call synthesized; ``path``: the ``sweep.parquet`` written.
     """
     from simulplay.analysis.sweep import sweep_service
     from simulplay.core.progress import NO_PROGRESS
@@ -215,7 +239,8 @@ def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None
     for w in check.warnings:
         warnings.warn(w, stacklevel=2)
     models, model_signatures = model_table(res.result, res.signatures)
-    return signed(res.table, res.signatures, check=signed(check.table, check.signatures),
-                  check_per_talk=signed(check.per_talk, check.per_talk_signatures),
-                  models=signed(models, model_signatures), notes=[check.summary, *check.warnings],
-                  confirmed=list(res.confirmed), path=str(res.out / "sweep.parquet"))
+    sigs = signatures_of(res.signatures)
+    return SweepOutput(fresh(res.table), sigs, shared_signature(sigs), fresh(check.table),
+                       signatures_of(check.signatures), fresh(check.per_talk),
+                       signatures_of(check.per_talk_signatures), fresh(models), signatures_of(model_signatures),
+                       (check.summary, *check.warnings), tuple(res.confirmed), str(res.out / "sweep.parquet"))

@@ -1,6 +1,6 @@
 """What the API functions share: argument checks, each raising an
 :class:`~simulplay.core.errors.InputError` of one line that names the argument (as the command
-line names its flag), and tables signed in ``attrs``."""
+line names its flag), and the tables (results, DataFrames or files) they take."""
 
 from __future__ import annotations
 
@@ -12,48 +12,35 @@ from typing import Any
 
 import pandas as pd
 
+from simulplay.api.results import (
+    EtaOutput,
+    ReplayOutput,
+    Signatures,
+    SignedTable,
+    SweepOutput,
+    fresh,
+    signatures_of,
+)
 from simulplay.core.errors import InputError
 from simulplay.core.signature import base_signature
 
 PathLike = str | os.PathLike
-TRACE_INPUT = "a trace DataFrame, a trace file path (.parquet, .csv, .jsonl) or a list of paths"
+TRACE_INPUT = "a trace (read_trace result or DataFrame), a trace file path (.parquet, .csv, .jsonl) or a list of paths"
 
 
-def signed(df: pd.DataFrame, signatures: Sequence[Any] | None = None, *, signature: Mapping | None = None,
-           **extra: Any) -> pd.DataFrame:
-    """``df`` with a fresh RangeIndex and in ``attrs``: ``signatures`` (one per row, when
-    given), ``signature`` (the one given, else the items every row's signature shares) and
-    the ``extra`` items that are not None."""
-    out = df.reset_index(drop=True)
-    attrs: dict[str, Any] = {}
-    if signatures is not None:
-        attrs["signatures"] = [dict(s) if isinstance(s, Mapping) else s for s in signatures]
-    attrs["signature"] = dict(signature) if signature is not None else shared_signature(attrs.get("signatures", []))
-    out.attrs = {**attrs, **{k: v for k, v in extra.items() if v is not None}}
-    return out
-
-
-def shared_signature(signatures: Sequence[Any]) -> dict[str, Any]:
-    """The keys and values every (structured) row signature holds."""
-    if not signatures or not all(isinstance(s, Mapping) for s in signatures):
-        return {}
-    first = signatures[0]
-    return {k: v for k, v in first.items() if all(k in s and s[k] == v for s in signatures[1:])}
-
-
-def row_signatures(df: pd.DataFrame, name: str) -> list[Any] | None:
-    """The signatures of ``df``'s rows from ``attrs["signatures"]``: by index label (the
-    rows kept after filtering a returned table), else by position when the counts match."""
-    sigs = df.attrs.get("signatures")
-    if sigs is None:
-        return None
-    labels = df.index
-    if pd.api.types.is_integer_dtype(labels) and (len(labels) == 0 or (labels.min() >= 0 and labels.max() < len(sigs))):
-        return [sigs[i] for i in labels]
-    if len(sigs) == len(df):
-        return list(sigs)
-    raise InputError.at(name, f"attrs['signatures'] holds {len(sigs)} signatures for {len(df)} rows",
-                        accepted="a table returned by simulplay (or one with its index kept after filtering)")
+def frame_of(value: Any, name: str) -> tuple[pd.DataFrame, Signatures | None, dict[str, Any]] | None:
+    """A result's main table with its row signatures and shared signature (a
+    :class:`SignedTable` or :class:`ReplayOutput`), a plain DataFrame unsigned, or None
+    for anything else (a path, which the caller reads)."""
+    if isinstance(value, SignedTable):
+        return fresh(value.table), value.signatures, value.signature
+    if isinstance(value, ReplayOutput):
+        return fresh(value.summary), value.signatures, value.signature
+    if isinstance(value, pd.DataFrame):
+        return fresh(value), None, {}
+    if isinstance(value, (EtaOutput, SweepOutput)):
+        raise InputError.at(name, f"is {kind_of(value)}", accepted=f"one of its tables, e.g. {name}.to_frame()")
+    return None
 
 
 def read_signed(path: Path) -> tuple[pd.DataFrame, list[dict[str, Any]] | None]:
@@ -67,16 +54,17 @@ def read_signed(path: Path) -> tuple[pd.DataFrame, list[dict[str, Any]] | None]:
 def kind_of(value: Any) -> str:
     """``an int``, ``a list``: what a wrong argument is, for messages."""
     name = type(value).__name__
-    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
-def as_table(table: Any) -> tuple[pd.DataFrame, list[Any] | None, str]:
-    """A DataFrame (its row signatures from attrs) or a .parquet/.csv file (stored ones)."""
-    if isinstance(table, pd.DataFrame):
-        return table.reset_index(drop=True), row_signatures(table, "table"), "table"
-    p = as_path(table, "table", "a DataFrame or a table file (.parquet or .csv)")
+def as_table(table: Any) -> tuple[pd.DataFrame, Signatures | None, str]:
+    """A result, a DataFrame or a .parquet/.csv file (its stored signatures), and its name."""
+    given = frame_of(table, "table")
+    if given is not None:
+        return given[0], given[1], "table"
+    p = as_path(table, "table", "a result, a DataFrame or a table file (.parquet or .csv)")
     df, sigs = read_signed(p)
-    return df, sigs, str(p)
+    return df, signatures_of(sigs), str(p)
 
 
 def as_streams(trace: Any) -> tuple[list, list[Path]]:
@@ -84,24 +72,26 @@ def as_streams(trace: Any) -> tuple[list, list[Path]]:
     from simulplay.traces import read_traces, streams_from_frame
     from simulplay.traces.validate import validate_trace_frame
 
-    if isinstance(trace, pd.DataFrame):
-        return streams_from_frame(validate_trace_frame(trace, "trace")), []
+    given = frame_of(trace, "trace")
+    if given is not None:
+        return streams_from_frame(validate_trace_frame(given[0], "trace")), []
     paths = as_paths(trace, "trace", TRACE_INPUT)
     return streams_from_frame(read_traces(paths)), paths
 
 
 def as_requests_file(requests: Any, tmp: Path) -> Path:
-    """A requests table as a file: the path given, or a DataFrame written (with the
-    signatures in its attrs) as ``requests.parquet`` in ``tmp``."""
-    if not isinstance(requests, pd.DataFrame):
-        return as_path(requests, "requests", "a requests DataFrame (from group) or its file")
+    """A requests table as a file: the path given, or a table (a :func:`group` result with
+    its signatures, or a DataFrame) written as ``requests.parquet`` in ``tmp``."""
+    given = frame_of(requests, "requests")
+    if given is None:
+        return as_path(requests, "requests", "a requests table (from group), a DataFrame or its file")
     from simulplay.core.tables import write_table
     from simulplay.grouping.requests_file import validate_requests
 
-    validate_requests(requests, "requests")  # errors name the argument, not the file written below
-    sigs = row_signatures(requests, "requests")
+    df, sigs, _ = given
+    validate_requests(df, "requests")  # errors name the argument, not the file written below
     path = tmp / "requests.parquet"
-    write_table(requests.reset_index(drop=True), path, sigs or base_signature(table="requests"), kind="requests")
+    write_table(df, path, list(sigs) if sigs else base_signature(table="requests"), kind="requests")
     return path
 
 

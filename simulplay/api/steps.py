@@ -14,7 +14,6 @@ import pandas as pd
 from simulplay.api.checks import (
     TRACE_INPUT,
     PathLike,
-    as_choice,
     as_count,
     as_flag,
     as_path,
@@ -23,22 +22,31 @@ from simulplay.api.checks import (
     as_rules,
     as_streams,
     as_text,
+    frame_of,
     read_signed,
-    signed,
+)
+from simulplay.api.results import (
+    ManifestOutput,
+    ReplayOutput,
+    SignedTable,
+    fresh,
+    shared_signature,
+    signatures_of,
 )
 from simulplay.core.errors import InputError
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import check_distinct, check_writable
 
 
-def read_trace(path: PathLike | Sequence[PathLike]) -> pd.DataFrame:
+def read_trace(path: PathLike | Sequence[PathLike]) -> SignedTable:
     """Read and validate one trace file or several (``simulplay validate``'s reader).
 
-    Returns the canonical trace table, one row per update: ``talk_id, system, seq,
-    time_s, text, source_s, glue`` (``time_s``: when the text became available, seconds
-    from source start; ``source_s``: the talk's source duration in seconds). A
-    ``(talk_id, system)`` stream may appear in only one file. ``attrs["signature"]`` names
-    each file with the first 12 hex digits of its SHA-256; ``attrs["paths"]`` lists them.
+    Returns a :class:`SignedTable` whose ``table`` is the canonical trace, one row per
+    update: ``talk_id, system, seq, time_s, text, source_s, glue`` (``time_s``: when the
+    text became available, seconds from source start; ``source_s``: the talk's source
+    duration in seconds). A ``(talk_id, system)`` stream may appear in only one file. Its
+    ``signature`` names each file with the first 12 hex digits of its SHA-256; ``paths``
+    lists them.
     """
     from simulplay.core.provenance import sha256_of_file
     from simulplay.traces import read_traces
@@ -46,20 +54,20 @@ def read_trace(path: PathLike | Sequence[PathLike]) -> pd.DataFrame:
     paths = as_paths(path, "path", TRACE_INPUT.split(", ", 1)[1])
     df = read_traces(paths)
     sig = base_signature(table="trace", trace=[f"{p.name}@{sha256_of_file(p)[:12]}" for p in paths])
-    return signed(df, signature=sig, paths=[str(p) for p in paths])
+    return SignedTable(fresh(df), signature=sig, paths=tuple(str(p) for p in paths))
 
 
-def group(trace: pd.DataFrame | PathLike | Sequence[PathLike], rule: str | Sequence[str], *,
-          max_chars: int | None = None) -> pd.DataFrame:
+def group(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike], rule: str | Sequence[str], *,
+          max_chars: int | None = None) -> SignedTable:
     """The synthesis requests of a trace under one grouping rule or several (``simulplay
-    group``): one row per request.
+    group``): a :class:`SignedTable`, one row per request.
 
     ``rule``: a RULE string or a list of them — ``immediate``, ``timer:w=4`` (w in
     seconds), ``punct:cap=2,min_words=3``, ``words:n=8,cap=2``; ``max_chars`` cuts each
     request to at most that many characters. Columns: ``talk_id, system, condition``
     (the canonical rule), ``seq`` (from 0 per output), ``dispatch_s`` (seconds from source
     start), ``trigger``, ``n_updates``, ``text``, ``glue``, ``group``, ``source_s`` (s).
-    ``attrs["signatures"]``: one per request (its rule and the splitter).
+    ``signatures``: one per request (its rule and the splitter).
     """
     from simulplay.grouping import Splitter, request_signatures, requests_frame
 
@@ -68,17 +76,17 @@ def group(trace: pd.DataFrame | PathLike | Sequence[PathLike], rule: str | Seque
     streams, _ = as_streams(trace)
     df = requests_frame(streams, rules, splitter)
     sig = base_signature(table="requests", rule=[r.canonical() for r in rules], splitter=splitter.describe())
-    return signed(df, request_signatures(df, splitter), signature=sig)
+    return SignedTable(fresh(df), signatures_of(request_signatures(df, splitter)), sig)
 
 
-def synthesize(trace: pd.DataFrame | PathLike | Sequence[PathLike] | None = None,
+def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike] | None = None,
                rule: str | Sequence[str] | None = None, *, store: PathLike, backend: str = "piper",
-               requests: pd.DataFrame | PathLike | None = None, out: PathLike | None = None,
+               requests: SignedTable | pd.DataFrame | PathLike | None = None, out: PathLike | None = None,
                realizations: int = 1, order: str = "counterbalanced", max_chars: int | None = None,
-               reuse: str | None = None, executor: str = "serial", progress: Any = None) -> pd.DataFrame:
+               reuse: str | None = None, executor: str = "serial", progress: Any = None) -> ManifestOutput:
     """Synthesize every request with a real TTS backend into the audio store folder
     ``store`` (created; reused and resumed) and return the request manifest (``simulplay
-    synth``).
+    synth``) as a :class:`ManifestOutput`.
 
     The plan is ``trace`` grouped under ``rule`` (as :func:`group`), or a requests table
     ``requests`` (a :func:`group` result, possibly edited, or its file). ``backend`` is a
@@ -87,9 +95,9 @@ def synthesize(trace: pd.DataFrame | PathLike | Sequence[PathLike] | None = None
     ``source_s`` in seconds, ``n_samples`` at ``sample_rate`` Hz, ``error``) is written to
     ``out`` with its chunk table beside it (``<stem>.chunks.parquet``, which a chunk-release
     :func:`replay` reads), or to a temporary folder when ``out`` is None.
-    ``attrs["signatures"]``: one per request; ``attrs["signature"]``: the run's;
-    ``attrs["stats"]``: synthesized, already in the store, failed; ``attrs["clock"]``: the
-    clock check; ``attrs["path"]`` and ``attrs["chunks"]``: the files written at ``out``.
+    The result holds one signature per request and the run's, the counts (``stats``:
+    synthesized, already in the store, failed), the clock check (``clock``) and the files
+    written at ``out`` (``paths``, ``chunks``).
     Failed requests are kept with their ``error`` and service times measured on a busy CPU
     are kept too; a warning says so (replay refuses outputs with failed requests).
     """
@@ -133,18 +141,19 @@ def synthesize(trace: pd.DataFrame | PathLike | Sequence[PathLike] | None = None
         warnings.warn(f"service times were measured on a busy CPU ({st.clock.details()}); re-time them on a quiet "
                       "machine: simulplay retime MANIFEST --store DIR --all --out MANIFEST2", stacklevel=2)
     chunks = None if out is None else str(chunk_path(out))
-    return signed(df, sigs, signature=res.signature, path=None if out is None else str(out), chunks=chunks,
-                   stats={"synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed,
-                          "damaged": st.damaged},
-                   clock=None if st.clock is None else st.clock.to_dict())
+    return ManifestOutput(fresh(df), signatures_of(sigs), dict(res.signature), () if out is None else (str(out),),
+                          stats={"synthesized": st.synthesized, "already_in_store": st.skipped,
+                                 "failed": st.failed, "damaged": st.damaged},
+                          clock=None if st.clock is None else st.clock.to_dict(), chunks=chunks)
 
 
-def replay(manifest: pd.DataFrame | PathLike, *, release: str = "request", service: str = "measured",
+def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "request", service: str = "measured",
            chunks: pd.DataFrame | PathLike | None = None, silent_parts: str = "skip",
-           allow_incomplete: bool = False, table: str = "summary") -> pd.DataFrame:
-    """Replay a request manifest through a serial synthesizer and serial playback
-    (``simulplay replay``): the playback summary, one row per output, or with
-    ``table="parts"`` one row per played part.
+           allow_incomplete: bool = False) -> ReplayOutput:
+    """Replay a request manifest (a :func:`synthesize` result, a DataFrame or a file)
+    through a serial synthesizer and serial playback (``simulplay replay``): a
+    :class:`ReplayOutput` with the playback summary, one row per output, and the parts
+    played, one row per part.
 
     ``release``: ``request`` (a request's audio is ready when it is done) or ``chunk``
     (each chunk at its recorded time; reads the chunk table: ``chunks``, else the one
@@ -152,21 +161,21 @@ def replay(manifest: pd.DataFrame | PathLike, *, release: str = "request", servi
     ``silent_parts``: ``skip`` or ``hold``. Summary columns: ``n_parts``,
     ``first_play_s`` and ``end_s`` (seconds from source start), ``audio_s`` (D),
     ``idle_s`` (I), ``offset_s`` (L = end − source, s), ``source_s``, ``limiting_seq``.
-    ``attrs["signatures"]``: one per row; ``attrs["excluded"]``: outputs left out
-    (``allow_incomplete``).
+    ``excluded``: the outputs left out (``allow_incomplete``).
     """
     from simulplay.manifest import read_chunks, read_manifest, validate_manifest
     from simulplay.manifest.chunks import validate_chunks
     from simulplay.sim import replay as run_replay
     from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
 
-    what = as_choice(table, "table", ("summary", "parts"))
     rel = parse_release(as_text(release, "release"), source="release")
     model = parse_service(as_text(service, "service"), source="service")
     silent = parse_silent_parts(as_text(silent_parts, "silent_parts"), source="silent_parts")
-    if isinstance(manifest, pd.DataFrame):
-        df, upstream, source = validate_manifest(manifest, "manifest"), manifest.attrs.get("signature"), "manifest"
-        chunks = manifest.attrs.get("chunks") if chunks is None else chunks
+    given = frame_of(manifest, "manifest")
+    if given is not None:
+        df, upstream, source = validate_manifest(given[0], "manifest"), given[2] or None, "manifest"
+        if chunks is None and isinstance(manifest, ManifestOutput):
+            chunks = manifest.chunks
     else:
         source = str(as_path(manifest, "manifest", "a manifest DataFrame or file (.parquet or .csv)"))
         df, meta = read_manifest(source)
@@ -175,7 +184,7 @@ def replay(manifest: pd.DataFrame | PathLike, *, release: str = "request", servi
     if rel.needs_chunks:
         if isinstance(chunks, pd.DataFrame):
             chunk_df = validate_chunks(chunks, "chunks")
-        elif chunks is None and isinstance(manifest, pd.DataFrame):
+        elif chunks is None and given is not None:
             raise InputError.at("chunks", "chunk release needs the chunk table",
                                 accepted="chunks=PATH or a chunk DataFrame, or a manifest from "
                                 "synthesize(…, out=PATH), which writes it beside the manifest")
@@ -183,6 +192,6 @@ def replay(manifest: pd.DataFrame | PathLike, *, release: str = "request", servi
             chunk_df = read_chunks(source, None if chunks is None else as_path(chunks, "chunks", "a chunk table"))
     res = run_replay(df, service=model, release=rel, chunks=chunk_df, allow_incomplete=as_flag(allow_incomplete,
                      "allow_incomplete"), upstream=upstream, source=source, silent_parts=silent)
-    if what == "parts":
-        return signed(res.parts, res.part_signatures(), excluded=res.excluded)
-    return signed(res.summary, res.signatures, excluded=res.excluded)
+    sigs = signatures_of(res.signatures)
+    return ReplayOutput(fresh(res.summary), sigs, fresh(res.parts), signatures_of(res.part_signatures()),
+                        shared_signature(sigs), tuple(res.excluded))

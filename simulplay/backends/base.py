@@ -97,7 +97,7 @@ class BackendConfig:
         return reuse
 
 
-BACKENDS: Registry[BackendConfig] = Registry("backend")
+BACKENDS: Registry[BackendConfig] = Registry("backend", group="simulplay.backends", key="backend")
 
 
 def register_backend(name: str):
@@ -110,6 +110,11 @@ class Backend(ABC):
 
     config: BackendConfig
     sample_rate: int
+    #: The seed of the synthesis noise this loaded backend draws from, when it draws a fresh
+    #: one per load (Piper: from the OS, :mod:`simulplay.backends.piper`); recorded with
+    #: every request it synthesizes (``noise_seed`` in the store's records). None: no such
+    #: seed (a fixed seed in the identity, as XTTS's, or no noise).
+    noise_seed: int | None = None
 
     def __init__(self, config: BackendConfig):
         self.config = config

@@ -4,9 +4,24 @@ Default voice: ``en_US-joe-medium`` from the registry package ``joe-us-piper-voi
 download at run time); any local ``.onnx`` voice by path (its ``.onnx.json`` beside it).
 Defaults follow docs/synthesis.md#piper: length 1.0, noise 0.667, noise-w 0.8, normalization on, volume
 1.0, 4 intra-op threads, 1 inter-op thread, sequential execution. One chunk per internal
-sentence. onnxruntime seeds the voice's noise once per process (from the clock) and
-advances it with every request, so no seed reproduces a request's samples independently
-of the order of requests, and audio is reused only within one realization by default.
+sentence.
+
+The noise's seed: onnxruntime seeds a session's random ops when the session is created,
+from one process-wide value (the clock at start-up, unless ``onnxruntime.set_seed``
+changed it), so every voice loaded in one process would draw the same noise: two runs of
+the Python API in one notebook would give the same samples twice. Each load therefore
+draws its own seed from the OS (:func:`draw_noise_seed`), passes it to
+``onnxruntime.set_seed`` before the session is created, and keeps it as ``noise_seed``;
+every request it synthesizes records it in the store (``noise_seed``) and the manifest's
+signature lists the seeds of its requests (``noise_seeds``). A run's realizations continue
+that seeded stream request after request, each worker of a parallel run draws its own,
+and every new run draws again, so runs and realizations differ. The seed does not
+reproduce a request's samples on its own (they depend on every request before it in the
+session), and it stays out of the identity, so request keys and reuse do not change. The
+value ``set_seed`` leaves is process-wide and cannot be read back, so it is not restored
+on close; simulplay's other ONNX models (Silero VAD) draw no random numbers. With both
+noises at 0 (``deterministic``) no seed is drawn: there is no noise to seed. Audio is
+reused only within one realization by default.
 
 Two settings carry Piper's randomness: ``noise_w_scale`` the duration noise (how long each
 phoneme lasts, hence a request's sample count) and ``noise_scale`` the waveform noise (the
@@ -21,6 +36,7 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -132,6 +148,12 @@ class PiperSettings(BackendConfig):
         return PiperBackend(self)
 
 
+def draw_noise_seed() -> int:
+    """A seed for onnxruntime's random ops from the OS's entropy, in 1 … 2³¹ − 1 (the ops
+    keep 32 bits of it)."""
+    return 1 + secrets.randbelow(2**31 - 1)
+
+
 def check_scales(c: PiperSettings) -> None:
     """Refuse synthesis settings that make no sense (also NaN and infinity)."""
     for name, low, strict in (("length_scale", 0, True), ("noise_scale", 0, False), ("noise_w_scale", 0, False),
@@ -168,6 +190,9 @@ class PiperBackend(Backend):
                                else ort.ExecutionMode.ORT_PARALLEL)
         path = c.voice_path()
         config = PiperConfig.from_dict(c.voice_config())
+        self.noise_seed = draw_noise_seed() if c.noise_scale or c.noise_w_scale else None  # module docstring
+        if self.noise_seed is not None:
+            ort.set_seed(self.noise_seed)  # read when the session creates its random ops
         session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
         self.voice = PiperVoice(config=config, session=session)
         self.syn_config = SynthesisConfig(

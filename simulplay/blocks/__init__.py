@@ -1,4 +1,4 @@
-"""The continuing-session block protocol (the paper's Appendix F) in one package: block
+"""The continuing-session block protocol (Truong & Le (2026), Appendix F) in one package: block
 selection and feed schedules (:mod:`.selection`), sessions on the real-time feed clock
 (:mod:`.sessions`), the paired comparison of ΔB (:mod:`.compare`) and the command's
 orchestration (:mod:`.protocol`)."""

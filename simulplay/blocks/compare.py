@@ -1,4 +1,4 @@
-"""Paired block comparison of continuing sessions (the paper's Appendix F, Table 18).
+"""Paired block comparison of continuing sessions (Truong & Le (2026), Appendix F, Table 18).
 
 For every block of a system, ``ΔB = B(condition) − B(reference)`` with
 ``B = C_last − a_last`` (seconds). Rows give the mean over blocks (each block weighs

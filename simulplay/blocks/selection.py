@@ -1,4 +1,4 @@
-"""Blocks of the continuing-session protocol (the paper's Appendix F): which updates a
+"""Blocks of the continuing-session protocol (Truong & Le (2026), Appendix F): which updates a
 session gets, and when each text enters it.
 
 A *block* is a run of consecutive updates of one stream whose whitespace word count lies

@@ -1,4 +1,4 @@
-"""Continuing sessions of the block protocol (the paper's Appendix F), for session backends.
+"""Continuing sessions of the block protocol (Truong & Le (2026), Appendix F), for session backends.
 
 Each block (:mod:`.selection`) is synthesized once per feed condition (``immediate`` and a
 grouped rule such as ``timer:w=4``) in its own session: fresh state and an empty playback
@@ -11,7 +11,7 @@ session; the main thread iterates the session's audio and records each chunk's a
 time since time zero, so readiness includes feed waits, inference and the host loop,
 while loading, the voice prompt and the seed reset precede the clock. Chunks play
 serially (docs/concepts.md#serial-playback); a session's completion relative to its last original update is
-``B = C_last − a_last = D + I − a_last`` (eq. 8 of the paper).
+``B = C_last − a_last = D + I − a_last`` (Truong & Le (2026), eq. 8).
 """
 
 from __future__ import annotations

@@ -33,7 +33,9 @@ from simulplay.cli import (
     explore,
     latency,
     live,
+    load,
     player,
+    quality,
     render,
     replay,
     report,
@@ -54,6 +56,7 @@ from simulplay.core.errors import (
     Terminated,
     interrupt_exit_code,
 )
+from simulplay.core.plugins import load_plugins, split_plugin_args
 from simulplay.core.version import __version__
 
 app = typer.Typer(
@@ -81,8 +84,13 @@ def _version(value: bool):
 
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")):
-    pass
+                                       help="Print the version and exit."),
+          plugin: list[str] = typer.Option([], "--plugin", metavar="MODULE",
+                                           help="Import a plugin first (a module on sys.path or a .py file; "
+                                           "repeatable; allowed before or after the command's name): its rules, "
+                                           "backends, recognizers and replay variants are usable by name, and "
+                                           "named in signatures. See docs/plugins.md.")):
+    load_plugins(plugin)
 
 
 COMMANDS = (  # (name, function), in the order of `simulplay --help`
@@ -90,9 +98,11 @@ COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("retime", retime.retime),
     ("eta", eta.eta), ("bootstrap", bootstrap.bootstrap), ("import-simuleval", traces.import_simuleval_command),
     ("import-simulstream", traces.import_simulstream_command), ("player", player.player), ("edges", edges.edges),
-    ("render", render.render), ("latency", latency.latency), ("export-simuleval", latency.export_simuleval_command),
+    ("render", render.render), ("quality", quality.quality), ("latency", latency.latency),
+    ("export-simuleval", latency.export_simuleval_command),
     ("textlatency", latency.textlatency),
     ("report", report.report), ("explore", explore.explore), ("serve", serve.serve), ("live", live.live),
+    ("load", load.load),
     ("blocks", blocks.blocks),
     ("asr", diagnostics.asr),
     ("content", diagnostics.content), ("wordtiming", diagnostics.wordtiming), ("run", experiment.run),
@@ -154,7 +164,9 @@ _SHOW_WARNING = warnings.showwarning
 
 def _commands() -> None:
     try:
-        rv = app(standalone_mode=False)
+        args, plugins = split_plugin_args(sys.argv[1:])  # --plugin is accepted anywhere in the line
+        load_plugins(plugins)
+        rv = app(args=args, standalone_mode=False)
     except Abort as e:  # click turns KeyboardInterrupt (and our SIGTERM) into Abort
         print("simulplay: interrupted before the command finished (files appear only when complete, so none is "
               "half-written); run the same command again", file=sys.stderr)

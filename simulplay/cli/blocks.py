@@ -1,4 +1,4 @@
-"""``blocks``: the continuing-session block protocol (the paper's Appendix F)."""
+"""``blocks``: the continuing-session block protocol (Truong & Le (2026), Appendix F)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def blocks(
     preset: str | None = preset_option(),
     allow_incomplete: bool = allow_incomplete_option("Exclude blocks with a failed session and count them."),
 ):
-    """Continuing-session block protocol (the paper's Appendix F) for a session backend.
+    """Continuing-session block protocol (Truong & Le (2026), Appendix F) for a session backend.
 
     One block per stream: consecutive updates whose word count lies in
     [--min-words, --max-words], drawn with --seed. Each block runs once per feed

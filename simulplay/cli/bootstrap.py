@@ -53,9 +53,9 @@ def bootstrap(
     column, a cell that is no number, a repeated talk or a missing condition is an error
     naming the row.
 
-    The paper's intervals: --bootstrap paper, with the talks in the order of the table
-    they are typed from (--talk-order given): its Table 4's XTTS η(2) and η(4) as two
-    value columns give the intervals of its Table 2.
+    Truong & Le (2026)'s intervals: --bootstrap paper, with the talks in the order of the
+    table they are typed from (--talk-order given): their Table 4's XTTS η(2) and η(4) as two
+    value columns give the intervals of their Table 2.
     """
     from simulplay.analysis.table_bootstrap import bootstrap_table
     from simulplay.cli.console import print_table

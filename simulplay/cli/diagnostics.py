@@ -99,8 +99,8 @@ def content(
     pooled counts intended_words (N = H + S + D), recognized_words, hits,
     substitutions, deletion_mismatches, insertions, and mean_error_rate_pct (equal-talk
     mean of (S + D + I) / N) and pooled_error_rate_pct. Deletions are recognition
-    mismatches, not verified omissions. The pair table (Tables 13–14 shape) gives each
-    count and the mean rate before and after, the change, and the talks with more
+    mismatches, not verified omissions. The pair table (Truong & Le (2026), Tables 13–14
+    shape) gives each count and the mean rate before and after, the change, and the talks with more
     deletions or a higher rate. Not a translation-quality score.
     """
     from simulplay.analysis.content import DELETION_NOTE
@@ -129,14 +129,14 @@ def wordtiming(
     trace: list[Path] = typer.Option(..., "--trace", help="The trace file(s) the manifest was synthesized from "
                                      "(word availability: the manifest keeps no update times); repeatable."),
     reference: str = typer.Option(..., "--reference", help="Reference condition, e.g. immediate."),
-    out: Path = out_option("Table 17 shape, one row per other condition."),
+    out: Path = out_option("Truong & Le (2026), Table 17 shape, one row per other condition."),
     words: Path | None = table_option("--words", "Also write one row per intended word and output."),
     per_talk: Path | None = table_option("--per-talk", "Also write per-talk quantiles."),
     draws: int = draws_option(),
-    seed: int = seed_option(help="Bootstrap seed (0 is a seed; the paper's Table 17 used 20261005).",
+    seed: int = seed_option(help="Bootstrap seed (0 is a seed; Truong & Le (2026), Table 17, used 20261005).",
                             default=WORD_TIMING_SEED),
     quantile_method: str = quantile_option("NumPy quantile method of the within-talk median and 90th percentile "
-                                           "and of the interval ends (the paper's Table 17: linear).",
+                                           "and of the interval ends (Truong & Le (2026), Table 17: linear).",
                                            default=WORD_TIMING_QUANTILE),
     confidence: float = confidence_option(),
     allow_incomplete: bool = allow_incomplete_option("Exclude incomplete transcripts (and their talks) instead of "

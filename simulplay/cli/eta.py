@@ -94,8 +94,9 @@ def eta(
 def _write_eta(res, out: Path, *, title: str, per_talk: Path | None, contrast_out: Path | None,
                interaction_out: Path | None, interaction_per_talk: Path | None) -> None:
     """Write and print the η table (with its small-panel notes) and the extra tables that were asked for."""
+    from simulplay.analysis.interaction import combine_interactions
     from simulplay.cli.console import print_table
-    from simulplay.workflows.eta_tables import interaction_table, write_eta_tables
+    from simulplay.workflows.eta_tables import write_eta_tables
 
     write_eta_tables(res, out, per_talk=per_talk, contrasts=contrast_out, interaction=interaction_out,
                      interaction_per_talk=interaction_per_talk)
@@ -104,7 +105,8 @@ def _write_eta(res, out: Path, *, title: str, per_talk: Path | None, contrast_ou
         print_table(res.contrasts, res.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)",
                     notes=res.contrast_notes)
     if interaction_out and res.interactions:
-        print_table(*interaction_table(res), title="Cross-backend interaction η(B1) − η(B2)")
+        both = combine_interactions(res.interactions)
+        print_table(both.table, both.signatures, title="Cross-backend interaction η(B1) − η(B2)")
     if res.excluded:
         typer.echo(f"excluded {len(res.excluded)} missing output(s); their talks are not in the means")
     excluded = sorted({x for r in res.interactions for x in r.excluded})

@@ -22,7 +22,7 @@ def run(
     replay — and how far the same request's duration differs between realizations
     (duration_noise.csv), and talk by talk each talk's η per realization with its sample
     SD (eta_talk_spread.csv) and per rule the median and maximum per-talk SD and the talk
-    with the largest range (eta_talk_sd.csv/.md, printed). With Piper's paper settings a
+    with the largest range (eta_talk_sd.csv/.md, printed). With Piper's default settings a
     fresh realization draws new durations; under piper:durations=fixed and service=zero
     the spread is exactly 0. Conditions are synthesized in the experiment's order
     (counterbalanced by default: see `simulplay synth --help`). A panel of fewer than 10
@@ -114,9 +114,10 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
     print_table(res.eta.table, res.eta.table_signatures, title=f"η: {exp.a} vs {exp.f}, reference {exp.reference}",
                 notes=res.eta.notes)
     if res.eta.interactions:
-        from simulplay.workflows.eta_tables import interaction_table
+        from simulplay.analysis.interaction import combine_interactions
 
-        print_table(*interaction_table(res.eta), title="Cross-backend interaction η(B1) − η(B2)")
+        both = combine_interactions(res.eta.interactions)
+        print_table(both.table, both.signatures, title="Cross-backend interaction η(B1) − η(B2)")
     print_noise(res.noise, one_realization_hint)
     if len(res.eta.contrasts):
         print_table(res.eta.contrasts, res.eta.contrast_signatures, title="Buffered-policy contrasts δ(P1) − δ(P2)",

@@ -26,9 +26,9 @@ RELEASE_HELP = ("request: a part is a whole request, ready when it is done (prim
 CHUNKS_HELP = "Chunk table for --release chunk (default: MANIFEST's sibling *.chunks.parquet)."
 DRAWS, CONFIDENCE = 10_000, 0.95
 #: simulplay's defaults (kept equal to simulplay.analysis.bootstrap's): full-talk endpoint
-#: intervals (η, contrasts, interactions, edges, blocks) seed 1032026 (the paper's), NumPy's
+#: intervals (η, contrasts, interactions, edges, blocks) seed 1032026 (Truong & Le (2026)'s), NumPy's
 #: generator, sorted talk ids and order:floor((n+1)a); word timing seed 20261005 with
-#: NumPy's linear quantiles (the paper's Table 17). --bootstrap paper selects the paper's
+#: NumPy's linear quantiles (Truong & Le (2026), Table 17). --bootstrap paper selects that paper's
 #: generator and ranks (simulplay.analysis.bootstrap.PRESETS).
 BOOT_SEED, QUANTILE_METHOD, BOOT_RNG, TALK_ORDER = 1032026, "order:floor((n+1)a)", "numpy", "sorted"
 WORD_TIMING_SEED, WORD_TIMING_QUANTILE = 20261005, "linear"
@@ -38,8 +38,8 @@ QUANTILE_HELP = ("Interval ends from the sorted bootstrap means: order:floor((n+
 RNG_HELP = ("Generator of the draws × talks index matrix: numpy (default_rng(seed), the default) or python "
             "(random.Random(seed), one randrange per cell; --bootstrap paper). In the signature (boot_rng).")
 PRESET_HELP = ("A named setting: paper selects --bootstrap-rng python and --quantile-method order:int(nq), "
-               "which with the default seed 1032026 and 10,000 draws give every interval the paper prints "
-               "from its per-talk values (with the talks in its table's order). A different "
+               "which with the default seed 1032026 and 10,000 draws give every interval Truong & Le (2026) print "
+               "from their per-talk values (with the talks in their table's order). A different "
                "--bootstrap-rng or --quantile-method with it is an error.")
 TALK_ORDER_HELP = ("Which talk each matrix column is (it changes the draws): sorted (talk ids as text, the "
                    "default) or given (the input's order, e.g. a paper table's rows). In the signature (talk_order).")

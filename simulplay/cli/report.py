@@ -42,7 +42,7 @@ def report(
     identical copies (a Parquet table and its CSV) are fine. The report's
     Inputs table lists every file: kind, use, rows, signature fingerprint.
 
-    Tables (times in seconds, the paper's shapes): playback per system and
+    Tables (times in seconds, in the shapes of Truong & Le (2026)): playback per system and
     condition (equal-talk means of first playback, audio D, idle I, offset
     L; requests per talk); η with intervals and direction counts; per-talk
     δ and η with duration and idle parts; every rule side by side with the

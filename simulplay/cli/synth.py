@@ -1,5 +1,5 @@
-"""``synth`` and ``serve``: TTS backends at work — synthesizing planned requests into the
-audio store, or serving a backend as an OpenAI-compatible speech API."""
+"""``synth``: a TTS backend at work, synthesizing planned requests into the audio store
+(serving a backend as an OpenAI-compatible speech API is ``serve``, :mod:`simulplay.cli.serve`)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ def synth(
                               "talks × realizations is even) and the same system is first in all of one talk's "
                               "conditions. fixed: k = j = 0 (conditions as listed, systems in name order: A "
                               "before F). paper: realization 0 fixed, later realizations counterbalanced (the "
-                              "paper's design). Recorded per request: synth_order, order_id, condition_pos, "
-                              "system_pos."),
+                              "design of Truong & Le (2026)). Recorded per request: synth_order, order_id, "
+                              "condition_pos, system_pos."),
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                          help="Input-limit splitter (default: the backend's own limit)."),
     reuse: str | None = typer.Option(None, "--reuse", help="never | same-realization | always "

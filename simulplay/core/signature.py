@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from simulplay.core.keys import PER_ROW_DISPLAY
+from simulplay.core.plugins import with_plugins
 from simulplay.core.version import __version__
 
 #: Display order; keys not listed follow in alphabetical order, ``version`` is last.
@@ -52,18 +53,19 @@ KEY_ORDER = (
 
 def base_signature(**fields: Any) -> dict[str, Any]:
     """A signature dict with the simulplay version added."""
-    sig = {k: v for k, v in fields.items() if v is not None}
+    sig = with_plugins({k: v for k, v in fields.items() if v is not None})
     sig["version"] = f"simulplay-{__version__}"
     return sig
 
 
 def merge(*parts: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Later parts win; ``None`` values are dropped."""
+    """Later parts win; ``None`` values are dropped; the ``plugin`` entries of all parts are
+    kept (with those of the plugin components the result names, :mod:`simulplay.core.plugins`)."""
     out: dict[str, Any] = {}
     for part in parts:
         if part:
             out.update({k: v for k, v in part.items() if v is not None})
-    return out
+    return with_plugins(out, parts)
 
 
 def _render_value(value: Any) -> str:

@@ -23,6 +23,7 @@ import dataclasses
 from collections.abc import Callable, Container
 from typing import Any, Generic, TypeVar
 
+from simulplay.core import plugins
 from simulplay.core.errors import InputError, RegistryError
 
 T = TypeVar("T")
@@ -37,20 +38,26 @@ def format_value(v: Any) -> str:
 
 
 class Registry(Generic[T]):
-    """A registry of dataclass types keyed by name (``what`` names it in messages)."""
+    """A registry of dataclass types keyed by name (``what`` names it in messages). A name
+    that is not registered is looked up in the entry-point ``group`` of installed plugins
+    (:mod:`simulplay.core.plugins`); ``key`` is the signature key whose values name these
+    components, so that a plugin's components are named in signatures."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str, *, group: str | None = None, key: str | None = None):
         self.what = what
+        self.group = group
+        self.key = key
         self._items: dict[str, type[T]] = {}
 
     def register(self, name: str) -> Callable[[type[T]], type[T]]:
         def deco(cls: type[T]) -> type[T]:
             if name in self._items:
-                raise RegistryError(f"{self.what} '{name}' is already registered")
+                raise plugins.duplicate(self.what, self.key, name)
             if not dataclasses.is_dataclass(cls):
                 raise RegistryError(f"{self.what} '{name}' must be a dataclass")
             cls.name = name
             self._items[name] = cls
+            plugins.registering(self.key, name, getattr(cls, "__module__", ""))
             return cls
 
         return deco
@@ -58,9 +65,17 @@ class Registry(Generic[T]):
     def names(self) -> list[str]:
         return sorted(self._items)
 
+    def has(self, name: str) -> bool:
+        """Whether ``name`` is registered, built in or by a plugin (an installed entry point
+        of that name is loaded now)."""
+        if name not in self._items and self.group:
+            plugins.load_entry_point(self.group, name, lambda: name in self._items, self.what)
+        return name in self._items
+
     def get(self, name: str, where: str) -> type[T]:
-        if name not in self._items:
-            raise InputError.at(where, f"unknown {self.what} '{name}'", accepted=", ".join(self.names()))
+        if not self.has(name):
+            known = sorted({*self.names(), *(plugins.entry_point_names(self.group) if self.group else ())})
+            raise InputError.at(where, f"unknown {self.what} '{name}'", accepted=", ".join(known))
         return self._items[name]
 
     def names_in_order(self) -> list[str]:

@@ -71,7 +71,7 @@ class Rule:
         return self.canonical()
 
 
-RULES: Registry[Rule] = Registry("grouping rule")
+RULES: Registry[Rule] = Registry("grouping rule", group="simulplay.rules", key="rule")
 R = TypeVar("R", bound=type[Rule])
 
 

@@ -187,6 +187,14 @@ async def warm_up(client: httpx.AsyncClient, endpoint: Endpoint) -> None:
 WARM_UP_TEXT = "Warm up."
 
 
+def http_client(endpoint: Endpoint, connections: int) -> httpx.AsyncClient:
+    """The one asyncio HTTP client every live command sends through: ``endpoint.timeout``
+    (s) on every wait, up to ``connections`` connections kept open, no proxy from the
+    environment."""
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    return httpx.AsyncClient(timeout=httpx.Timeout(endpoint.timeout), limits=limits, trust_env=False)
+
+
 async def run_sessions(endpoint: Endpoint, outputs: Sequence[Sequence[Record]], concurrent: int | None = None) -> None:
     """Run every output's session, all at once or ``concurrent`` at a time (each output's
     time 0 is when its session starts), on one httpx client."""

@@ -13,7 +13,7 @@ import selectors
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -24,11 +24,13 @@ START_TIMEOUT_S = 300.0  # loading and warming up a model
 
 
 @contextlib.contextmanager
-def served(spec: str, log_path: Path, *, timeout: float = START_TIMEOUT_S) -> Iterator[tuple[str, subprocess.Popen]]:
-    """Serve ``spec`` (a local backend) on 127.0.0.1; yields its base URL (``…/v1``) and the process."""
+def served(spec: str, log_path: Path, *, timeout: float = START_TIMEOUT_S,
+           args: Sequence[str] = ()) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Serve ``spec`` (a local backend) on 127.0.0.1; yields its base URL (``…/v1``) and the process.
+    ``args``: more options of ``simulplay serve`` (e.g. ``--workers 2``)."""
     with open(log_path, "w") as log:
         proc = subprocess.Popen([sys.executable, "-m", "simulplay", "serve", "--backend", spec, "--host", "127.0.0.1",
-                                 "--port", "0"], stdout=subprocess.PIPE, stderr=log, text=True,
+                                 "--port", "0", *args], stdout=subprocess.PIPE, stderr=log, text=True,
                                 start_new_session=True)  # our Ctrl-C reaches it through us, in order
         try:
             url = _announced_url(proc, log_path, time.monotonic() + timeout)

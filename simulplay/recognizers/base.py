@@ -82,7 +82,7 @@ class RecognizerConfig:
         return {"recognizer": self.name, **self.settings()}
 
 
-RECOGNIZERS: Registry[RecognizerConfig] = Registry("recognizer")
+RECOGNIZERS: Registry[RecognizerConfig] = Registry("recognizer", group="simulplay.recognizers", key="recognizer")
 
 
 def register_recognizer(name: str):

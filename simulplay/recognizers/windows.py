@@ -1,5 +1,5 @@
 """The window rule: consecutive windows of the compact waveform, split at the decoding
-capacity (the paper's Appendix D.2).
+capacity (Truong & Le (2026), Appendix D.2).
 
 The compact waveform (an output's request audio concatenated in ``seq`` order, no idle)
 at 16 kHz is cut into consecutive windows of ``window_s`` seconds from its start; the

@@ -1,5 +1,5 @@
 """The report's tables on clock and synthesis noise: η across realizations beside its
-bootstrap interval, each talk's η per realization (the paper's C.4), and whether η keeps
+bootstrap interval, each talk's η per realization (Truong & Le (2026), Appendix C.4), and whether η keeps
 its sign and size under the modelled clock (``service=fit``).
 
 Computed from the run's η tables as saved (``eta``, ``eta_per_talk``, ``eta.service-fit``);

@@ -1,4 +1,5 @@
-"""The report's tables in the shapes the paper uses (numbers as the run saved them).
+"""The report's tables in the shapes Truong & Le (2026) use (numbers as the run saved them;
+table numbers are that paper's).
 
 Table 1: playback per system and condition (equal-talk means); Table 2: η with
 intervals and direction counts; Tables 4–5: per-talk δ, η and the duration/idle parts;
@@ -126,7 +127,7 @@ def rules_table(run: RunData) -> ReportTable:
 
 
 def interaction_table(run: RunData) -> ReportTable | None:
-    """Cross-backend interaction η(B1) − η(B2) (the paper's C.4) when the run has two or more
+    """Cross-backend interaction η(B1) − η(B2) (Truong & Le (2026), Appendix C.4) when the run has two or more
     backends: every pair in order of appearance, with the η table's bootstrap settings."""
     pt = run.per_talk.frame
     if "backend" not in pt or pt["backend"].nunique() < 2:

@@ -93,7 +93,7 @@ class ServiceModel:
         return serial_clock(codes, dispatch, service)
 
 
-SERVICE_MODELS: Registry[ServiceModel] = Registry("service model")
+SERVICE_MODELS: Registry[ServiceModel] = Registry("service model", group="simulplay.variants", key="service")
 
 
 def register_service_model(name: str):
@@ -203,7 +203,7 @@ def parse_service(text: str, *, source: str = "--service") -> ServiceModel:
     ``name=VALUE``. Errors name ``source`` and the text."""
     name, eq, value = text.strip().partition("=")
     where, accepted = f"{source} '{text}'", service_syntax()
-    if name not in SERVICE_MODELS.names():
+    if not SERVICE_MODELS.has(name):
         raise InputError.at(where, "unknown service model", accepted=accepted)
     cls = SERVICE_MODELS.get(name, where)
     if hasattr(cls, "parse_spec"):
@@ -249,7 +249,7 @@ class Release:
         return {"release": self.name, **params(self)}
 
 
-RELEASES: Registry[Release] = Registry("release")
+RELEASES: Registry[Release] = Registry("release", group="simulplay.variants", key="release")
 
 
 def register_release(name: str):
@@ -277,7 +277,7 @@ def parse_release(text: str | Release, *, source: str = "--release") -> Release:
     if isinstance(text, Release):
         return text
     name = text.strip()
-    if name not in RELEASES.names():
+    if not RELEASES.has(name):
         raise InputError.at(f"{source} '{text}'", "unknown release",
                             accepted=_alternatives(RELEASES.names_in_order()))
     return RELEASES.get(name, source)()
@@ -348,7 +348,7 @@ def parse_variant(text: str, *, source: str, key: str | None = None) -> ReplayVa
     (the experiment file) and ``key`` (its key)."""
     kind, eq, value = text.partition("=")
     where = f"{source}: key '{key}'" if key else source
-    if kind == "release" and value in RELEASES.names():
+    if kind == "release" and RELEASES.has(value):
         return ReplayVariant(parse_release(value, source=where), Measured())
     if kind == "service" and eq:
         return ReplayVariant(RequestRelease(), parse_service(value, source=where))

@@ -17,16 +17,20 @@ import pandas as pd
 
 from simulplay.backends.base import Backend, backend_summary
 from simulplay.core.keys import OUTPUT_ID, OUTPUT_KEYS
+from simulplay.core.plugins import entries
 from simulplay.core.signature import base_signature
 from simulplay.manifest.columns import CHUNK_ORDER, MANIFEST_ORDER
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.plan import ORDER_COLUMNS, origin_of
 
 
-def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame, pd.DataFrame, set[Any]]:
-    """The request manifest and chunk table from the store's records (no synthesis), and
-    the ``clock_run`` values of those records (the runs that measured them)."""
-    rows, chunk_rows, runs = [], [], set()
+def build_manifest(plan: pd.DataFrame, store: AudioStore
+                   ) -> tuple[pd.DataFrame, pd.DataFrame, set[Any], list[int]]:
+    """The request manifest and chunk table from the store's records (no synthesis), the
+    ``clock_run`` values of those records (the runs that measured them), and the sorted
+    ``noise_seed`` values they record (:attr:`simulplay.backends.base.Backend.noise_seed`;
+    none in records older than it)."""
+    rows, chunk_rows, runs, seeds = [], [], set(), set()
     for row in plan.to_dict("records"):
         rec = store.get_record(row["key"])
         out = {k: row[k] for k in (*OUTPUT_ID, "seq",
@@ -41,6 +45,8 @@ def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame,
                        cpu_s=np.nan, wait_s=np.nan, load1=np.nan)
         else:
             runs.add(rec.get("clock_run"))
+            if isinstance(rec.get("noise_seed"), int):
+                seeds.add(rec["noise_seed"])
             rate = rec["sample_rate"]
             out.update(service_s=rec["service_s"], audio_s=rec["n_samples"] / rate, audio_key=rec["audio_key"],
                        sample_rate=rate, n_samples=rec["n_samples"], reused=rec["origin"] != origin_of(row),
@@ -57,7 +63,7 @@ def build_manifest(plan: pd.DataFrame, store: AudioStore) -> tuple[pd.DataFrame,
     if manifest["n_updates"].isna().any():  # a requests file without n_updates: unknown, not 0
         manifest["n_updates"] = manifest["n_updates"].astype("Int64")
     chunks = pd.DataFrame(chunk_rows, columns=list(CHUNK_ORDER))
-    return manifest, chunks, runs
+    return manifest, chunks, runs, sorted(seeds)
 
 
 def _number(value: Any) -> float:
@@ -69,4 +75,5 @@ def manifest_signature(backend: Backend, plan: pd.DataFrame) -> dict[str, Any]:
     ident = backend.identity()
     return base_signature(backend=backend_summary(ident), settings=ident.get("settings"), seed=ident.get("seed"),
                           reuse=plan.attrs.get("reuse"), splitter=plan.attrs.get("splitter"),
-                          order=plan.attrs.get("order"), **backend.config.signature_fields())
+                          order=plan.attrs.get("order"), plugin=entries("backend", backend.config.name) or None,
+                          **backend.config.signature_fields())

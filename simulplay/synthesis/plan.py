@@ -21,7 +21,7 @@ from talk to talk and from realization to realization, so an effect of going fir
 service clock enters δ = L(A) − L(F) with both signs, and A is first in half of the
 (talk, condition, realization) cells whenever T · R is even; within one talk and
 realization every condition has the same system first, so such an effect cancels in
-η(p) = δ(p) − δ(0). ``paper`` is the paper's design: realization 0 in the fixed order,
+η(p) = δ(p) − δ(0). ``paper`` is Truong & Le (2026)'s design: realization 0 in the fixed order,
 later realizations counterbalanced. Each planned request records ``synth_order`` (its
 0-based position in the run's order), ``order_id`` (k), ``condition_pos`` (its
 condition's position) and ``system_pos`` (its system's position in its cell).
@@ -39,6 +39,7 @@ import pandas as pd
 from simulplay.backends.base import Backend, identity_key
 from simulplay.core.errors import InputError
 from simulplay.core.keys import OUTPUT_KEYS
+from simulplay.core.plugins import with_origin
 from simulplay.grouping import Rule, Splitter, requests_frame, split_requests
 from simulplay.traces.model import Stream
 
@@ -99,7 +100,7 @@ def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations
     check_order(order)
     splitter = splitter or backend.splitter()
     reuse = reuse or backend.config.reuse_policy()
-    ident = identity_key(backend.identity())
+    ident = identity_key(with_origin(backend.identity(), "backend", backend.config.name))
     base = split_requests(requests, splitter)
     conds = list(dict.fromkeys(base["condition"]))
     talks = list(dict.fromkeys(base["talk_id"]))

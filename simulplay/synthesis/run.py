@@ -21,6 +21,7 @@ import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
 from simulplay.core.errors import FileFault
+from simulplay.core.plugins import with_plugins
 from simulplay.core.progress import NO_PROGRESS, Progress, tracking
 from simulplay.core.provenance import machine, sha256_of_file
 from simulplay.core.tables import write_table
@@ -141,12 +142,13 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     with tracking(progress, todo, backend.label()) as bar:
         stats = run_synthesis(plan, config, store, executor=executor, progress=bar,
                               contention_sample=contention_sample)
-    manifest, chunks, runs = build_manifest(plan, store)
+    manifest, chunks, runs, seeds = build_manifest(plan, store)
     stats.clock = check_clock(manifest, plan["key"], measuring_probes(runs, store))
     stats.machine = {**at_start, "load_at_end": machine()["load"]}
-    common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
+    common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label,
+              **({"noise_seeds": seeds} if seeds else {})}  # where each request's noise came from
     extra = row_extra or [{}] * len(manifest)
-    sigs = [{**common, "rule": c, **x} for c, x in zip(manifest["condition"], extra)]
+    sigs = [with_plugins({**common, "rule": c, **x}) for c, x in zip(manifest["condition"], extra)]
     check_written(manifest, chunks, out)  # a table the reader refuses is a bug, caught before it is written
     try:
         write_table(manifest, out, sigs, kind="manifest",

@@ -1,4 +1,5 @@
-"""Traces: the update-stream model, readers, writers and validation."""
+"""Traces: the update-stream model, readers, writers and validation, and the translator-log
+importers (:mod:`.importers`)."""
 
 from simulplay.traces.model import Stream, join_texts, streams_from_frame
 from simulplay.traces.readers import read_trace, read_traces

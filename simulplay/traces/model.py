@@ -120,7 +120,7 @@ def ends_terminal(text: str) -> bool:
 
 
 def word_count(text: str) -> int:
-    """Whitespace words (punctuation-only tokens count, as in the paper)."""
+    """Whitespace words (punctuation-only tokens count, as in Truong & Le (2026))."""
     return len(text.split())
 
 

@@ -78,7 +78,7 @@ def trace_stats(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
 
 
 def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
-    """Per-stream update statistics (the paper's Table 11 shape), one row per stream;
+    """Per-stream update statistics (Truong & Le (2026), Table 11 shape), one row per stream;
     ``source_s`` in seconds, ``after_source_end`` counts updates with ``time_s > source_s``.
 
     ``words`` counts whitespace words of the assembled text (glue honoured); the per-update

@@ -38,7 +38,7 @@ class ContentSettings:
     window_s: float = 15.0
     pairs: tuple[tuple[str, str], ...] = field(default=())
     timing: bool = False
-    timing_seed: int = WORD_TIMING_SEED  # the word-timing bootstrap (the paper's Table 17: 20261005, linear)
+    timing_seed: int = WORD_TIMING_SEED  # the word-timing bootstrap (Truong & Le (2026), Table 17: 20261005, linear)
     timing_quantile_method: str = WORD_TIMING_METHOD
 
     def timing_bootstrap(self, boot: Bootstrap) -> Bootstrap:

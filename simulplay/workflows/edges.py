@@ -141,7 +141,8 @@ def edge_replay(manifest: pd.DataFrame, store: AudioStore, thresholds: Sequence[
 
 @dataclass
 class EdgesRun:
-    """An edge-silence sweep with its η table (Table 10 shape) and non-speech shares (Table 16)."""
+    """An edge-silence sweep with its η table and non-speech shares (Truong & Le (2026),
+    Tables 10 and 16 shapes)."""
 
     result: EdgesResult
     eta: EtaResult | None = None  # when a, f and reference were given

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import pandas as pd
-
 from simulplay.analysis.eta import EtaResult
+from simulplay.analysis.interaction import combine_interactions
 from simulplay.analysis.noise import NoiseCheck
 from simulplay.analysis.realizations import RealizationTables
 from simulplay.core.tables import write_table
@@ -29,21 +28,14 @@ def write_eta_tables(res: EtaResult, out: Path | Sequence[Path], *, per_talk: Pa
     if contrasts:
         paths.append(write_table(res.contrasts, contrasts, res.contrast_signatures, kind="contrast",
                                  signature_column=True, notes=res.contrast_notes))
-    if interaction and res.interactions:
-        table, sigs = interaction_table(res)
-        paths.append(write_table(table, interaction, sigs, kind="interaction", signature_column=True))
-    if interaction_per_talk and res.interactions:
-        table = pd.concat([r.per_talk for r in res.interactions], ignore_index=True)
-        paths.append(write_table(table, interaction_per_talk,
-                                 [s for r in res.interactions for s in r.per_talk_signatures],
+    both = combine_interactions(res.interactions)
+    if interaction and both:
+        paths.append(write_table(both.table, interaction, both.signatures, kind="interaction",
+                                 signature_column=True))
+    if interaction_per_talk and both:
+        paths.append(write_table(both.per_talk, interaction_per_talk, both.per_talk_signatures,
                                  kind="interaction-per-talk"))
     return paths
-
-
-def interaction_table(res: EtaResult) -> tuple[pd.DataFrame, list[dict]]:
-    """Every --interaction pair's rows in one table, with their signatures."""
-    return (pd.concat([r.table for r in res.interactions], ignore_index=True),
-            [s for r in res.interactions for s in r.signatures])
 
 
 def write_realization_tables(tables: RealizationTables, spread_path: Path,

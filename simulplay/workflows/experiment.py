@@ -26,7 +26,7 @@ Example (paths are relative to the TOML file)::
     quantile_method = "order:floor((n+1)a)"   # or order:floor(na)+1, order:int(nq), or a NumPy method
     bootstrap_rng = "numpy"     # or "python": random.Random(seed), one randrange per cell
     talk_order = "sorted"       # the index matrix's columns: talk ids sorted, or "given"
-    # bootstrap = "paper"       # preset: bootstrap_rng "python" and the paper's ranks
+    # bootstrap = "paper"       # preset: bootstrap_rng "python" and Truong & Le (2026)'s ranks
     confidence = 0.95
     contrasts = [["punct", "timer:w=2"]]
     variants = ["release=chunk", "service=zero"]   # sensitivity replays (also "silent=hold")
@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.core.errors import InputError
+from simulplay.core.plugins import experiment_plugins
 
 if TYPE_CHECKING:
     from simulplay.backends import BackendConfig
@@ -178,6 +179,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     folder), every spec parsed and checked here, once; errors name the key."""
     src = str(path)
     base = path.parent
+    data = experiment_plugins(data, path)  # plugins = [...] first: the rules and backends may be theirs
     _check_keys(data, TOP_KEYS, "", src)
     for key in REQUIRED:
         if key not in data:

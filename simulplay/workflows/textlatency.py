@@ -59,7 +59,7 @@ from simulplay.core.pools import pool, worker_count
 from simulplay.core.signature import base_signature, merge
 from simulplay.core.tables import check_readable, read_table, stored_signatures
 from simulplay.traces import read_traces, streams_from_frame
-from simulplay.traces.importers.common import log_fingerprint
+from simulplay.traces.importers.jsonlines import log_fingerprint
 from simulplay.traces.importers.segmentation import Segmentation, read_segmentation
 from simulplay.traces.model import Stream
 

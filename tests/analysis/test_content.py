@@ -103,7 +103,7 @@ def test_every_table_labels_deletions_as_recognition_mismatches():
                         (res.per_output, res.per_output_signatures)):
         assert any(c.startswith("deletion_mismatches") for c in table.columns)
         assert "deletions" not in table.columns
-        assert all(DELETION_NOTE in format_signature(s) for s in sigs)
+        assert sigs and all(DELETION_NOTE in format_signature(s) for s in sigs)
 
 
 def test_incomplete_transcripts_fail_closed_unless_allowed():

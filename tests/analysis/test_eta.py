@@ -82,6 +82,7 @@ def test_bootstrap_agrees_with_scipy_percentile_interval():
     df = random_summary(rng, 20)
     boot = Bootstrap(draws=20_000, seed=11)
     res = compute_eta(df, a="A", f="F", reference="immediate", boot=boot)
+    assert sorted(res.table["condition"]) == ["punct:cap=2,min_words=3", "timer:w=4"]  # both non-reference rules
     for cond, row in res.table.set_index("condition").iterrows():
         eta = eta_by_hand(df, cond)
         ref = stats.bootstrap((eta,), np.mean, n_resamples=20_000, method="percentile",

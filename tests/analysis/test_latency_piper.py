@@ -16,22 +16,17 @@ import pytest
 import soundfile as sf
 
 from simulplay.analysis.latency_table import LATENCY_COLUMNS, latency_table
-from simulplay.backends import parse_backend
 from simulplay.core.tables import read_table
-from simulplay.grouping import parse_rule
 from simulplay.manifest import read_chunks, read_manifest
 from simulplay.store.store import AudioStore
-from simulplay.synthesis.run import synthesize_to_manifest
 from tests.support.factories import stream
 from tests.support.simuleval_drive import ns, serial_ready, simuleval_instance, simuleval_scores
 
-PIPER = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"  # deterministic samples
 SIMULEVAL = str(Path(sys.executable).with_name("simuleval"))
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory):
-    root = tmp_path_factory.mktemp("latency_piper")
+def synthesized(piper_runs):
     streams = [stream([0.0, 1.5, 1.6, 4.0], ["Hello there, my friend.", "How are you?", "…", "Fine. Thanks a lot!"],
                       talk_id="t1", system="A", source_s=5.0),
                stream([0.5, 2.0], ["Good morning.", "One, two, three. Four."], talk_id="t1", system="F",
@@ -39,9 +34,7 @@ def synthesized(tmp_path_factory):
                stream([0.2, 0.9], ["Short one.", "And another sentence, rather longer."], talk_id="t2",
                       system="A", source_s=3.0),
                stream([1.0], ["Only this. And that."], talk_id="t2", system="F", source_s=3.0)]
-    synthesize_to_manifest(streams, [parse_rule("immediate"), parse_rule("timer:w=2")], parse_backend(PIPER),
-                           AudioStore.open(root / "store"), root / "m.parquet")
-    return root
+    return piper_runs.run("latency_piper", streams)
 
 
 def simuleval_expected(man, chunks, store, out_dir, release):
@@ -82,9 +75,9 @@ def simuleval_expected(man, chunks, store, out_dir, release):
 @pytest.mark.parametrize("release", ["request", "chunk"])
 @pytest.mark.slow
 def test_latency_of_piper_outputs_equals_simuleval(synthesized, tmp_path, release):
-    man, _ = read_manifest(synthesized / "m.parquet")
-    chunks = read_chunks(synthesized / "m.parquet")
-    store = AudioStore.open(synthesized / "store", create=False)
+    man, _ = read_manifest(synthesized.manifest)
+    chunks = read_chunks(synthesized.manifest)
+    store = AudioStore.open(synthesized.store, create=False)
     table = latency_table(man, release=release, chunks=chunks if release == "chunk" else None).table
     want, _ = simuleval_expected(man, chunks, store, tmp_path, release)
     assert len(table) == 8
@@ -100,7 +93,7 @@ def test_latency_of_piper_outputs_equals_simuleval(synthesized, tmp_path, releas
 
 def test_latency_cli_columns_and_signature(cli, synthesized, tmp_path):
     out = tmp_path / "lat.csv"
-    proc = cli("latency", synthesized / "m.parquet", "--out", out, check=True)
+    proc = cli("latency", synthesized.manifest, "--out", out, check=True)
     assert "8 output(s)" in proc.stdout
     t = pd.read_csv(out)
     assert list(t.columns) == ["talk_id", "system", "condition", "backend", "realization", *LATENCY_COLUMNS,
@@ -110,14 +103,14 @@ def test_latency_cli_columns_and_signature(cli, synthesized, tmp_path):
         assert part in t["signature"][0], part
     _, meta = read_table(_parquet(cli, synthesized, tmp_path))
     assert meta["table"] == "latency" and len(meta["row_signature"]) == 8
-    bad = cli("latency", synthesized / "m.parquet", "--out", tmp_path / "x.csv", "--release", "sentence")
+    bad = cli("latency", synthesized.manifest, "--out", tmp_path / "x.csv", "--release", "sentence")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "expected request or chunk" in bad.stderr
     assert not (tmp_path / "x.csv").exists()
 
 
 def _parquet(cli, synthesized, tmp_path):
     out = tmp_path / "lat.parquet"
-    cli("latency", synthesized / "m.parquet", "--out", out, "--release", "chunk", check=True)
+    cli("latency", synthesized.manifest, "--out", out, "--release", "chunk", check=True)
     return out
 
 
@@ -135,8 +128,8 @@ def score_only(folder, *metrics):
 
 def test_export_is_scored_by_simuleval_score_only_as_our_latency_table(cli, synthesized, tmp_path):
     out = tmp_path / "export"
-    cli("export-simuleval", synthesized / "m.parquet", "--store", synthesized / "store", "--out", out, check=True)
-    lat = latency_table(read_manifest(synthesized / "m.parquet")[0]).table
+    cli("export-simuleval", synthesized.manifest, "--store", synthesized.store, "--out", out, check=True)
+    lat = latency_table(read_manifest(synthesized.manifest)[0]).table
     exports = pd.read_csv(out / "exports.csv")
     assert len(exports) == 4 and set(exports["n_instances"]) == {2}
     assert "delays:ready" in exports["signature"][0] and "table:simuleval-export" in exports["signature"][0]
@@ -160,14 +153,17 @@ def test_exported_logs_and_wavs_are_what_simuleval_writes(cli, synthesized, tmp_
     from simuleval.evaluator.scorers.latency_scorer import EndOffsetScorer, NumChunksScorer, StartOffsetScorer
 
     out = tmp_path / "export"
-    cli("export-simuleval", synthesized / "m.parquet", "--store", synthesized / "store", "--out", out,
+    cli("export-simuleval", synthesized.manifest, "--store", synthesized.store, "--out", out,
         "--release", "chunk", "--delays", "dispatch", check=True)
-    man, _ = read_manifest(synthesized / "m.parquet")
-    store = AudioStore.open(synthesized / "store", create=False)
-    _, instances = simuleval_expected(man, read_chunks(synthesized / "m.parquet"), store, tmp_path / "se", "chunk")
-    lat = latency_table(man, release="chunk", chunks=read_chunks(synthesized / "m.parquet")).table
-    for row in pd.read_csv(out / "exports.csv").to_dict("records"):
+    man, _ = read_manifest(synthesized.manifest)
+    store = AudioStore.open(synthesized.store, create=False)
+    _, instances = simuleval_expected(man, read_chunks(synthesized.manifest), store, tmp_path / "se", "chunk")
+    lat = latency_table(man, release="chunk", chunks=read_chunks(synthesized.manifest)).table
+    rows = pd.read_csv(out / "exports.csv").to_dict("records")
+    assert len(rows) == 4  # 2 systems × 2 rules, one folder each
+    for row in rows:
         lines = (out / row["folder"] / "instances.log").read_text().splitlines()
+        assert len(lines) == 2  # one line per talk
         assert (out / row["folder"] / "config.yaml").read_text() == "source_type: speech\ntarget_type: speech\n"
         for line in lines:
             ours = json.loads(line)
@@ -191,12 +187,12 @@ def test_exported_logs_and_wavs_are_what_simuleval_writes(cli, synthesized, tmp_
 def test_export_refuses_a_folder_in_use_and_a_manifest_without_audio(cli, synthesized, tmp_path):
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "keep.txt").write_text("x")
-    proc = cli("export-simuleval", synthesized / "m.parquet", "--store", synthesized / "store", "--out",
+    proc = cli("export-simuleval", synthesized.manifest, "--store", synthesized.store, "--out",
                tmp_path / "used")
     assert proc.returncode == 2 and "not an empty folder" in proc.stderr and proc.stderr.count("\n") == 1
     hand = tmp_path / "hand.csv"
     pd.DataFrame([{"talk_id": "t", "system": "A", "condition": "c", "seq": 0, "dispatch_s": 0, "service_s": 0.1,
                    "audio_s": 0.5, "source_s": 2}]).to_csv(hand, index=False)
-    proc = cli("export-simuleval", hand, "--store", synthesized / "store", "--out", tmp_path / "new")
+    proc = cli("export-simuleval", hand, "--store", synthesized.store, "--out", tmp_path / "new")
     assert proc.returncode == 2 and "missing columns audio_key, n_samples, sample_rate" in proc.stderr
     assert not (tmp_path / "new").exists() and not list(tmp_path.glob(".new.*"))

@@ -1,5 +1,6 @@
 """The Python API as a notebook user calls it: ``simulplay.read_trace``, ``group``,
-``synthesize``, ``replay``, ``eta``, ``bootstrap``, ``load_run`` and ``sweep``.
+``synthesize``, ``replay``, ``eta``, ``bootstrap``, ``load_run`` and ``sweep``, each
+returning a result object that holds its tables and their signatures.
 
 Expected values come from outside the API: hand computations written out in the tests,
 the bundled trace file read with ``json``, and the command line's own output on the same
@@ -19,6 +20,7 @@ import pandas as pd
 import pytest
 
 import simulplay
+from simulplay.api import SignedTable
 from simulplay.core.errors import InputError
 from simulplay.core.tables import read_table, stored_signatures, write_table
 from tests.support import cli
@@ -36,11 +38,12 @@ def cli_table(path: Path) -> tuple[pd.DataFrame, list[dict]]:
     return df, stored_signatures(meta, len(df))
 
 
-def same_table(api: pd.DataFrame, path: Path, drop: tuple[str, ...] = ()) -> None:
-    """``api`` equals the table the command wrote at ``path`` to the bit, and so do the row signatures."""
+def same_table(api: pd.DataFrame, signatures, path: Path, drop: tuple[str, ...] = ()) -> None:
+    """``api`` equals the table the command wrote at ``path`` to the bit, and ``signatures``
+    the row signatures stored with it."""
     cli, sigs = cli_table(path)
     pd.testing.assert_frame_equal(api, cli.drop(columns=list(drop)), check_exact=True)
-    assert api.attrs["signatures"] == sigs
+    assert list(signatures) == sigs
 
 
 # ---- read_trace ------------------------------------------------------------------------
@@ -48,13 +51,15 @@ def same_table(api: pd.DataFrame, path: Path, drop: tuple[str, ...] = ()) -> Non
 
 def test_read_trace_of_the_bundled_sample_traces():
     lines = [json.loads(x) for x in SAMPLE.read_text(encoding="utf-8").splitlines() if x.strip()]
-    trace = simulplay.read_trace(SAMPLE)
+    result = simulplay.read_trace(SAMPLE)
+    trace = result.table
     counts = trace.groupby(["talk_id", "system"], sort=False).size()
     assert counts.to_dict() == {(x["talk_id"], x["system"]): len(x["updates"]) for x in lines}
     assert trace["time_s"].tolist() == [u["time_s"] for x in lines for u in x["updates"]]
     sha = hashlib.sha256(SAMPLE.read_bytes()).hexdigest()[:12]
-    assert trace.attrs["signature"]["trace"] == [f"sample_traces.jsonl@{sha}"]
-    assert trace.attrs["paths"] == [str(SAMPLE)]
+    assert result.signature["trace"] == [f"sample_traces.jsonl@{sha}"]
+    assert result.paths == (str(SAMPLE),)
+    pd.testing.assert_frame_equal(result.to_frame(), trace)
 
 
 def test_read_trace_of_two_files_refuses_a_stream_in_both(tmp_path):
@@ -62,7 +67,7 @@ def test_read_trace_of_two_files_refuses_a_stream_in_both(tmp_path):
                         "source_s": [5.0]})
     one.to_csv(tmp_path / "a.csv", index=False)
     one.to_csv(tmp_path / "b.csv", index=False)
-    assert len(simulplay.read_trace([tmp_path / "a.csv"])) == 1
+    assert len(simulplay.read_trace([tmp_path / "a.csv"]).table) == 1
     with pytest.raises(InputError, match=r"stream \(talk_id=t1, system=A\) is also in"):
         simulplay.read_trace([tmp_path / "a.csv", tmp_path / "b.csv"])
 
@@ -78,23 +83,25 @@ def test_group_by_hand():
     """timer:w=2: the update at 0.5 s opens a deadline at 2.5 s; the one at 1.5 s joins;
     3.0 s is after it, so the group leaves at 2.5 s (timer) and the last update alone at
     3.0 s (end of stream). immediate: one request per update at its time."""
-    requests = simulplay.group(HAND_TRACE, ["timer:w=2", "immediate"])
+    result = simulplay.group(HAND_TRACE, ["timer:w=2", "immediate"])
+    requests = result.table
     timer = requests[requests["condition"] == "timer:w=2"]
     assert timer["text"].tolist() == ["Good morning. We begin now.", "Thank you."]
     assert timer["dispatch_s"].tolist() == [2.5, 3.0]
     assert timer["trigger"].tolist() == ["timer", "eos"]
     immediate = requests[requests["condition"] == "immediate"]
     assert immediate["dispatch_s"].tolist() == [0.5, 1.5, 3.0]
-    assert [s["rule"] for s in requests.attrs["signatures"]] == ["timer:w=2"] * 2 + ["immediate"] * 3
-    assert requests.attrs["signature"]["rule"] == ["timer:w=2", "immediate"]
+    assert [s["rule"] for s in result.signatures] == ["timer:w=2"] * 2 + ["immediate"] * 3
+    assert result.signature["rule"] == ["timer:w=2", "immediate"]
 
 
 def test_group_equals_the_command_on_the_sample_traces(tmp_path):
     run_cli("group", SAMPLE, "--rule", "punct", "--rule", "timer:w=4", "--max-chars", "60",
             "--out", tmp_path / "requests.parquet")
     api = simulplay.group(SAMPLE, ["punct", "timer:w=4"], max_chars=60)
-    same_table(api, tmp_path / "requests.parquet")
-    assert api.equals(simulplay.group(simulplay.read_trace(SAMPLE), ["punct", "timer:w=4"], max_chars=60))
+    same_table(api.table, api.signatures, tmp_path / "requests.parquet")
+    again = simulplay.group(simulplay.read_trace(SAMPLE), ["punct", "timer:w=4"], max_chars=60)
+    assert again.table.equals(api.table) and again.signatures == api.signatures
 
 
 # ---- replay and eta on a hand-made manifest ---------------------------------------------
@@ -131,38 +138,39 @@ def test_replay_and_eta_by_hand():
     Bootstrap means of two talks are 1.0 (both draws t1, p = 1/4), 0.25 (p = 1/2) or −0.5
     (p = 1/4): of 10,000 sorted means the 250th is −0.5 and the 9,751st is 1.0.
     """
-    summary = simulplay.replay(hand_manifest())
-    by_output = summary.set_index(["talk_id", "system", "condition"])
+    replayed = simulplay.replay(hand_manifest())
+    by_output = replayed.summary.set_index(["talk_id", "system", "condition"])
     assert by_output["offset_s"].to_dict() == {
         ("t1", "A", "immediate"): -5.5, ("t1", "F", "immediate"): -5.0, ("t1", "A", "timer:w=4"): -1.0,
         ("t1", "F", "timer:w=4"): -1.5, ("t2", "A", "immediate"): -5.0, ("t2", "F", "immediate"): -5.0,
         ("t2", "A", "timer:w=4"): -1.0, ("t2", "F", "timer:w=4"): -0.5}
     assert by_output.loc[("t1", "A", "immediate"), ["first_play_s", "audio_s", "idle_s", "end_s"]].tolist() == [
         1.5, 3.0, 1.5, 4.5]
-    assert len(summary.attrs["signatures"]) == 8 and summary.attrs["signature"]["service"] == "measured"
+    assert len(replayed.signatures) == 8 and replayed.signature["service"] == "measured"
 
-    table = simulplay.eta(summary, a="A", f="F", reference="immediate")
+    result = simulplay.eta(replayed, a="A", f="F", reference="immediate")
+    table = result.to_frame()
     row = table.iloc[0]
     assert row["condition"] == "timer:w=4" and row["n_talks"] == 2
     assert [row[c] for c in ("eta_s", "delta_ref_s", "delta_s", "duration_part_s", "idle_part_s")] == [
         0.25, -0.25, 0.0, -0.5, 0.75]
     assert (row["n_negative"], row["n_positive"]) == (1, 1)
     assert (row["ci_low_s"], row["ci_high_s"]) == (-0.5, 1.0)
-    assert table.attrs["signatures"][0]["draws"] == 10_000 and "small panel" in table.attrs["notes"][0]
-    per_talk = simulplay.eta(summary, a="A", f="F", reference="immediate", table="per_talk")
-    assert per_talk.set_index("talk_id")["eta_s"].to_dict() == {"t1": 1.0, "t2": -0.5}
+    assert result.signatures[0]["draws"] == 10_000 and "small panel" in result.notes[0]
+    assert result.per_talk.set_index("talk_id")["eta_s"].to_dict() == {"t1": 1.0, "t2": -0.5}
+    assert result.contrasts.empty and result.interaction is None and result.excluded == ()
 
 
 def test_replay_with_zero_service_by_hand():
     """service=zero: every request is ready at its dispatch. t1 A immediate plays 1–3 and
     3–4: end 4, L = −6, no idle after the initial wait of 1 s."""
-    summary = simulplay.replay(hand_manifest(), service="zero")
-    first = summary.iloc[0]
+    replayed = simulplay.replay(hand_manifest(), service="zero")
+    first = replayed.summary.iloc[0]
     assert (first["talk_id"], first["system"], first["condition"]) == ("t1", "A", "immediate")
     assert (first["end_s"], first["offset_s"], first["idle_s"]) == (4.0, -6.0, 1.0)
-    parts = simulplay.replay(hand_manifest(), service="zero", table="parts")
+    parts = replayed.parts
     assert parts.iloc[:2][["ready_s", "play_s", "end_s"]].to_numpy().tolist() == [[1.0, 1.0, 3.0], [2.0, 3.0, 4.0]]
-    assert parts.attrs["signatures"][0]["service"] == "zero"
+    assert replayed.part_signatures[0]["service"] == "zero" and len(replayed.part_signatures) == len(parts)
 
 
 def random_manifest(n_talks: int = 6, seed: int = 3) -> pd.DataFrame:
@@ -193,37 +201,70 @@ def test_replay_and_eta_equal_the_commands_to_the_bit(tmp_path):
                 kind="manifest", extra_meta={"signature": common})
     run_cli("replay", tmp_path / "m.parquet", "--service", "scale=0.5", "--out", tmp_path / "s.parquet")
     summary = simulplay.replay(tmp_path / "m.parquet", service="scale=0.5")
-    same_table(summary, tmp_path / "s.parquet")
-    manifest.attrs["signature"] = common
-    from_frame = simulplay.replay(manifest, service="scale=0.5")
-    pd.testing.assert_frame_equal(from_frame, summary, check_exact=True)
-    assert from_frame.attrs == summary.attrs
+    same_table(summary.summary, summary.signatures, tmp_path / "s.parquet")
+    from_table = simulplay.replay(SignedTable(manifest, signature=common), service="scale=0.5")
+    pd.testing.assert_frame_equal(from_table.summary, summary.summary, check_exact=True)
+    pd.testing.assert_frame_equal(from_table.parts, summary.parts, check_exact=True)
+    assert (from_table.signatures, from_table.signature) == (summary.signatures, summary.signature)
 
     run_cli("eta", tmp_path / "s.parquet", "--a", "A", "--f", "F", "--reference", "immediate", "--draws", "500",
             "--seed", "0", "--contrast", "punct,timer:w=4", "--out", tmp_path / "e.parquet",
             "--per-talk", tmp_path / "pt.parquet", "--contrast-out", tmp_path / "c.parquet")
     options = {"a": "A", "f": "F", "reference": "immediate", "draws": 500, "seed": 0, "contrasts": ["punct,timer:w=4"]}
     for source in (tmp_path / "s.parquet", summary):
-        same_table(simulplay.eta(source, **options), tmp_path / "e.parquet", drop=("signature",))
-        same_table(simulplay.eta(source, **options, table="per_talk"), tmp_path / "pt.parquet")
-        same_table(simulplay.eta(source, **options, table="contrasts"), tmp_path / "c.parquet", drop=("signature",))
-    eta = simulplay.eta(summary, **options)
-    assert all(s["boot_seed"] == 0 and s["draws"] == 500 for s in eta.attrs["signatures"])  # a seed of 0 is a seed
+        eta = simulplay.eta(source, **options)
+        same_table(eta.eta, eta.signatures, tmp_path / "e.parquet", drop=("signature",))
+        same_table(eta.per_talk, eta.per_talk_signatures, tmp_path / "pt.parquet")
+        same_table(eta.contrasts, eta.contrast_signatures, tmp_path / "c.parquet", drop=("signature",))
+    assert all(s["boot_seed"] == 0 and s["draws"] == 500 for s in eta.signatures)  # a seed of 0 is a seed
 
 
-def test_a_filtered_summary_keeps_its_rows_signatures():
-    summary = simulplay.replay(random_manifest())
-    kept = summary[summary["condition"] != "timer:w=4"]
+def test_the_interaction_tables_equal_the_commands(tmp_path):
+    """Two backends' summaries in one table: eta(interactions=…) holds the interaction and
+    its per-talk rows that `simulplay eta --interaction` writes, signatures included."""
+    one, two = random_manifest(seed=3), random_manifest(seed=4)
+    manifest = pd.concat([one.assign(backend="b1"), two.assign(backend="b2", source_s=one["source_s"])],
+                         ignore_index=True)
+    replayed = simulplay.replay(manifest)
+    replayed.to_frame().to_csv(tmp_path / "s.csv", index=False)
+    run_cli("eta", tmp_path / "s.csv", "--a", "A", "--f", "F", "--reference", "immediate", "--draws", "300",
+            "--interaction", "b1,b2", "--out", tmp_path / "e.parquet", "--interaction-out", tmp_path / "i.parquet",
+            "--interaction-per-talk", tmp_path / "ipt.parquet")
+    eta = simulplay.eta(tmp_path / "s.csv", a="A", f="F", reference="immediate", draws=300, interactions=["b1,b2"])
+    same_table(eta.interaction, eta.interaction_signatures, tmp_path / "i.parquet", drop=("signature",))
+    same_table(eta.interaction_per_talk, eta.interaction_per_talk_signatures, tmp_path / "ipt.parquet")
+    assert eta.interaction["condition"].tolist() == ["timer:w=4", "punct:cap=2,min_words=3"]
+    # by hand from the per-talk η rows: η(b1) − η(b2) per talk, then the mean over the six talks
+    pt = eta.per_talk.set_index(["backend", "condition", "talk_id"])["eta_s"].sort_index()
+    diff = pt.loc["b1", "timer:w=4"] - pt.loc["b2", "timer:w=4"]
+    assert eta.interaction.loc[0, "interaction_s"] == pytest.approx(diff.mean(), abs=1e-12)
+
+
+def test_a_filtered_replay_keeps_its_rows_signatures():
+    """rows() filters a result and its signatures together; η of the filtered result is
+    signed by its rows, and a plain DataFrame of the same rows gives the same numbers unsigned."""
+    replayed = simulplay.replay(random_manifest())
+    kept = replayed.rows(replayed.summary["condition"] != "timer:w=4")
+    assert set(kept.summary["condition"]) == set(kept.parts["condition"]) == {"immediate", "punct:cap=2,min_words=3"}
+    assert len(kept.signatures) == len(kept.summary) == 24 and len(kept.part_signatures) == len(kept.parts)
+    assert [s["rule"] for s in kept.signatures] == kept.summary["condition"].tolist()
     eta = simulplay.eta(kept, a="A", f="F", reference="immediate", draws=100)
-    assert eta["condition"].tolist() == ["punct:cap=2,min_words=3"]
-    assert eta.attrs["signatures"][0]["rule"] == "punct:cap=2,min_words=3"
-    assert simulplay.eta(kept.reset_index(drop=True).pipe(_without_attrs), a="A", f="F",
-                         reference="immediate", draws=100)[["eta_s", "ci_low_s"]].equals(eta[["eta_s", "ci_low_s"]])
+    assert eta.eta["condition"].tolist() == ["punct:cap=2,min_words=3"]
+    assert eta.signatures[0]["rule"] == "punct:cap=2,min_words=3" and eta.signatures[0]["service"] == "measured"
+    plain = simulplay.eta(kept.to_frame(), a="A", f="F", reference="immediate", draws=100)
+    assert plain.eta[["eta_s", "ci_low_s"]].equals(eta.eta[["eta_s", "ci_low_s"]])
+    assert "service" not in plain.signatures[0]
 
 
-def _without_attrs(df: pd.DataFrame) -> pd.DataFrame:
-    df.attrs = {}
-    return df
+def test_results_are_frozen_and_to_frame_is_a_copy():
+    import dataclasses
+
+    eta = simulplay.eta(simulplay.replay(hand_manifest()), a="A", f="F", reference="immediate", draws=100)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        eta.eta = None
+    frame = eta.to_frame()
+    frame.loc[0, "eta_s"] = 99.0
+    assert eta.eta.loc[0, "eta_s"] == 0.25
 
 
 # ---- bootstrap --------------------------------------------------------------------------
@@ -236,7 +277,8 @@ def test_bootstrap_by_hand():
     the pair p − q is −3 or −1 per talk: mean −2, interval [−3, −1], both talks negative."""
     table = pd.DataFrame({"talk_id": ["x", "y", "x", "y"], "panel": ["p", "p", "q", "q"],
                           "gain_s": [-1.0, 1.0, 2.0, 2.0]})
-    out = simulplay.bootstrap(table, value="gain_s", by="panel", pairs=["p,q"])
+    result = simulplay.bootstrap(table, value="gain_s", by="panel", pairs=["p,q"])
+    out = result.table
     assert out.columns.tolist() == ["condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive"]
     assert out.to_dict("records") == [
         {"condition": "p", "n_talks": 2, "mean": 0.0, "ci_low": -1.0, "ci_high": 1.0, "n_negative": 1,
@@ -245,8 +287,8 @@ def test_bootstrap_by_hand():
          "n_positive": 2},
         {"condition": "p − q", "n_talks": 2, "mean": -2.0, "ci_low": -3.0, "ci_high": -1.0, "n_negative": 2,
          "n_positive": 0}]
-    assert out.attrs["signatures"][0]["boot_seed"] == 1032026 and out.attrs["signature"]["value"] == "gain_s"
-    assert "small panel" in out.attrs["notes"][0].lower()
+    assert result.signatures[0]["boot_seed"] == 1032026 and result.signature["value"] == "gain_s"
+    assert "small panel" in result.notes[0].lower()
 
 
 def test_bootstrap_equals_the_bootstrap_command(tmp_path):
@@ -258,7 +300,7 @@ def test_bootstrap_equals_the_bootstrap_command(tmp_path):
             "--out", tmp_path / "b.csv")
     api = simulplay.bootstrap(table, value=["u_s", "w_s"], pairs=["u_s,w_s"], draws=500)
     cli = pd.read_csv(tmp_path / "b.csv").drop(columns="signature", errors="ignore")
-    pd.testing.assert_frame_equal(_without_attrs(api.copy()), cli, check_dtype=False)
+    pd.testing.assert_frame_equal(api.to_frame(), cli, check_dtype=False)
 
 
 def test_bootstrap_of_the_per_talk_table_gives_the_eta_intervals():
@@ -266,15 +308,15 @@ def test_bootstrap_of_the_per_talk_table_gives_the_eta_intervals():
     matrix over the sorted talks, as eta draws it."""
     summary = simulplay.replay(random_manifest(n_talks=7, seed=11))
     options = {"draws": 2000, "seed": 5, "method": "linear", "confidence": 0.9}
-    eta = simulplay.eta(summary, a="A", f="F", reference="immediate", **options)
-    per_talk = simulplay.eta(summary, a="A", f="F", reference="immediate", table="per_talk", **options)
-    shuffled = per_talk.sample(frac=1, random_state=0)  # talk order in the table does not matter
-    boot = simulplay.bootstrap(shuffled, value="eta_s", by="condition", **options)
-    boot = boot.set_index("condition").loc[eta["condition"]]
+    result = simulplay.eta(summary, a="A", f="F", reference="immediate", **options)
+    eta = result.eta
+    shuffled = result.per_talk.sample(frac=1, random_state=0)  # talk order in the table does not matter
+    boot_result = simulplay.bootstrap(shuffled, value="eta_s", by="condition", **options)
+    boot = boot_result.table.set_index("condition").loc[eta["condition"]]
     for ours, theirs in (("mean", "eta_s"), ("ci_low", "ci_low_s"), ("ci_high", "ci_high_s"),
                          ("n_negative", "n_negative"), ("n_positive", "n_positive")):
         assert boot[ours].tolist() == eta[theirs].tolist(), ours
-    assert all(s["quantile"] == "linear" and s["confidence"] == 0.9 for s in boot.attrs["signatures"])
+    assert all(s["quantile"] == "linear" and s["confidence"] == 0.9 for s in boot_result.signatures)
 
 
 def test_bootstrap_passes_every_option_of_the_library_through():
@@ -290,8 +332,8 @@ def test_bootstrap_passes_every_option_of_the_library_through():
         out = simulplay.bootstrap(table, value="v", **{field.name: value})
         boot = Bootstrap(**{field.name: value})
         low, high = boot.interval(np.array([0.5, -0.2, 0.9, 0.1]), boot.indices(4))
-        assert (out.loc[0, "ci_low"], out.loc[0, "ci_high"]) == (low, high), field.name
-        assert boot.signature().items() <= out.attrs["signatures"][0].items()
+        assert (out.table.loc[0, "ci_low"], out.table.loc[0, "ci_high"]) == (low, high), field.name
+        assert boot.signature().items() <= out.signatures[0].items()
 
 
 # ---- synthesize (real Piper) ------------------------------------------------------------
@@ -312,20 +354,25 @@ def test_synthesize_with_piper_then_replay_equals_the_command(tmp_path):
     rules = ["immediate", "timer:w=2"]
     manifest = simulplay.synthesize(trace, rules, store=tmp_path / "store", out=tmp_path / "m.parquet",
                                     backend="piper:intra_op_threads=1")
-    assert len(manifest) == len(simulplay.group(trace, rules)) == 2 * (3 + 2 + 2 + 2)
-    assert (manifest["error"] == "").all() and (manifest["n_samples"] > 0).all()
-    assert (manifest["audio_s"] == manifest["n_samples"] / manifest["sample_rate"]).all()
-    assert [s["rule"] for s in manifest.attrs["signatures"]] == manifest["condition"].tolist()
-    assert manifest.attrs["stats"]["failed"] == 0 and manifest.attrs["signature"]["backend"].startswith("piper")
+    table = manifest.table
+    assert len(table) == len(simulplay.group(trace, rules).table) == 2 * (3 + 2 + 2 + 2)
+    assert (table["error"] == "").all() and (table["n_samples"] > 0).all()
+    assert (table["audio_s"] == table["n_samples"] / table["sample_rate"]).all()
+    assert [s["rule"] for s in manifest.signatures] == table["condition"].tolist()
+    assert manifest.stats["failed"] == 0 and manifest.signature["backend"].startswith("piper")
+    assert manifest.paths == (str(tmp_path / "m.parquet"),)
+    assert manifest.chunks == str(tmp_path / "m.chunks.parquet")
     for release in ("request", "chunk"):
         run_cli("replay", tmp_path / "m.parquet", "--release", release, "--out", tmp_path / f"{release}.parquet")
-        same_table(simulplay.replay(manifest, release=release), tmp_path / f"{release}.parquet")
+        replayed = simulplay.replay(manifest, release=release)
+        same_table(replayed.summary, replayed.signatures, tmp_path / f"{release}.parquet")
 
     again = simulplay.synthesize(requests=simulplay.group(trace, rules), store=tmp_path / "store",
                                  backend="piper:intra_op_threads=1")
-    assert again.attrs["stats"]["synthesized"] == 0  # the same requests: all in the store already
-    assert again["audio_s"].tolist() == manifest["audio_s"].tolist()
-    assert again.attrs["signature"]["requests"] == "requests.parquet"
+    assert again.stats["synthesized"] == 0  # the same requests: all in the store already
+    assert again.table["audio_s"].tolist() == table["audio_s"].tolist()
+    assert again.signature["requests"] == "requests.parquet" and again.paths == () and again.chunks is None
+    assert [s["requests_rule"] for s in again.signatures] == table["condition"].tolist()  # group's signatures came
 
 
 # ---- load_run ---------------------------------------------------------------------------
@@ -354,13 +401,13 @@ def test_load_run_reads_a_run_folder(tmp_path):
     loaded = simulplay.load_run(run)
     assert (loaded.a, loaded.f, loaded.reference) == ("A", "F", "immediate")
     summary, sigs = cli_table(run / "summary.parquet")
-    pd.testing.assert_frame_equal(loaded.summary, summary, check_exact=True)
-    assert loaded.summary.attrs["signatures"] == sigs
-    assert loaded.manifest.attrs["signatures"][0]["backend"] == "hand-made"
-    assert loaded.per_talk.attrs["signatures"][0]["table"] == "eta"  # matched back to the structured signature
+    pd.testing.assert_frame_equal(loaded.summary.table, summary, check_exact=True)
+    assert list(loaded.summary.signatures) == sigs and loaded.summary.paths == (str(run / "summary.parquet"),)
+    assert loaded.manifest.signatures[0]["backend"] == "hand-made"
+    assert loaded.per_talk.signatures[0]["table"] == "eta"  # matched back to the structured signature
     eta = simulplay.eta(loaded.summary, a=loaded.a, f=loaded.f, reference=loaded.reference, draws=400)
-    pd.testing.assert_frame_equal(eta, loaded.eta.drop(columns="signature"), check_exact=True)
-    assert eta.attrs["signatures"] == loaded.eta.attrs["signatures"]
+    pd.testing.assert_frame_equal(eta.eta, loaded.eta.table.drop(columns="signature"), check_exact=True)
+    assert eta.signatures == loaded.eta.signatures
     assert loaded.contrasts is None and loaded.traces is None and "Trace statistics" in loaded.notes[0]
 
 
@@ -376,13 +423,16 @@ def test_sweep_returns_the_commands_tables_with_their_signatures(tmp_path):
     # the run's durations are linear in characters: the text terms (the phoneme terms are tested in tests/cli)
     proc = run_cli("sweep", run, *(x for r in rules for x in ("--rule", r)), "--out", tmp_path / "cli", "--quiet",
                    "--duration-terms", "text")
-    table = simulplay.sweep(run, rules, out=tmp_path / "api", duration_terms="text")
-    same_table(table, tmp_path / "cli" / "sweep.parquet", drop=("signature",))
-    same_table(table.attrs["check"], tmp_path / "cli" / "sweep_check.parquet", drop=("signature",))
+    result = simulplay.sweep(run, rules, out=tmp_path / "api", duration_terms="text")
+    table = result.to_frame()
+    same_table(table, result.signatures, tmp_path / "cli" / "sweep.parquet", drop=("signature",))
+    same_table(result.check, result.check_signatures, tmp_path / "cli" / "sweep_check.parquet", drop=("signature",))
     assert table["rule"].tolist() == ["timer:w=1", "timer:w=2", "timer:w=3", "timer:w=4", "words:n=3,cap=3",
                                       "words:n=6,cap=3"]
     assert table["measured"].tolist() == [False, True, False, True, False, False]  # the run's timer:w=2 and w=4
-    assert all("modelled" in s["model"] for s in table.attrs["signatures"])
-    assert table.attrs["notes"][0] in proc.stdout  # the self-check's summary line, as the command prints it
-    assert table.attrs["models"]["b_chars"].item() == pytest.approx(0.06, abs=0.005)  # the run's 0.06 s per character
-    assert table.attrs["confirmed"] == [] and table.attrs["path"] == str(tmp_path / "api" / "sweep.parquet")
+    assert all("modelled" in s["model"] for s in result.signatures)
+    assert result.notes[0] in proc.stdout  # the self-check's summary line, as the command prints it
+    assert result.models["b_chars"].item() == pytest.approx(0.06, abs=0.005)  # the run's 0.06 s per character
+    assert len(result.model_signatures) == len(result.models)
+    assert len(result.check_per_talk_signatures) == len(result.check_per_talk) > 0
+    assert result.confirmed == () and result.path == str(tmp_path / "api" / "sweep.parquet")

@@ -46,5 +46,5 @@ def test_every_python_block_of_the_api_example_runs_in_order(tmp_path, monkeypat
         except Exception as e:
             raise AssertionError(f"{PAGE.name}, python block {k} failed:\n{code}") from e
     run, table = namespace["run"], namespace["table"]
-    assert run.eta["eta_s"].tolist() == table["eta_s"].tolist()  # the run reused the notebook's audio
+    assert run.eta.table["eta_s"].tolist() == table["eta_s"].tolist()  # the run reused the notebook's audio
     assert (tmp_path / "simulplay-api-example" / "run" / "report" / "report.html").is_file()

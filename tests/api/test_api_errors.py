@@ -58,8 +58,6 @@ CASES = {
                                        r"^service 'fast': unknown service model"),
     "replay with an unknown release": (lambda: simulplay.replay(MANIFEST, release="word"),
                                        r"^release 'word': unknown release"),
-    "replay with an unknown table": (lambda: simulplay.replay(MANIFEST, table="chunks"),
-                                     r"^table 'chunks': is not known \(expected summary, parts\)"),
     "replay chunks of a frame without them": (lambda: simulplay.replay(MANIFEST, release="chunk"),
                                               r"^chunks: chunk release needs the chunk table"),
     "replay of a manifest without audio_s": (lambda: simulplay.replay(MANIFEST.drop(columns="audio_s")),
@@ -80,8 +78,12 @@ CASES = {
                                                          contrasts="punct,immediate"), r"^contrasts: is a str"),
     "eta with a bad contrast": (lambda: simulplay.eta(summary(), a="A", f="F", reference="immediate",
                                                       contrasts=["punct"]), r"^contrasts 'punct': is not two"),
-    "eta interaction without pairs": (lambda: simulplay.eta(summary(), a="A", f="F", reference="immediate",
-                                                            table="interaction"), r"^table: 'interaction' needs"),
+    "eta of an eta result": (lambda: simulplay.eta(simulplay.eta(summary(), a="A", f="F", reference="immediate"),
+                                                   a="A", f="F", reference="immediate"),
+                             r"^summary: is an EtaOutput \(expected one of its tables, e.g. summary.to_frame\(\)\)"),
+    "eta with the removed table selector": (lambda: simulplay.eta(summary(), a="A", f="F", reference="immediate",
+                                                                  table="per_talk"),
+                                            r"^option 'table': is not a bootstrap option"),
     "bootstrap of a missing column": (lambda: simulplay.bootstrap(PER_TALK, value="w"), r"^table: missing column w"),
     "bootstrap of text values": (lambda: simulplay.bootstrap(PER_TALK.assign(v=["x", 2.0]), value="v"),
                                  r"^table, row 1, field 'v'"),
@@ -127,14 +129,15 @@ def test_incomplete_outputs_are_refused_then_counted_when_allowed():
     with pytest.raises(IncompleteError, match="1 incomplete output"):
         simulplay.replay(failed)
     out = simulplay.replay(failed, allow_incomplete=True)
-    assert out["system"].tolist() == ["A", "F"]
-    assert out.attrs["excluded"] == ["(talk_id=t1, system=G, condition=immediate)"]
-    assert all(s["excluded"] == 1 for s in out.attrs["signatures"])
+    assert out.summary["system"].tolist() == ["A", "F"]
+    assert out.excluded == ("(talk_id=t1, system=G, condition=immediate)",)
+    assert all(s["excluded"] == 1 for s in out.signatures)
 
 
-def test_signatures_that_do_not_fit_the_rows_are_refused():
+def test_rows_of_a_result_follow_the_index_labels_given():
+    """rows() takes what .loc takes: a mask, or labels in any order (signatures follow)."""
     s = summary()
-    s.index = s.index + 100  # neither labels nor positions of the signatures
-    s = s.iloc[:3]
-    with pytest.raises(InputError, match=r"^summary: attrs\['signatures'\] holds 4 signatures for 3 rows"):
-        simulplay.eta(s, a="A", f="F", reference="immediate")
+    picked = s.rows([3, 0])
+    assert picked.summary.index.tolist() == [0, 1]
+    assert picked.summary["condition"].tolist() == ["timer:w=4", "immediate"]
+    assert [x["rule"] for x in picked.signatures] == ["timer:w=4", "immediate"]

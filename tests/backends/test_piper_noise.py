@@ -4,9 +4,9 @@ rule, on real Piper (en_US-joe-medium).
 ``noise_w_scale`` carries the duration noise and ``noise_scale`` the waveform noise: with
 ``noise_w_scale=0`` two syntheses of the same text have the same sample count while their
 samples differ; with both at 0 the samples repeat. onnxruntime seeds the noise generator of a
-session from a per-process seed and advances it with every request, so the two syntheses of a
-text here follow each other on one session (a second session in the same process would
-replay the first one's noise; separate runs are separate processes, see test_noise_spread).
+session when it is created (each Piper load draws that seed from the OS) and advances it with
+every request, so the two syntheses of a text here follow each other on one session
+(test_piper_realizations: two loads in one process).
 """
 
 import numpy as np
@@ -15,13 +15,11 @@ import pytest
 
 from simulplay.backends import parse_backend
 from simulplay.core.errors import InputError
-from simulplay.grouping import parse_rule
-from simulplay.store.store import AudioStore
 from simulplay.synthesis.request import synthesize_request
-from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.traces import write_trace
 from simulplay.traces.model import frame_from_streams
 from tests.support.factories import stream
+from tests.support.synth import synth
 
 # a module fixture of real runs takes seconds: every test here counts as slow (make test-fast leaves them out)
 pytestmark = pytest.mark.slow
@@ -114,15 +112,15 @@ def same_requests():
             stream([0.5], ["Hello again."], talk_id="t1", system="F", source_s=4.0)]
 
 
-def synth(spec, store, out, realizations=2):
-    rules = [parse_rule("immediate"), parse_rule("timer:w=0")]
-    return synthesize_to_manifest(same_requests(), rules, parse_backend(spec), AudioStore(store), out,
-                                  realizations=realizations)
+def synth_same(spec, store, out, realizations=2):
+    """The repeated requests (:func:`same_requests`) under immediate and timer:w=0."""
+    return synth(same_requests(), store, out, backend=spec, rules=("immediate", "timer:w=0"),
+                 realizations=realizations)
 
 
 @pytest.mark.parametrize("preset", ["deterministic", "durations=fixed"])
 def test_presets_reuse_identical_requests_across_conditions_and_realizations(tmp_path, cli, preset):
-    res = synth(SPECS[preset], tmp_path / "s1", tmp_path / "m1.parquet")
+    res = synth_same(SPECS[preset], tmp_path / "s1", tmp_path / "m1.parquet")
     m = res.manifest
     assert res.stats.synthesized == m["text"].nunique() == 3  # one synthesis per text for 12 rows
     assert m.loc[m["realization"] == 1, "reused"].all()
@@ -142,7 +140,7 @@ def test_presets_reuse_identical_requests_across_conditions_and_realizations(tmp
 
 
 def test_paper_settings_synthesize_each_realization_afresh(tmp_path):
-    res = synth(SPECS["paper"], tmp_path / "s", tmp_path / "m.parquet", realizations=3)
+    res = synth_same(SPECS["paper"], tmp_path / "s", tmp_path / "m.parquet", realizations=3)
     m = res.manifest
     assert res.stats.synthesized == 3 * m["text"].nunique()
     assert res.signature["reuse"] == "same-realization" and "preset" not in res.signature

@@ -1,36 +1,33 @@
 """`simulplay edges` and the `edges` key of `simulplay run`, run as real commands."""
 
 import json
+import shutil
 
 import pandas as pd
 import pytest
 
-from simulplay.backends import parse_backend
 from simulplay.core.tables import read_table
-from simulplay.grouping import parse_rule
-from simulplay.store.store import AudioStore
-from simulplay.synthesis.run import synthesize_to_manifest
 from tests.support.factories import manifest as hand_manifest
 from tests.support.factories import small_trace, stream
-
-PIPER = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"
+from tests.support.synth import PiperRun
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory):
-    root = tmp_path_factory.mktemp("edges_cli")
+def synthesized(piper_runs, tmp_path_factory):
+    """The shared run, its store copied without the VAD cache: the first sweep here infers."""
     streams = [stream([0.0, 1.5], ["Hello there, my friend.", "How are you?"], talk_id="t1", system="A", source_s=5.0),
                stream([0.5, 2.0], ["Good morning.", "One, two, three."], talk_id="t1", system="F", source_s=5.0)]
-    synthesize_to_manifest(streams, [parse_rule("immediate"), parse_rule("timer:w=2")], parse_backend(PIPER),
-                           AudioStore(root / "store"), root / "m.parquet")
-    return root
+    run = piper_runs.run("edges_cli", streams)
+    store = tmp_path_factory.mktemp("edges_cli") / "store"
+    shutil.copytree(run.store, store, ignore=shutil.ignore_patterns("vad"))
+    return PiperRun(run.manifest, store)
 
 
 @pytest.mark.slow
 def test_edges_writes_summary_eta_and_share_and_a_second_sweep_is_cached(cli, synthesized, tmp_path):
     root = synthesized
-    n_keys = pd.read_parquet(root / "m.parquet")["audio_key"].nunique()
-    first = cli("edges", root / "m.parquet", "--store", root / "store", "--thresholds", "0.5",
+    n_keys = pd.read_parquet(root.manifest)["audio_key"].nunique()
+    first = cli("edges", root.manifest, "--store", root.store, "--thresholds", "0.5",
                 "--out", tmp_path / "s.parquet", "--eta-out", tmp_path / "eta.csv", "--a", "A", "--f", "F",
                 "--reference", "immediate", "--share-out", tmp_path / "share.csv", "--draws", "100", "--quiet",
                 check=True)
@@ -50,7 +47,7 @@ def test_edges_writes_summary_eta_and_share_and_a_second_sweep_is_cached(cli, sy
     assert set(share["system"]) == {"A", "F"} and set(share["condition"]) == {"timer:w=2"}
     assert (share["reference"] == "immediate").all() and "table:nonspeech-share" in share["signature"][0]
 
-    second = cli("edges", root / "m.parquet", "--store", root / "store", "--thresholds", "0.7,0.3",
+    second = cli("edges", root.manifest, "--store", root.store, "--thresholds", "0.7,0.3",
                  "--guard-ms", "50", "--out", tmp_path / "s2.csv", "--quiet", check=True)
     assert "inferred 0 waveform(s)" in second.stdout and f"{n_keys} from the cache" in second.stdout
     s2 = pd.read_csv(tmp_path / "s2.csv")
@@ -78,7 +75,7 @@ def test_edges_writes_summary_eta_and_share_and_a_second_sweep_is_cached(cli, sy
 @pytest.mark.slow
 def test_bad_options_give_one_line_and_write_nothing(cli, synthesized, tmp_path, args, fragment):
     args = [a.format(tmp=tmp_path) for a in args]
-    proc = cli("edges", synthesized / "m.parquet", "--store", synthesized / "store", "--out", tmp_path / "s.csv",
+    proc = cli("edges", synthesized.manifest, "--store", synthesized.store, "--out", tmp_path / "s.csv",
                "--quiet", *args)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
@@ -92,9 +89,9 @@ def test_bad_options_give_one_line_and_write_nothing(cli, synthesized, tmp_path,
 def test_a_manifest_without_audio_or_a_wrong_store_is_refused(cli, synthesized, tmp_path):
     hand = tmp_path / "hand.csv"
     hand_manifest({("t1", "A", "immediate"): [(0.0, 0.5, 1.0)]}).to_csv(hand, index=False)
-    proc = cli("edges", hand, "--store", synthesized / "store", "--out", tmp_path / "s.csv")
+    proc = cli("edges", hand, "--store", synthesized.store, "--out", tmp_path / "s.csv")
     assert proc.returncode == 2 and "missing columns audio_key, sample_rate, n_samples" in proc.stderr
-    proc = cli("edges", synthesized / "m.parquet", "--store", tmp_path / "nowhere", "--out", tmp_path / "s.csv")
+    proc = cli("edges", synthesized.manifest, "--store", tmp_path / "nowhere", "--out", tmp_path / "s.csv")
     assert proc.returncode == 2 and "is not an audio store" in proc.stderr
     assert not (tmp_path / "s.csv").exists()
 

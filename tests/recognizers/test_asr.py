@@ -83,6 +83,7 @@ def test_sentences_are_recognized_with_a_low_error_rate(transcripts):
 
 
 def test_edit_counts_add_up_and_the_rate_is_s_plus_d_plus_i_over_n(transcripts):
+    assert len(transcripts.table) > 0
     for r in transcripts.table.to_dict("records"):
         for norm in ("punct", "normalized"):
             ref, hyp = tokens(r["intended"], norm), tokens(r["recognized"], norm)

@@ -104,20 +104,27 @@ def test_the_page_opens_with_the_result_the_report_opens_with(run_dir, files):
 def test_every_lane_holds_the_replays_parts_to_the_nanosecond(run_dir, files, service, variant):
     man, _ = read_manifest(run_dir / "manifest.parquet")
     parts = replay(man, service=parse_service(service)).parts
-    for name in (n for n in files if n.startswith("data/talks/")):
+    talk_files = [n for n in files if n.startswith("data/talks/")]
+    assert len(talk_files) == 4  # the run has 4 talks: the loops below must see them all
+    lanes = 0
+    for name in talk_files:
         _, talk_id, talk = received(files[name])
         for o, output in enumerate(talk["outputs"]):
             want = parts[(parts["talk_id"] == talk_id) & (parts["system"] == output["system"])
                          & (parts["condition"] == output["condition"])
                          & (parts["realization"].astype(str) == output["realization"])].reset_index(drop=True)
+            assert len(want) > 0, (talk_id, output)
+            lanes += 1
             got = lane_parts(talk, variant, o)
             assert got["seq"].tolist() == want["seq"].tolist()
             for col in ("ready_s", "play_s", "end_s", "audio_s"):  # the same floats, not only close ones
                 assert np.array_equal(got[col].to_numpy(), want[col].to_numpy(float), equal_nan=True), col
+    assert lanes == man.groupby(["talk_id", "system", "condition", "realization"]).ngroups  # every output a lane
 
 
 def test_a_clocked_run_travels_without_its_times_written_out(files):
     _, _, talk = received(files["data/talks/talk00.js"])
+    assert list(talk["variants"]) == ["primary", "service-zero"] and talk["variants"]["primary"]["outputs"]
     for variant in talk["variants"].values():
         assert all("ready" not in out and "play" not in out["parts"] for out in variant["outputs"])
 

@@ -28,6 +28,7 @@ def test_spread_across_realizations_beside_the_interval(report, run3):
     eta = pd.read_parquet(run3 / "eta.parquet")
     per_talk = pd.read_csv(run3 / "eta_per_talk.csv")
     t = report.table("realizations_eta").frame.set_index("condition")
+    assert len(eta) == 3 * eta["condition"].nunique() > 0 and sorted(t.index) == sorted(eta["condition"].unique())
     for cond, g in eta.groupby("condition"):
         values = g["eta_s"].to_numpy()
         assert t.loc[cond, "n_realizations"] == 3

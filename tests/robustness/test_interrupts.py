@@ -21,6 +21,7 @@ import pytest
 from simulplay.store.store import AudioStore
 from tests.support.checks import kill_group, wait_until
 from tests.support.factories import small_trace
+from tests.support.synth import synth_args
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
@@ -33,9 +34,10 @@ def simulplay(*args, prelude: str = "") -> list[str]:
     return [sys.executable, "-c", code, *map(str, args)]
 
 
-def synth(trace, store, out, backend="fake-test", executor="serial"):
-    return simulplay("synth", trace, "--rule", "immediate", "--rule", "timer:w=3", "--backend", backend,
-                     "--executor", executor, "--contention-sample", "0", "--store", store, "--out", out, "--quiet")
+def synth_fake(trace, store, out, backend="fake-test", executor="serial"):
+    """``simulplay synth`` of ``trace`` under immediate and timer:w=3 in a real process."""
+    return simulplay(*synth_args(trace, "--rule", "immediate", "--rule", "timer:w=3", store=store, out=out,
+                                 backend=backend, extra=("--executor", executor, "--contention-sample", "0")))
 
 
 def records(store: Path) -> int:
@@ -62,7 +64,7 @@ def trace(tmp_path):
 @pytest.mark.slow
 def test_signal_during_synth_says_what_was_kept_and_a_rerun_resumes(tmp_path, trace, sig, code):
     store, out = tmp_path / "store", tmp_path / "m.parquet"
-    proc = subprocess.Popen(synth(trace, store, out, "fake-test:hang_after=3"), stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(synth_fake(trace, store, out, "fake-test:hang_after=3"), stderr=subprocess.PIPE, text=True,
                             env=ENV)
     wait_until(lambda: records(store) >= 3 or proc.poll() is not None, "3 records in the store")
     assert lock_files(store), "the hanging request should hold its lock"
@@ -78,7 +80,7 @@ def test_signal_during_synth_says_what_was_kept_and_a_rerun_resumes(tmp_path, tr
     assert done == 3 == records(store)
     assert lock_files(store) == []
     assert not out.exists()
-    rerun = subprocess.run(synth(trace, store, out), capture_output=True, text=True, env=ENV)
+    rerun = subprocess.run(synth_fake(trace, store, out), capture_output=True, text=True, env=ENV)
     assert rerun.returncode == 0, rerun.stderr
     assert f"synthesized {total - 3}, already in store 3, failed 0" in rerun.stdout
     assert lock_files(store) == []
@@ -91,8 +93,8 @@ def test_ctrl_c_to_the_process_group_stops_parallel_workers_quietly(tmp_path, tr
     """A terminal's Ctrl-C reaches every process of the group: workers ignore it, the
     driver stops them and prints its one line."""
     store, out = tmp_path / "store", tmp_path / "m.parquet"
-    proc = subprocess.Popen(synth(trace, store, out, "fake-test:hang_after=2", "process:2"), stderr=subprocess.PIPE,
-                            text=True, env=ENV, start_new_session=True)
+    proc = subprocess.Popen(synth_fake(trace, store, out, "fake-test:hang_after=2", "process:2"),
+                            stderr=subprocess.PIPE, text=True, env=ENV, start_new_session=True)
     try:
         wait_until(lambda: records(store) >= 4 or proc.poll() is not None, "2 records from each of 2 workers")
         os.killpg(proc.pid, signal.SIGINT)
@@ -109,7 +111,7 @@ def test_ctrl_c_to_the_process_group_stops_parallel_workers_quietly(tmp_path, tr
 @pytest.fixture
 def synthesized(tmp_path, trace):
     store, out = tmp_path / "store", tmp_path / "m.parquet"
-    done = subprocess.run(synth(trace, store, out), capture_output=True, text=True, env=ENV)
+    done = subprocess.run(synth_fake(trace, store, out), capture_output=True, text=True, env=ENV)
     assert done.returncode == 0, done.stderr
     return store, out
 

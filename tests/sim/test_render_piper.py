@@ -11,28 +11,21 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from simulplay.backends import parse_backend
 from simulplay.core.timebase import to_ns
-from simulplay.grouping import parse_rule
 from simulplay.store.store import AudioStore
-from simulplay.synthesis.run import synthesize_to_manifest
 from tests.support.factories import stream
 
-PIPER = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"  # deterministic samples
 KEYS = ["talk_id", "system", "condition", "backend", "realization"]
 pytestmark = pytest.mark.slow  # real synthesis and four subprocesses
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory):
-    root = tmp_path_factory.mktemp("render_piper")
+def synthesized(piper_runs):
     streams = [stream([0.0, 0.4, 0.5, 3.0], ["Hello there, my friend.", "How are you?", "…", "Fine. Thanks a lot!"],
                       talk_id="t1", system="A", source_s=4.0),
                stream([0.3, 1.0], ["Good morning.", "One, two, three. Four."], talk_id="t1", system="F",
                       source_s=4.0)]
-    synthesize_to_manifest(streams, [parse_rule("immediate"), parse_rule("timer:w=2")], parse_backend(PIPER),
-                           AudioStore(root / "store"), root / "m.parquet")
-    return root
+    return piper_runs.run("render_piper", streams)
 
 
 def nearest(ns: int, rate: int) -> int:
@@ -42,16 +35,16 @@ def nearest(ns: int, rate: int) -> int:
 @pytest.mark.parametrize("release", ["request", "chunk"])
 def test_piper_outputs_render_sample_exact_against_replay(cli, synthesized, tmp_path, release):
     root = synthesized
-    cli("replay", root / "m.parquet", "--release", release, "--out", tmp_path / "s.parquet",
+    cli("replay", root.manifest, "--release", release, "--out", tmp_path / "s.parquet",
         "--parts", tmp_path / "parts.parquet", check=True)
-    cli("render", root / "m.parquet", "--store", root / "store", "--release", release, "--out", tmp_path / "out",
+    cli("render", root.manifest, "--store", root.store, "--release", release, "--out", tmp_path / "out",
         "--quiet", check=True)
-    man = pd.read_parquet(root / "m.parquet")
-    chunks = pd.read_parquet(root / "m.chunks.parquet")
+    man = pd.read_parquet(root.manifest)
+    chunks = pd.read_parquet(root.manifest.with_name(root.manifest.stem + ".chunks.parquet"))  # <stem>.chunks
     parts = pd.read_parquet(tmp_path / "parts.parquet")
     summary = pd.read_parquet(tmp_path / "s.parquet")
     table = pd.read_csv(tmp_path / "out" / "render.csv", dtype={"realization": str})
-    store = AudioStore(root / "store")
+    store = AudioStore(root.store)
     assert len(table) == len(summary) == 4
     touching = 0
     for row in table.to_dict("records"):

@@ -23,6 +23,7 @@ from simulplay.store.store import AudioStore
 from tests.support.checks import assert_one_line_error, wait_until
 from tests.support.cli import run_cli
 from tests.support.factories import small_trace
+from tests.support.synth import synth_args
 
 
 def simulplay(*args, fakes=False) -> subprocess.CompletedProcess:
@@ -31,9 +32,10 @@ def simulplay(*args, fakes=False) -> subprocess.CompletedProcess:
     return run_cli(*args, imports=["tests.support.fakes"] if fakes else [])
 
 
-def synth(trace, store, out):
-    return simulplay("synth", trace, "--rule", "immediate", "--rule", "timer:w=3", "--backend", "fake-test",
-                     "--store", store, "--out", out, "--quiet", fakes=True)
+def synth_fake(trace, store, out):
+    """``simulplay synth`` of ``trace`` under immediate and timer:w=3 with the fake backend."""
+    return simulplay(*synth_args(trace, "--rule", "immediate", "--rule", "timer:w=3", store=store, out=out,
+                                 backend="fake-test"), fakes=True)
 
 
 @pytest.fixture
@@ -41,7 +43,7 @@ def run(tmp_path):
     trace = tmp_path / "trace.jsonl"
     small_trace(trace)
     store, out = tmp_path / "store", tmp_path / "m.parquet"
-    done = synth(trace, store, out)
+    done = synth_fake(trace, store, out)
     assert done.returncode == 0, done.stderr
     return trace, store, out, pd.read_parquet(out)
 
@@ -101,7 +103,7 @@ def test_rerun_of_synth_resynthesizes_damaged_and_missing_audio(tmp_path, run):
     st.record_path(victim).write_text('{"audio_key": "' + c[:10], encoding="utf-8")  # a record cut short
     damaged_requests = {k for k, r in records_of_lenient(store).items() if r.get("audio_key") in (a, b)} | {victim}
     assert len(damaged_requests) == 3
-    proc = synth(trace, store, out)
+    proc = synth_fake(trace, store, out)
     assert proc.returncode == 0, proc.stderr
     n = len(before)
     assert re.search(rf"^{n} requests → .*: synthesized 3 \(of them 3 found damaged in the store and synthesized "

@@ -173,7 +173,7 @@ def _simuleval_logs(folder: Path, streams: list[dict]) -> None:
 def _logged_manifest(folder: Path) -> None:
     """The request manifest the SimulEval importer writes for the speech-to-speech log."""
     from simulplay.traces.importers import import_simuleval
-    from simulplay.traces.importers.common import write_import
+    from simulplay.traces.importers.assembly import write_import
 
     res = import_simuleval(folder / "s2s.log", system="A", as_manifest=True)
     write_import(res, folder / "logged.parquet")

@@ -27,6 +27,7 @@ from simulplay.traces import write_trace
 from simulplay.traces.model import frame_from_streams
 from tests.support.factories import WORDS, small_trace, stream
 from tests.support.hog import cpu_hog
+from tests.support.synth import synth_args
 
 PIPER_1 = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"
 VERDICT = re.compile(r"^clock: (stable|contended, (\d+) requests?) \((\d+) of (\d+) measured", re.M)
@@ -124,17 +125,17 @@ def test_a_rerun_that_synthesizes_nothing_keeps_the_stored_verdict(tmp_path, mon
     small_trace(tmp_path / "trace.jsonl", n_streams=1, n_updates=6)
     real = RequestClock.between
 
-    def synth(out, busy):
+    def synth_clocked(out, busy):
         clocked = (lambda before, s: RequestClock(s, 0.0, s, None)) if busy else real
         monkeypatch.setattr(request.RequestClock, "between", staticmethod(clocked))
         res = synthesize_files(parse_backend("fake-test"), tmp_path / "store", tmp_path / out,
                                traces=[tmp_path / "trace.jsonl"], rules=[parse_rule("immediate")])
         return res, json.loads(pq.read_schema(tmp_path / out).metadata[b"simulplay"])["signature"]["clock"]
 
-    first, first_sig = synth("a.parquet", busy=True)  # a busy machine while it measured
+    first, first_sig = synth_clocked("a.parquet", busy=True)  # a busy machine while it measured
     n = first.stats.synthesized
     assert n > 0 and first_sig == f"contended, {n} requests"
-    second, second_sig = synth("b.parquet", busy=False)  # quiet now, nothing to synthesize
+    second, second_sig = synth_clocked("b.parquet", busy=False)  # quiet now, nothing to synthesize
     assert second.stats.synthesized == 0 and second_sig == first_sig
     assert second.stats.clock.probes == first.stats.clock.probes
 
@@ -256,7 +257,7 @@ def _own_cpu_s() -> float:
                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
-def synth(cli, tmp_path, name="m"):
+def synth_piper(cli, tmp_path, name="m"):
     """`simulplay synth` of 28 short requests with one onnxruntime thread; returns the
     process, its manifest, the manifest's metadata and the cores other processes kept busy
     meanwhile (measured here, independently of simulplay: /proc/stat minus our CPU time)."""
@@ -265,8 +266,8 @@ def synth(cli, tmp_path, name="m"):
         small_trace(trace, n_streams=2, n_updates=14)
     out = tmp_path / f"{name}.parquet"
     with Others() as others:
-        proc = cli("synth", trace, "--rule", "immediate", "--backend", PIPER_1, "--store", tmp_path / "store",
-                   "--out", out, "--quiet", "--reuse", "never")
+        proc = cli(*synth_args(trace, "--rule", "immediate", store=tmp_path / "store", out=out, backend=PIPER_1,
+                               extra=("--reuse", "never")))
     assert proc.returncode == 0, proc.stderr
     meta = json.loads(pq.read_schema(out).metadata[b"simulplay"])
     return proc, pd.read_parquet(out), meta, others.cores
@@ -281,7 +282,7 @@ def by_hand(man: pd.DataFrame) -> int:
 @pytest.mark.alone
 def test_a_run_beside_a_cpu_hog_is_contended_and_says_so(cli, tmp_path):
     with cpu_hog(2 * os.cpu_count()):
-        proc, man, meta, _ = synth(cli, tmp_path)
+        proc, man, meta, _ = synth_piper(cli, tmp_path)
     m = VERDICT.search(proc.stdout)
     assert m and m.group(1).startswith("contended"), proc.stdout
     n, measured = int(m.group(2)), int(m.group(4))
@@ -305,7 +306,7 @@ def test_a_quiet_run_is_stable(cli, tmp_path):
     verdict must be stable; when other processes kept more than a core and a quarter busy
     beside our single-threaded synthesis (a shared development box), they made it wait and
     the verdict must say so. In between, only the consistency below is checked."""
-    proc, man, meta, others = synth(cli, tmp_path)
+    proc, man, meta, others = synth_piper(cli, tmp_path)
     m = VERDICT.search(proc.stdout)
     assert m, proc.stdout
     if others < 0.25:

@@ -9,29 +9,28 @@ import pyarrow.parquet as pq
 import pytest
 import soundfile as sf
 
-from simulplay.backends import parse_backend
 from simulplay.backends.espeak import EspeakBackend
 from simulplay.core.errors import SimulplayError
-from simulplay.grouping import parse_rule
 from simulplay.manifest import read_chunks, read_manifest
 from simulplay.sim import replay
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import PROBE_TEXT
-from simulplay.synthesis.run import synthesize_to_manifest
 from tests.support.espeak import german_streams
 from tests.support.hog import cpu_hog
+from tests.support.synth import synth
 
 GERMAN = "espeak:voice=de"
 RULES = ("immediate", "timer:w=2")
 
 
-def synth(tmp_path, spec=GERMAN, name="m", store="store", **options):
-    return synthesize_to_manifest(german_streams(), [parse_rule(r) for r in RULES], parse_backend(spec),
-                                  AudioStore(tmp_path / store), tmp_path / f"{name}.parquet", **options)
+def synth_german(tmp_path, spec=GERMAN, name="m", store="store", **options):
+    """The German streams under RULES with ``spec``, the store and manifest in ``tmp_path``."""
+    return synth(german_streams(), tmp_path / store, tmp_path / f"{name}.parquet", backend=spec, rules=RULES,
+                 **options)
 
 
 def test_manifest_chunks_and_store_from_real_espeak(tmp_path):
-    res = synth(tmp_path)
+    res = synth_german(tmp_path)
     m, meta = read_manifest(tmp_path / "m.parquet")
     assert set(m["backend"]) == {"espeak:de"} and (m["error"] == "").all() and len(m) == 9
     assert (m["sample_rate"] == 22_050).all() and (m["audio_s"] == m["n_samples"] / m["sample_rate"]).all()
@@ -55,7 +54,7 @@ def test_manifest_chunks_and_store_from_real_espeak(tmp_path):
 
 
 def test_reuse_within_a_realization_and_fresh_audio_across_realizations(tmp_path):
-    res = synth(tmp_path, realizations=2)
+    res = synth_german(tmp_path, realizations=2)
     m = res.manifest
     r0, r1 = m[m["realization"] == 0], m[m["realization"] == 1]
     assert r0.groupby("text")["audio_key"].nunique().max() == 1 and r0["reused"].sum() == len(r0) - r0["text"].nunique()
@@ -78,9 +77,9 @@ def test_an_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):
 
     monkeypatch.setattr(EspeakBackend, "stream", interrupted)
     with pytest.raises(SimulplayError, match="3 of 9 requests done and kept"):  # reuse=never: 9 requests
-        synth(tmp_path, "espeak:voice=de,reuse=never")
+        synth_german(tmp_path, "espeak:voice=de,reuse=never")
     monkeypatch.setattr(EspeakBackend, "stream", real)
-    res = synth(tmp_path, "espeak:voice=de,reuse=never")
+    res = synth_german(tmp_path, "espeak:voice=de,reuse=never")
     assert (res.stats.skipped, res.stats.synthesized) == (3, 6)
     assert (res.manifest["error"] == "").all() and (res.manifest["n_samples"] > 0).all()
     done = [e["key"] for e in AudioStore(tmp_path / "store").events() if e["event"] == "synthesized"]
@@ -91,7 +90,7 @@ def test_an_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):
 @pytest.mark.alone
 def test_a_run_beside_a_cpu_hog_is_contended_and_a_rerun_keeps_its_verdict(tmp_path):
     with cpu_hog(2 * os.cpu_count()):
-        res = synth(tmp_path, "espeak:voice=de,reuse=never", realizations=3)
+        res = synth_german(tmp_path, "espeak:voice=de,reuse=never", realizations=3)
     man, check = res.manifest, res.stats.clock
     by_hand = int((man["wait_s"] >= 0.10 * man["service_s"]).sum())  # the README's definition
     assert check.measured == len(man) == 27 and check.contended == by_hand == int(man["contended"].sum())
@@ -102,6 +101,6 @@ def test_a_run_beside_a_cpu_hog_is_contended_and_a_rerun_keeps_its_verdict(tmp_p
     assert {p["when"] for p in check.probes} == {"start", "end"} and all(p["service_s"] > 0 for p in check.probes)
     meta = json.loads(pq.read_schema(tmp_path / "m.parquet").metadata[b"simulplay"])
     assert meta["signature"]["clock"] == check.label and meta["clock"]["probes"] == check.probes
-    again = synth(tmp_path, "espeak:voice=de,reuse=never", name="again", realizations=3)  # nothing to synthesize
+    again = synth_german(tmp_path, "espeak:voice=de,reuse=never", name="again", realizations=3)  # nothing to synthesize
     assert again.stats.synthesized == 0 and again.stats.clock.label == check.label
     assert np.array_equal(again.manifest["service_s"], man["service_s"])

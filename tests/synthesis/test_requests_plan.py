@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.support.checks import assert_one_line_error
+from tests.support.synth import synth_args
 
 # a module fixture of real runs takes seconds: every test here counts as slow (make test-fast leaves them out)
 pytestmark = pytest.mark.slow
@@ -39,9 +40,9 @@ def write_traces(folder):
     return folder / "a.csv", folder / "f.csv"
 
 
-def synth(cli, out, store, *plan, extra=()):
-    return cli("synth", *plan, "--backend", PIPER_DET, "--store", store, "--out", out, "--quiet", *extra,
-               check=True)
+def synth_det(cli, out, store, *plan, extra=()):
+    """``simulplay synth PLAN`` with deterministic Piper."""
+    return cli(*synth_args(*plan, store=store, out=out, backend=PIPER_DET, extra=extra), check=True)
 
 
 def signatures(path):
@@ -57,8 +58,8 @@ def runs(tmp_path_factory):
     d = tmp_path_factory.mktemp("plan")
     a, f = write_traces(d)
     cli("group", a, f, *RULES, "--out", d / "req.parquet", check=True)
-    synth(cli, d / "from_req.parquet", d / "st1", "--requests", d / "req.parquet", extra=("--max-chars", "12"))
-    synth(cli, d / "from_trace.parquet", d / "st2", a, f, *RULES, extra=("--max-chars", "12"))
+    synth_det(cli, d / "from_req.parquet", d / "st1", "--requests", d / "req.parquet", extra=("--max-chars", "12"))
+    synth_det(cli, d / "from_trace.parquet", d / "st2", a, f, *RULES, extra=("--max-chars", "12"))
     return d
 
 
@@ -99,7 +100,7 @@ def test_an_edited_request_is_synthesized_with_its_new_text(cli, runs, tmp_path)
     assert plan.loc[edit, "text"].tolist() == ["friend. It was good."]
     plan.loc[edit, "text"] = "friend. It was a very good talk, and we all enjoyed it."
     plan.to_csv(tmp_path / "edited.csv", index=False)  # another tool's table: no structured signature
-    synth(cli, tmp_path / "m.parquet", tmp_path / "st", "--requests", tmp_path / "edited.csv",
+    synth_det(cli, tmp_path / "m.parquet", tmp_path / "st", "--requests", tmp_path / "edited.csv",
           extra=("--max-chars", "12"))
     got = pd.read_parquet(tmp_path / "m.parquet")
     before = pd.read_parquet(runs / "from_req.parquet")
@@ -120,7 +121,7 @@ def test_a_custom_condition_label_is_kept_and_signed(cli, runs, tmp_path):
     plan = pd.read_parquet(runs / "req.parquet")
     plan = plan[plan["condition"] == "timer:w=2"].assign(condition="timer:w=2+edited")
     plan.to_parquet(tmp_path / "mine.parquet")
-    synth(cli, tmp_path / "m.parquet", tmp_path / "st", "--requests", tmp_path / "mine.parquet")
+    synth_det(cli, tmp_path / "m.parquet", tmp_path / "st", "--requests", tmp_path / "mine.parquet")
     m = pd.read_parquet(tmp_path / "m.parquet")
     assert set(m["condition"]) == {"timer:w=2+edited"}
     assert {s["rule"] for s in signatures(tmp_path / "m.parquet")[0]} == {"timer:w=2+edited"}

@@ -59,6 +59,7 @@ class Outcome:
     clock: dict[str, float | None] = field(default_factory=dict)  # cpu_s, wait_s, load1 (clock.RequestClock)
     probes: list[dict[str, Any]] = field(default_factory=list)  # probes timed since the previous outcome
     probe_only: bool = False  # the answer to an end_probe() job: no request
+    noise_seed: int | None = None  # the seed of the noise the worker's backend drew (Backend.noise_seed)
 
 
 class WorkerState:
@@ -119,7 +120,8 @@ class WorkerState:
         return Outcome(job.key, audio, int(self.backend.sample_rate), service, chunks, error, self.name,
                        self.host, self.device, os.getpid(),
                        max(1, int(getattr(self.backend, "last_attempts", 1) or 1)),
-                       list(getattr(self.backend, "last_errors", []) or []), clock, probes)
+                       list(getattr(self.backend, "last_errors", []) or []), clock, probes,
+                       noise_seed=getattr(self.backend, "noise_seed", None))
 
     def close(self) -> None:
         self.backend.close()
@@ -173,7 +175,8 @@ class Driver:
             return
         meta = {"origin": job.origin, "worker": out.worker, "host": out.host, "pid": out.pid,
                 "device": out.device, "attempts": job.attempts + 1, "clock_run": self.run_id,
-                "request_attempts": out.request_attempts, "request_errors": out.request_errors}
+                "request_attempts": out.request_attempts, "request_errors": out.request_errors,
+                **({"noise_seed": out.noise_seed} if out.noise_seed is not None else {})}
         if out.error:
             failure = self.store.get_failure(job.key) or {}
             self.store.put_failure(job.key, {**meta, "error": out.error,

@@ -22,7 +22,7 @@ import yaml
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
 from simulplay.core.tables import check_readable
-from simulplay.traces.importers.common import log_fingerprint, talk_id_from_path
+from simulplay.traces.importers.jsonlines import log_fingerprint, talk_id_from_path
 
 ACCEPTED = "a YAML list of {duration, offset, speaker_id, wav} mappings (MuST-C segmentation)"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present; both are yaml.safe_load's

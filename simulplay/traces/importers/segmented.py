@@ -33,16 +33,10 @@ import pandas as pd
 from simulplay.core.errors import InputError, Problem
 from simulplay.core.fields import Checker
 from simulplay.core.signature import base_signature
-from simulplay.traces.importers.common import (
-    CLOCKS,
-    UNITS,
-    ImportResult,
-    ParsedStream,
-    check_choice,
-    check_system,
-    finish,
-    log_fingerprint,
-)
+from simulplay.traces.importers.assembly import CLOCKS, ImportResult, ParsedStream, finish
+from simulplay.traces.importers.detokenize import UNITS
+from simulplay.traces.importers.jsonlines import log_fingerprint
+from simulplay.traces.importers.logfields import check_choice, check_system
 from simulplay.traces.importers.segmentation import Segment, Segmentation, ns, read_segmentation
 from simulplay.traces.importers.simuleval import parse_text_log
 from simulplay.traces.importers.wavinfo import wav_frames

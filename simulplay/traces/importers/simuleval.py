@@ -31,27 +31,10 @@ import pandas as pd
 
 from simulplay.core.fields import Checker
 from simulplay.core.signature import base_signature
-from simulplay.traces.importers.common import (
-    CLOCKS,
-    SPM_SPACE,
-    UNITS,
-    Fields,
-    ImportResult,
-    ParsedStream,
-    assemble,
-    check_choice,
-    check_system,
-    check_unique_talks,
-    detokenize,
-    finish,
-    group_runs,
-    log_fingerprint,
-    read_json_lines,
-    segments,
-    shown,
-    squeeze,
-    talk_id_from_path,
-)
+from simulplay.traces.importers.assembly import CLOCKS, ImportResult, ParsedStream, check_unique_talks, finish
+from simulplay.traces.importers.detokenize import SPM_SPACE, UNITS, assemble, detokenize, group_runs, segments, squeeze
+from simulplay.traces.importers.jsonlines import log_fingerprint, read_json_lines, talk_id_from_path
+from simulplay.traces.importers.logfields import Fields, check_choice, check_system, shown
 
 EOS = "</s>"
 AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aac", ".sph", ".webm")

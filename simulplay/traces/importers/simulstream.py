@@ -38,27 +38,10 @@ import pandas as pd
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
 from simulplay.core.signature import base_signature
-from simulplay.traces.importers.common import (
-    CLOCKS,
-    SPM_SPACE,
-    UNITS,
-    Fields,
-    ImportResult,
-    Origins,
-    ParsedStream,
-    assemble,
-    check_choice,
-    check_system,
-    check_unique_talks,
-    detokenize,
-    finish,
-    group_runs,
-    log_fingerprint,
-    read_json_lines,
-    segments,
-    shown,
-    talk_id_from_path,
-)
+from simulplay.traces.importers.assembly import CLOCKS, ImportResult, Origins, ParsedStream, check_unique_talks, finish
+from simulplay.traces.importers.detokenize import SPM_SPACE, UNITS, assemble, detokenize, group_runs, segments
+from simulplay.traces.importers.jsonlines import log_fingerprint, read_json_lines, talk_id_from_path
+from simulplay.traces.importers.logfields import Fields, check_choice, check_system, shown
 from simulplay.traces.importers.wavinfo import wav_frames
 
 RETRACTIONS = ("refuse", "final")

@@ -1,0 +1,244 @@
+"""``simulplay quality``: how each output sounds, per request and per output, and what grouping
+changes about it (SPEC §8 "Quality"; the scorers in :mod:`simulplay.scorers`).
+
+Each output of a synthesized manifest is replayed under request release with the measured
+service clock, and scored on two kinds of audio:
+
+* its **speech**: its played requests' samples back to back, in play order (what the listener
+  hears without the idle silences, which depend on the clock rather than on the voice) — DNSMOS
+  and the whole-output speaker embedding;
+* its **listener audio** (:func:`~simulplay.sim.listener_audio.render_output`, exactly what
+  ``simulplay render`` writes) — the joins at every request boundary.
+
+Per request (``--metrics`` permitting): DNSMOS of the request's audio; ``similarity_output``,
+the cosine of the request's GE2E embedding with its output's whole-speech embedding (the
+voice's consistency across requests); ``similarity_reference``, with the whole speech of the
+same talk, system, backend and realization under the reference condition; ``embedded``
+(False: too short to embed, the similarities NaN, never 0). Per output: DNSMOS of its speech,
+the mean similarities over its embedded requests with ``n_embedded`` / ``n_too_short``, and the
+join summary (:func:`simulplay.scorers.joins.summarize`).
+
+Every per-output score goes through the paired talk bootstrap of ``simulplay bootstrap``
+(:func:`simulplay.analysis.table_bootstrap.bootstrap_table`), per panel (system, backend,
+realization): each condition's equal-talk mean, and each condition's Δ against the reference
+(``condition − reference``), with intervals and direction counts. A talk without a finite score
+under every condition of its panel (every request too short to embed, a single-request output
+without joins) is left out of that score's rows and counted in ``n_talks_left_out``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simulplay.analysis.bootstrap import Bootstrap
+from simulplay.analysis.table_bootstrap import PAIR_SIGN, bootstrap_table
+from simulplay.core.errors import InputError
+from simulplay.core.progress import NO_PROGRESS, Progress, tracking
+from simulplay.core.signature import merge
+from simulplay.core.tables import write_table
+from simulplay.grouping import canonical_condition
+from simulplay.manifest.validate import output_keys
+from simulplay.scorers import dnsmos, joins, similarity
+from simulplay.sim.listener_audio import render_output
+from simulplay.sim.part_audio import LoadAudio, PartAudio, part_samples, require_audio
+from simulplay.sim.replay import replay
+
+METRICS = ("dnsmos", "similarity", "joins")
+SIMILARITY_COLUMNS = ("similarity_output", "similarity_reference")
+DELTA_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive",
+                 "n_talks_left_out")
+
+
+@dataclass
+class QualityResult:
+    """The per-request, per-output and interval tables with one signature per row (the
+    intervals: one per row too), the reference condition and the excluded outputs."""
+
+    requests: pd.DataFrame
+    outputs: pd.DataFrame
+    deltas: pd.DataFrame
+    request_signatures: list[dict[str, Any]]
+    output_signatures: list[dict[str, Any]]
+    delta_signatures: list[dict[str, Any]]
+    reference: str
+    excluded: list[str] = field(default_factory=list)
+
+
+def parse_metrics(text: str) -> tuple[str, ...]:
+    """``dnsmos,similarity,joins`` (any non-empty subset, any order) in :data:`METRICS` order."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if n not in METRICS]
+    if bad or not names:
+        raise InputError.at(f"--metrics '{text}'", f"names no metric {', '.join(bad)}".strip() if bad else "is empty",
+                            accepted="a comma-separated subset of " + ",".join(METRICS))
+    return tuple(m for m in METRICS if m in names)
+
+
+def pick_reference(conditions: Sequence[str], reference: str | None, source: str) -> str:
+    """The reference condition: the one given (as a RULE string or label), else ``immediate``
+    when the manifest has it, else its first condition."""
+    if reference is None:
+        return "immediate" if "immediate" in conditions else conditions[0]
+    ref = canonical_condition(reference)
+    if ref not in conditions:
+        raise InputError.at(f"--reference '{reference}'", f"is not a condition of {source}",
+                            accepted=", ".join(conditions[:20]))
+    return ref
+
+
+def score_quality(manifest: pd.DataFrame, load_audio: LoadAudio, *, metrics: Sequence[str] = METRICS,
+                  reference: str | None = None, boot: Bootstrap | None = None, allow_incomplete: bool = False,
+                  upstream: Mapping[str, Any] | None = None, source: str = "manifest",
+                  progress: Progress = NO_PROGRESS) -> QualityResult:
+    """Score every output of a validated, synthesized manifest (module docstring);
+    ``load_audio`` reads the store's samples by key."""
+    require_audio(manifest, source, "for quality")
+    manifest = manifest.assign(condition=manifest["condition"].map(canonical_condition))
+    ref = pick_reference(list(dict.fromkeys(manifest["condition"])), reference, source)
+    res = replay(manifest, release="request", allow_incomplete=allow_incomplete, upstream=upstream, source=source)
+    keys = output_keys(res.summary)
+    parts = part_samples(res.parts, manifest, None, source=source)
+    texts = manifest.set_index([*keys, "seq"])["text"] if "text" in manifest else None
+    by_output = dict(tuple(parts.groupby(keys, sort=False)))
+    outputs = res.summary[keys].to_dict("records")
+    order = sorted(range(len(outputs)), key=lambda i: outputs[i]["condition"] != ref)  # references first
+    sig = merge({"table": "quality", "metrics": ",".join(metrics), "reference": ref, "release": "request"},
+                *(m.signature() for name, m in (("dnsmos", dnsmos), ("similarity", similarity)) if name in metrics))
+    audio, wholes = PartAudio(load_audio, source), {}
+    req_rows, req_sigs, out_rows = [], [], [None] * len(outputs)
+    with tracking(progress, len(outputs), "quality") as bar:
+        for i in order:
+            key = outputs[i]
+            group = by_output.get(tuple(key[k] for k in keys), parts.iloc[:0])
+            rows, row, seconds = _score_output(group, key, keys, audio, texts, metrics, wholes, ref, source)
+            audio.clear()
+            req_rows += rows
+            req_sigs += [merge(res.signatures[i], sig)] * len(rows)
+            out_rows[i] = row
+            bar.advance(audio_s=seconds)
+    out_sigs = [merge(s, sig) for s in res.signatures]
+    per_output = pd.DataFrame(out_rows)
+    per_request = pd.DataFrame(req_rows, columns=_request_columns(keys, metrics))
+    deltas, delta_sigs = interval_table(per_output, keys, ref, boot or Bootstrap(), sig)
+    return QualityResult(per_request, per_output, deltas, req_sigs, out_sigs, delta_sigs, ref, list(res.excluded))
+
+
+def _request_columns(keys: list[str], metrics: Sequence[str]) -> list[str]:
+    cols = [*keys, "seq", "audio_s", "n_words"]
+    if "dnsmos" in metrics:
+        cols += [*dnsmos.SCORES, "dnsmos_windows"]
+    if "similarity" in metrics:
+        cols += ["embedded", *SIMILARITY_COLUMNS]
+    return cols
+
+
+def _score_output(group: pd.DataFrame, key: dict[str, Any], keys: list[str], audio: PartAudio,
+                  texts: pd.Series | None, metrics: Sequence[str], wholes: dict, ref: str,
+                  source: str) -> tuple[list[dict], dict[str, Any], float]:
+    """One output's request rows, its own row and its seconds of speech."""
+    played = group[group["play_s"].notna().to_numpy() & (group["sample_stop"] > group["sample_start"]).to_numpy()]
+    pieces = [audio.part(r) for r in played.itertuples(index=False)]
+    rate = int(played["sample_rate"].iloc[0]) if len(played) else 0
+    words = [_words(texts, key, keys, s) for s in played["seq"].tolist()]
+    speech = np.concatenate(pieces) if pieces else np.zeros(0, np.int16)
+    seconds = len(speech) / rate if rate else 0.0
+    rows = [{**key, "seq": int(s), "audio_s": len(p) / rate, "n_words": w}
+            for s, p, w in zip(played["seq"].tolist(), pieces, words)]
+    row: dict[str, Any] = {**key, "n_requests": len(played), "audio_s": seconds, "n_words": int(sum(words))}
+    if "dnsmos" in metrics:
+        for r, p in zip(rows, pieces):
+            r.update(dnsmos.score(p, rate))
+        row.update(dnsmos.score(speech, rate) if len(speech) else dict.fromkeys((*dnsmos.SCORES, "dnsmos_windows")))
+    if "similarity" in metrics:
+        row.update(_similarity(rows, pieces, speech, rate, key, wholes, ref))
+    if "joins" in metrics:
+        rendered = render_output(group, audio, label=str(key), source=source)
+        table = joins.joins(rendered.samples, rendered.starts, rendered.counts, rendered.rate)
+        row.update(joins.summarize(table, seconds, row["n_words"]))
+    return rows, row, seconds
+
+
+def _words(texts: pd.Series | None, key: dict[str, Any], keys: list[str], seq: int) -> int:
+    if texts is None:
+        return 0
+    return len(str(texts.get((*[key[k] for k in keys], seq), "")).split())
+
+
+def _similarity(rows: list[dict], pieces: list[np.ndarray], speech: np.ndarray, rate: int, key: dict[str, Any],
+                wholes: dict, ref: str) -> dict[str, Any]:
+    """Each request's similarities (into ``rows``) and the output's summary; the reference
+    condition's whole-speech embedding is remembered in ``wholes`` for the others."""
+    whole = similarity.embed(speech, rate) if len(speech) else None
+    panel = tuple(v for k, v in key.items() if k != "condition")
+    if key["condition"] == ref:
+        wholes[panel] = whole
+    reference = wholes.get(panel)
+    for r, p in zip(rows, pieces):
+        e = similarity.embed(p, rate)
+        r.update({"embedded": e is not None, "similarity_output": similarity.cosine(e, whole),
+                  "similarity_reference": similarity.cosine(e, reference)})
+    embedded = [r for r in rows if r["embedded"]]
+
+    def mean(col: str) -> float:
+        v = [r[col] for r in embedded if np.isfinite(r[col])]
+        return float(np.mean(v)) if v else float("nan")
+
+    return {"n_embedded": len(embedded), "n_too_short": len(rows) - len(embedded),
+            "similarity_output": mean("similarity_output"), "similarity_reference": mean("similarity_reference"),
+            "similarity_whole_reference": similarity.cosine(whole, reference)}
+
+
+def score_columns(outputs: pd.DataFrame, keys: Sequence[str]) -> list[str]:
+    """The per-output score columns that get intervals: every numeric column but the keys and counts."""
+    skip = {*keys, "audio_s", "n_requests", "n_embedded", "n_too_short", "dnsmos_windows", "n_words", "n_joins"}
+    return [c for c in outputs.columns if c not in skip and pd.api.types.is_numeric_dtype(outputs[c])]
+
+
+def interval_table(outputs: pd.DataFrame, keys: list[str], ref: str, boot: Bootstrap,
+                   sig: Mapping[str, Any]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Per panel and score: each condition's mean and its Δ against ``ref``, with paired
+    talk-bootstrap intervals (module docstring); one signature per row."""
+    panel_keys = [k for k in keys if k not in ("talk_id", "condition")]
+    rows, sigs = [], []
+    panels = outputs.groupby(panel_keys, sort=False) if panel_keys else [((), outputs)]
+    for panel, df in panels:
+        panel = panel if isinstance(panel, tuple) else (panel,)
+        conditions = list(dict.fromkeys(df["condition"]))
+        for col in score_columns(outputs, keys):
+            wide = df.pivot(index="talk_id", columns="condition", values=col)
+            complete = wide.notna().all(axis=1) & np.isfinite(wide.astype(float)).all(axis=1)
+            kept = df[df["talk_id"].isin(wide.index[complete])]
+            if len(kept) == 0 or ref not in conditions:
+                continue
+            pairs = [f"{c},{ref}" for c in conditions if c != ref]
+            res = bootstrap_table(kept, value=[col], by=["condition"], pairs=pairs, boot=boot, source="quality")
+            for r in res.table.to_dict("records"):
+                rows.append({**dict(zip(panel_keys, panel)), "metric": col, **r,
+                             "n_talks_left_out": int((~complete).sum())})
+                sigs.append(merge(sig, res.signature, {"table": "quality-intervals", "value": "metric"}))
+    return pd.DataFrame(rows, columns=[*panel_keys, *DELTA_COLUMNS]), sigs
+
+
+def quality_paths(out: Path) -> tuple[Path, Path, Path]:
+    """The three tables: per output (``OUT``), per request and intervals beside it
+    (``OUT.requests``, ``OUT.intervals`` before the suffix)."""
+    return out, out.with_name(f"{out.stem}.requests{out.suffix}"), out.with_name(f"{out.stem}.intervals{out.suffix}")
+
+
+def write_quality(res: QualityResult, out: Path) -> list[Path]:
+    """Write the per-output, per-request and interval tables (:func:`quality_paths`)."""
+    p_out, p_req, p_int = quality_paths(out)
+    write_table(res.outputs, p_out, res.output_signatures, kind="quality")
+    write_table(res.requests, p_req, res.request_signatures or {"table": "quality"}, kind="quality-requests")
+    write_table(res.deltas, p_int, res.delta_signatures or {"table": "quality-intervals"}, kind="quality-intervals",
+                signature_column=True)
+    return [p_out, p_req, p_int]
+
+
+__all__ = ["METRICS", "PAIR_SIGN", "QualityResult", "parse_metrics", "score_quality", "write_quality"]
