@@ -76,10 +76,10 @@ def test_a_writer_that_produces_a_bad_table_fails_before_writing(tmp_path, monke
     from simulplay.synthesis.collect import build_manifest
 
     def broken(plan, store):
-        manifest, chunks, runs = build_manifest(plan, store)
+        manifest, chunks, *rest = build_manifest(plan, store)  # the runs and noise seeds pass through
         bad = manifest if table == "manifest" else chunks
         bad[column] = value
-        return manifest, chunks, runs
+        return manifest, chunks, *rest
 
     monkeypatch.setattr(run, "build_manifest", broken)
     with pytest.raises(WrittenTableError) as e:
