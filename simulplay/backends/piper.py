@@ -12,8 +12,8 @@ changed it), so every voice loaded in one process would draw the same noise: two
 the Python API in one notebook would give the same samples twice. Each load therefore
 draws its own seed from the OS (:func:`draw_noise_seed`), passes it to
 ``onnxruntime.set_seed`` before the session is created, and keeps it as ``noise_seed``;
-every request it synthesizes records it in the store (``noise_seed``) and the manifest's
-signature lists the seeds of its requests (``noise_seeds``). A run's realizations continue
+every request it synthesizes records it in the store (``noise_seed``) and the manifest file's
+metadata (not its signature) lists the seeds of its requests (``noise_seeds``). A run's realizations continue
 that seeded stream request after request, each worker of a parallel run draws its own,
 and every new run draws again, so runs and realizations differ. The seed does not
 reproduce a request's samples on its own (they depend on every request before it in the

@@ -145,8 +145,7 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     manifest, chunks, runs, seeds = build_manifest(plan, store)
     stats.clock = check_clock(manifest, plan["key"], measuring_probes(runs, store))
     stats.machine = {**at_start, "load_at_end": machine()["load"]}
-    common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label,
-              **({"noise_seeds": seeds} if seeds else {})}  # where each request's noise came from
+    common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
     sigs = [with_plugins({**common, "rule": c, **x}) for c, x in zip(manifest["condition"], extra)]
     check_written(manifest, chunks, out)  # a table the reader refuses is a bug, caught before it is written
@@ -154,7 +153,10 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
         write_table(manifest, out, sigs, kind="manifest",
                     extra_meta={"signature": common, "identity": backend.identity(), "traces": recorded,
                                 "backend_spec": config.spec(), "clock": stats.clock.to_dict(),
-                                "machine": stats.machine, **(meta or {})})
+                                "machine": stats.machine, **(meta or {}),
+                                # where each request's noise came from: the file's record, not the signature
+                                # (numbers made from these durations, e.g. zero-service η, stay byte-identical)
+                                **({"noise_seeds": seeds} if seeds else {})})
         write_table(chunks, chunk_path(out), common, kind="chunks")
     except FileFault as e:  # a full disk at the end: the audio is safe in the store
         raise e.keeping("every finished request is kept in the store; the same command run again writes the "

@@ -166,4 +166,4 @@ def test_experiment_files_name_the_presets_as_backend_settings(tmp_path, setting
                                       '"updates": [{"time_s": 0, "text": "Hi."}]}\n')
     (tmp_path / "e.toml").write_text(f'traces = ["t.jsonl"]\na = "A"\nf = "F"\nrules = ["immediate"]\n'
                                      f'reference = "immediate"\n[backend]\nname = "piper"\n{setting}\n')
-    assert parse_backend(load_experiment(tmp_path / "e.toml").backend).preset() == preset
+    assert load_experiment(tmp_path / "e.toml").backends[0].preset() == preset  # parsed once, at load

@@ -1,6 +1,6 @@
 """Realizations that are independent, in one process: two runs of the Python API with real
 Piper draw their own synthesis noise (each voice load seeds onnxruntime from the OS and
-records the seed), so their samples differ, as do the realizations of one run; under the
+records the seed in the manifest file), so their samples differ, as do the realizations of one run; under the
 ``deterministic`` preset the samples are the same by design and no seed is drawn.
 
 Before the seed was drawn per load, onnxruntime seeded every session of a process from one
@@ -33,14 +33,14 @@ def run(folder: Path, backend: str) -> tuple[list[np.ndarray], list[int | None],
     out = folder / "m.parquet"
     man = simulplay.synthesize(TRACE, "immediate", store=folder / "store", backend=backend, realizations=2,
                                reuse="same-realization", out=out)
-    assert man.signature.get("noise_seeds", []) == read_table(out)[1]["signature"].get("noise_seeds", [])
+    assert "noise_seeds" not in man.signature  # provenance of the file, not of every number made from it
     man = man.to_frame().sort_values(["realization", "seq"])
     assert len(man) == 6 and (man["error"] == "").all()
     store = AudioStore.open(folder / "store", create=False)
     audio = [store.load_audio(k)[0] for k in man["audio_key"]]
     seeds = [store.get_record(k).get("noise_seed") for k in sorted(store.completed_keys())]  # this run's store
     _, meta = read_table(out)
-    return audio, seeds, meta["signature"].get("noise_seeds", [])
+    return audio, seeds, meta.get("noise_seeds", [])
 
 
 def same(a: list[np.ndarray], b: list[np.ndarray]) -> list[bool]:

@@ -180,7 +180,7 @@ def test_experiment_file_selects_xtts_and_checks_its_folder(tmp_path, tiny_xtts_
     (tmp_path / "t.jsonl").write_text('{"talk_id": "t", "system": "A", "source_s": 2, "updates": '
                                       '[{"time_s": 0, "text": "Hallo."}]}\n')
     (tmp_path / "exp.toml").write_text(text.format(tiny_xtts_dir))
-    assert load_experiment(tmp_path / "exp.toml").backend.startswith(f"xtts:model_dir={tiny_xtts_dir},")
+    assert load_experiment(tmp_path / "exp.toml").backends[0].spec().startswith(f"xtts:model_dir={tiny_xtts_dir},")
     (tmp_path / "exp.toml").write_text(text.format(tmp_path / "missing"))
     with pytest.raises(InputError, match="exp.toml: table 'backend'.*is not a folder.*coqui/XTTS-v2"):
         load_experiment(tmp_path / "exp.toml")
