@@ -29,15 +29,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.bench_live_lateness import serve  # noqa: E402  (the same fast scripted server in its own process)
 from simulplay.live.client import Endpoint  # noqa: E402
 from simulplay.live.load import LoadPlan, arrivals, measure  # noqa: E402
-from tests.live.fake_server import MODEL, ScriptedServer  # noqa: E402
-
-
-def serve(port_queue, stop) -> None:
-    with ScriptedServer({}, default=[("audio", 2400)]) as server:
-        port_queue.put(server.server_address[1])
-        stop.wait(600)
+from tests.live.fake_server import MODEL  # noqa: E402
 
 
 async def baseline(times: np.ndarray) -> list[float]:
