@@ -11,13 +11,18 @@ lends to a library that would start one (OmniSTEval's aligner), comes from here:
   or, for one worker, :class:`SerialPool`, which maps in this process.
 
 Workers ignore SIGINT (Ctrl-C in a terminal reaches every process of the group: the parent
-stops them) and end on SIGTERM whatever the parent had set (``Pool.terminate`` sends it; an
-ignored SIGTERM would survive the exec and leave ``terminate`` waiting).
+stops them) and end on SIGTERM whatever the parent had set (an ignored SIGTERM survives the
+exec). ``Pool.terminate`` stops them with SIGKILL, not SIGTERM: a worker still starting when
+``terminate`` runs has not yet reset an inherited SIG_IGN, would survive a SIGTERM, and then wait
+forever for the task queue's lock that ``terminate`` holds (seen in CI when the command was
+cleaning up after a Ctrl-C). SIGTERM at its default ends a process with no cleanup either, so
+nothing else changes.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import multiprocessing.pool
 import os
 import signal
 from collections.abc import Callable, Iterable
@@ -53,7 +58,17 @@ def pool(processes: int):
     """A pool of ``processes`` workers that were not forked from this process (see the module)."""
     if processes <= 1:
         return SerialPool()
-    return mp.get_context(start_method()).Pool(processes, initializer=_quiet_worker)
+    return _Pool(processes, initializer=_quiet_worker, context=mp.get_context(start_method()))
+
+
+class _Pool(multiprocessing.pool.Pool):
+    """``multiprocessing.Pool`` whose ``terminate`` ends its workers with SIGKILL (see the module)."""
+
+    @staticmethod
+    def Process(ctx, *args: Any, **kwds: Any):  # noqa: N802 (multiprocessing's name)
+        process = ctx.Process(*args, **kwds)
+        process.terminate = process.kill
+        return process
 
 
 def _quiet_worker() -> None:

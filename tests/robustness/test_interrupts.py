@@ -230,3 +230,40 @@ def test_a_pool_of_simulplay_ends_quietly_and_its_workers_ignore_ctrl_c(tmp_path
                           capture_output=True, text=True, env=ENV, timeout=180)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert proc.stdout == "6 SIG_IGN SIG_DFL\n" and (tmp_path / "busy").exists()
+
+
+STARTING_SCRIPT = """
+import importlib
+from simulplay.core import pools
+app = importlib.import_module("simulplay.cli.app")
+
+
+def _run():  # cleaning up after a first Ctrl-C (SIGTERM ignored), terminate() before the workers have started
+    app._on_signals(app.signal.SIG_IGN)
+    for _ in range(5):
+        with pools.pool(4):
+            pass
+    print("ended", flush=True)
+
+
+if __name__ == "__main__":
+    app._run = _run
+    app.main()
+"""
+
+
+def test_a_pool_terminated_while_its_workers_start_does_not_wait_forever(tmp_path):
+    """A worker still starting when terminate() runs has not reset the SIGTERM it inherited as
+    ignored; with SIGTERM it survived, then waited forever for the queue lock terminate() holds
+    (CI hung here). The pool stops its workers with SIGKILL: five pools of four end in seconds."""
+    script = tmp_path / "starting.py"
+    script.write_text(STARTING_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=ENV, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid)  # SIGTERM is ignored in there: the group gets SIGKILL
+        pytest.fail("five pools terminated while their workers started did not end within 120 s")
+    assert proc.returncode == 0 and err == "", err
+    assert out == "ended\n"
