@@ -5,7 +5,8 @@ refused before any work, 1 for a fault of the machine met during it).
 Each command lives in the module named after it (:mod:`.eta` holds ``eta``, :mod:`.render`
 ``render``); a few small families share one: :mod:`.traces` (validate, group, the importers),
 :mod:`.latency` (latency, export-simuleval, textlatency), :mod:`.diagnostics` (asr, content,
-wordtiming), :mod:`.experiment` (run, demo), :mod:`.store` (store verify, store gc). A command
+wordtiming), :mod:`.experiment` (run, demo), :mod:`.listening` (listening-test, listening-results), :mod:`.store`
+(store verify, store gc). A command
 parses, calls one library function and writes or prints. Units: every time is in seconds from
 source start unless a flag says otherwise
 (the SimulEval and OmniSTEval metrics are in ms, as those tools give them); output format
@@ -32,6 +33,7 @@ from simulplay.cli import (
     experiment,
     explore,
     latency,
+    listening,
     live,
     load,
     player,
@@ -98,7 +100,8 @@ COMMANDS = (  # (name, function), in the order of `simulplay --help`
     ("retime", retime.retime),
     ("eta", eta.eta), ("bootstrap", bootstrap.bootstrap), ("import-simuleval", traces.import_simuleval_command),
     ("import-simulstream", traces.import_simulstream_command), ("player", player.player), ("edges", edges.edges),
-    ("render", render.render), ("quality", quality.quality), ("latency", latency.latency),
+    ("render", render.render), ("quality", quality.quality),
+    ("listening-test", listening.listening_test), ("listening-results", listening.listening_results), ("latency", latency.latency),
     ("export-simuleval", latency.export_simuleval_command),
     ("textlatency", latency.textlatency),
     ("report", report.report), ("explore", explore.explore), ("serve", serve.serve), ("live", live.live),
