@@ -71,7 +71,8 @@ def _sound_between(req: Requests, lo: int, hi: int) -> tuple[int, int] | None:
 
 def shared_spans(pair: Sequence[Requests], rate: int, excerpt_s: float) -> tuple[list[Span], int]:
     """The excerpts of one output pair (module docstring) and the number of stretches
-    skipped as longer than ``excerpt_s`` seconds (samples at ``rate`` Hz). The two texts must be equal (checked by the caller)."""
+    skipped as longer than ``excerpt_s`` seconds (samples at ``rate`` Hz). The two texts
+    must be equal (checked by the caller)."""
     shared = sorted(set(pair[0].ends.tolist()) & set(pair[1].ends.tolist()))
     cuts = [0, *shared]
     spans: list[Span] = []

@@ -106,6 +106,9 @@ def build_test(manifest: pd.DataFrame, load_audio: LoadAudio, *, compare: str, e
         raise InputError.at(source, "does not record the backend it was synthesized with", field="--reference",
                             accepted="a manifest `simulplay synth` wrote (its metadata names backend_spec)")
     chosen = manifest[manifest["condition"].isin(pair)].reset_index(drop=True)
+    if reference and "backend" in manifest and manifest["backend"].nunique() > 1:
+        raise InputError.at(source, "holds several backends; the reference is synthesized with one",
+                            field="--reference", accepted="a manifest of one backend (or no --reference)")
     res = replay(chosen, release="request", upstream=upstream, source=source)
     keys = output_keys(res.summary)
     parts = part_samples(res.parts, chosen, None, source=source)
@@ -173,7 +176,8 @@ def _candidates(manifest: pd.DataFrame, parts: pd.DataFrame, keys: list[str], pa
             continue
         spans, n_long = shared_spans(reqs, rate, excerpt_s)
         too_long += n_long
-        pool += [{"panel": dict(zip(panel_keys, panel)), "span": s, "text": reqs[0].text, "rate": rate}
+        plain = {k: v.item() if isinstance(v, np.generic) else v for k, v in zip(panel_keys, panel)}
+        pool += [{"panel": plain, "span": s, "text": reqs[0].text, "rate": rate}
                  for s in spans]
     notes = [f"{too_long} stretch(es) between shared request ends last longer than {excerpt_s:g} s: not used"] \
         if too_long else []

@@ -30,6 +30,7 @@ def make_test(cli, d, out, *extra, check=True):
                "--excerpt-s", "60", "--excerpts", "2", "--quiet", "--out", out, *extra, check=check)
 
 
+@pytest.mark.slow  # three tests made
 def test_the_draws_are_seeded_recorded_and_blind(fake_run, cli, tmp_path):
     make_test(cli, fake_run, tmp_path / "a", "--seed", "4")
     make_test(cli, fake_run, tmp_path / "b", "--seed", "4")
