@@ -29,8 +29,9 @@ problem, as the command line prints it. A worked example, as notebook cells:
 ``docs/api-example.md``.
 """
 
-from simulplay.api.analysis import Run, bootstrap, eta, load_run, sweep
+from simulplay.api.analysis import bootstrap, eta
 from simulplay.api.results import EtaOutput, ManifestOutput, ReplayOutput, SignedTable, SweepOutput
+from simulplay.api.runs import Run, load_run, sweep
 from simulplay.api.steps import group, read_trace, replay, synthesize
 
 __all__ = ["EtaOutput", "ManifestOutput", "ReplayOutput", "Run", "SignedTable", "SweepOutput", "bootstrap", "eta",

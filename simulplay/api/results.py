@@ -62,12 +62,14 @@ class ManifestOutput(SignedTable):
     ``paths`` the manifest file written (empty when ``out`` was None).
 
     Attributes:
-        stats: requests ``synthesized``, ``already_in_store``, ``failed`` and ``damaged``.
+        stats: requests ``synthesized``, ``already_in_store``, ``failed`` and ``damaged``;
+            ``retries`` and ``worker_deaths`` of a parallel executor; ``contention_ratio``,
+            its median parallel/serial service-time ratio (None when not measured).
         clock: the clock check (None where the backend measured no service time).
         chunks: the chunk table written beside the manifest (None when ``out`` was None).
     """
 
-    stats: dict[str, int] = dataclasses.field(default_factory=dict)
+    stats: dict[str, Any] = dataclasses.field(default_factory=dict)
     clock: dict[str, Any] | None = None
     chunks: str | None = None
 
