@@ -45,7 +45,7 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
     talk together. Under 10 talks, read the direction counts first (a note says so).
 
     Args:
-        summary: A :func:`replay` result (its rows' signatures go into η's), a playback
+        summary: A [`replay`][simulplay.api.replay] result (its rows' signatures go into η's), a playback
             summary DataFrame, or its file (``simulplay replay --out``).
         a: Translator A, as the summary's ``system`` column names it.
         f: Translator F.
@@ -86,7 +86,7 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
             a paper table's rows). In the signature.
 
     Returns:
-        An :class:`EtaOutput`: the η table (``backend, realization, condition, n_talks,
+        An [`EtaOutput`][simulplay.api.EtaOutput]: the η table (``backend, realization, condition, n_talks,
         delta_ref_s, delta_s, eta_s, ci_low_s, ci_high_s, n_negative, n_positive,
         duration_part_s, idle_part_s``; seconds), the per-talk rows, the contrasts and the
         interaction with their per-talk rows, each with its signatures, the small-panel
@@ -133,7 +133,7 @@ def bootstrap(table: SignedTable | pd.DataFrame | PathLike, *, value: str | Sequ
               bootstrap_rng: str | None = None, bootstrap: str | None = None,
               talk_order: str = "sorted") -> SignedTable:
     """Paired talk-bootstrap intervals of equal-talk means for any per-talk table (an
-    :func:`eta` ``per_talk`` table, numbers from another pipeline, or a paper's per-talk
+    [`eta`][simulplay.api.eta] ``per_talk`` table, numbers from another pipeline, or a paper's per-talk
     values): the table ``simulplay bootstrap`` prints.
 
     One index matrix (draws × talks) resamples every condition and each pair, so the
@@ -174,7 +174,7 @@ def bootstrap(table: SignedTable | pd.DataFrame | PathLike, *, value: str | Sequ
             a paper table's rows). In the signature.
 
     Returns:
-        A :class:`SignedTable` with the columns ``condition`` (a value column, a ``by``
+        A [`SignedTable`][simulplay.api.SignedTable] with the columns ``condition`` (a value column, a ``by``
         label, or ``A − B`` for a pair), ``n_talks``, ``mean`` (equal-talk), ``ci_low``,
         ``ci_high`` (in the value's unit: seconds for ``_s`` columns), ``n_negative``,
         ``n_positive`` (talks below / above zero), and the small-panel note in ``notes``.

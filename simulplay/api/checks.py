@@ -1,5 +1,5 @@
 """What the API functions share: argument checks, each raising an
-:class:`~simulplay.core.errors.InputError` of one line that names the argument (as the command
+``simulplay.core.errors.InputError`` of one line that names the argument (as the command
 line names its flag), and the tables (results, DataFrames or files) they take."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ TRACE_INPUT = "a trace (read_trace result or DataFrame), a trace file path (.par
 
 def frame_of(value: Any, name: str) -> tuple[pd.DataFrame, Signatures | None, dict[str, Any]] | None:
     """A result's main table with its row signatures and shared signature (a
-    :class:`SignedTable` or :class:`ReplayOutput`), a plain DataFrame unsigned, or None
+    ``SignedTable`` or ``ReplayOutput``), a plain DataFrame unsigned, or None
     for anything else (a path, which the caller reads)."""
     if isinstance(value, SignedTable):
         return fresh(value.table), value.signatures, value.signature
@@ -81,7 +81,7 @@ def as_streams(trace: Any) -> tuple[list, list[Path]]:
 
 
 def as_requests_file(requests: Any, tmp: Path) -> Path:
-    """A requests table as a file: the path given, or a table (a :func:`group` result with
+    """A requests table as a file: the path given, or a table (a ``group`` result with
     its signatures, or a DataFrame) written as ``requests.parquet`` in ``tmp``."""
     given = frame_of(requests, "requests")
     if given is None:
@@ -108,7 +108,7 @@ def as_rules(rule: Any) -> list:
 
 def bootstrap_settings(*, draws: Any, seed: Any, quantile_method: Any, confidence: Any, bootstrap_rng: Any,
                        bootstrap: Any, talk_order: Any):
-    """:class:`Bootstrap` from the API's keywords, named as the command line's flags
+    """``Bootstrap`` from the API's keywords, named as the command line's flags
     (``quantile_method``: ``--quantile-method``, ``bootstrap_rng``: ``--bootstrap-rng``,
     ``bootstrap``: ``--bootstrap``, the preset; None: the default or the preset's value);
     a wrong type or value is an InputError naming the keyword."""
@@ -142,7 +142,7 @@ def bootstrap_settings(*, draws: Any, seed: Any, quantile_method: Any, confidenc
 
 def renamed(**old_to_new: str):
     """Keep a renamed keyword working for one release: ``@renamed(method="quantile_method")``
-    passes ``method=`` on as ``quantile_method=`` with a :class:`DeprecationWarning`; both
+    passes ``method=`` on as ``quantile_method=`` with a ``DeprecationWarning``; both
     at once is an InputError."""
     def wrap(fn):
         @functools.wraps(fn)

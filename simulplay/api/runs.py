@@ -19,7 +19,7 @@ RUN_FOLDER = "a run folder written by `simulplay run` or `simulplay demo`"
 @dataclasses.dataclass(frozen=True)
 class Run:
     """A run folder written by ``simulplay run`` or ``simulplay demo``, each table a
-    :class:`SignedTable` (the rows, their signatures, the file it came from). Tables keep
+    [`SignedTable`][simulplay.api.SignedTable] (the rows, their signatures, the file it came from). Tables keep
     the files' columns (an η table its ``signature`` column, the display string of each
     row's signature).
 
@@ -31,7 +31,7 @@ class Run:
         reference: its reference condition.
         rules: its grouping rules.
         manifest: the request manifest.
-        summary: the playback summary (seconds); :func:`eta` takes it.
+        summary: the playback summary (seconds); [`eta`][simulplay.api.eta] takes it.
         eta: the η table.
         per_talk: its per-talk rows.
         contrasts: the contrasts (None when the run has none).
@@ -74,7 +74,7 @@ def load_run(folder: PathLike, *, trace: Sequence[PathLike] = ()) -> Run:
             the run's own). ``traces=`` is its old name (deprecated).
 
     Returns:
-        A :class:`Run`: each table of the folder as a :class:`SignedTable`, the
+        A [`Run`][simulplay.api.Run]: each table of the folder as a [`SignedTable`][simulplay.api.SignedTable], the
         experiment's A, F, reference and rules, and ``notes`` on what could not be read.
 
     Raises:
@@ -108,8 +108,8 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
 
     Every ``modelled_`` value is a model's, not a measurement: a duration model and the
     fitted service clock are fitted on the run's requests, and every grid point is
-    grouped from the run's traces, replayed and compared as :func:`replay` and
-    :func:`eta` do. The run's measured conditions are modelled too and set beside their
+    grouped from the run's traces, replayed and compared as [`replay`][simulplay.api.replay] and
+    [`eta`][simulplay.api.eta] do. The run's measured conditions are modelled too and set beside their
     measurements (the self-check).
 
     Args:
@@ -137,12 +137,12 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
         duration_terms: What the duration model reads: ``"auto"`` (default: the
             backend's phonemes where it has a phonemizer, Piper; else the text),
             ``"text"`` (characters, words, punctuation, sentence end) or ``"phonemes"``.
-        progress: A :class:`~simulplay.core.progress.Progress` that the confirming
+        progress: A ``Progress`` (``simulplay.core.progress.Progress``) that the confirming
             synthesis reports to (default None: nothing; the command line shows a
             progress bar unless ``--quiet``).
 
     Returns:
-        A :class:`SweepOutput`. Its ``table`` holds the rows of ``sweep.parquet`` (its
+        A [`SweepOutput`][simulplay.api.SweepOutput]. Its ``table`` holds the rows of ``sweep.parquet`` (its
         ``signature`` column left out): one per panel (backend, realization) × family ×
         grid point with ``family``, ``rule``, the grid's parameters, ``modelled_eta_s``
         and its interval ``modelled_ci_low_s``/``modelled_ci_high_s``,

@@ -50,7 +50,7 @@ def read_trace(trace: PathLike | Sequence[PathLike]) -> SignedTable:
             (deprecated).
 
     Returns:
-        A :class:`SignedTable` whose ``table`` is the canonical trace, one row per update:
+        A [`SignedTable`][simulplay.api.SignedTable] whose ``table`` is the canonical trace, one row per update:
         ``talk_id, system, seq, time_s, text, source_s, glue`` (``time_s``: when the text
         became available, seconds from source start; ``source_s``: the talk's source
         duration in seconds). Its ``signature`` names each file with the first 12 hex
@@ -72,10 +72,10 @@ def read_trace(trace: PathLike | Sequence[PathLike]) -> SignedTable:
 def group(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike], rule: str | Sequence[str], *,
           max_chars: int | None = None) -> SignedTable:
     """The synthesis requests of a trace under one grouping rule or several (``simulplay
-    group``), to inspect or edit before :func:`synthesize`.
+    group``), to inspect or edit before [`synthesize`][simulplay.api.synthesize].
 
     Args:
-        trace: A :func:`read_trace` result, a trace DataFrame, a trace file (``.parquet``,
+        trace: A [`read_trace`][simulplay.api.read_trace] result, a trace DataFrame, a trace file (``.parquet``,
             ``.csv``, ``.jsonl``) or a list of files.
         rule: A grouping rule or a list of them (``--rule``, repeatable): ``immediate``,
             ``timer:w=4`` (w in seconds; default 4), ``punct:cap=2,min_words=3`` (cap in
@@ -87,7 +87,7 @@ def group(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike], rul
             then splits at the backend's own limit, giving the same requests).
 
     Returns:
-        A :class:`SignedTable`, one row per request: ``talk_id, system, condition`` (the
+        A [`SignedTable`][simulplay.api.SignedTable], one row per request: ``talk_id, system, condition`` (the
         canonical rule), ``seq`` (from 0 per output), ``dispatch_s`` (seconds from source
         start), ``trigger`` (immediate/timer/punct/words/eos), ``n_updates``, ``text``,
         ``glue``, ``group``, ``source_s`` (seconds); ``signatures``: one per request (its
@@ -116,17 +116,17 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
     """Synthesize every request with a real TTS backend into an audio store and return the
     request manifest (``simulplay synth``).
 
-    The plan is ``trace`` grouped under ``rule`` (as :func:`group`), or the requests table
+    The plan is ``trace`` grouped under ``rule`` (as [`group`][simulplay.api.group]), or the requests table
     ``requests``, never both. Requests are synthesized one at a time on a loaded, warmed-up
     backend; a request's service time (seconds) covers text preparation, inference and the
     transfer of its samples, never loading or storage. Failed requests are kept with their
-    ``error`` and a warning says so (:func:`replay` refuses their outputs); service times
+    ``error`` and a warning says so ([`replay`][simulplay.api.replay] refuses their outputs); service times
     measured on a busy CPU are kept too, with a warning naming ``simulplay retime``.
 
     Args:
-        trace: With ``rule``: a :func:`read_trace` result, a trace DataFrame, a trace file
+        trace: With ``rule``: a [`read_trace`][simulplay.api.read_trace] result, a trace DataFrame, a trace file
             or a list of files. Not with ``requests``.
-        rule: With ``trace``: a grouping rule or a list of them (as in :func:`group`).
+        rule: With ``trace``: a grouping rule or a list of them (as in [`group`][simulplay.api.group]).
         store: The audio store folder (created when missing; audio already in it is not
             synthesized again, so a second call resumes or reuses). Required.
         backend: The TTS backend spec ``NAME[:KEY=VALUE,…]`` (default ``"piper"``, its
@@ -134,15 +134,15 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
             ``piper:deterministic``, ``espeak:voice=de``, ``xtts:model_dir=DIR``,
             ``http:base_url=URL``; each backend's keys: docs/backends.md.
         requests: Instead of ``trace`` and ``rule``: exactly the requests of this table (a
-            :func:`group` result, possibly edited, a requests DataFrame or its
+            [`group`][simulplay.api.group] result, possibly edited, a requests DataFrame or its
             ``.parquet``/``.csv`` file), validated in full before any synthesis.
         out: The manifest file to write (``.parquet`` or ``.csv``), with its chunk table
-            beside it as ``<stem>.chunks.parquet`` (which a chunk-release :func:`replay`
+            beside it as ``<stem>.chunks.parquet`` (which a chunk-release [`replay`][simulplay.api.replay]
             reads). None (default): written to a temporary folder that is removed on return.
         realizations: How many independent times the whole plan is synthesized (a whole
             number ≥ 1, default 1). Each realization draws the backend's randomness afresh
             (Piper's duration and waveform noise); its rows carry ``realization`` = 0, 1, …,
-            and :func:`eta` treats each as its own panel, so two or more show how far
+            and [`eta`][simulplay.api.eta] treats each as its own panel, so two or more show how far
             synthesis noise alone moves η.
         order: The synthesis order inside each realization, which decides which request
             follows which on the warm backend: ``"counterbalanced"`` (default: the
@@ -173,11 +173,11 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
         contention_sample: With a parallel executor: re-time this many requests serially
             afterwards; ``stats["contention_ratio"]`` is the median parallel/serial
             service-time ratio (default 8; 0: off).
-        progress: A :class:`~simulplay.core.progress.Progress` the synthesis reports to
+        progress: A ``Progress`` (``simulplay.core.progress.Progress``) the synthesis reports to
             (default None: nothing; the command line shows a progress bar unless ``--quiet``).
 
     Returns:
-        A :class:`ManifestOutput`: the manifest, one row per request (``dispatch_s``,
+        A [`ManifestOutput`][simulplay.api.ManifestOutput]: the manifest, one row per request (``dispatch_s``,
         ``service_s``, ``audio_s``, ``source_s`` in seconds, ``n_samples`` at
         ``sample_rate`` Hz, ``error``), one signature per request and the run's; the counts
         (``stats``: synthesized, already in the store, failed, damaged, retries, worker
@@ -226,7 +226,7 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
 
 
 def _manifest_output(df: pd.DataFrame, sigs, res, out: PathLike | None) -> ManifestOutput:
-    """The manifest read back as a :class:`ManifestOutput`, with a warning for failed
+    """The manifest read back as a [`ManifestOutput`][simulplay.api.ManifestOutput], with a warning for failed
     requests and one for service times measured on a busy CPU."""
     from simulplay.manifest import chunk_path
 
@@ -255,7 +255,7 @@ def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "r
     listener hears the end.
 
     Args:
-        manifest: A :func:`synthesize` result, a manifest DataFrame, or its ``.parquet``
+        manifest: A [`synthesize`][simulplay.api.synthesize] result, a manifest DataFrame, or its ``.parquet``
             or ``.csv`` file (a ``synth``, ``live`` or ``import-simuleval --as-manifest``
             output).
         release: When a part's audio is ready: ``"request"`` (default: a part is a whole
@@ -266,7 +266,7 @@ def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "r
             or ``"fit"`` (each request's service time predicted as b0 + b1·audio_s +
             b2·chars by a least-absolute-deviations fit, per backend and realization).
         chunks: The chunk table for ``release="chunk"`` (a DataFrame or its file). None
-            (default): the one :func:`synthesize` wrote beside its ``out``, or the file
+            (default): the one [`synthesize`][simulplay.api.synthesize] wrote beside its ``out``, or the file
             beside the manifest file (``<stem>.chunks.parquet``).
         silent_parts: What a part without audio (a punctuation-only request) does:
             ``"skip"`` (default: not played, as SimulEval; it still costs its service
@@ -287,7 +287,7 @@ def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "r
             the number of requests in service. None (default): no slowdown.
 
     Returns:
-        A :class:`ReplayOutput`: ``summary``, one row per output (``n_parts``,
+        A [`ReplayOutput`][simulplay.api.ReplayOutput]: ``summary``, one row per output (``n_parts``,
         ``first_play_s`` and ``end_s`` in seconds from source start, ``audio_s`` (D),
         ``idle_s`` (I), ``offset_s`` (L = end − source, seconds), ``source_s``,
         ``limiting_seq``; with ``servers`` also ``queue_s``), ``parts``, one row per part
