@@ -54,8 +54,8 @@ def test_every_parameter_has_an_args_entry(name):
 def section_of(page: str, name: str) -> str:
     """The HTML of one function's entry: from its heading to the next function's or class's."""
     start = page.index(f'id="simulplay.api.{name}"')
-    nxt = re.compile(r'id="simulplay\.api\.(?:%s)"' % "|".join([*FUNCTIONS, *(n for n in simulplay.api.__all__
-                                                                        if n not in FUNCTIONS)]))
+    names = "|".join(simulplay.api.__all__)  # every function and result class
+    nxt = re.compile(rf'id="simulplay\.api\.(?:{names})"')
     after = nxt.search(page, start + 1)
     return page[start:after.start() if after else None]
 
