@@ -156,3 +156,13 @@ def test_the_paper_preset_gives_the_papers_table_2_intervals():
                               bootstrap="paper", talk_order="given").table
     got = [[round(v, 2) for v in row] for row in out[["mean", "ci_low", "ci_high"]].to_numpy()]
     assert got == [[-83.63, -124.22, -44.66], [-122.50, -180.03, -69.92]]
+
+
+def test_the_page_lists_every_renamed_keyword():
+    """docs/api.md's list of renamed keywords is the one the functions keep working (@renamed)."""
+    text = PAGE.read_text(encoding="utf-8")
+    paragraph = text[text.index("Renamed since"):text.index("<!-- The table below")]
+    listed = set(re.findall(r"`(\w+)`\s+→\s+`(\w+)`", paragraph))
+    kept = {(old, new) for name in simulplay.api.__all__
+            for old, new in getattr(getattr(simulplay.api, name), "renamed", {}).items()}
+    assert kept and listed == kept, (listed - kept, kept - listed)

@@ -37,7 +37,7 @@ def test_the_section_reader_drops_talk_names():
     assert sections(md) == ["r", "Notes", "Figure 3. Playback timeline of talk TALK", "Listen: talk TALK"]
 
 
-@pytest.mark.slow  # the demo's pipeline without synthesis, VAD or drawing: 20–50 s on 2 shared cores
+@pytest.mark.slow  # the demo's pipeline without synthesis, VAD or drawing: 17 s alone, 55 s on 2 loaded cores
 def test_the_committed_demo_report_has_the_sections_of_a_fresh_demo(tmp_path, monkeypatch):
     from simulplay.report import figures, sweep_figures
     from simulplay.vad.frames import frame_count
