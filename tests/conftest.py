@@ -67,6 +67,23 @@ def piper_runs(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def docs_site(tmp_path_factory) -> Path:
+    """The documentation site, built once per session (per xdist worker) with ``mkdocs build
+    --strict`` into a temporary folder: the folder, or the test fails with the build's output."""
+    import subprocess
+    import sys
+
+    site = tmp_path_factory.mktemp("docs-site") / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
+                          str(ROOT / "mkdocs.yml"), "--site-dir", str(site)],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        pytest.fail("mkdocs build --strict failed:\n" + out.stdout[-3000:] + out.stderr[-3000:])
+    return site
+
+
+@pytest.fixture(scope="session")
 def tiny_xtts_dir(tmp_path_factory):
     """A tiny random XTTS-v2 checkpoint folder, built once per test session (about 90 MB)."""
     from tests.support.tiny_xtts import build_tiny_xtts

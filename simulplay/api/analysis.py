@@ -1,21 +1,14 @@
-"""Comparisons and runs for notebooks: η, the paired talk bootstrap of any per-talk table,
-a run folder read back and its modelled sweep (``simulplay.eta``, ``bootstrap``,
-``load_run``, ``sweep``)."""
+"""Comparisons for notebooks: η and the paired talk bootstrap of any per-talk table
+(``simulplay.eta``, ``bootstrap``)."""
 
 from __future__ import annotations
 
-import dataclasses
-import warnings
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from simulplay.api.checks import (
     PathLike,
-    as_bootstrap,
-    as_choice,
     as_flag,
     as_pair,
     as_path,
@@ -23,39 +16,86 @@ from simulplay.api.checks import (
     as_strings,
     as_table,
     as_text,
+    bootstrap_settings,
     frame_of,
+    renamed,
 )
 from simulplay.api.results import (
     EtaOutput,
     ReplayOutput,
     SignedTable,
-    SweepOutput,
     fresh,
     shared_signature,
     signatures_of,
 )
-from simulplay.core.errors import InputError
-
-RUN_FOLDER = "a run folder written by `simulplay run` or `simulplay demo`"
 
 
+@renamed(method="quantile_method", rng="bootstrap_rng", contrasts="contrast", interactions="interaction")
 def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str, f: str, reference: str,
-        contrasts: Sequence[str | tuple[str, str]] = (), interactions: Sequence[str | tuple[str, str]] = (),
-        allow_incomplete: bool = False, **options: Any) -> EtaOutput:
+        contrast: Sequence[str | tuple[str, str]] = (), interaction: Sequence[str | tuple[str, str]] = (),
+        allow_incomplete: bool = False, draws: int = 10_000, seed: int = 1032026, quantile_method: str | None = None,
+        confidence: float = 0.95, bootstrap_rng: str | None = None, bootstrap: str | None = None,
+        talk_order: str = "sorted") -> EtaOutput:
     """η of translator ``a`` against ``f`` under each grouping condition, against the
     ``reference`` condition, with paired talk-bootstrap intervals (``simulplay eta``).
 
     δ = L(a) − L(f) per talk (L: ``offset_s``, seconds; negative: ``a`` finishes earlier),
-    η = δ(condition) − δ(reference), averaged with equal weight per talk; one index matrix
-    per panel (backend, realization). ``summary``: a :func:`replay` result (its rows'
-    signatures go into η's), a summary DataFrame or its file. Returns an
-    :class:`EtaOutput`: the η table (``n_talks, delta_ref_s, delta_s, eta_s, ci_low_s,
-    ci_high_s, n_negative, n_positive, duration_part_s, idle_part_s``, seconds), the
-    per-talk rows, the ``contrasts`` (pairs ``"P1,P2"`` or tuples: δ(P1) − δ(P2)) and,
-    for backend pairs in ``interactions``, the cross-backend interaction, each with its
-    signatures, and the small-panel notes (fewer than 10 talks). ``options`` are the
-    fields of :class:`~simulplay.analysis.bootstrap.Bootstrap` (``draws``, ``seed``,
-    ``method``, ``confidence``, …), passed through.
+    η = δ(condition) − δ(reference), averaged with equal weight per talk. Each backend and
+    realization is a panel with its own index matrix, which resamples every condition of a
+    talk together. Under 10 talks, read the direction counts first (a note says so).
+
+    Args:
+        summary: A [`replay`][simulplay.api.replay] result (its rows' signatures go into η's), a playback
+            summary DataFrame, or its file (``simulplay replay --out``).
+        a: Translator A, as the summary's ``system`` column names it.
+        f: Translator F.
+        reference: The reference condition (e.g. ``"immediate"``); every other condition
+            gets a row.
+        contrast: Buffered-policy contrasts, each ``"P1,P2"`` or a tuple ``(P1, P2)``:
+            δ(P1) − δ(P2) per talk with the same bootstrap (default: none). ``contrasts=``
+            is its old name (deprecated).
+        interaction: Cross-backend interactions, each ``"B1,B2"`` or a tuple (backend
+            labels as in the summary's ``backend`` column): per talk and condition η(B1) −
+            η(B2), its mean and interval over the talks both backends hold (default: none).
+            ``interactions=`` is its old name (deprecated).
+        allow_incomplete: False (default): a talk with a missing or incomplete output (a
+            failed request, a system or condition missing) stops the comparison with an
+            error naming it. True: such talks are left out of the means, listed in
+            ``excluded`` and counted in every signature.
+        draws: Paired talk-bootstrap draws (default 10,000; ``--draws``).
+        seed: The bootstrap seed (default 1032026; 0 is a seed).
+        quantile_method: How the interval ends are read off the sorted bootstrap means:
+            ``"order:floor((n+1)a)"`` (the default; 10,000 draws at 95 %: the 250th and
+            9,751st), ``"order:floor(na)+1"``, ``"order:int(nq)"`` (the ``paper`` preset's)
+            or a NumPy quantile method (``"linear"``, ``"inverted_cdf"``, …); None: the
+            default, or the preset's. ``method=`` is its old name (deprecated).
+        confidence: The interval's coverage, in (0, 1) (default 0.95).
+        bootstrap_rng: The generator of the draws × talks index matrix: ``"numpy"``
+            (``default_rng(seed)``, the default) or ``"python"`` (``random.Random(seed)``,
+            one ``randrange`` per cell; the ``paper`` preset's); None: the default, or the
+            preset's. In the signature as ``boot_rng``. ``rng=`` is its old name
+            (deprecated).
+        bootstrap: A named setting (``--bootstrap``): ``"paper"`` sets
+            ``bootstrap_rng="python"`` and ``quantile_method="order:int(nq)"``, which with
+            the default seed and draws give every interval Truong & Le (2026) print from
+            their per-talk values (with the talks in their table's order,
+            ``talk_order="given"``); a different ``bootstrap_rng`` or ``quantile_method``
+            with it is an error. None (default): no preset.
+        talk_order: Which talk each column of the index matrix is (it changes the draws):
+            ``"sorted"`` (default: talk ids as text) or ``"given"`` (the input's order, e.g.
+            a paper table's rows). In the signature.
+
+    Returns:
+        An [`EtaOutput`][simulplay.api.EtaOutput]: the η table (``backend, realization, condition, n_talks,
+        delta_ref_s, delta_s, eta_s, ci_low_s, ci_high_s, n_negative, n_positive,
+        duration_part_s, idle_part_s``; seconds), the per-talk rows, the contrasts and the
+        interaction with their per-talk rows, each with its signatures, the small-panel
+        notes and the excluded talks.
+
+    Raises:
+        InputError: a summary with a missing column, an unknown system or condition, a
+            malformed pair, a bad bootstrap setting, an incomplete talk without
+            ``allow_incomplete``.
     """
     from simulplay.analysis import compute_eta, read_summary
     from simulplay.analysis.eta import validate_summary
@@ -63,9 +103,10 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
     from simulplay.grouping import parse_pair
 
     names = {k: as_text(v, k) for k, v in (("a", a), ("f", f), ("reference", reference))}
-    pairs = [as_pair(p, "contrasts", parse_pair) for p in as_sequence(contrasts, "contrasts")]
-    backends = [as_pair(p, "interactions", parse_backend_pair) for p in as_sequence(interactions, "interactions")]
-    boot = as_bootstrap(options)
+    pairs = [as_pair(p, "contrast", parse_pair) for p in as_sequence(contrast, "contrast")]
+    backends = [as_pair(p, "interaction", parse_backend_pair) for p in as_sequence(interaction, "interaction")]
+    boot = bootstrap_settings(draws=draws, seed=seed, quantile_method=quantile_method, confidence=confidence,
+                              bootstrap_rng=bootstrap_rng, bootstrap=bootstrap, talk_order=talk_order)
     given = frame_of(summary, "summary")
     if given is not None:
         source, upstream = "summary", given[1]
@@ -85,162 +126,71 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
                      tuple(res.notes), tuple(res.contrast_notes), tuple(res.excluded))
 
 
+@renamed(method="quantile_method", rng="bootstrap_rng", pairs="pair")
 def bootstrap(table: SignedTable | pd.DataFrame | PathLike, *, value: str | Sequence[str],
-              by: str | Sequence[str] = (), pairs: Sequence[str] = (), talk: str = "talk_id",
-              **options: Any) -> SignedTable:
+              by: str | Sequence[str] = (), pair: Sequence[str] = (), talk: str = "talk_id", draws: int = 10_000,
+              seed: int = 1032026, quantile_method: str | None = None, confidence: float = 0.95,
+              bootstrap_rng: str | None = None, bootstrap: str | None = None,
+              talk_order: str = "sorted") -> SignedTable:
     """Paired talk-bootstrap intervals of equal-talk means for any per-talk table (an
-    :func:`eta` ``per_talk`` table, or numbers from another pipeline) — the table
-    ``simulplay bootstrap`` writes.
+    [`eta`][simulplay.api.eta] ``per_talk`` table, numbers from another pipeline, or a paper's per-talk
+    values): the table ``simulplay bootstrap`` prints.
 
-    Wide: one row per talk, ``value`` the condition columns (a list). Long: ``value`` one
-    column and ``by`` the condition column(s) (one row per talk and condition; every talk
-    under every condition). One index matrix resamples every condition and each difference
-    in ``pairs`` (``"A,B"``: A − B per talk), so conditions of a talk stay together:
-    ``bootstrap(per_talk, value="eta_s", by="condition")`` gives η's intervals.
-    ``options`` (``draws``, ``seed``, ``method``, ``confidence``, ``rng``, ``talk_order``…)
-    go to :class:`~simulplay.analysis.bootstrap.Bootstrap`. Returns a
-    :class:`SignedTable` with the columns condition, n_talks, mean, ci_low, ci_high (in
-    the value's unit: seconds for ``_s`` columns), n_negative, n_positive (talks below /
-    above zero), and the small-panel note in ``notes``.
+    One index matrix (draws × talks) resamples every condition and each pair, so the
+    conditions of a talk stay together: ``bootstrap(per_talk, value="eta_s",
+    by="condition")`` gives η's intervals. Every talk needs a number under every condition.
+
+    Args:
+        table: The per-talk table: a result, a DataFrame or a ``.csv``/``.parquet`` file.
+        value: The value column(s). Wide table (one row per talk): a list, each column a
+            condition. Long table (with ``by``): one column.
+        by: The condition column(s) of a long table (one row per talk and condition); a
+            condition is their values joined by ``/``. Default: none (a wide table).
+        pair: Differences, each ``"A,B"``: the per-talk A − B of two conditions (value
+            columns of a wide table, conditions of a long one), resampled with the same
+            draws (default: none). ``pairs=`` is its old name (deprecated).
+        talk: The talk id column (default ``"talk_id"``).
+        draws: Paired talk-bootstrap draws (default 10,000; ``--draws``).
+        seed: The bootstrap seed (default 1032026; 0 is a seed).
+        quantile_method: How the interval ends are read off the sorted bootstrap means:
+            ``"order:floor((n+1)a)"`` (the default; 10,000 draws at 95 %: the 250th and
+            9,751st), ``"order:floor(na)+1"``, ``"order:int(nq)"`` (the ``paper`` preset's)
+            or a NumPy quantile method (``"linear"``, ``"inverted_cdf"``, …); None: the
+            default, or the preset's. ``method=`` is its old name (deprecated).
+        confidence: The interval's coverage, in (0, 1) (default 0.95).
+        bootstrap_rng: The generator of the draws × talks index matrix: ``"numpy"``
+            (``default_rng(seed)``, the default) or ``"python"`` (``random.Random(seed)``,
+            one ``randrange`` per cell; the ``paper`` preset's); None: the default, or the
+            preset's. In the signature as ``boot_rng``. ``rng=`` is its old name
+            (deprecated).
+        bootstrap: A named setting (``--bootstrap``): ``"paper"`` sets
+            ``bootstrap_rng="python"`` and ``quantile_method="order:int(nq)"``, which with
+            the default seed and draws give every interval Truong & Le (2026) print from
+            their per-talk values (with the talks in their table's order,
+            ``talk_order="given"``); a different ``bootstrap_rng`` or ``quantile_method``
+            with it is an error. None (default): no preset.
+        talk_order: Which talk each column of the index matrix is (it changes the draws):
+            ``"sorted"`` (default: talk ids as text) or ``"given"`` (the input's order, e.g.
+            a paper table's rows). In the signature.
+
+    Returns:
+        A [`SignedTable`][simulplay.api.SignedTable] with the columns ``condition`` (a value column, a ``by``
+        label, or ``A − B`` for a pair), ``n_talks``, ``mean`` (equal-talk), ``ci_low``,
+        ``ci_high`` (in the value's unit: seconds for ``_s`` columns), ``n_negative``,
+        ``n_positive`` (talks below / above zero), and the small-panel note in ``notes``.
+
+    Raises:
+        InputError: a missing column, a cell that is no number, a repeated talk, a talk
+            missing under a condition (naming the row), a bad bootstrap setting.
     """
     from simulplay.analysis.table_bootstrap import bootstrap_table
 
-    boot = as_bootstrap(options)
+    boot = bootstrap_settings(draws=draws, seed=seed, quantile_method=quantile_method, confidence=confidence,
+                              bootstrap_rng=bootstrap_rng, bootstrap=bootstrap, talk_order=talk_order)
     values = [as_text(value, "value")] if isinstance(value, str) else as_strings(value, "value", "column names")
     keys = as_strings(by, "by", "a column name or a list of them") if by else []
     df, _, source = as_table(table)
-    res = bootstrap_table(df, value=values, by=keys, pairs=as_strings(pairs, "pairs", "'A,B' strings") if pairs
+    res = bootstrap_table(df, value=values, by=keys, pairs=as_strings(pair, "pair", "'A,B' strings") if pair
                           else [], talk=as_text(talk, "talk"), boot=boot, source=source)
     return SignedTable(fresh(res.table), signatures_of([res.signature] * len(res.table)), dict(res.signature),
                        notes=tuple(res.notes))
-
-
-@dataclasses.dataclass(frozen=True)
-class Run:
-    """A run folder written by ``simulplay run`` or ``simulplay demo``, each table a
-    :class:`SignedTable` (the rows, their signatures, the file it came from). Tables keep
-    the files' columns (an η table its ``signature`` column, the display string of each
-    row's signature).
-
-    Attributes:
-        folder: the run folder.
-        record: ``run.json``.
-        a: the experiment's translator A.
-        f: its translator F.
-        reference: its reference condition.
-        rules: its grouping rules.
-        manifest: the request manifest.
-        summary: the playback summary (seconds); :func:`eta` takes it.
-        eta: the η table.
-        per_talk: its per-talk rows.
-        contrasts: the contrasts (None when the run has none).
-        variants: each sensitivity replay's η table, by name (e.g. ``service-zero``).
-        tables: the other tables present (``latency``, ``eta_edges``, ``content``, …).
-        traces: the traces named in ``run.json`` (None when a file is missing; ``notes``
-            says so).
-        notes: what could not be read, and why.
-    """
-
-    folder: Path
-    record: dict[str, Any]
-    a: str
-    f: str
-    reference: str
-    rules: list[str]
-    manifest: SignedTable
-    summary: SignedTable
-    eta: SignedTable
-    per_talk: SignedTable
-    contrasts: SignedTable | None
-    variants: dict[str, SignedTable]
-    tables: dict[str, SignedTable]
-    traces: SignedTable | None
-    notes: list[str]
-
-
-def load_run(folder: PathLike, *, traces: Sequence[PathLike] = ()) -> Run:
-    """Read a run folder (``manifest.parquet``, ``summary.parquet``, ``eta.parquet``,
-    ``eta_per_talk.csv``, ``run.json`` and the optional tables) the way ``simulplay
-    report`` does, checked; ``traces`` replace the trace files ``run.json`` names.
-    A table read from CSV keeps its rows' display signatures (strings) where no Parquet
-    table of the run holds the structured one."""
-    from simulplay.report.load import load_run as load
-
-    root = as_path(folder, "folder", RUN_FOLDER)
-    data = load(root, traces=[as_path(p, "traces", "trace file paths") for p in as_sequence(traces, "traces")])
-
-    def frame(t):
-        if t is None:
-            return None
-        sigs = signatures_of(t.signatures)
-        return SignedTable(fresh(t.frame), sigs, shared_signature(sigs), (str(t.path),))
-
-    return Run(data.folder, data.record, data.a, data.f, data.reference, data.rules, frame(data.manifest),
-               frame(data.summary), frame(data.eta), frame(data.per_talk), frame(data.contrasts),
-               {k: frame(v) for k, v in data.variants.items()}, {k: frame(v) for k, v in data.optional.items()},
-               None if data.traces is None else SignedTable(fresh(data.traces), signature=dict(data.trace_signature)),
-               list(data.notes))
-
-
-def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None = None, confirm: int = 0,
-          by: str = "L", train: str | Sequence[str] = (), folds: int = 5, service: str = "fit",
-          duration_terms: str = "auto", progress: Any = None) -> SweepOutput:
-    """Model η and the end offset L at every point of grids of a grouping rule's parameters
-    from a run folder's own requests, check the model against what the run measured, and
-    write the sweep's files (``simulplay sweep``, docs/sweeps.md).
-
-    ``rules``: one grid or a list, each a family ``NAME:key=VALUES,…``
-    (``timer:w=0.5..8:0.5``, ``words:n=2..16``, ``punct:cap=1..4,min_words=2,3``). ``out``:
-    the folder for the files (default ``run_dir/sweep``). ``confirm``: synthesize the K best
-    unmeasured points for real with the run's backend into its store, ranked ``by`` ``L``
-    (the lowest modelled mean end offset of A and F) or ``eta`` (the most negative modelled
-    η). ``train``: fit the models on these conditions of the run only (default: all).
-    ``folds``: folds of talks for the duration model's held-out error. ``service``: ``fit``,
-    ``zero`` or ``scale=F``. ``duration_terms``: what the duration model reads, ``auto``
-    (the backend's phonemes where it has a phonemizer, Piper; else the text), ``text`` or
-    ``phonemes``. ``progress``: a :class:`~simulplay.core.progress.Progress` that
-    the confirming synthesis reports to (None: nothing).
-
-    Returns a :class:`SweepOutput`. Its ``table`` holds the rows of ``sweep.parquet`` (its
-    ``signature`` column left out): one per panel (backend, realization) × family × grid
-    point with ``family``,
-    ``rule``, the grid's parameters, ``modelled_eta_s`` and its interval
-    ``modelled_ci_low_s``/``modelled_ci_high_s``, ``modelled_L_a_s``/``modelled_L_f_s``
-    with theirs, ``n_requests_a``/``n_requests_f``, ``measured``, ``confirmed`` and the
-    measured η and L with their intervals (NaN where the point was not synthesized); times
-    in seconds. Every ``modelled_`` value is a model's, not a measurement. Beside it: the
-    self-check ``check`` (modelled vs measured per panel and measured condition,
-    ``sweep_check.parquet``) and ``check_per_talk``, the fitted ``models``
-    (``sweep_models.csv``), each with its own signatures; ``notes``: the self-check's
-    summary and its warnings (each also issued as a Python warning); ``confirmed``: the
-    rules this call synthesized; ``path``: the ``sweep.parquet`` written.
-    """
-    from simulplay.analysis.sweep import sweep_service
-    from simulplay.core.progress import NO_PROGRESS
-    from simulplay.grouping.grid import parse_grids
-    from simulplay.workflows.sweep import BY, TERMS, sweep_run
-    from simulplay.workflows.sweep_files import model_table
-
-    root = as_path(run_dir, "run_dir", RUN_FOLDER)
-    texts = as_strings(rules, "rules", "a grid such as 'timer:w=0.5..8:0.5', or a list of them")
-    if not texts:
-        raise InputError.at("rules", "is empty", accepted="at least one grid NAME:key=VALUES")
-    parse_grids(texts, source="rules")
-    for name, value, least in (("confirm", confirm, 0), ("folds", folds, 2)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise InputError.at(name, f"is {value!r}", accepted=f"a whole number ≥ {least}")
-    sweep_service(as_text(service, "service"), source="service")
-    res = sweep_run(root, texts, out=None if out is None else as_path(out, "out", "a folder for the sweep's files"),
-                    confirm=confirm, by=as_choice(by, "by", BY), folds=folds, service=service,
-                    terms=as_choice(duration_terms, "duration_terms", TERMS),
-                    train=as_strings(train, "train", "a condition of the run, or a list of them"),
-                    progress=progress or NO_PROGRESS)
-    check = res.check
-    for w in check.warnings:
-        warnings.warn(w, stacklevel=2)
-    models, model_signatures = model_table(res.result, res.signatures)
-    sigs = signatures_of(res.signatures)
-    return SweepOutput(fresh(res.table), sigs, shared_signature(sigs), fresh(check.table),
-                       signatures_of(check.signatures), fresh(check.per_talk),
-                       signatures_of(check.per_talk_signatures), fresh(models), signatures_of(model_signatures),
-                       (check.summary, *check.warnings), tuple(res.confirmed), str(res.out / "sweep.parquet"))

@@ -1,11 +1,12 @@
 """What the API functions share: argument checks, each raising an
-:class:`~simulplay.core.errors.InputError` of one line that names the argument (as the command
+``simulplay.core.errors.InputError`` of one line that names the argument (as the command
 line names its flag), and the tables (results, DataFrames or files) they take."""
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ TRACE_INPUT = "a trace (read_trace result or DataFrame), a trace file path (.par
 
 def frame_of(value: Any, name: str) -> tuple[pd.DataFrame, Signatures | None, dict[str, Any]] | None:
     """A result's main table with its row signatures and shared signature (a
-    :class:`SignedTable` or :class:`ReplayOutput`), a plain DataFrame unsigned, or None
+    ``SignedTable`` or ``ReplayOutput``), a plain DataFrame unsigned, or None
     for anything else (a path, which the caller reads)."""
     if isinstance(value, SignedTable):
         return fresh(value.table), value.signatures, value.signature
@@ -80,7 +81,7 @@ def as_streams(trace: Any) -> tuple[list, list[Path]]:
 
 
 def as_requests_file(requests: Any, tmp: Path) -> Path:
-    """A requests table as a file: the path given, or a table (a :func:`group` result with
+    """A requests table as a file: the path given, or a table (a ``group`` result with
     its signatures, or a DataFrame) written as ``requests.parquet`` in ``tmp``."""
     given = frame_of(requests, "requests")
     if given is None:
@@ -105,22 +106,60 @@ def as_rules(rule: Any) -> list:
     return unique_rules([parse_rule(t, source="rule") for t in texts])
 
 
-def as_bootstrap(options: dict[str, Any]):
-    """:class:`Bootstrap` from keyword options (its field names; values of the field's type)."""
-    from simulplay.analysis.bootstrap import Bootstrap
+def bootstrap_settings(*, draws: Any, seed: Any, quantile_method: Any, confidence: Any, bootstrap_rng: Any,
+                       bootstrap: Any, talk_order: Any):
+    """``Bootstrap`` from the API's keywords, named as the command line's flags
+    (``quantile_method``: ``--quantile-method``, ``bootstrap_rng``: ``--bootstrap-rng``,
+    ``bootstrap``: ``--bootstrap``, the preset; None: the default or the preset's value);
+    a wrong type or value is an InputError naming the keyword."""
+    from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, PRESETS, Bootstrap, apply_preset
 
-    fields = {f.name: f.type for f in dataclasses.fields(Bootstrap)}
-    accepted = ", ".join(f"{k}=" for k in fields)
-    for k, v in options.items():
-        if k not in fields:
-            raise InputError.at(f"option '{k}'", "is not a bootstrap option", accepted=accepted)
-        kind = {"int": int, "float": (int, float), "str": str, "bool": bool}.get(str(fields[k]).split(" ")[0])
-        if kind is not None and (not isinstance(v, kind) or (kind is not bool and isinstance(v, bool))):
-            raise InputError.at(f"option '{k}'", f"is {kind_of(v)}", accepted=f"{k}: {fields[k]}")
+    for name, value, kind, accepted in (("draws", draws, int, "a whole number ≥ 1"),
+                                        ("seed", seed, int, "a whole number ≥ 0"),
+                                        ("confidence", confidence, (int, float), "a number in (0, 1)"),
+                                        ("talk_order", talk_order, str, "sorted or given")):
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise InputError.at(name, f"is {kind_of(value)}", accepted=accepted)
+    chosen = {}
+    for name, key, value in (("quantile_method", "method", quantile_method), ("bootstrap_rng", "rng", bootstrap_rng)):
+        if value is not None:
+            chosen[key] = as_text(value, name, "text or None")
+    if bootstrap is not None:
+        try:
+            chosen = apply_preset(as_text(bootstrap, "bootstrap", f"a preset name ({', '.join(PRESETS)}) or None"),
+                                  chosen, {}, names={"rng": "bootstrap_rng", "method": "quantile_method"})
+        except ValueError as e:
+            raise InputError.at("bootstrap", str(e), accepted=f"one of {', '.join(PRESETS)}, without a different "
+                                "bootstrap_rng or quantile_method") from e
     try:
-        return Bootstrap(**options)
+        return Bootstrap(draws=draws, seed=seed, method=chosen.get("method", ENDPOINT_METHOD), confidence=confidence,
+                         rng=chosen.get("rng", ENDPOINT_RNG), talk_order=talk_order)
     except ValueError as e:
-        raise InputError.at("bootstrap options", str(e), accepted=accepted) from e
+        raise InputError.at("bootstrap settings", str(e), accepted="draws ≥ 1, seed ≥ 0, quantile_method a NumPy "
+                            "quantile method or an order:… convention, 0 < confidence < 1, bootstrap_rng numpy or "
+                            "python, talk_order sorted or given") from e
+
+
+def renamed(**old_to_new: str):
+    """Keep a renamed keyword working for one release: ``@renamed(method="quantile_method")``
+    passes ``method=`` on as ``quantile_method=`` with a ``DeprecationWarning``; both
+    at once is an InputError."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            for old, new in old_to_new.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise InputError.at(old, f"is given with {new}", accepted=f"{new}= only ({old}= is its old name)")
+                warnings.warn(f"simulplay.{fn.__name__}: {old}= is deprecated and goes in the next release; use "
+                              f"{new}=, the name of the command line's --{new.replace('_', '-')}",
+                              DeprecationWarning, stacklevel=2)
+                kwargs[new] = kwargs.pop(old)
+            return fn(*args, **kwargs)
+        inner.renamed = dict(old_to_new)
+        return inner
+    return wrap
 
 
 def as_pair(value: Any, name: str, parse) -> tuple[str, str]:
@@ -164,6 +203,16 @@ def as_count(value: Any, name: str, *, optional: bool = True) -> Any:
     """A whole number ≥ 1 (not a bool), or None when ``optional``."""
     if (value is not None or not optional) and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise InputError.at(name, f"is {value!r}", accepted="a whole number ≥ 1")
+    return value
+
+
+def as_whole(value: Any, name: str, least: int, kind: type = int) -> Any:
+    """A number ≥ ``least`` (not a bool): a whole number, or any real number when ``kind``
+    is float."""
+    kinds = (int, float) if kind is float else int
+    if isinstance(value, bool) or not isinstance(value, kinds) or value < least:
+        raise InputError.at(name, f"is {value!r}",
+                            accepted=f"{'a number' if kind is float else 'a whole number'} ≥ {least}")
     return value
 
 

@@ -24,9 +24,9 @@ Signatures = tuple[dict[str, Any], ...]
 
 @dataclasses.dataclass(frozen=True)
 class SignedTable:
-    """One table with what produced it (:func:`~simulplay.api.read_trace`,
-    :func:`~simulplay.api.group`, :func:`~simulplay.api.bootstrap` and the tables of a
-    :class:`~simulplay.api.Run`).
+    """One table with what produced it ([`read_trace`][simulplay.api.read_trace],
+    [`group`][simulplay.api.group], [`bootstrap`][simulplay.api.bootstrap] and the tables of a
+    [`Run`][simulplay.api.Run]).
 
     Attributes:
         table: the rows (times in seconds, every ``_s`` column in seconds).
@@ -44,7 +44,7 @@ class SignedTable:
     notes: tuple[str, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
-        """A copy of :attr:`table`."""
+        """A copy of ``table``."""
         return self.table.copy()
 
     def rows(self, keep: Any) -> SignedTable:
@@ -56,25 +56,27 @@ class SignedTable:
 
 @dataclasses.dataclass(frozen=True)
 class ManifestOutput(SignedTable):
-    """The request manifest :func:`~simulplay.api.synthesize` returns: ``table`` has one
+    """The request manifest [`synthesize`][simulplay.api.synthesize] returns: ``table`` has one
     row per request (``dispatch_s``, ``service_s``, ``audio_s``, ``source_s`` in seconds,
     ``n_samples`` at ``sample_rate`` Hz, ``error``); ``signature`` is the run's and
     ``paths`` the manifest file written (empty when ``out`` was None).
 
     Attributes:
-        stats: requests ``synthesized``, ``already_in_store``, ``failed`` and ``damaged``.
+        stats: requests ``synthesized``, ``already_in_store``, ``failed`` and ``damaged``;
+            ``retries`` and ``worker_deaths`` of a parallel executor; ``contention_ratio``,
+            its median parallel/serial service-time ratio (None when not measured).
         clock: the clock check (None where the backend measured no service time).
         chunks: the chunk table written beside the manifest (None when ``out`` was None).
     """
 
-    stats: dict[str, int] = dataclasses.field(default_factory=dict)
+    stats: dict[str, Any] = dataclasses.field(default_factory=dict)
     clock: dict[str, Any] | None = None
     chunks: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
 class ReplayOutput:
-    """A replay (:func:`~simulplay.api.replay`): the playback summary and the parts played.
+    """A replay ([`replay`][simulplay.api.replay]): the playback summary and the parts played.
 
     Attributes:
         summary: one row per output: ``n_parts``, ``first_play_s`` and ``end_s``
@@ -95,7 +97,7 @@ class ReplayOutput:
     excluded: tuple[str, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
-        """A copy of :attr:`summary`."""
+        """A copy of ``summary``."""
         return self.summary.copy()
 
     def rows(self, keep: Any) -> ReplayOutput:
@@ -110,7 +112,7 @@ class ReplayOutput:
 
 @dataclasses.dataclass(frozen=True)
 class EtaOutput:
-    """η and the tables behind it (:func:`~simulplay.api.eta`); every value in seconds.
+    """η and the tables behind it ([`eta`][simulplay.api.eta]); every value in seconds.
 
     Attributes:
         eta: one row per panel and condition other than the reference: ``n_talks``,
@@ -119,12 +121,12 @@ class EtaOutput:
         signatures: one per η row.
         per_talk: δ(reference), δ, η and its parts per panel, talk and condition.
         per_talk_signatures: one per per-talk row.
-        contrasts: δ(P1) − δ(P2) per contrast pair (no rows without ``contrasts``).
+        contrasts: δ(P1) − δ(P2) per contrast pair (no rows without ``contrast``).
         contrast_signatures: one per contrast row.
         interaction: η(B1) − η(B2) per backend pair and condition (None without
-            ``interactions``).
+            ``interaction``).
         interaction_signatures: one per interaction row (None with it).
-        interaction_per_talk: the interaction per talk (None without ``interactions``).
+        interaction_per_talk: the interaction per talk (None without ``interaction``).
         interaction_per_talk_signatures: one per row of it (None with it).
         signature: the settings every η row shares.
         notes: the small-panel notes of the η table (fewer than 10 talks).
@@ -148,13 +150,13 @@ class EtaOutput:
     excluded: tuple[str, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
-        """A copy of the η table, :attr:`eta`."""
+        """A copy of the η table, ``eta``."""
         return self.eta.copy()
 
 
 @dataclasses.dataclass(frozen=True)
 class SweepOutput:
-    """A modelled sweep (:func:`~simulplay.api.sweep`) and its self-check; every
+    """A modelled sweep ([`sweep`][simulplay.api.sweep]) and its self-check; every
     ``modelled_`` value is a model's, not a measurement; times in seconds.
 
     Attributes:
@@ -189,7 +191,7 @@ class SweepOutput:
     path: str
 
     def to_frame(self) -> pd.DataFrame:
-        """A copy of the sweep table, :attr:`table`."""
+        """A copy of the sweep table, ``table``."""
         return self.table.copy()
 
 

@@ -220,7 +220,7 @@ def test_replay_and_eta_equal_the_commands_to_the_bit(tmp_path):
 
 
 def test_the_interaction_tables_equal_the_commands(tmp_path):
-    """Two backends' summaries in one table: eta(interactions=…) holds the interaction and
+    """Two backends' summaries in one table: eta(interaction=…) holds the interaction and
     its per-talk rows that `simulplay eta --interaction` writes, signatures included."""
     one, two = random_manifest(seed=3), random_manifest(seed=4)
     manifest = pd.concat([one.assign(backend="b1"), two.assign(backend="b2", source_s=one["source_s"])],
@@ -230,7 +230,7 @@ def test_the_interaction_tables_equal_the_commands(tmp_path):
     run_cli("eta", tmp_path / "s.csv", "--a", "A", "--f", "F", "--reference", "immediate", "--draws", "300",
             "--interaction", "b1,b2", "--out", tmp_path / "e.parquet", "--interaction-out", tmp_path / "i.parquet",
             "--interaction-per-talk", tmp_path / "ipt.parquet")
-    eta = simulplay.eta(tmp_path / "s.csv", a="A", f="F", reference="immediate", draws=300, interactions=["b1,b2"])
+    eta = simulplay.eta(tmp_path / "s.csv", a="A", f="F", reference="immediate", draws=300, interaction=["b1,b2"])
     same_table(eta.interaction, eta.interaction_signatures, tmp_path / "i.parquet", drop=("signature",))
     same_table(eta.interaction_per_talk, eta.interaction_per_talk_signatures, tmp_path / "ipt.parquet")
     assert eta.interaction["condition"].tolist() == ["timer:w=4", "punct:cap=2,min_words=3"]
@@ -277,7 +277,7 @@ def test_bootstrap_by_hand():
     the pair p − q is −3 or −1 per talk: mean −2, interval [−3, −1], both talks negative."""
     table = pd.DataFrame({"talk_id": ["x", "y", "x", "y"], "panel": ["p", "p", "q", "q"],
                           "gain_s": [-1.0, 1.0, 2.0, 2.0]})
-    result = simulplay.bootstrap(table, value="gain_s", by="panel", pairs=["p,q"])
+    result = simulplay.bootstrap(table, value="gain_s", by="panel", pair=["p,q"])
     out = result.table
     assert out.columns.tolist() == ["condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive"]
     assert out.to_dict("records") == [
@@ -298,7 +298,7 @@ def test_bootstrap_equals_the_bootstrap_command(tmp_path):
     table.to_csv(tmp_path / "t.csv", index=False)
     run_cli("bootstrap", tmp_path / "t.csv", "--value", "u_s,w_s", "--pair", "u_s,w_s", "--draws", "500",
             "--out", tmp_path / "b.csv")
-    api = simulplay.bootstrap(table, value=["u_s", "w_s"], pairs=["u_s,w_s"], draws=500)
+    api = simulplay.bootstrap(table, value=["u_s", "w_s"], pair=["u_s,w_s"], draws=500)
     cli = pd.read_csv(tmp_path / "b.csv").drop(columns="signature", errors="ignore")
     pd.testing.assert_frame_equal(api.to_frame(), cli, check_dtype=False)
 
@@ -307,7 +307,7 @@ def test_bootstrap_of_the_per_talk_table_gives_the_eta_intervals():
     """η's interval is the bootstrap of its per-talk η with the same settings: one index
     matrix over the sorted talks, as eta draws it."""
     summary = simulplay.replay(random_manifest(n_talks=7, seed=11))
-    options = {"draws": 2000, "seed": 5, "method": "linear", "confidence": 0.9}
+    options = {"draws": 2000, "seed": 5, "quantile_method": "linear", "confidence": 0.9}
     result = simulplay.eta(summary, a="A", f="F", reference="immediate", **options)
     eta = result.eta
     shuffled = result.per_talk.sample(frac=1, random_state=0)  # talk order in the table does not matter
@@ -321,15 +321,21 @@ def test_bootstrap_of_the_per_talk_table_gives_the_eta_intervals():
 
 def test_bootstrap_passes_every_option_of_the_library_through():
     """Every field of simulplay.analysis.bootstrap.Bootstrap is a keyword of bootstrap()
-    and eta(): options added to the library arrive without a change here."""
+    and eta(), under the command line's name (method: quantile_method, rng: bootstrap_rng)."""
     import dataclasses
+    import inspect
 
     from simulplay.analysis.bootstrap import Bootstrap
 
+    api_name = {"method": "quantile_method", "rng": "bootstrap_rng"}
     table = pd.DataFrame({"talk_id": list("abcd"), "v": [0.5, -0.2, 0.9, 0.1]})
     for field in dataclasses.fields(Bootstrap):
-        value = {"draws": 300, "seed": 0, "method": "nearest", "confidence": 0.8}.get(field.name, field.default)
-        out = simulplay.bootstrap(table, value="v", **{field.name: value})
+        name = api_name.get(field.name, field.name)
+        for function in (simulplay.eta, simulplay.bootstrap):
+            assert name in inspect.signature(function).parameters, (function.__name__, name)
+        value = {"draws": 300, "seed": 0, "method": "nearest", "confidence": 0.8, "rng": "python",
+                 "talk_order": "given"}[field.name]
+        out = simulplay.bootstrap(table, value="v", **{name: value})
         boot = Bootstrap(**{field.name: value})
         low, high = boot.interval(np.array([0.5, -0.2, 0.9, 0.1]), boot.indices(4))
         assert (out.table.loc[0, "ci_low"], out.table.loc[0, "ci_high"]) == (low, high), field.name
