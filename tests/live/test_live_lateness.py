@@ -1,6 +1,6 @@
 """The client's lateness is recorded as it happened: a loop blocked on purpose past two
 requests' release times makes them late by the block's overrun, and the sends reach the
-server after they are recorded as sent."""
+server after they are recorded as sent; the client's wake-up never comes before its time."""
 
 import asyncio
 import math
@@ -61,3 +61,16 @@ def test_a_blocked_loop_makes_requests_late_by_the_block():
     assert rows["send_late_s"].tolist() == pytest.approx([r.sent_s - r.due_s for r in records])
     summary = lateness(rows)
     assert summary["send"]["max_ms"] == pytest.approx(max(LATE.values()) * 1e3, abs=TOL_S * 1e3)
+
+
+def test_sleep_until_never_returns_early():
+    async def run() -> list[float]:
+        start = live_client.clock()
+        early = []
+        for k in range(20):  # deadlines around the timer/yield switch, and past ones
+            deadline = start + 0.002 * k + (live_client.SPIN_S if k % 2 else 0.0) - 0.001
+            await live_client.sleep_until(deadline)
+            early.append(deadline - live_client.clock())
+        return early
+
+    assert max(asyncio.run(run())) <= 0
