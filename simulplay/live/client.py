@@ -21,9 +21,13 @@ than the timeout or is cut off) keeps its ``status`` and ``error``; the output g
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import importlib.util
 import math
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import httpx
@@ -33,7 +37,20 @@ from simulplay.analysis.player import first_audible_part
 from simulplay.backends.base import BackendError
 from simulplay.backends.served import PcmDecoder
 
+if importlib.util.find_spec("sniffio") is None:
+    # httpcore asks ``import sniffio`` on every lock and every request; without sniffio
+    # installed (httpx no longer needs it) each failed import searches sys.path again, about
+    # 50 µs a time and ten times a request, on the event loop. A None entry makes the import
+    # fail at once, with the same result (httpcore then assumes asyncio, as it would).
+    sys.modules.setdefault("sniffio", None)
+
 NAN = math.nan
+#: Seconds before a release at which the client stops sleeping on the loop's timer (whose
+#: wake-up is up to a millisecond late: epoll counts whole milliseconds) and yields to the
+#: loop until the release instead (docs/live.md, "Lateness and the verdict"). Longer spins
+#: (1.5 ms) made the p99 worse on a busy machine: a process that keeps running loses the
+#: scheduler's preference that a waking one gets.
+SPIN_S = 0.0005
 #: Seconds between the moment an output's session starts and its time 0, so that sessions
 #: started together all begin on time.
 LEAD_S = 0.05
@@ -112,12 +129,34 @@ class Record:
         return clock() - self.t0
 
 
+async def sleep_until(deadline: float) -> None:
+    """Return at ``deadline`` (on :data:`clock`): sleep on the loop's timer until
+    :data:`SPIN_S` before it, then yield to the loop (other sessions run) until it passes."""
+    while (left := deadline - clock()) > 0:
+        await asyncio.sleep(left - SPIN_S if left > SPIN_S else 0)
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Keep the garbage collector's full passes short during a run: every object alive at
+    the start (pandas, numpy, the plan) is moved out of its generations (:func:`gc.freeze`),
+    so that a full collection scans only what the run made (a 50 ms pause before)."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 class Failure(Exception):
     """A request that did not deliver its audio (the message is recorded)."""
 
 
-async def send(client: httpx.AsyncClient, endpoint: Endpoint, rec: Record) -> None:
-    """Send one request and read its audio piece by piece, recording every time on ``rec``."""
+async def send(client: httpx.AsyncClient, endpoint: Endpoint, rec: Record, *, keep_pieces: bool = False) -> None:
+    """Send one request and read its audio piece by piece, recording every time on ``rec``;
+    its first audible piece is found at the end, or with ``keep_pieces`` later by the
+    caller (:func:`find_first_audible`)."""
     received = 0
     rec.sent_s = rec.now()
     try:
@@ -155,6 +194,13 @@ async def send(client: httpx.AsyncClient, endpoint: Endpoint, rec: Record) -> No
     except asyncio.CancelledError:
         rec.fail("interrupted")
         raise
+    if not keep_pieces:
+        find_first_audible(rec)
+
+
+def find_first_audible(rec: Record) -> None:
+    """Set ``first_audible_s`` from the received pieces (a scan of the whole response: done
+    after the run where the audio is kept, so that it takes no time from the loop)."""
     if rec.ok and rec.pieces:
         k = first_audible_part(rec.pieces, rec.sample_rate)
         rec.first_audible_s = rec.chunk_s[k] if k >= 0 else NAN
@@ -168,11 +214,9 @@ async def session(client: httpx.AsyncClient, endpoint: Endpoint, records: Sequen
     for rec in records:
         rec.t0 = t0
         rec.due_s = max(rec.dispatch_s, previous_end)
-        wait = t0 + rec.dispatch_s - clock()
-        if wait > 0:
-            await asyncio.sleep(wait)
+        await sleep_until(t0 + rec.dispatch_s)
         rec.released_s = rec.now()
-        await send(client, endpoint, rec)
+        await send(client, endpoint, rec, keep_pieces=True)
         previous_end = rec.ended_s
 
 
@@ -187,27 +231,44 @@ async def warm_up(client: httpx.AsyncClient, endpoint: Endpoint) -> None:
 WARM_UP_TEXT = "Warm up."
 
 
-def http_client(endpoint: Endpoint, connections: int) -> httpx.AsyncClient:
-    """The one asyncio HTTP client every live command sends through: ``endpoint.timeout``
-    (s) on every wait, up to ``connections`` connections kept open, no proxy from the
-    environment."""
+def http_client(endpoint: Endpoint, connections: int, ssl_context=None) -> httpx.AsyncClient:
+    """An asyncio HTTP client as every live command sends through: ``endpoint.timeout`` (s)
+    on every wait, up to ``connections`` connections kept open, no proxy from the
+    environment; ``ssl_context`` (one shared by many clients: building one takes ~40 ms)."""
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    return httpx.AsyncClient(timeout=httpx.Timeout(endpoint.timeout), limits=limits, trust_env=False)
+    return httpx.AsyncClient(timeout=httpx.Timeout(endpoint.timeout), limits=limits, trust_env=False,
+                             verify=ssl_context if ssl_context is not None else True)
+
+
+@contextlib.asynccontextmanager
+async def http_clients(endpoint: Endpoint, n: int, connections: int = 1):
+    """``n`` clients of ``connections`` connections each, one per output (or load client).
+    One pool for all would cost every request a scan of every pooled connection (httpcore
+    checks each idle one for expiry, quadratic in their number: ~2 ms a request with 27,
+    most of the client's lateness before); small pools keep that constant."""
+    ssl_context = httpx.create_ssl_context()
+    async with contextlib.AsyncExitStack() as stack:
+        yield [await stack.enter_async_context(http_client(endpoint, connections, ssl_context)) for _ in range(n)]
 
 
 async def run_sessions(endpoint: Endpoint, outputs: Sequence[Sequence[Record]], concurrent: int | None = None) -> None:
     """Run every output's session, all at once or ``concurrent`` at a time (each output's
-    time 0 is when its session starts), on one httpx client."""
+    time 0 is when its session starts), each on its own httpx client (one connection, kept
+    open). The warm-up request goes through the first output's client."""
     n = len(outputs) if concurrent is None else max(1, min(concurrent, len(outputs)))
     gate = asyncio.Semaphore(n)
-    timeout = httpx.Timeout(endpoint.timeout)
-    limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
 
-    async with httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False) as client:
-        await warm_up(client, endpoint)
+    with frozen_heap():
+        async with http_clients(endpoint, len(outputs)) as clients:
+            if clients:
+                await warm_up(clients[0], endpoint)
 
-        async def one(records: Sequence[Record]) -> None:
-            async with gate:
-                await session(client, endpoint, records)
+            async def one(client: httpx.AsyncClient, records: Sequence[Record]) -> None:
+                async with gate:
+                    await session(client, endpoint, records)
 
-        await asyncio.gather(*(one(r) for r in outputs))
+            try:
+                await asyncio.gather(*(one(c, r) for c, r in zip(clients, outputs)))
+            finally:  # the audio is all kept: its first audible pieces are found after the run
+                for rec in (r for records in outputs for r in records):
+                    find_first_audible(rec)

@@ -2,8 +2,8 @@
 
 Per level c of ``--concurrency``: one untimed warm burst (c requests at once, awaited), then
 the timed requests, on the same asyncio client as ``simulplay live``
-(:func:`simulplay.live.client.send`, one :func:`~simulplay.live.client.http_client` for the
-whole run):
+(:func:`simulplay.live.client.send`, an httpx client per load client or arrival stream,
+:func:`~simulplay.live.client.http_clients`):
 
 * closed loop (default): c clients, each sends a request, reads its streamed audio to the
   end and sends the next; a request is due when its client's previous one ended;
@@ -38,13 +38,14 @@ from simulplay.backends.served import HttpBackend, HttpSettings
 from simulplay.core.errors import InputError
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import read_table, write_table
-from simulplay.live.client import NAN, Endpoint, Record, clock, http_client, send
+from simulplay.live.client import NAN, Endpoint, Record, clock, frozen_heap, http_clients, send, sleep_until
 from simulplay.live.loadstats import LOAD_COLUMNS, knees, level_row, request_frame
 from simulplay.live.server import served
 from simulplay.live.tables import LAG_P99_S
 
 DEMO_RULES = ("immediate", "timer:w=2", "timer:w=4", "punct", "words")
 MIX_SEED = 0  # the order of the default mix
+OPEN_CONNECTIONS = 256  # open loop: connections per level, at most (plus one per stream)
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def texts_sha256(texts: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()
 
 
-async def _closed(client, endpoint: Endpoint, texts: Sequence[str], c: int, plan: LoadPlan) -> list[Record]:
+async def _closed(clients, endpoint: Endpoint, texts: Sequence[str], c: int, plan: LoadPlan) -> list[Record]:
     t0, records = clock(), []
     taken = 0
 
@@ -136,7 +137,7 @@ async def _closed(client, endpoint: Endpoint, texts: Sequence[str], c: int, plan
             rec = Record(k, taken, NAN, texts[taken % len(texts)], t0=t0, due_s=due)
             taken += 1
             records.append(rec)
-            await send(client, endpoint, rec)
+            await send(clients[k], endpoint, rec)
             rec.pieces.clear()  # the audio is not kept; its arrival times and sample counts are
             due = rec.ended_s
 
@@ -156,7 +157,7 @@ def arrivals(c: int, plan: LoadPlan, rng: np.random.Generator) -> tuple[np.ndarr
     return t[keep], s[keep]
 
 
-async def _open(client, endpoint: Endpoint, texts: Sequence[str], c: int, plan: LoadPlan,
+async def _open(clients, endpoint: Endpoint, texts: Sequence[str], c: int, plan: LoadPlan,
                 rng: np.random.Generator) -> list[Record]:
     times, streams = arrivals(c, plan, rng)
     t0 = clock() + 0.05
@@ -164,36 +165,37 @@ async def _open(client, endpoint: Endpoint, texts: Sequence[str], c: int, plan: 
                for i, (a, s) in enumerate(zip(times, streams))]
 
     async def one(rec: Record) -> None:
-        wait = t0 + rec.dispatch_s - clock()
-        if wait > 0:
-            await asyncio.sleep(wait)
+        await sleep_until(t0 + rec.dispatch_s)
         rec.released_s = rec.now()
-        await send(client, endpoint, rec)
+        await send(clients[rec.output], endpoint, rec)
         rec.pieces.clear()
 
     await asyncio.gather(*(one(r) for r in records))
     return records
 
 
-async def _warm(client, endpoint: Endpoint, texts: Sequence[str], c: int) -> list[Record]:
+async def _warm(clients, endpoint: Endpoint, texts: Sequence[str], c: int) -> list[Record]:
     t0 = clock()
     records = [Record(k, -1 - k, NAN, texts[-1 - k % len(texts)], t0=t0, due_s=0.0) for k in range(c)]
-    await asyncio.gather(*(send(client, endpoint, r) for r in records))
+    await asyncio.gather(*(send(clients[k], endpoint, r) for k, r in enumerate(records)))
     for r in records:
         r.pieces.clear()
     return records
 
 
 async def measure(endpoint: Endpoint, texts: Sequence[str], plan: LoadPlan) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run every level on one client; the load table and the requests table."""
+    """Run every level; the load table and the requests table. Each of a level's c clients
+    (closed loop) or arrival streams (open loop) sends through an httpx client of its own:
+    one connection, or in the open loop ⌈256 / c⌉ (about 256 for the level)."""
     rng = np.random.default_rng(plan.seed)
     rows, frames = [], []
-    connections = max(plan.levels) if plan.rate is None else 256
-    async with http_client(endpoint, connections) as client:
-        for c in plan.levels:
-            warm = await _warm(client, endpoint, texts, c)
-            timed = await (_closed(client, endpoint, texts, c, plan) if plan.rate is None
-                           else _open(client, endpoint, texts, c, plan, rng))
+    for c in plan.levels:
+        per_client = 1 if plan.rate is None else -(-OPEN_CONNECTIONS // c)
+        async with http_clients(endpoint, c, per_client) as clients:
+            warm = await _warm(clients, endpoint, texts, c)
+            with frozen_heap():
+                timed = await (_closed(clients, endpoint, texts, c, plan) if plan.rate is None
+                               else _open(clients, endpoint, texts, c, plan, rng))
             flags = [True] * len(warm) + [False] * len(timed)
             req = request_frame([*warm, *timed], [c] * len(flags), flags)
             sent = [r for r in timed if not math.isnan(r.sent_s)]

@@ -87,6 +87,9 @@ class WorkerPool:
 
 class SpeechServer(ThreadingHTTPServer):
     daemon_threads = True
+    # a burst of c connections at once (a load level, a panel's outputs) beyond the listen
+    # backlog (socketserver's 5) loses SYNs, which the client's kernel resends after 1 s
+    request_queue_size = 256
 
     def __init__(self, backend: Backend | Sequence[Backend], address: tuple[str, int], *, model: str | None = None,
                  api_key: str | None = None, log: Callable[[str], None] | None = None):

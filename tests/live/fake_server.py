@@ -28,6 +28,9 @@ def tone(n: int, start: int = 0) -> bytes:
 
 class ScriptedServer(ThreadingHTTPServer):
     daemon_threads = True
+    # a burst of c connections at once (a load level, a panel's outputs) beyond the listen
+    # backlog (socketserver's 5) loses SYNs, which the client's kernel resends after 1 s
+    request_queue_size = 256
 
     def __init__(self, scripts: dict[str, list], default: list | None = None):
         super().__init__(("127.0.0.1", 0), Handler)
@@ -35,6 +38,9 @@ class ScriptedServer(ThreadingHTTPServer):
         self.default = default or [("audio", 2400)]
         self.closing = threading.Event()
         self.received: list[tuple[str, float]] = []  # (text, monotonic arrival)
+        #: seconds by which the server itself wrote a chunk later than its script says (the
+        #: sleeps since the request arrived), at most over every request: its own lateness
+        self.lag = 0.0
         self.arrived = threading.Condition()
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
 
@@ -76,13 +82,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802
         text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
+        arrival = time.perf_counter()
         with self.server.arrived:
-            self.server.received.append((text, time.perf_counter()))
+            self.server.received.append((text, arrival))
             self.server.arrived.notify_all()
-        started, done = False, 0
+        started, done, scripted = False, 0, 0.0
         for kind, value in self.server.scripts.get(text, self.server.default):
             if kind == "sleep":
                 time.sleep(value)
+                scripted += value
             elif kind == "status":
                 body = json.dumps({"error": {"message": "scripted failure"}}).encode()
                 self.send_response(value)
@@ -106,6 +114,7 @@ class Handler(BaseHTTPRequestHandler):
                 done += value
                 self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
+                self.server.lag = max(self.server.lag, time.perf_counter() - arrival - scripted)
         if not started:
             self._start()
         self.wfile.write(b"0\r\n\r\n")

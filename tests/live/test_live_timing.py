@@ -37,7 +37,9 @@ def test_two_request_session_matches_the_hand_worked_timeline(cli, tmp_path, tra
     req = pd.read_parquet(tmp_path / "run" / "requests.parquet")
     late = req["send_late_s"].max()
     assert late >= 0
-    tol = late + 0.015  # the client's lateness, plus loopback transfer and the server's own sleeps
+    # the client's lateness, the server's own (its sleeps' overshoot on a busy machine), plus
+    # loopback transfer
+    tol = late + server.lag + 0.015
     a, b = req.iloc[0], req.iloc[1]
     assert a["dispatch_s"] == pytest.approx(0.2) and a["due_s"] == pytest.approx(0.2)
     assert a["first_byte_s"] == pytest.approx(0.30, abs=tol)
