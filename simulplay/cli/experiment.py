@@ -133,6 +133,8 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
                     notes=small_panel_notes(res.edges.eta.table, brief=True))
     if res.content is not None:
         print_diagnostics(res.content)
+    if res.quality is not None:
+        print_quality(res, exp)
     if res.sweep is not None:
         from simulplay.cli.sweep import print_sweep
 
@@ -145,6 +147,22 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
     typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")
     typer.echo(f"report: {(exp.out / 'report' / 'report.html').resolve()}")
     typer.echo(f"explorer: {(exp.out / 'explore' / 'index.html').resolve()}")
+
+
+def print_quality(res, exp) -> None:
+    """The quality table: per condition ΔOVRL, Δsimilarity and Δ joins per minute against the
+    reference (what the run scored, and the seconds it took, said under it)."""
+    from simulplay.analysis.quality_table import quality_summary
+    from simulplay.cli.console import print_table
+    from simulplay.workflows.quality import describe
+
+    table, sigs = quality_summary(res.quality.deltas, res.quality.reference, res.quality.delta_signatures)
+    table = table.drop(columns=[c for c in ("backend", "realization") if c in table and table[c].nunique() == 1])
+    print_table(table, sigs, title=f"Quality: Δ = condition − {res.quality.reference} (DNSMOS OVRL, similarity, "
+                "joins per minute of speech), paired talk bootstrap")
+    typer.echo(f"{describe(exp.quality)} Quality scoring took {res.timings.get('quality_s', 0.0):.1f} s; every "
+               f"score per output in {exp.out / 'quality.parquet'}, intervals of every score in "
+               f"{exp.out / 'quality.intervals.csv'}.")
 
 
 def eta_columns(table, *keys: str) -> list[str]:

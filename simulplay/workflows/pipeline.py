@@ -38,6 +38,7 @@ from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer,
 from simulplay.workflows.edges import EdgesRun, run_edges, write_edges
 from simulplay.workflows.eta_tables import write_eta_tables, write_noise_check
 from simulplay.workflows.experiment import Experiment, written
+from simulplay.workflows.quality import QualityResult, score_quality, write_quality
 from simulplay.workflows.reuse import make_or_reuse
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class RunResult:
     out: Path = Path(".")
     edges: EdgesRun | None = None  # the edge-silence replay, when the experiment lists thresholds
     content: DiagnosticsResult | None = None  # the [content] table (transcripts, content, word timing)
+    quality: QualityResult | None = None  # how the outputs sound (exp.quality; the demo's DEMO_QUALITY)
     noise: NoiseCheck | None = None  # η spread across realizations and their duration differences
     sweep: SweepRun | None = None  # the modelled sweep, when the experiment lists one
     syntheses: list[SynthResult] = field(default_factory=list)  # one per backend when the run has several
@@ -101,6 +103,9 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         if exp.content is not None else None
     t2 = time.perf_counter()
     res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
+    if exp.quality is not None:
+        res.quality = _quality(exp, synth, manifest, store, boot, allow_incomplete, progress)
+        res.timings["quality_s"] = time.perf_counter() - t2
     res.syntheses = syntheses if len(syntheses) > 1 else []
     res.edges = edges
     res.content = content
@@ -210,6 +215,20 @@ def _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete,
                            source=exp.source, progress=progress)
 
 
+def _quality(exp, synth, manifest, store, boot, allow_incomplete, progress) -> QualityResult:
+    """How the outputs sound (:class:`~simulplay.workflows.quality.QualitySettings`): quality.parquet
+    (per output), quality.requests.parquet and quality.intervals.parquet/.csv (per condition
+    and Δ against the reference, paired talk bootstrap)."""
+    q = exp.quality
+    res = score_quality(manifest, store.load_audio, metrics=q.metrics, reference=exp.reference, boot=boot,
+                        allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path),
+                        progress=progress, dnsmos_windows=q.dnsmos_windows, conditions=q.conditions)
+    write_quality(res, exp.out / "quality.parquet")
+    write_table(res.deltas, exp.out / "quality.intervals.csv", res.delta_signatures or {"table": "quality-intervals"},
+                kind="quality-intervals", signature_column=True)
+    return res
+
+
 def _noise(exp, synth, base_eta, variants) -> NoiseCheck:
     """η spread across realizations per replay and the duration noise (eta_spread.csv/.md,
     duration_noise.csv; written when the experiment has two realizations or more)."""
@@ -239,7 +258,8 @@ def experiment_record(exp: Experiment) -> dict[str, Any]:
         "contrasts": [list(c) for c in exp.contrasts], "variants": [written(exp, v) for v in exp.variants],
         "edges": list(exp.edges), "silent_parts": exp.silent_parts, "sweep": list(exp.sweep),
         "sweep_confirm": exp.sweep_confirm, "content": None if exp.content is None else asdict(exp.content),
-        "extra_backends": backends[1:], "source": exp.source}
+        "extra_backends": backends[1:], "source": exp.source,
+        **({"quality": exp.quality.to_dict()} if exp.quality is not None else {})}
 
 
 def _write_run_record(exp: Experiment, res: RunResult) -> None:
