@@ -180,7 +180,11 @@ def score_quality(manifest: pd.DataFrame, load_audio: LoadAudio, *, metrics: Seq
     out_sigs = [merge(s, sig) for s in res.signatures]
     per_output = pd.DataFrame(out_rows)
     per_request = pd.DataFrame(req_rows, columns=_request_columns(keys, metrics, dnsmos_windows is None))
-    deltas, delta_sigs = interval_table(per_output, keys, ref, boot or Bootstrap(), sig, limited)
+    panel_keys = [k for k in keys if k not in ("talk_id", "condition")]
+    upstream_of = {}  # (panel, condition) → the replay's signature of its first output (rule, backend, clock …)
+    for row, s in zip(out_rows, out_sigs):
+        upstream_of.setdefault((tuple(row[k] for k in panel_keys), row["condition"]), s)
+    deltas, delta_sigs = interval_table(per_output, keys, ref, boot or Bootstrap(), sig, limited, upstream_of)
     return QualityResult(per_request, per_output, deltas, req_sigs, out_sigs, delta_sigs, ref, list(res.excluded))
 
 
@@ -271,10 +275,14 @@ def score_columns(outputs: pd.DataFrame, keys: Sequence[str]) -> list[str]:
 
 
 def interval_table(outputs: pd.DataFrame, keys: list[str], ref: str, boot: Bootstrap,
-                   sig: Mapping[str, Any], limited: Sequence[str] = ()) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+                   sig: Mapping[str, Any], limited: Sequence[str] = (),
+                   upstream: Mapping[tuple, Mapping[str, Any]] | None = None,
+                   ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Per panel and score: each condition's mean and its Δ against ``ref``, with paired
-    talk-bootstrap intervals (module docstring); one signature per row. The scores of
-    :data:`LIMITED` compare only the ``limited`` conditions when given."""
+    talk-bootstrap intervals (module docstring); one signature per row, which starts from
+    ``upstream[(panel values, condition)]`` (the replay's, as the η table's rows do; a Δ row:
+    its condition's). The scores of :data:`LIMITED` compare only the ``limited`` conditions
+    when given."""
     panel_keys = [k for k in keys if k not in ("talk_id", "condition")]
     rows, sigs = [], []
     panels = outputs.groupby(panel_keys, sort=False) if panel_keys else [((), outputs)]
@@ -293,7 +301,9 @@ def interval_table(outputs: pd.DataFrame, keys: list[str], ref: str, boot: Boots
             for r in res.table.to_dict("records"):
                 rows.append({**dict(zip(panel_keys, panel)), "metric": col, **r,
                              "n_talks_left_out": int((~complete).sum())})
-                sigs.append(merge(sig, res.signature, {"table": "quality-intervals", "value": "metric"}))
+                first = str(r["condition"]).partition(PAIR_SIGN)[0]
+                sigs.append(merge((upstream or {}).get((panel, first)), sig, res.signature,
+                                  {"table": "quality-intervals", "value": "metric"}))
     return pd.DataFrame(rows, columns=[*panel_keys, *DELTA_COLUMNS]), sigs
 
 
