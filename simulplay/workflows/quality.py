@@ -28,6 +28,7 @@ without joins) is left out of that score's rows and counted in ``n_talks_left_ou
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -311,6 +312,40 @@ def quality_paths(out: Path) -> tuple[Path, Path, Path]:
     """The three tables: per output (``OUT``), per request and intervals beside it
     (``OUT.requests``, ``OUT.intervals`` before the suffix)."""
     return out, out.with_name(f"{out.stem}.requests{out.suffix}"), out.with_name(f"{out.stem}.intervals{out.suffix}")
+
+
+#: The hidden record of what a run's quality tables were made from (``simulplay run``/``demo``).
+QUALITY_RECORD = ".quality-inputs.json"
+
+
+def remember_quality(record: Path, key: Mapping[str, Any], paths: Sequence[Path]) -> None:
+    """Record ``key`` (what the tables were made from) and the SHA-256 of each table."""
+    from simulplay.core.atomic import write_atomic
+    from simulplay.core.provenance import sha256_of_file
+
+    files = {p.name: sha256_of_file(p) for p in paths}
+    write_atomic(record, json.dumps({"key": key, "files": files}, indent=1, default=str).encode("utf-8"))
+
+
+def reusable_quality(record: Path, key: Mapping[str, Any], paths: Sequence[Path],
+                     reference: str) -> QualityResult | None:
+    """The tables read back when ``record`` names ``key`` and every table is unchanged; else None."""
+    from simulplay.core.provenance import sha256_of_file
+    from simulplay.core.tables import read_table, stored_signatures
+
+    try:
+        saved = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if saved.get("key") != json.loads(json.dumps(key, default=str)) or not all(
+            p.is_file() and saved.get("files", {}).get(p.name) == sha256_of_file(p) for p in paths):
+        return None
+    frames = []
+    for p in paths[:3]:
+        df, meta = read_table(p)
+        frames.append((df.drop(columns="signature", errors="ignore"), stored_signatures(meta, len(df)) or []))
+    (outputs, out_sigs), (requests, req_sigs), (deltas, delta_sigs) = frames
+    return QualityResult(requests, outputs, deltas, req_sigs, out_sigs, delta_sigs, reference)
 
 
 def write_quality(res: QualityResult, out: Path) -> list[Path]:

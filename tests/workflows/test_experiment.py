@@ -169,3 +169,11 @@ def test_a_run_with_quality_writes_its_tables_prints_them_and_reports_table_19(f
     print_quality(res, SimpleNamespace(quality=settings, out=folder / "run"))
     shown = capsys.readouterr().out
     assert "joins_per_min" in shown and "Quality scoring took" in shown and "not scored: similarity" in shown
+    written = (folder / "run" / "quality.intervals.parquet").read_bytes()
+    again = run_experiment(dataclasses.replace(exp, quality=settings))  # nothing changed: read back, not scored
+    assert "the quality tables" in again.reused and "the quality tables" not in res.reused
+    assert (folder / "run" / "quality.intervals.parquet").read_bytes() == written
+    pd.testing.assert_frame_equal(again.quality.deltas, res.quality.deltas.astype(again.quality.deltas.dtypes))
+    assert again.quality.delta_signatures == res.quality.delta_signatures
+    other = run_experiment(dataclasses.replace(exp, quality=dataclasses.replace(settings, dnsmos_windows=2)))
+    assert "the quality tables" not in other.reused  # another setting: scored again
