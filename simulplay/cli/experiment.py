@@ -62,8 +62,10 @@ def demo(
     timer:w=2, timer:w=4, punct and words; replayed (also with chunk release, zero
     service, the modelled clock service=fit and edge silence removed at VAD thresholds
     0.3/0.5/0.7); a modelled sweep of 12 grouping settings (`simulplay sweep`) with its best
-    point synthesized for real; η with intervals printed and a report written. A second run
-    reuses the store. onnxruntime uses
+    point synthesized for real; how the outputs sound (joins at every request boundary of
+    every output, DNSMOS on the first 9.01 s of each output's speech under immediate and
+    timer:w=4; `simulplay quality` scores everything, docs: Quality) with intervals; η with
+    intervals printed and a report written. A second run reuses the store. onnxruntime uses
     min(4, CPU cores) intra-op threads here.
 
     Piper draws fresh noise in every run (onnxruntime seeds it once per process), so η
