@@ -62,8 +62,10 @@ def demo(
     timer:w=2, timer:w=4, punct and words; replayed (also with chunk release, zero
     service, the modelled clock service=fit and edge silence removed at VAD thresholds
     0.3/0.5/0.7); a modelled sweep of 12 grouping settings (`simulplay sweep`) with its best
-    point synthesized for real; η with intervals printed and a report written. A second run
-    reuses the store. onnxruntime uses
+    point synthesized for real; how the outputs sound (joins at every request boundary of
+    every output, DNSMOS on the first 9.01 s of each output's speech under immediate and
+    timer:w=4; `simulplay quality` scores everything, docs: Quality) with intervals; η with
+    intervals printed and a report written. A second run reuses the store. onnxruntime uses
     min(4, CPU cores) intra-op threads here.
 
     Piper draws fresh noise in every run (onnxruntime seeds it once per process), so η
@@ -133,6 +135,8 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
                     notes=small_panel_notes(res.edges.eta.table, brief=True))
     if res.content is not None:
         print_diagnostics(res.content)
+    if res.quality is not None:
+        print_quality(res, exp)
     if res.sweep is not None:
         from simulplay.cli.sweep import print_sweep
 
@@ -145,6 +149,22 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
     typer.echo(f"outputs in {exp.out.resolve()} (audio store {exp.store.resolve()})")
     typer.echo(f"report: {(exp.out / 'report' / 'report.html').resolve()}")
     typer.echo(f"explorer: {(exp.out / 'explore' / 'index.html').resolve()}")
+
+
+def print_quality(res, exp) -> None:
+    """The quality table: per condition ΔOVRL, Δsimilarity and Δ joins per minute against the
+    reference (what the run scored, and the seconds it took, said under it)."""
+    from simulplay.analysis.quality_table import quality_summary
+    from simulplay.cli.console import print_table
+    from simulplay.workflows.quality import describe
+
+    table, sigs = quality_summary(res.quality.deltas, res.quality.reference, res.quality.delta_signatures)
+    table = table.drop(columns=[c for c in ("backend", "realization") if c in table and table[c].nunique() == 1])
+    print_table(table, sigs, title=f"Quality: Δ = condition − {res.quality.reference} (DNSMOS OVRL, similarity, "
+                "joins per minute of speech), paired talk bootstrap")
+    typer.echo(f"{describe(exp.quality)} Quality scoring took {res.timings.get('quality_s', 0.0):.1f} s; every "
+               f"score per output in {exp.out / 'quality.parquet'}, intervals of every score in "
+               f"{exp.out / 'quality.intervals.csv'}.")
 
 
 def eta_columns(table, *keys: str) -> list[str]:

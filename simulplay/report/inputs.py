@@ -51,6 +51,7 @@ USED_KINDS = {
     "edges-nonspeech": "non-speech share table", "content": "content table", "content-pairs": "content pair table",
     "word-timing": "word-timing table", "player": "player table", "trace": "trace",
     "latency": "SimulEval speech-metric table", "text-latency-compare": "text-latency comparison",
+    "quality-intervals": "quality interval table",
 }
 #: Kinds simulplay writes that the report lists but does not read.
 OTHER_KINDS = {
@@ -60,13 +61,16 @@ OTHER_KINDS = {
     "requests": "request table (`group`)", "trace-stats": "trace statistics (`validate`)",
     "blocks": "block summary", "blocks-compare": "block comparison", "blocks-parts": "block parts",
     "blocks-feeds": "block feeds", "text-latency": "per-output text latency",
-    "simuleval-export": "SimulEval export list",
+    "simuleval-export": "SimulEval export list", "quality": "per-output quality",
+    "quality-requests": "per-request quality",
 }
 #: Parquet ``table`` values that are another name of a kind.
 ALIASES = {"request-manifest": "manifest"}
 #: Recognition by columns, most specific first: (kind, required columns, columns it must not have).
 BY_COLUMNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("eta-edges", ETA_COLUMNS + ("threshold",), ()),
+    ("quality-intervals", ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive",
+                           "n_talks_left_out"), ("talk_id",)),
     ("eta", ETA_COLUMNS, ("talk_id",)),
     ("contrast", CONTRAST_COLUMNS, ("talk_id",)),
     ("eta-per-talk", PER_TALK_COLUMNS, ("n_talks",)),

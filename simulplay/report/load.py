@@ -36,6 +36,8 @@ from simulplay.core.tables import read_table, stored_signatures
 from simulplay.manifest.validate import validate_manifest
 from simulplay.report.inputs import KEY_COLUMNS, Signature, file_hash, signature_fingerprint, typed_frame
 
+QUALITY_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive",
+                   "n_talks_left_out")
 OPTIONAL_TABLES = {
     "eta_edges": "eta_edges.csv",
     "edges_nonspeech": "edges_nonspeech.csv",
@@ -147,6 +149,7 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
             run.optional[key] = _read_csv(root / name, (), name, known)
             _note(run, run.optional[key], name.removesuffix(".csv").replace("_", " ") + " table", "shown as it is")
     _read_live(run, root / "live")
+    _read_quality(run, root)
     read_run_traces(run, list(traces) or [Path(p) for p in exp.get("traces", [])],
                     "given with --trace" if traces else "named in run.json")
     return run
@@ -165,6 +168,16 @@ def _read_live(run: RunData, live: Path) -> None:
     if (live / "prediction_eta.parquet").exists():
         run.optional["live_eta"] = _read_parquet(live / "prediction_eta.parquet", ("condition", "eta_live_s"),
                                                  "live prediction η table")
+
+
+def _read_quality(run: RunData, root: Path) -> None:
+    """The quality interval table (``simulplay run``/``demo`` with quality, or ``simulplay quality
+    --out quality.parquet`` into the run folder), when present: Table 19."""
+    if not any((root / f"quality.intervals{ext}").exists() for ext in (".parquet", ".csv")):
+        return
+    run.optional["quality"] = _read_either(root, "quality.intervals", QUALITY_COLUMNS, "quality interval table",
+                                           _structured(run.manifest, run.summary, run.eta))
+    _note(run, run.optional["quality"], "quality interval table", "Table 19")
 
 
 def _note(run: RunData, table: Signed, kind: str, use: str) -> None:

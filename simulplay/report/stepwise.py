@@ -73,7 +73,8 @@ MINIMUM = ("a request manifest, the playback summary of its replay (`simulplay r
 OPTIONAL = {"eta_edges": ("eta-edges", "Table 10"), "edges_nonspeech": ("edges-nonspeech", "Table 16"),
             "content": ("content", "content diagnostics"), "content_pairs": ("content-pairs", "Table 13"),
             "word_timing": ("word-timing", "Table 17"), "player": ("player", "player metrics"),
-            "latency": ("latency", "Table 1b"), "text_latency": ("text-latency-compare", "Table 1c")}
+            "latency": ("latency", "Table 1b"), "text_latency": ("text-latency-compare", "Table 1c"),
+            "quality": ("quality-intervals", "Table 19")}
 NOT_PARSED = "its signature is a display string (never parsed)"
 
 

@@ -26,6 +26,7 @@ from simulplay.report.measured import machine_items
 from simulplay.report.model import ReportTable, extend, row_strings, signature_lines
 from simulplay.report.noise_tables import fit_check_table, realization_table, talk_realizations_table
 from simulplay.report.order import condition_order, panels, sort_rows
+from simulplay.report.quality import quality_table
 from simulplay.report.stepwise_tables import inputs_table, player_table, stepwise_overview
 from simulplay.traces.model import ends_terminal, join_texts, word_count
 
@@ -307,5 +308,5 @@ def all_tables(run: RunData) -> list[ReportTable]:
               rules_table(run), contrast_table(run), optional_table(run, "eta_edges"), trace_table(run),
               requests_table(run), optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
               optional_table(run, "content_pairs"), optional_table(run, "word_timing"), player_table(run),
-              *live_tables(run)]
+              *live_tables(run), quality_table(run)]
     return [t for t in tables if t is not None]

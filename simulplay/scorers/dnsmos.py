@@ -48,15 +48,17 @@ def windows(n: int) -> list[tuple[int, int]]:
     return [(s, s + WINDOW) for s in starts]
 
 
-def score(samples: np.ndarray, rate: int) -> dict[str, float]:
+def score(samples: np.ndarray, rate: int, max_windows: int | None = None) -> dict[str, float]:
     """DNSMOS of mono audio at ``rate`` Hz: :data:`SCORES` (MOS, 1–5) and ``dnsmos_windows``
-    (windows averaged). Empty audio is a ValueError (the caller counts it instead)."""
+    (windows averaged). ``max_windows``: only the first that many windows of
+    :func:`windows` (from the first sample), for an excerpt; ``None``: all. Empty audio is a
+    ValueError (the caller counts it instead)."""
     x = to_16k(samples, rate)
     if len(x) == 0:
         raise ValueError("DNSMOS needs at least one sample")
     from speechmos import dnsmos
 
-    per_window = [dnsmos.run(x[a:b], SR) for a, b in windows(len(x))]
+    per_window = [dnsmos.run(x[a:b], SR) for a, b in windows(len(x))[:max_windows]]
     out = {name: float(np.mean([float(w[k]) for w in per_window])) for name, k in zip(SCORES, _PACKAGE_KEYS)}
     return out | {"dnsmos_windows": len(per_window)}
 

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.core.errors import InputError
 from simulplay.core.plugins import experiment_plugins
+from simulplay.workflows.quality import DEMO_QUALITY, QualitySettings
 
 if TYPE_CHECKING:
     from simulplay.backends import BackendConfig
@@ -110,6 +111,7 @@ class Experiment:
     sweep: tuple[str, ...] = ()  # grids of a modelled sweep after the run (simulplay.grouping.grid); empty: none
     sweep_confirm: int = 0  # the sweep's best unmeasured points synthesized for real
     content: ContentSettings | None = None  # the [content] table; None: no content diagnostics
+    quality: QualitySettings | None = None  # how the outputs sound (the demo's DEMO_QUALITY); None: not scored
     spelled: tuple[tuple[Any, str], ...] = field(default=(), compare=False)  # (config, its text in the file)
     source: str = field(default="experiment", compare=False)
 
@@ -147,7 +149,7 @@ def demo_experiment(out_dir: str | Path, *, realizations: int = 1, piper: str = 
                for name in backends]
     out = Path(out_dir).resolve()
     return dataclasses.replace(exp, backends=tuple(c for c, _ in configs), spelled=(*configs, *exp.spelled),
-                               out=out, store=out / "store", realizations=realizations)
+                               out=out, store=out / "store", realizations=realizations, quality=DEMO_QUALITY)
 
 
 def parse_demo_backends(text: str, source: str = "--backends") -> tuple[str, ...]:

@@ -24,6 +24,7 @@ from simulplay.core.paths import check_out_folder
 from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.core.provenance import sha256_of_file
 from simulplay.core.tables import write_table
+from simulplay.core.version import __version__
 from simulplay.manifest import validate_manifest
 from simulplay.manifest.chunks import chunk_path, validate_chunks
 from simulplay.sim import replay
@@ -38,7 +39,16 @@ from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer,
 from simulplay.workflows.edges import EdgesRun, run_edges, write_edges
 from simulplay.workflows.eta_tables import write_eta_tables, write_noise_check
 from simulplay.workflows.experiment import Experiment, written
-from simulplay.workflows.reuse import make_or_reuse
+from simulplay.workflows.quality import (
+    QUALITY_RECORD,
+    QualityResult,
+    quality_paths,
+    remember_quality,
+    reusable_quality,
+    score_quality,
+    write_quality,
+)
+from simulplay.workflows.reuse import digest, make_or_reuse
 
 if TYPE_CHECKING:
     from simulplay.workflows.sweep import SweepRun
@@ -57,6 +67,7 @@ class RunResult:
     out: Path = Path(".")
     edges: EdgesRun | None = None  # the edge-silence replay, when the experiment lists thresholds
     content: DiagnosticsResult | None = None  # the [content] table (transcripts, content, word timing)
+    quality: QualityResult | None = None  # how the outputs sound (exp.quality; the demo's DEMO_QUALITY)
     noise: NoiseCheck | None = None  # η spread across realizations and their duration differences
     sweep: SweepRun | None = None  # the modelled sweep, when the experiment lists one
     syntheses: list[SynthResult] = field(default_factory=list)  # one per backend when the run has several
@@ -101,6 +112,9 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         if exp.content is not None else None
     t2 = time.perf_counter()
     res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
+    if exp.quality is not None:
+        res.quality = _quality(exp, synth, manifest, store, boot, allow_incomplete, progress, res.reused)
+        res.timings["quality_s"] = time.perf_counter() - t2
     res.syntheses = syntheses if len(syntheses) > 1 else []
     res.edges = edges
     res.content = content
@@ -210,6 +224,31 @@ def _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete,
                            source=exp.source, progress=progress)
 
 
+def _quality(exp, synth, manifest, store, boot, allow_incomplete, progress, reused) -> QualityResult:
+    """How the outputs sound (:class:`~simulplay.workflows.quality.QualitySettings`): quality.parquet
+    (per output), quality.requests.parquet and quality.intervals.parquet/.csv (per condition
+    and Δ against the reference, paired talk bootstrap). Reused as they are (read back, not
+    scored again) when the manifest, the settings and the version are those they were made
+    from and the files are unchanged (:func:`~simulplay.workflows.quality.reusable_quality`)."""
+    q = exp.quality
+    key = {"version": __version__, "manifest": digest(synth.path), "quality": q.to_dict(), "reference": exp.reference,
+           "bootstrap": boot.signature(), "allow_incomplete": allow_incomplete}
+    out = exp.out / "quality.parquet"
+    paths = [*quality_paths(out), exp.out / "quality.intervals.csv"]
+    old = reusable_quality(exp.out / QUALITY_RECORD, key, paths, exp.reference)
+    if old is not None:
+        reused.append("the quality tables")
+        return old
+    res = score_quality(manifest, store.load_audio, metrics=q.metrics, reference=exp.reference, boot=boot,
+                        allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path),
+                        progress=progress, dnsmos_windows=q.dnsmos_windows, conditions=q.conditions)
+    write_quality(res, out)
+    write_table(res.deltas, paths[-1], res.delta_signatures or {"table": "quality-intervals"},
+                kind="quality-intervals", signature_column=True)
+    remember_quality(exp.out / QUALITY_RECORD, key, paths)
+    return res
+
+
 def _noise(exp, synth, base_eta, variants) -> NoiseCheck:
     """η spread across realizations per replay and the duration noise (eta_spread.csv/.md,
     duration_noise.csv; written when the experiment has two realizations or more)."""
@@ -239,7 +278,8 @@ def experiment_record(exp: Experiment) -> dict[str, Any]:
         "contrasts": [list(c) for c in exp.contrasts], "variants": [written(exp, v) for v in exp.variants],
         "edges": list(exp.edges), "silent_parts": exp.silent_parts, "sweep": list(exp.sweep),
         "sweep_confirm": exp.sweep_confirm, "content": None if exp.content is None else asdict(exp.content),
-        "extra_backends": backends[1:], "source": exp.source}
+        "extra_backends": backends[1:], "source": exp.source,
+        **({"quality": exp.quality.to_dict()} if exp.quality is not None else {})}
 
 
 def _write_run_record(exp: Experiment, res: RunResult) -> None:

@@ -28,6 +28,7 @@ without joins) is left out of that score's rows and counted in ``n_talks_left_ou
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,8 @@ from simulplay.sim.replay import replay
 
 METRICS = ("dnsmos", "similarity", "joins")
 SIMILARITY_COLUMNS = ("similarity_output", "similarity_reference")
+#: The scores that ``conditions`` limits (:class:`QualitySettings`); joins are scored on every output.
+LIMITED = (*dnsmos.SCORES, *SIMILARITY_COLUMNS, "similarity_whole_reference")
 DELTA_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive",
                  "n_talks_left_out")
 
@@ -68,6 +71,49 @@ class QualityResult:
     delta_signatures: list[dict[str, Any]]
     reference: str
     excluded: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class QualitySettings:
+    """What a run scores (``simulplay run``/``demo``; the demo's: :data:`DEMO_QUALITY`).
+
+    ``metrics``: of :data:`METRICS`. ``dnsmos_windows``: ``None`` scores DNSMOS on every
+    request and on each output's whole speech; N scores only the first N windows of 9.01 s of
+    each output's speech (no request). ``conditions``: empty for all; else DNSMOS and
+    similarity score only these conditions' outputs (the reference among them), joins still
+    every output."""
+
+    metrics: tuple[str, ...] = METRICS
+    dnsmos_windows: int | None = None
+    conditions: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as ``run.json`` records them."""
+        return {"metrics": list(self.metrics), "dnsmos_windows": self.dnsmos_windows,
+                "conditions": list(self.conditions)}
+
+
+#: The demo's quality step (it adds ≤ 30 s to the demo's first run on 2 cores; docs/quality.md):
+#: joins on every output, DNSMOS on the first 9.01 s window of each output's speech under the
+#: reference and timer:w=4 (the Listen section's conditions), no similarity.
+DEMO_QUALITY = QualitySettings(metrics=("dnsmos", "joins"), dnsmos_windows=1, conditions=("immediate", "timer:w=4"))
+
+
+def describe(settings: QualitySettings) -> str:
+    """One sentence: what ``settings`` score (printed with the table, shown in the report)."""
+    scored = []
+    if "dnsmos" in settings.metrics:
+        where = ("every request and each output's whole speech" if settings.dnsmos_windows is None else
+                 f"the first {settings.dnsmos_windows} window(s) of 9.01 s of each output's speech")
+        scored.append(f"DNSMOS on {where}")
+    if "similarity" in settings.metrics:
+        scored.append("speaker similarity of every request")
+    under = f" under {', '.join(settings.conditions)} only" if settings.conditions else ""
+    parts = [" and ".join(scored) + under] if scored else []
+    if "joins" in settings.metrics:
+        parts.append("joins on every output")
+    left = [m for m in METRICS if m not in settings.metrics]
+    return "Scored: " + "; ".join(parts) + (f"; not scored: {', '.join(left)}" if left else "") + "."
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
@@ -95,12 +141,16 @@ def pick_reference(conditions: Sequence[str], reference: str | None, source: str
 def score_quality(manifest: pd.DataFrame, load_audio: LoadAudio, *, metrics: Sequence[str] = METRICS,
                   reference: str | None = None, boot: Bootstrap | None = None, allow_incomplete: bool = False,
                   upstream: Mapping[str, Any] | None = None, source: str = "manifest",
-                  progress: Progress = NO_PROGRESS) -> QualityResult:
+                  progress: Progress = NO_PROGRESS, dnsmos_windows: int | None = None,
+                  conditions: Sequence[str] = ()) -> QualityResult:
     """Score every output of a validated, synthesized manifest (module docstring);
-    ``load_audio`` reads the store's samples by key."""
+    ``load_audio`` reads the store's samples by key. ``dnsmos_windows`` and ``conditions``
+    narrow what is scored (:class:`QualitySettings`)."""
     require_audio(manifest, source, "for quality")
     manifest = manifest.assign(condition=manifest["condition"].map(canonical_condition))
-    ref = pick_reference(list(dict.fromkeys(manifest["condition"])), reference, source)
+    known = list(dict.fromkeys(manifest["condition"]))
+    ref = pick_reference(known, reference, source)
+    limited = _limited_conditions(conditions, known, ref, source)
     res = replay(manifest, release="request", allow_incomplete=allow_incomplete, upstream=upstream, source=source)
     keys = output_keys(res.summary)
     parts = part_samples(res.parts, manifest, None, source=source)
@@ -108,15 +158,21 @@ def score_quality(manifest: pd.DataFrame, load_audio: LoadAudio, *, metrics: Seq
     by_output = dict(tuple(parts.groupby(keys, sort=False)))
     outputs = res.summary[keys].to_dict("records")
     order = sorted(range(len(outputs)), key=lambda i: outputs[i]["condition"] != ref)  # references first
+    narrow = {"dnsmos_first_windows": dnsmos_windows if "dnsmos" in metrics else None,
+              "scored_conditions": ",".join(limited) or None}
     sig = merge({"table": "quality", "metrics": ",".join(metrics), "reference": ref, "release": "request"},
-                *(m.signature() for name, m in (("dnsmos", dnsmos), ("similarity", similarity)) if name in metrics))
+                *(m.signature() for name, m in (("dnsmos", dnsmos), ("similarity", similarity)) if name in metrics),
+                {k: v for k, v in narrow.items() if v is not None})
     audio, wholes = PartAudio(load_audio, source), {}
     req_rows, req_sigs, out_rows = [], [], [None] * len(outputs)
     with tracking(progress, len(outputs), "quality") as bar:
         for i in order:
             key = outputs[i]
             group = by_output.get(tuple(key[k] for k in keys), parts.iloc[:0])
-            rows, row, seconds = _score_output(group, key, keys, audio, texts, metrics, wholes, ref, source)
+            chosen = metrics if not limited or key["condition"] in limited else \
+                [m for m in metrics if m not in ("dnsmos", "similarity")]
+            rows, row, seconds = _score_output(group, key, keys, audio, texts, chosen, wholes, ref, source,
+                                               dnsmos_windows)
             audio.clear()
             req_rows += rows
             req_sigs += [merge(res.signatures[i], sig)] * len(rows)
@@ -124,14 +180,31 @@ def score_quality(manifest: pd.DataFrame, load_audio: LoadAudio, *, metrics: Seq
             bar.advance(audio_s=seconds)
     out_sigs = [merge(s, sig) for s in res.signatures]
     per_output = pd.DataFrame(out_rows)
-    per_request = pd.DataFrame(req_rows, columns=_request_columns(keys, metrics))
-    deltas, delta_sigs = interval_table(per_output, keys, ref, boot or Bootstrap(), sig)
+    per_request = pd.DataFrame(req_rows, columns=_request_columns(keys, metrics, dnsmos_windows is None))
+    panel_keys = [k for k in keys if k not in ("talk_id", "condition")]
+    upstream_of = {}  # (panel, condition) → the replay's signature of its first output (rule, backend, clock …)
+    for row, s in zip(out_rows, out_sigs):
+        upstream_of.setdefault((tuple(row[k] for k in panel_keys), row["condition"]), s)
+    deltas, delta_sigs = interval_table(per_output, keys, ref, boot or Bootstrap(), sig, limited, upstream_of)
     return QualityResult(per_request, per_output, deltas, req_sigs, out_sigs, delta_sigs, ref, list(res.excluded))
 
 
-def _request_columns(keys: list[str], metrics: Sequence[str]) -> list[str]:
+def _limited_conditions(conditions: Sequence[str], known: list[str], ref: str, source: str) -> list[str]:
+    """``conditions`` canonical, each a condition of the manifest, the reference among them."""
+    limited = list(dict.fromkeys(canonical_condition(c) for c in conditions))
+    for c in limited:
+        if c not in known:
+            raise InputError.at(f"quality condition '{c}'", f"is not a condition of {source}",
+                                accepted=", ".join(known[:20]))
+    if limited and ref not in limited:
+        raise InputError.at(f"quality conditions '{','.join(limited)}'", f"leave out the reference {ref}",
+                            accepted="conditions that include the reference")
+    return limited
+
+
+def _request_columns(keys: list[str], metrics: Sequence[str], dnsmos_per_request: bool = True) -> list[str]:
     cols = [*keys, "seq", "audio_s", "n_words"]
-    if "dnsmos" in metrics:
+    if "dnsmos" in metrics and dnsmos_per_request:
         cols += [*dnsmos.SCORES, "dnsmos_windows"]
     if "similarity" in metrics:
         cols += ["embedded", *SIMILARITY_COLUMNS]
@@ -140,7 +213,7 @@ def _request_columns(keys: list[str], metrics: Sequence[str]) -> list[str]:
 
 def _score_output(group: pd.DataFrame, key: dict[str, Any], keys: list[str], audio: PartAudio,
                   texts: pd.Series | None, metrics: Sequence[str], wholes: dict, ref: str,
-                  source: str) -> tuple[list[dict], dict[str, Any], float]:
+                  source: str, dnsmos_windows: int | None = None) -> tuple[list[dict], dict[str, Any], float]:
     """One output's request rows, its own row and its seconds of speech."""
     played = group[group["play_s"].notna().to_numpy() & (group["sample_stop"] > group["sample_start"]).to_numpy()]
     pieces = [audio.part(r) for r in played.itertuples(index=False)]
@@ -152,9 +225,11 @@ def _score_output(group: pd.DataFrame, key: dict[str, Any], keys: list[str], aud
             for s, p, w in zip(played["seq"].tolist(), pieces, words)]
     row: dict[str, Any] = {**key, "n_requests": len(played), "audio_s": seconds, "n_words": int(sum(words))}
     if "dnsmos" in metrics:
-        for r, p in zip(rows, pieces):
-            r.update(dnsmos.score(p, rate))
-        row.update(dnsmos.score(speech, rate) if len(speech) else dict.fromkeys((*dnsmos.SCORES, "dnsmos_windows")))
+        if dnsmos_windows is None:
+            for r, p in zip(rows, pieces):
+                r.update(dnsmos.score(p, rate))
+        row.update(dnsmos.score(speech, rate, dnsmos_windows) if len(speech)
+                   else dict.fromkeys((*dnsmos.SCORES, "dnsmos_windows")))
     if "similarity" in metrics:
         row.update(_similarity(rows, pieces, speech, rate, key, wholes, ref))
     if "joins" in metrics:
@@ -201,16 +276,22 @@ def score_columns(outputs: pd.DataFrame, keys: Sequence[str]) -> list[str]:
 
 
 def interval_table(outputs: pd.DataFrame, keys: list[str], ref: str, boot: Bootstrap,
-                   sig: Mapping[str, Any]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+                   sig: Mapping[str, Any], limited: Sequence[str] = (),
+                   upstream: Mapping[tuple, Mapping[str, Any]] | None = None,
+                   ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Per panel and score: each condition's mean and its Δ against ``ref``, with paired
-    talk-bootstrap intervals (module docstring); one signature per row."""
+    talk-bootstrap intervals (module docstring); one signature per row, which starts from
+    ``upstream[(panel values, condition)]`` (the replay's, as the η table's rows do; a Δ row:
+    its condition's). The scores of :data:`LIMITED` compare only the ``limited`` conditions
+    when given."""
     panel_keys = [k for k in keys if k not in ("talk_id", "condition")]
     rows, sigs = [], []
     panels = outputs.groupby(panel_keys, sort=False) if panel_keys else [((), outputs)]
-    for panel, df in panels:
+    for panel, frame in panels:
         panel = panel if isinstance(panel, tuple) else (panel,)
-        conditions = list(dict.fromkeys(df["condition"]))
         for col in score_columns(outputs, keys):
+            df = frame[frame["condition"].isin(limited)] if limited and col in LIMITED else frame
+            conditions = list(dict.fromkeys(df["condition"]))
             wide = df.pivot(index="talk_id", columns="condition", values=col)
             complete = wide.notna().all(axis=1) & np.isfinite(wide.astype(float)).all(axis=1)
             kept = df[df["talk_id"].isin(wide.index[complete])]
@@ -221,7 +302,9 @@ def interval_table(outputs: pd.DataFrame, keys: list[str], ref: str, boot: Boots
             for r in res.table.to_dict("records"):
                 rows.append({**dict(zip(panel_keys, panel)), "metric": col, **r,
                              "n_talks_left_out": int((~complete).sum())})
-                sigs.append(merge(sig, res.signature, {"table": "quality-intervals", "value": "metric"}))
+                first = str(r["condition"]).partition(PAIR_SIGN)[0]
+                sigs.append(merge((upstream or {}).get((panel, first)), sig, res.signature,
+                                  {"table": "quality-intervals", "value": "metric"}))
     return pd.DataFrame(rows, columns=[*panel_keys, *DELTA_COLUMNS]), sigs
 
 
@@ -229,6 +312,40 @@ def quality_paths(out: Path) -> tuple[Path, Path, Path]:
     """The three tables: per output (``OUT``), per request and intervals beside it
     (``OUT.requests``, ``OUT.intervals`` before the suffix)."""
     return out, out.with_name(f"{out.stem}.requests{out.suffix}"), out.with_name(f"{out.stem}.intervals{out.suffix}")
+
+
+#: The hidden record of what a run's quality tables were made from (``simulplay run``/``demo``).
+QUALITY_RECORD = ".quality-inputs.json"
+
+
+def remember_quality(record: Path, key: Mapping[str, Any], paths: Sequence[Path]) -> None:
+    """Record ``key`` (what the tables were made from) and the SHA-256 of each table."""
+    from simulplay.core.atomic import write_atomic
+    from simulplay.core.provenance import sha256_of_file
+
+    files = {p.name: sha256_of_file(p) for p in paths}
+    write_atomic(record, json.dumps({"key": key, "files": files}, indent=1, default=str).encode("utf-8"))
+
+
+def reusable_quality(record: Path, key: Mapping[str, Any], paths: Sequence[Path],
+                     reference: str) -> QualityResult | None:
+    """The tables read back when ``record`` names ``key`` and every table is unchanged; else None."""
+    from simulplay.core.provenance import sha256_of_file
+    from simulplay.core.tables import read_table, stored_signatures
+
+    try:
+        saved = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if saved.get("key") != json.loads(json.dumps(key, default=str)) or not all(
+            p.is_file() and saved.get("files", {}).get(p.name) == sha256_of_file(p) for p in paths):
+        return None
+    frames = []
+    for p in paths[:3]:
+        df, meta = read_table(p)
+        frames.append((df.drop(columns="signature", errors="ignore"), stored_signatures(meta, len(df)) or []))
+    (outputs, out_sigs), (requests, req_sigs), (deltas, delta_sigs) = frames
+    return QualityResult(requests, outputs, deltas, req_sigs, out_sigs, delta_sigs, reference)
 
 
 def write_quality(res: QualityResult, out: Path) -> list[Path]:
@@ -241,4 +358,5 @@ def write_quality(res: QualityResult, out: Path) -> list[Path]:
     return [p_out, p_req, p_int]
 
 
-__all__ = ["METRICS", "PAIR_SIGN", "QualityResult", "parse_metrics", "score_quality", "write_quality"]
+__all__ = ["DEMO_QUALITY", "METRICS", "PAIR_SIGN", "QualityResult", "QualitySettings", "describe", "parse_metrics",
+           "score_quality", "write_quality"]

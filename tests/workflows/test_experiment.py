@@ -132,3 +132,48 @@ def test_backend_paths_resolve_against_the_experiment_folder(folder, monkeypatch
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
     exp = load_experiment(folder / "exp.toml")
     assert exp.backends[0].voice == str(folder / "voices" / "joe.onnx")
+
+
+@pytest.mark.slow
+def test_a_run_with_quality_writes_its_tables_prints_them_and_reports_table_19(folder, capsys):
+    """The demo's quality step on a small real-Piper run: joins on every output, DNSMOS on the
+    first window of each output's speech under the listed conditions."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from simulplay.cli.experiment import print_quality
+    from simulplay.core.tables import read_table
+    from simulplay.workflows.experiment import load_experiment
+    from simulplay.workflows.pipeline import run_experiment
+    from simulplay.workflows.quality import QualitySettings
+
+    (folder / "exp.toml").write_text(GOOD)
+    exp = load_experiment(folder / "exp.toml")
+    settings = QualitySettings(metrics=("dnsmos", "joins"), dnsmos_windows=1, conditions=("immediate",))
+    res = run_experiment(dataclasses.replace(exp, quality=settings))
+    assert exp.quality is None and res.quality is not None and res.timings["quality_s"] > 0
+    assert json.loads((folder / "run" / "run.json").read_text())["experiment"]["quality"] == settings.to_dict()
+    outputs, _ = read_table(folder / "run" / "quality.parquet")
+    scored = outputs[outputs["dnsmos_ovrl"].notna()]
+    assert set(scored["condition"]) == {"immediate"} and (scored["dnsmos_windows"] == 1).all()
+    assert outputs["n_joins"].notna().all() and len(outputs) == 8  # 4 streams × 2 rules: joins everywhere
+    requests, _ = read_table(folder / "run" / "quality.requests.parquet")
+    assert "dnsmos_ovrl" not in requests  # no request scored on its own
+    intervals = pd.read_csv(folder / "run" / "quality.intervals.csv")
+    assert "timer:w=3 − immediate" in set(intervals.loc[intervals["metric"] == "joins_per_min", "condition"])
+    assert set(intervals.loc[intervals["metric"].str.startswith("dnsmos"), "condition"]) <= {"immediate"}  # no Δ
+    for part in ("dnsmos_first_windows:1", "scored_conditions:immediate|"):
+        assert intervals["signature"].str.contains(part, regex=False).all(), part
+    report = (folder / "run" / "report" / "report.md").read_text()
+    assert "### Table 19." in report and "joins_per_min" in report[report.index("### Table 19."):]
+    print_quality(res, SimpleNamespace(quality=settings, out=folder / "run"))
+    shown = capsys.readouterr().out
+    assert "joins_per_min" in shown and "Quality scoring took" in shown and "not scored: similarity" in shown
+    written = (folder / "run" / "quality.intervals.parquet").read_bytes()
+    again = run_experiment(dataclasses.replace(exp, quality=settings))  # nothing changed: read back, not scored
+    assert "the quality tables" in again.reused and "the quality tables" not in res.reused
+    assert (folder / "run" / "quality.intervals.parquet").read_bytes() == written
+    pd.testing.assert_frame_equal(again.quality.deltas, res.quality.deltas.astype(again.quality.deltas.dtypes))
+    assert again.quality.delta_signatures == res.quality.delta_signatures
+    other = run_experiment(dataclasses.replace(exp, quality=dataclasses.replace(settings, dnsmos_windows=2)))
+    assert "the quality tables" not in other.reused  # another setting: scored again
