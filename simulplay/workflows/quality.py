@@ -68,6 +68,8 @@ class QualityResult:
     delta_signatures: list[dict[str, Any]]
     reference: str
     excluded: list[str] = field(default_factory=list)
+    joins: pd.DataFrame | None = None  # one row per join (``joins`` metric): output keys, seq_before, seq, JOIN_COLUMNS
+    join_signatures: list[dict[str, Any]] = field(default_factory=list)
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
@@ -111,13 +113,15 @@ def score_quality(manifest: pd.DataFrame, load_audio: LoadAudio, *, metrics: Seq
     sig = merge({"table": "quality", "metrics": ",".join(metrics), "reference": ref, "release": "request"},
                 *(m.signature() for name, m in (("dnsmos", dnsmos), ("similarity", similarity)) if name in metrics))
     audio, wholes = PartAudio(load_audio, source), {}
-    req_rows, req_sigs, out_rows = [], [], [None] * len(outputs)
+    req_rows, req_sigs, out_rows, join_rows, join_sigs = [], [], [None] * len(outputs), [], []
     with tracking(progress, len(outputs), "quality") as bar:
         for i in order:
             key = outputs[i]
             group = by_output.get(tuple(key[k] for k in keys), parts.iloc[:0])
-            rows, row, seconds = _score_output(group, key, keys, audio, texts, metrics, wholes, ref, source)
+            rows, row, seconds, at_joins = _score_output(group, key, keys, audio, texts, metrics, wholes, ref, source)
             audio.clear()
+            join_rows += at_joins
+            join_sigs += [merge(res.signatures[i], sig)] * len(at_joins)
             req_rows += rows
             req_sigs += [merge(res.signatures[i], sig)] * len(rows)
             out_rows[i] = row
@@ -126,7 +130,10 @@ def score_quality(manifest: pd.DataFrame, load_audio: LoadAudio, *, metrics: Seq
     per_output = pd.DataFrame(out_rows)
     per_request = pd.DataFrame(req_rows, columns=_request_columns(keys, metrics))
     deltas, delta_sigs = interval_table(per_output, keys, ref, boot or Bootstrap(), sig)
-    return QualityResult(per_request, per_output, deltas, req_sigs, out_sigs, delta_sigs, ref, list(res.excluded))
+    joined = pd.DataFrame(join_rows, columns=[*keys, "seq_before", "seq", *joins.JOIN_COLUMNS]) \
+        if "joins" in metrics else None
+    return QualityResult(per_request, per_output, deltas, req_sigs, out_sigs, delta_sigs, ref, list(res.excluded),
+                         joined, join_sigs)
 
 
 def _request_columns(keys: list[str], metrics: Sequence[str]) -> list[str]:
@@ -140,8 +147,9 @@ def _request_columns(keys: list[str], metrics: Sequence[str]) -> list[str]:
 
 def _score_output(group: pd.DataFrame, key: dict[str, Any], keys: list[str], audio: PartAudio,
                   texts: pd.Series | None, metrics: Sequence[str], wholes: dict, ref: str,
-                  source: str) -> tuple[list[dict], dict[str, Any], float]:
-    """One output's request rows, its own row and its seconds of speech."""
+                  source: str) -> tuple[list[dict], dict[str, Any], float, list[dict]]:
+    """One output's request rows, its own row, its seconds of speech and its join rows
+    (each with the requests on either side: ``seq_before``, ``seq``)."""
     played = group[group["play_s"].notna().to_numpy() & (group["sample_stop"] > group["sample_start"]).to_numpy()]
     pieces = [audio.part(r) for r in played.itertuples(index=False)]
     rate = int(played["sample_rate"].iloc[0]) if len(played) else 0
@@ -157,11 +165,15 @@ def _score_output(group: pd.DataFrame, key: dict[str, Any], keys: list[str], aud
         row.update(dnsmos.score(speech, rate) if len(speech) else dict.fromkeys((*dnsmos.SCORES, "dnsmos_windows")))
     if "similarity" in metrics:
         row.update(_similarity(rows, pieces, speech, rate, key, wholes, ref))
+    at_joins: list[dict] = []
     if "joins" in metrics:
         rendered = render_output(group, audio, label=str(key), source=source)
         table = joins.joins(rendered.samples, rendered.starts, rendered.counts, rendered.rate)
         row.update(joins.summarize(table, seconds, row["n_words"]))
-    return rows, row, seconds
+        seqs = played["seq"].tolist()  # the parts render_output played, in play order
+        at_joins = [{**key, "seq_before": int(seqs[j - 1]), "seq": int(seqs[j]), **r}
+                    for j, r in zip(table["join"].tolist(), table.to_dict("records"))]
+    return rows, row, seconds, at_joins
 
 
 def _words(texts: pd.Series | None, key: dict[str, Any], keys: list[str], seq: int) -> int:
@@ -231,6 +243,12 @@ def quality_paths(out: Path) -> tuple[Path, Path, Path]:
     return out, out.with_name(f"{out.stem}.requests{out.suffix}"), out.with_name(f"{out.stem}.intervals{out.suffix}")
 
 
+def joins_path(out: Path) -> Path:
+    """The joins table beside the per-output table ``OUT`` (``OUT.joins``, same suffix):
+    one row per join, written with the ``joins`` metric."""
+    return out.with_name(f"{out.stem}.joins{out.suffix}")
+
+
 def write_quality(res: QualityResult, out: Path) -> list[Path]:
     """Write the per-output, per-request and interval tables (:func:`quality_paths`)."""
     p_out, p_req, p_int = quality_paths(out)
@@ -238,7 +256,10 @@ def write_quality(res: QualityResult, out: Path) -> list[Path]:
     write_table(res.requests, p_req, res.request_signatures or {"table": "quality"}, kind="quality-requests")
     write_table(res.deltas, p_int, res.delta_signatures or {"table": "quality-intervals"}, kind="quality-intervals",
                 signature_column=True)
-    return [p_out, p_req, p_int]
+    if res.joins is None:
+        return [p_out, p_req, p_int]
+    write_table(res.joins, joins_path(out), res.join_signatures or {"table": "quality"}, kind="quality-joins")
+    return [p_out, p_req, p_int, joins_path(out)]
 
 
-__all__ = ["METRICS", "PAIR_SIGN", "QualityResult", "parse_metrics", "score_quality", "write_quality"]
+__all__ = ["METRICS", "PAIR_SIGN", "QualityResult", "joins_path", "parse_metrics", "score_quality", "write_quality"]
