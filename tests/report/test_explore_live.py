@@ -165,3 +165,20 @@ def test_the_command_names_what_it_showed(run_dir, tmp_path, cli):
     assert proc.returncode == 0, proc.stderr
     assert "live lanes of 1 output(s)" in proc.stdout and "q.joins.parquet" in proc.stdout
     assert (tmp_path / "ex" / "data" / "talks" / "talk00.js").is_file()
+
+
+@pytest.mark.slow
+def test_a_live_manifest_as_input_brings_its_live_run(run_dir, tmp_path, cli):
+    """Step-by-step tables whose manifest is a live run's live.parquet: its timeline beside it is shown."""
+    w = tmp_path / "live-run"
+    w.mkdir()
+    shutil.copy(run_dir / "manifest.parquet", w / "live.parquet")
+    cli("replay", w / "live.parquet", "--out", w / "summary.parquet", check=True)
+    cli("eta", w / "summary.parquet", "--a", "A", "--f", "F", "--reference", "immediate", "--draws", "100",
+        "--out", w / "eta.parquet", check=True)
+    write_live(w, float(summary_row(run_dir)["source_s"]))
+    ex = build_explorer([w / "live.parquet", w / "summary.parquet", w / "eta.parquet"])
+    assert ex.live is not None and ex.live.live.folder == w
+    got = talk_data(explorer_files(ex))
+    o = index_of(got, "A", "immediate")
+    assert got["live"]["outputs"][o]["request"]["end"] == [1_500_000_000, 2_200_000_000, 2_505_000_000]

@@ -125,7 +125,7 @@
         "text updates (ticks), each request waiting (line) and synthesizing (bar) until ready, playback (blue, " +
         "alternating shades) with idle time (orange), the limiting part outlined red, the output's end (black) and " +
         "source end S (red dashes). Scroll to zoom, drag to pan, double-click for the whole talk; hover for times; " +
-        "click a part to hear it." + (talk.live ? " Under each lane, live: the parts the live run's virtual player " +
+        "click a part to hear it." + (talk.live ? " Under a lane the live run played, live: the parts its virtual player " +
         "played (" + (talk.live.releases[v.key] || "request") + " release; ticks: arrival), its stalls (red) and its end; " +
         "hover for the send lateness and ΔL = L predicted − L live." : "") + (talk.joins && talk.joins.variant === v.key ?
         " Diamonds mark the joins of the listener audio (simulplay quality); hover for the level step in dB." : "") }),
