@@ -182,3 +182,47 @@ def test_a_live_manifest_as_input_brings_its_live_run(run_dir, tmp_path, cli):
     got = talk_data(explorer_files(ex))
     o = index_of(got, "A", "immediate")
     assert got["live"]["outputs"][o]["request"]["end"] == [1_500_000_000, 2_200_000_000, 2_505_000_000]
+
+
+@pytest.mark.slow
+def test_a_real_live_run_gives_its_timeline_and_comparison_a_as_delta_l(tmp_path, cli):
+    """`simulplay live` against a scripted server (pieces of audio with scripted gaps), its
+    manifest replayed: each live lane is the run's timeline.parquet, and ΔL under the
+    primary replay (the live manifest's own replay) is comparison (a)'s signed difference
+    in agreement.parquet (replay − live), which `live` computed on its own."""
+    from tests.live.fake_server import ScriptedServer
+    from tests.live.helpers import write_trace
+
+    streams = [{"talk_id": talk, "system": system, "source_s": 1.5, "updates": ups}
+               for talk in ("t1", "t2")
+               for system, ups in (("A", [(0.1, "one"), (0.2, "two"), (0.3, "three"), (1.0, "four.")]),
+                                   ("F", [(0.15, "one two"), (0.6, "three four.")]))]
+    trace = write_trace(tmp_path / "t.jsonl", streams)
+    run = tmp_path / "live"
+    with ScriptedServer({}, default=[("sleep", 0.05), ("audio", 4800), ("sleep", 0.03), ("audio", 4800)]) as server:
+        res = cli("live", trace, "--rule", "immediate", "--rule", "timer:w=0.5", "--backend",
+                  f"http:base_url={server.url}", "--out", run)
+    assert res.returncode == 0, res.stderr
+    cli("replay", run / "live.parquet", "--out", tmp_path / "summary.parquet", check=True)
+    cli("eta", tmp_path / "summary.parquet", "--a", "A", "--f", "F", "--reference", "immediate", "--draws", "100",
+        "--out", tmp_path / "eta.parquet", check=True)
+    ex = build_explorer([run / "live.parquet", tmp_path / "summary.parquet", tmp_path / "eta.parquet"])
+    files = explorer_files(ex)
+    timeline = pd.read_parquet(run / "timeline.parquet")
+    agree = pd.read_parquet(run / "agreement.parquet")
+    agree = agree[agree["release"] == "request"].set_index(["talk_id", "system", "condition"])
+    checked = 0
+    for talk in ("t1", "t2"):
+        data = talk_data(files, talk)
+        for o, out in enumerate(data["outputs"]):
+            key = (talk, out["system"], out["condition"])
+            for release in ("request", "chunk"):
+                lane = data["live"]["outputs"][o][release]
+                want = timeline[(timeline["talk_id"] == talk) & (timeline["system"] == out["system"])
+                                & (timeline["condition"] == out["condition"]) & (timeline["release"] == release)]
+                assert lane["end"] == [round(x * 1e9) for x in want["end_s"]]
+                assert lane["seq"] == want["seq"].tolist() and lane["chunk"] == want["chunk"].tolist()
+            d_l = data["live"]["outputs"][o]["request"]["dL"]["primary"]
+            assert d_l == pytest.approx(agree.at[key, "offset_s_replay"] - agree.at[key, "offset_s_live"], abs=1e-9)
+            checked += 1
+    assert checked == 8
