@@ -100,3 +100,34 @@ def test_a_signal_stops_the_served_backend_and_keeps_what_was_measured(tmp_path,
     assert "POST /v1/audio/speech" in (run / "server.log").read_text()
     man = pd.read_parquet(run / "live.parquet")
     assert len(man) == 3 and man["error"].iloc[0] == ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"])
+def test_a_signal_while_the_served_backend_starts_stops_it_too(tmp_path, sig, code):
+    """The signal arrives as soon as the child exists, while it loads Piper (before it
+    announces its URL or answers): the child is stopped all the same, and the command says
+    it was interrupted (typer alone would exit 130 in silence, SIGTERM included)."""
+    trace = write_trace(tmp_path / "t.jsonl", [{"talk_id": "t1", "system": "A", "source_s": 5.0,
+                                                "updates": [(0.05, "Good morning.")]}])
+    proc = subprocess.Popen([sys.executable, "-m", "simulplay", "live", str(trace), "--rule", "immediate",
+                             "--backend", PIPER, "--out", str(tmp_path / "run")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=ENV, start_new_session=True)
+    server, survived = None, None
+    try:
+        server = wait_until(lambda: next((c for c in children(proc.pid) if " serve " in cmdline(c)), None)
+                            or proc.poll() is not None and -1, "the served backend to start")
+        assert server != -1, proc.communicate()[1]
+        os.killpg(proc.pid, sig)
+        _, err = proc.communicate(timeout=120)
+        survived = alive(server)
+    finally:
+        if proc.poll() is None:
+            kill_group(proc.pid)
+            proc.wait()
+        if server not in (None, -1) and alive(server):
+            kill_group(server)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "interrupted" in err, err
+    assert survived is False, "the served backend outlived the command"
+    assert not group_members(server) and not group_members(proc.pid)
