@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from typer.core import TyperCommand, TyperGroup
+from typer.exceptions import Abort
 
 _ITEM = re.compile(r"\s*(?:[*•-]|\d+\.)\s")
 
@@ -82,3 +83,12 @@ class Group(_Conventions, TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self._tidy()
+
+    def invoke(self, ctx: Any) -> Any:
+        """A command's KeyboardInterrupt (Ctrl-C, and SIGTERM's ``Terminated``) leaves as
+        ``Abort`` chained to it, as click does: typer's own main would turn it into a silent
+        ``Exit(130)``, losing the one line that says what was kept, and SIGTERM's 143."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as e:
+            raise Abort() from e

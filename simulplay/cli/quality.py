@@ -13,7 +13,8 @@ def quality(
     manifest: Path = typer.Argument(..., help="Synthesized request manifest (from `simulplay synth`)."),
     store: Path = typer.Option(..., "--store", help="The audio store the manifest was synthesized into."),
     out: Path = typer.Option(..., "--out", help="Per-output table (.parquet, .csv or .md); the per-request and "
-                             "interval tables go beside it as OUT.requests and OUT.intervals (same suffix)."),
+                             "interval tables go beside it as OUT.requests and OUT.intervals, with the joins metric "
+                             "one row per join as OUT.joins (same suffix)."),
     metrics: str = typer.Option("dnsmos,similarity,joins", "--metrics", help="Comma-separated subset of "
                                 "dnsmos, similarity, joins."),
     reference: str | None = typer.Option(None, "--reference", help="Reference condition of the Δ intervals and "
@@ -43,9 +44,9 @@ def quality(
     from simulplay.cli.options import check_outputs
     from simulplay.manifest import read_manifest
     from simulplay.store.store import AudioStore
-    from simulplay.workflows.quality import parse_metrics, quality_paths, score_quality, write_quality
+    from simulplay.workflows.quality import joins_path, parse_metrics, quality_paths, score_quality, write_quality
 
-    check_outputs(*quality_paths(out))
+    check_outputs(*quality_paths(out), joins_path(out))
     chosen, boot = parse_metrics(metrics), bootstrap_settings(draws, seed, None, 0.95)
     loader = AudioStore.open(store, create=False).load_audio
     df, meta = read_manifest(manifest)

@@ -42,6 +42,7 @@ from simulplay.workflows.experiment import Experiment, written
 from simulplay.workflows.quality import (
     QUALITY_RECORD,
     QualityResult,
+    joins_path,
     quality_paths,
     remember_quality,
     reusable_quality,
@@ -234,7 +235,8 @@ def _quality(exp, synth, manifest, store, boot, allow_incomplete, progress, reus
     key = {"version": __version__, "manifest": digest(synth.path), "quality": q.to_dict(), "reference": exp.reference,
            "bootstrap": boot.signature(), "allow_incomplete": allow_incomplete}
     out = exp.out / "quality.parquet"
-    paths = [*quality_paths(out), exp.out / "quality.intervals.csv"]
+    joined = [joins_path(out)] if "joins" in q.metrics else []
+    paths = [*quality_paths(out), *joined, exp.out / "quality.intervals.csv"]
     old = reusable_quality(exp.out / QUALITY_RECORD, key, paths, exp.reference)
     if old is not None:
         reused.append("the quality tables")

@@ -71,6 +71,8 @@ class QualityResult:
     delta_signatures: list[dict[str, Any]]
     reference: str
     excluded: list[str] = field(default_factory=list)
+    joins: pd.DataFrame | None = None  # one row per join (``joins`` metric): output keys, seq_before, seq, JOIN_COLUMNS
+    join_signatures: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -164,16 +166,18 @@ def score_quality(manifest: pd.DataFrame, load_audio: LoadAudio, *, metrics: Seq
                 *(m.signature() for name, m in (("dnsmos", dnsmos), ("similarity", similarity)) if name in metrics),
                 {k: v for k, v in narrow.items() if v is not None})
     audio, wholes = PartAudio(load_audio, source), {}
-    req_rows, req_sigs, out_rows = [], [], [None] * len(outputs)
+    req_rows, req_sigs, out_rows, join_rows, join_sigs = [], [], [None] * len(outputs), [], []
     with tracking(progress, len(outputs), "quality") as bar:
         for i in order:
             key = outputs[i]
             group = by_output.get(tuple(key[k] for k in keys), parts.iloc[:0])
             chosen = metrics if not limited or key["condition"] in limited else \
                 [m for m in metrics if m not in ("dnsmos", "similarity")]
-            rows, row, seconds = _score_output(group, key, keys, audio, texts, chosen, wholes, ref, source,
-                                               dnsmos_windows)
+            rows, row, seconds, at_joins = _score_output(group, key, keys, audio, texts, chosen, wholes, ref, source,
+                                                         dnsmos_windows)
             audio.clear()
+            join_rows += at_joins
+            join_sigs += [merge(res.signatures[i], sig)] * len(at_joins)
             req_rows += rows
             req_sigs += [merge(res.signatures[i], sig)] * len(rows)
             out_rows[i] = row
@@ -186,7 +190,10 @@ def score_quality(manifest: pd.DataFrame, load_audio: LoadAudio, *, metrics: Seq
     for row, s in zip(out_rows, out_sigs):
         upstream_of.setdefault((tuple(row[k] for k in panel_keys), row["condition"]), s)
     deltas, delta_sigs = interval_table(per_output, keys, ref, boot or Bootstrap(), sig, limited, upstream_of)
-    return QualityResult(per_request, per_output, deltas, req_sigs, out_sigs, delta_sigs, ref, list(res.excluded))
+    joined = pd.DataFrame(join_rows, columns=[*keys, "seq_before", "seq", *joins.JOIN_COLUMNS]) \
+        if "joins" in metrics else None
+    return QualityResult(per_request, per_output, deltas, req_sigs, out_sigs, delta_sigs, ref, list(res.excluded),
+                         joined, join_sigs)
 
 
 def _limited_conditions(conditions: Sequence[str], known: list[str], ref: str, source: str) -> list[str]:
@@ -213,8 +220,10 @@ def _request_columns(keys: list[str], metrics: Sequence[str], dnsmos_per_request
 
 def _score_output(group: pd.DataFrame, key: dict[str, Any], keys: list[str], audio: PartAudio,
                   texts: pd.Series | None, metrics: Sequence[str], wholes: dict, ref: str,
-                  source: str, dnsmos_windows: int | None = None) -> tuple[list[dict], dict[str, Any], float]:
-    """One output's request rows, its own row and its seconds of speech."""
+                  source: str, dnsmos_windows: int | None = None
+                  ) -> tuple[list[dict], dict[str, Any], float, list[dict]]:
+    """One output's request rows, its own row, its seconds of speech and its join rows
+    (each with the requests on either side: ``seq_before``, ``seq``)."""
     played = group[group["play_s"].notna().to_numpy() & (group["sample_stop"] > group["sample_start"]).to_numpy()]
     pieces = [audio.part(r) for r in played.itertuples(index=False)]
     rate = int(played["sample_rate"].iloc[0]) if len(played) else 0
@@ -232,11 +241,15 @@ def _score_output(group: pd.DataFrame, key: dict[str, Any], keys: list[str], aud
                    else dict.fromkeys((*dnsmos.SCORES, "dnsmos_windows")))
     if "similarity" in metrics:
         row.update(_similarity(rows, pieces, speech, rate, key, wholes, ref))
+    at_joins: list[dict] = []
     if "joins" in metrics:
         rendered = render_output(group, audio, label=str(key), source=source)
         table = joins.joins(rendered.samples, rendered.starts, rendered.counts, rendered.rate)
         row.update(joins.summarize(table, seconds, row["n_words"]))
-    return rows, row, seconds
+        seqs = played["seq"].tolist()  # the parts render_output played, in play order
+        at_joins = [{**key, "seq_before": int(seqs[j - 1]), "seq": int(seqs[j]), **r}
+                    for j, r in zip(table["join"].tolist(), table.to_dict("records"))]
+    return rows, row, seconds, at_joins
 
 
 def _words(texts: pd.Series | None, key: dict[str, Any], keys: list[str], seq: int) -> int:
@@ -314,6 +327,12 @@ def quality_paths(out: Path) -> tuple[Path, Path, Path]:
     return out, out.with_name(f"{out.stem}.requests{out.suffix}"), out.with_name(f"{out.stem}.intervals{out.suffix}")
 
 
+def joins_path(out: Path) -> Path:
+    """The joins table beside the per-output table ``OUT`` (``OUT.joins``, same suffix):
+    one row per join, written with the ``joins`` metric."""
+    return out.with_name(f"{out.stem}.joins{out.suffix}")
+
+
 #: The hidden record of what a run's quality tables were made from (``simulplay run``/``demo``).
 QUALITY_RECORD = ".quality-inputs.json"
 
@@ -341,11 +360,12 @@ def reusable_quality(record: Path, key: Mapping[str, Any], paths: Sequence[Path]
             p.is_file() and saved.get("files", {}).get(p.name) == sha256_of_file(p) for p in paths):
         return None
     frames = []
-    for p in paths[:3]:
+    for p in [*paths[:3], *(p for p in paths if p == joins_path(paths[0]))]:  # joins: when they were written
         df, meta = read_table(p)
         frames.append((df.drop(columns="signature", errors="ignore"), stored_signatures(meta, len(df)) or []))
-    (outputs, out_sigs), (requests, req_sigs), (deltas, delta_sigs) = frames
-    return QualityResult(requests, outputs, deltas, req_sigs, out_sigs, delta_sigs, reference)
+    (outputs, out_sigs), (requests, req_sigs), (deltas, delta_sigs) = frames[:3]
+    joined, join_sigs = frames[3] if len(frames) > 3 else (None, [])
+    return QualityResult(requests, outputs, deltas, req_sigs, out_sigs, delta_sigs, reference, [], joined, join_sigs)
 
 
 def write_quality(res: QualityResult, out: Path) -> list[Path]:
@@ -355,8 +375,11 @@ def write_quality(res: QualityResult, out: Path) -> list[Path]:
     write_table(res.requests, p_req, res.request_signatures or {"table": "quality"}, kind="quality-requests")
     write_table(res.deltas, p_int, res.delta_signatures or {"table": "quality-intervals"}, kind="quality-intervals",
                 signature_column=True)
-    return [p_out, p_req, p_int]
+    if res.joins is None:
+        return [p_out, p_req, p_int]
+    write_table(res.joins, joins_path(out), res.join_signatures or {"table": "quality"}, kind="quality-joins")
+    return [p_out, p_req, p_int, joins_path(out)]
 
 
-__all__ = ["DEMO_QUALITY", "METRICS", "PAIR_SIGN", "QualityResult", "QualitySettings", "describe", "parse_metrics",
-           "score_quality", "write_quality"]
+__all__ = ["DEMO_QUALITY", "METRICS", "PAIR_SIGN", "QualityResult", "QualitySettings", "describe", "joins_path",
+           "parse_metrics", "score_quality", "write_quality"]

@@ -97,6 +97,12 @@ def test_joins_only_on_fake_audio(fake_manifest, cli, tmp_path):
     out, _ = read_table(tmp_path / "q.csv")
     assert "dnsmos_ovrl" not in out and "similarity_output" not in out
     assert sorted(out["n_joins"].astype(int)) == [0, 0, 3, 3]
+    joined = pd.read_csv(tmp_path / "q.joins.csv")  # one row per join, naming the requests on either side
+    counts = joined.groupby(["talk_id", "condition"]).size()
+    assert counts.to_dict() == {("t1", "immediate"): 3, ("t2", "immediate"): 3}
+    assert joined[["seq_before", "seq"]].values.tolist() == [[0, 1], [1, 2], [2, 3]] * 2
+    assert joined["join"].tolist() == [1, 2, 3] * 2
+    assert np.allclose(joined["step_db"], joined["level_after_db"] - joined["level_before_db"])
     intervals = pd.read_csv(tmp_path / "q.intervals.csv")
     assert set(intervals["condition"]) >= {"immediate − timer:w=4"}
     assert all(math.isfinite(x) for x in intervals["mean"])

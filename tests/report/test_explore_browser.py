@@ -355,3 +355,70 @@ def test_a_run_without_a_sweep_shows_no_sweep_view(browser, run):
     assert not any(u.endswith("sweep.js") and "explore-sweep" not in u for u in browser.seen["requests"])
     assert browser.seen["errors"] == [] and browser.seen["console"] == []
     page.close()
+
+
+@pytest.fixture(scope="module")
+def live_run(tmp_path_factory):
+    """A run folder with a hand-worked live run in live/ (tests/report/test_explore_live.py)
+    and a quality joins table, and its explorer."""
+    from tests.report.test_explore_live import write_joins, write_live
+
+    folder = make_run(tmp_path_factory.mktemp("explore-live-browser") / "run", 2)
+    summary = read_table(folder / "summary.parquet")[0]
+    write_live(folder / "live", float(summary.loc[summary["talk_id"] == "talk00", "source_s"].iloc[0]))
+    write_joins(folder / "q.joins.parquet")
+    write_explorer(build_explorer(folder, joins=folder / "q.joins.parquet"), folder / "explore")
+    return folder
+
+
+def test_a_live_lane_lies_under_its_predicted_lane_with_lateness_and_delta_l_on_hover(browser, live_run):
+    page = browser.open(live_run / "explore" / "index.html")
+    open_talk(page, "talk00", "timer:w=4")  # lanes: A immediate, A timer:w=4, F immediate, F timer:w=4
+    drawn = lanes(page)
+    assert [(x["system"], x["condition"]) for x in drawn] == [("A", "immediate"), ("A", "timer:w=4"),
+                                                              ("F", "immediate"), ("F", "timer:w=4")]
+    live = page.evaluate("""() => [...document.querySelectorAll('g.live-lane')].map(g => ({
+        lane: Number(g.dataset.lane), system: g.dataset.system, condition: g.dataset.condition,
+        release: g.dataset.release, dl: Number(g.dataset.dl),
+        segs: [...g.querySelectorAll('rect.live-seg')].map(r => [Number(r.dataset.seq), Number(r.dataset.arrival),
+                                                                Number(r.dataset.play), Number(r.dataset.end)]),
+        stalls: [...g.querySelectorAll('rect.live-stall')].map(r => [Number(r.dataset.from),
+                                                                     Number(r.dataset.to)])}))""")
+    predicted = page.get_attribute('g.lane[data-system="A"][data-condition="immediate"]', "data-lane")
+    assert len(live) == 1 and live[0]["lane"] == int(predicted) + 1  # right under A · immediate
+    assert (live[0]["system"], live[0]["condition"], live[0]["release"]) == ("A", "immediate", "request")
+    assert live[0]["segs"] == [[0, 1.0, 1.0, 1.5], [1, 1.8, 1.8, 2.2], [2, 2.205, 2.205, 2.505]]
+    assert live[0]["stalls"] == [[1.5, 1.8]]  # the 0.3 s wait; the 5 ms one is no stall
+    labels = page.evaluate("""() => [...document.querySelectorAll('#lanes text.live-label')].map(t =>
+        [t.textContent, t.nextElementSibling.textContent])""")
+    assert labels == [["live", "A · immediate"]]
+    s = read_table(live_run / "summary.parquet")[0]
+    row = s[(s["talk_id"] == "talk00") & (s["system"] == "A") & (s["condition"] == "immediate")].iloc[0]
+    d_l = float(row["offset_s"]) - (2.505 - float(row["source_s"]))  # L predicted − L live, by hand
+    assert live[0]["dl"] == pytest.approx(d_l, abs=1e-9)
+    tip = hover_tip(page, 'g.live-lane rect.live-seg[data-seq="1"]')
+    assert "send lateness of its request: 2.500 ms" in tip
+    assert f"ΔL = predicted − live {'+' if d_l > 0 else ''}{d_l:.6f} s" in tip
+    tip = hover_tip(page, "g.live-lane rect.live-stall")
+    assert "live stall: 0.300000 s" in tip
+    assert browser.seen["errors"] == [] and browser.seen["console"] == [] and browser.seen["blocked"] == []
+    page.close()
+
+
+def test_joins_are_marked_on_the_primary_replays_lane_with_their_step_on_hover(browser, live_run):
+    page = browser.open(live_run / "explore" / "index.html")
+    open_talk(page, "talk00", "timer:w=4")
+    marks = page.evaluate("""() => [...document.querySelectorAll('g.lane path.join')].map(p => ({
+        system: p.closest('g.lane').dataset.system, condition: p.closest('g.lane').dataset.condition,
+        seq: Number(p.dataset.seq), at: Number(p.dataset.at), step: Number(p.dataset.step)}))""")
+    assert marks == [{"system": "A", "condition": "immediate", "seq": 1, "at": 5.25, "step": 2.5},
+                     {"system": "A", "condition": "immediate", "seq": 2, "at": 7.0, "step": -1.25}]
+    tip = hover_tip(page, 'g.lane path.join[data-seq="1"]')
+    assert "request seq 0 → seq 1" in tip and "level step +2.50 dB (before -20.00 dBFS, after -17.50 dBFS)" in tip
+    tip = hover_tip(page, 'g.lane path.join[data-seq="2"]')
+    assert "level step -1.25 dB" in tip
+    page.select_option("#variant", index=1)  # another replay: the joins were measured on the primary one
+    page.wait_for_selector("#timeline-view[data-state=ready]")
+    assert page.locator("g.lane path.join").count() == 0
+    assert browser.seen["errors"] == [] and browser.seen["console"] == [] and browser.seen["blocked"] == []
+    page.close()

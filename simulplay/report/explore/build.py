@@ -36,6 +36,7 @@ from simulplay.grouping import canonical_condition
 from simulplay.report.build import load_inputs, result_sentence
 from simulplay.report.explore.audio import StoreAudio, store_audio
 from simulplay.report.explore.edges import edge_variants
+from simulplay.report.explore.overlays import JoinMarks, LiveLanes, LiveRun, find_live
 from simulplay.report.explore.panel import panel_payload
 from simulplay.report.explore.sweep import sweep_payload
 from simulplay.report.explore.talks import TalkData
@@ -67,6 +68,8 @@ class Explorer:
     audio: StoreAudio
     notes: list[str] = field(default_factory=list)
     sweep: dict[str, Any] | None = None  # the sweep view's data; None: the run has no sweep
+    live: LiveLanes | None = None  # a live run's lanes under the predicted ones
+    joins: JoinMarks | None = None  # `simulplay quality`'s joins, marked on the lanes
 
     @property
     def result(self) -> str:
@@ -80,16 +83,21 @@ class Explorer:
 
 
 def build_explorer(inputs: str | Path | Sequence[str | Path], *, traces: Sequence[str | Path] = (),
-                   store: str | Path | None = None) -> Explorer:
+                   store: str | Path | None = None, live: str | Path | None = None,
+                   joins: str | Path | None = None) -> Explorer:
     """Read a run folder, or the tables of step-by-step work (as ``simulplay report``
     does, refusing what it refuses), and replay every variant the run computed."""
-    return explore_run(load_inputs(inputs, traces), store=store)
+    return explore_run(load_inputs(inputs, traces), store=store, live=live, joins=joins)
 
 
-def explore_run(run: RunData, *, store: str | Path | None = None, computed: Computed | None = None) -> Explorer:
+def explore_run(run: RunData, *, store: str | Path | None = None, computed: Computed | None = None,
+                live: str | Path | None = None, joins: str | Path | None = None) -> Explorer:
     """The explorer of inputs already read (``run`` is not changed); ``store``: the audio
     store (default: a run folder's own); ``computed``: replays of the run's manifest the
-    caller already holds (``simulplay run`` hands over its own)."""
+    caller already holds (``simulplay run`` hands over its own); ``live``: a live run to
+    show under the predicted lanes (default: the run folder's ``live/``, or the live run
+    whose manifest is the input); ``joins``: a ``simulplay quality`` joins table to mark
+    (:mod:`.overlays`)."""
     ref = canonical_condition(run.reference)
     if not [c for c in condition_order(run) if c != ref]:
         source = run.eta.path if run.stepwise else run.folder / "run.json"
@@ -106,8 +114,22 @@ def explore_run(run: RunData, *, store: str | Path | None = None, computed: Comp
     if run.traces is None:
         notes.append("Text updates are not shown: the trace files were not found (--trace names them).")
     variants = [primary, *others, *edges]
-    return Explorer(run, variants, TalkData(manifest, variants, run.traces), audio, notes + edge_notes,
-                    sweep_payload(run))
+    talks = TalkData(manifest, variants, run.traces)
+    lanes, marks = _live_lanes(run, live, variants, talks), None
+    if lanes is not None and lanes.problem:
+        notes.append(lanes.problem)
+        lanes = None
+    if joins is not None:
+        marks = JoinMarks(joins, talks.outputs, talks.keys)
+        notes += [marks.note] if marks.note else []
+    return Explorer(run, variants, talks, audio, notes + edge_notes, sweep_payload(run), lanes, marks)
+
+
+def _live_lanes(run: RunData, given: str | Path | None, variants: list[Variant], talks: TalkData) -> LiveLanes | None:
+    folder, explicit = find_live(run, given)
+    if folder is None:
+        return None
+    return LiveLanes(LiveRun.read(folder), variants, talks.outputs, strict=explicit)
 
 
 def default_out(inputs: str | Path | Sequence[str | Path]) -> Path:
@@ -168,6 +190,10 @@ def explorer_files(ex: Explorer) -> dict[str, bytes]:
     entries = []
     for talk in talks:
         data = ex.talks.payload(talk)
+        if ex.live is not None:
+            data["live"] = ex.live.payload(talk, data)
+        if ex.joins is not None:
+            data["joins"] = ex.joins.payload(talk, data)
         out[f"data/talks/{names[talk]}.js"] = script("talk", talk, data)
         with_audio = ex.audio.store is not None and bool(data["audio_keys"])
         if with_audio:

@@ -91,8 +91,15 @@
       [p.reference, state.condition].forEach(function (condition) {
         const o = X.timeline.find(talk, panel, system, condition);
         const model = o >= 0 ? X.timeline.model(talk, vkey, o) : null;
+        const joins = model && talk.joins && talk.joins.variant === vkey ? talk.joins.outputs[o] : null;
         lanes.push({ system: system, condition: condition, model: model, updates: talk.updates[system] || null,
-          id: vkey + "\u0000" + o });
+          id: vkey + "\u0000" + o, joins: joins });
+        const live = o >= 0 && talk.live ? talk.live.outputs[o] : null;
+        const release = talk.live ? talk.live.releases[vkey] : null;
+        if (live && live[release]) {
+          lanes.push({ live: true, system: system, condition: condition, release: release, data: live[release],
+            dL: vkey in live[release].dL ? live[release].dL[vkey] : null, predicted: model ? model.summary.offset_s : null });
+        }
       });
     });
     return lanes;
@@ -104,7 +111,8 @@
     if (!talk) return;
     const v = p.variants[state.variant];
     const lanes = lanesOf(talk);
-    const ends = lanes.map(function (l) { return l.model && l.model.summary.end_s; }).filter(function (e) { return e; });
+    const ends = lanes.map(function (l) { return l.live ? l.data.summary.end_s : l.model && l.model.summary.end_s; })
+      .filter(function (e) { return e; });
     const source = talk.outputs.length ? talk.outputs[0].source_s : null;
     const max = Math.max.apply(null, ends.concat([source || 1])) * 1.02;
     const keep = view && view.talk === state.talk ? view : null;
@@ -117,14 +125,20 @@
         "text updates (ticks), each request waiting (line) and synthesizing (bar) until ready, playback (blue, " +
         "alternating shades) with idle time (orange), the limiting part outlined red, the output's end (black) and " +
         "source end S (red dashes). Scroll to zoom, drag to pan, double-click for the whole talk; hover for times; " +
-        "click a part to hear it." }),
+        "click a part to hear it." + (talk.live ? " Under a lane the live run played, live: the parts its virtual player " +
+        "played (" + (talk.live.releases[v.key] || "request") + " release; ticks: arrival), its stalls (red) and its end; " +
+        "hover for the send lateness and ΔL = L predicted − L live." : "") + (talk.joins && talk.joins.variant === v.key ?
+        " Diamonds mark the joins of the listener audio (simulplay quality); hover for the level step in dB." : "") }),
       timelineControls(talk),
       X.el("div", { class: "plot" }, svg),
       laneAudio(talk),
       X.el("h3", { text: "Signatures" }),
       lanes.map(function (l) {
+        if (l.live) return null;
         return l.model ? X.signatures([l.model.signature], l.system + " · " + l.condition) : null;
-      }));
+      }),
+      talk.live ? X.signatures([talk.live.signature], "live run " + talk.live.source) : null,
+      talk.joins ? X.signatures([talk.joins.signature], "joins " + talk.joins.source) : null);
     interact(svg);
     X.timeline.draw(svg, view);
     section.setAttribute("data-state", "ready");
@@ -171,7 +185,7 @@
         redraw();
       }
       const t = e.target.getAttribute && e.target.getAttribute("data-tip");
-      const g = e.target.closest && e.target.closest("g.lane");
+      const g = e.target.closest && e.target.closest("g.lane, g.live-lane");
       if (!t || !g) { tip.hidden = true; return; }
       const lane = view.lanes[Number(g.getAttribute("data-lane"))];
       const kind = t.split(":")[0], i = Number(t.split(":")[1]);
@@ -198,6 +212,7 @@
     const p = X.data.panel;
     const entry = p.talks.find(function (t) { return t.id === talk.talk; });
     return X.el("div", { class: "lane-audio" }, view.lanes.map(function (lane, k) {
+      if (lane.live) return null;
       const status = X.el("span", { class: "status" });
       const audio = X.el("audio", { controls: true, preload: "auto", "data-lane": k });
       lane.audio = audio;

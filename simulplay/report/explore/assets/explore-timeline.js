@@ -4,12 +4,18 @@
  * dispatch (thin line: waiting) through synthesis (bar) to readiness, playback segments
  * (alternating shades) with idle gaps, the limiting part outlined, the output's end;
  * source end S across all lanes. Times are the replay's nanoseconds shown as seconds;
- * each segment carries its numbers in data attributes (data-ready, data-play, data-end). */
+ * each segment carries its numbers in data attributes (data-ready, data-play, data-end).
+ * With a live run, each output's "live" lane lies under its predicted lane: the parts the
+ * live run's virtual player played (arrival tick, playback bar), its stalls (red) and its
+ * end; hovering gives the request's send lateness and ΔL = L predicted − L live. With a
+ * `simulplay quality` joins table, the primary replay's lanes mark each join (diamond at
+ * the next part's start in the listener audio), its level step (dB) on hover. */
 "use strict";
 (function () {
   const X = window.simulplayExplorer;
   const T = (X.timeline = {});
-  const LANE_H = 92, TOP = 8, LEFT = 150, RIGHT = 14, AXIS_H = 30;
+  const LANE_H = 92, LIVE_H = 46, TOP = 8, LEFT = 150, RIGHT = 14, AXIS_H = 30;
+  function laneH(lane) { return lane.live ? LIVE_H : LANE_H; }
 
   /* One output of the talk under one variant: its requests and parts in ns, by the
    * replay's recurrences in exact integers (the build checked that they give the replay's
@@ -81,7 +87,42 @@
   function us(ns) { return ns === null || ns === undefined ? "–" : X.fmt(ns / 1e9, 6) + " s"; }
 
   /* What hovering a request, a part or a text update shows (plain text). */
+  function ms(ns) { return ns === null || ns === undefined ? "–" : X.fmt(ns / 1e6, 3) + " ms"; }
+  function signed(v) { return v === null || v === undefined ? "–" : (v > 0 ? "+" : "") + X.fmt(v, 6) + " s"; }
+
+  /* What hovering a live part ("l") or a live stall ("s") shows. */
+  function liveTip(lane, kind, i) {
+    const d = lane.data;
+    const chunk = d.chunk[i] >= 0 ? ", chunk " + d.chunk[i] : "";
+    const lines = [];
+    if (kind === "s") {
+      lines.push("live stall: " + us(d.wait[i]) + " of silence before request seq " + d.seq[i] + chunk + " (" +
+        us(d.end[i - 1]) + " → " + us(d.play[i]) + ")");
+    }
+    lines.push("live part: request seq " + d.seq[i] + chunk + " · arrived " + us(d.arrival[i]) + " · playback " +
+      us(d.play[i]) + " → " + us(d.end[i]) + " · waited " + us(d.wait[i]),
+    "send lateness of its request: " + ms(d.late[i]));
+    const S = d.summary;
+    lines.push("output: L live " + signed(S.offset_s) + ", predicted by this replay " + signed(lane.predicted) +
+      "; ΔL = predicted − live " + signed(lane.dL));
+    lines.push("first playback " + signed(S.first_play_s) + " · stalls " + S.stall_count + " (" +
+      X.fmt(S.stall_total_s, 6) + " s)" + (S.complete === false ? " · incomplete: " + S.n_failed + " request(s) failed" : ""));
+    return lines.join("\n");
+  }
+
+  function joinTip(lane, i) {
+    const J = lane.joins;
+    const step = J.step_db[i];
+    return ["join " + (i + 1) + ": request seq " + J.seq_before[i] + " → seq " + J.seq[i] + " at " + us(J.at[i]),
+      "level step " + (step === null ? "–" : (step > 0 ? "+" : "") + X.fmt(step, 2)) + " dB (before " +
+      X.fmt(J.level_before_db[i], 2) + " dBFS, after " + X.fmt(J.level_after_db[i], 2) + " dBFS)",
+      "pause " + X.fmt(J.pause_s[i], 4) + " s · discontinuity " + X.fmt(J.discontinuity_db[i], 2) + " dB",
+      "simulplay quality, listener audio of the primary replay"].join("\n");
+  }
+
   T.tip = function (lane, kind, i) {
+    if (lane.live) return liveTip(lane, kind, i);
+    if (kind === "j") return joinTip(lane, i);
     if (kind === "u") {
       const u = lane.updates;
       return "text update at " + X.fmt(u.t[i], 6) + " s (" + lane.model.output.system + ")\n" + u.text[i];
@@ -136,15 +177,48 @@
       const xe = x(m.summary.end_s);
       g.append(X.svg("line", { class: "out-end", x1: xe, x2: xe, y1: y + 40, y2: y + 74, "data-end": m.summary.end_s }));
     }
+    if (lane.joins) {
+      lane.joins.at.forEach(function (at, k) {
+        const xj = x(s(at)), yj = y + 78;
+        g.append(X.svg("path", { class: "join", d: "M" + xj + " " + (yj - 5) + "l4 5l-4 5l-4 -5z", "data-tip": "j:" + k,
+          "data-seq": lane.joins.seq[k], "data-at": s(at), "data-step": lane.joins.step_db[k] }));
+      });
+    }
     lane.playhead = X.svg("line", { class: "playhead", x1: -10, x2: -10, y1: y, y2: y + LANE_H - 6, "data-t": "" });
     g.append(lane.playhead);
+  }
+
+  /* A live lane: what the live run's virtual player did for this output. */
+  function drawLive(g, lane, y, x) {
+    const d = lane.data;
+    g.append(X.svg("rect", { class: "lane-bg live-bg", x: 0, y: y, width: "100%", height: LIVE_H - 6 }));
+    const stalls = new Set(d.stall);
+    d.seq.forEach(function (seq, i) {
+      g.append(X.svg("line", { class: "live-arrival", x1: x(s(d.arrival[i])), x2: x(s(d.arrival[i])), y1: y + 4, y2: y + 10 }));
+      if (stalls.has(i)) {
+        g.append(X.svg("rect", { class: "live-stall", x: x(s(d.end[i - 1])), y: y + 12, height: 20,
+          width: Math.max(0.5, x(s(d.play[i])) - x(s(d.end[i - 1]))), "data-tip": "s:" + i, "data-seq": seq,
+          "data-from": s(d.end[i - 1]), "data-to": s(d.play[i]) }));
+      }
+      g.append(X.svg("rect", { class: "live-seg" + (i % 2 ? " odd" : ""), x: x(s(d.play[i])), y: y + 12, height: 20,
+        width: Math.max(0.5, x(s(d.end[i])) - x(s(d.play[i]))), "data-tip": "l:" + i, "data-seq": seq,
+        "data-chunk": d.chunk[i], "data-arrival": s(d.arrival[i]), "data-play": s(d.play[i]), "data-end": s(d.end[i]),
+        "data-late": s(d.late[i]) }));
+    });
+    if (d.summary.end_s !== null && d.summary.end_s !== undefined) {
+      const xe = x(d.summary.end_s);
+      g.append(X.svg("line", { class: "out-end live-end", x1: xe, x2: xe, y1: y + 8, y2: y + 36, "data-end": d.summary.end_s }));
+    }
   }
 
   /* Draw the lanes of `view` (lanes, t0, t1) into the SVG element `svg`. */
   T.draw = function (svg, view) {
     const width = Math.max(480, svg.parentNode.clientWidth || 900);
     const plotW = width - LEFT - RIGHT;
-    const height = TOP + view.lanes.length * LANE_H + AXIS_H;
+    const ys = [];
+    let bottom = TOP;
+    view.lanes.forEach(function (lane) { ys.push(bottom); bottom += laneH(lane); });
+    const height = bottom + AXIS_H;
     const span = view.t1 - view.t0;
     const x = function (t) { return LEFT + (t - view.t0) / span * plotW; };
     X.clear(svg);
@@ -160,7 +234,16 @@
     const plot = X.svg("g", { "clip-path": "url(#plot-clip)" });
     svg.append(plot);
     view.lanes.forEach(function (lane, k) {
-      const y = TOP + k * LANE_H;
+      const y = ys[k];
+      if (lane.live) {
+        svg.append(X.svg("text", { class: "lane-label live-label", x: 6, y: y + 18, text: "live" }),
+          X.svg("text", { class: "lane-sub", x: 6, y: y + 32, text: lane.system + " · " + lane.condition }));
+        const lg = X.svg("g", { class: "live-lane", "data-lane": k, "data-system": lane.system,
+          "data-condition": lane.condition, "data-release": lane.release, "data-dl": lane.dL });
+        plot.append(lg);
+        drawLive(lg, lane, y, x);
+        return;
+      }
       svg.append(X.svg("text", { class: "lane-label", x: 6, y: y + 30, text: lane.system }),
         X.svg("text", { class: "lane-sub", x: 6, y: y + 46, text: lane.condition }));
       const g = X.svg("g", { class: "lane", "data-lane": k, "data-system": lane.system, "data-condition": lane.condition,
@@ -174,11 +257,11 @@
     });
     if (view.source !== null) {
       const xs = x(view.source);
-      plot.append(X.svg("line", { class: "source-end", x1: xs, x2: xs, y1: TOP, y2: TOP + view.lanes.length * LANE_H,
+      plot.append(X.svg("line", { class: "source-end", x1: xs, x2: xs, y1: TOP, y2: bottom,
         "data-s": view.source }));
       plot.append(X.svg("text", { class: "source-label", x: xs + 4, y: TOP + 10, text: "S" }));
     }
-    const axisY = TOP + view.lanes.length * LANE_H + 4;
+    const axisY = bottom + 4;
     const axis = X.svg("g", { class: "axis" }, X.svg("line", { x1: LEFT, x2: LEFT + plotW, y1: axisY, y2: axisY }));
     ticks(view.t0, view.t1, plotW).forEach(function (t) {
       axis.append(X.svg("line", { x1: x(t), x2: x(t), y1: axisY, y2: axisY + 5 }),
