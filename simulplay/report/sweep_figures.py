@@ -162,7 +162,8 @@ def sweep_report_figures(run: RunData) -> list[ReportFigure]:
         n = len(figures) + 1
         figures.append(ReportFigure(
             f"figure05_sweep_{n}_servers", "Modelled η and L against the number of servers",
-            "Modelled η (band: its paired talk-bootstrap interval) and modelled mean L of A and F against the number of "
-            "TTS servers the outputs of each rule share (the shared-server replay over the fitted clock; a model, "
-            "not a measurement). Written by `simulplay sweep --servers`.", png, svg, lines, number=f"Figure 5.{n}"))
+            "Modelled η (band: its paired talk-bootstrap interval) and modelled mean L of A and F against the "
+            "number of TTS servers the outputs of each rule share (the shared-server replay over the fitted clock; "
+            "a model, not a measurement). Written by `simulplay sweep --servers`.", png, svg, lines,
+            number=f"Figure 5.{n}"))
     return figures
