@@ -184,7 +184,8 @@ def load_run(folder: PathLike, *, traces: Sequence[PathLike] = ()) -> Run:
 
 def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None = None, confirm: int = 0,
           by: str = "L", train: str | Sequence[str] = (), folds: int = 5, service: str = "fit",
-          duration_terms: str = "auto", progress: Any = None) -> SweepOutput:
+          duration_terms: str = "auto", servers: str | int | Sequence[int] | None = None, share: str = "panel",
+          load_curve: PathLike | None = None, progress: Any = None) -> SweepOutput:
     """Model η and the end offset L at every point of grids of a grouping rule's parameters
     from a run folder's own requests, check the model against what the run measured, and
     write the sweep's files (``simulplay sweep``, docs/sweeps.md).
@@ -198,7 +199,10 @@ def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None
     ``folds``: folds of talks for the duration model's held-out error. ``service``: ``fit``,
     ``zero`` or ``scale=F``. ``duration_terms``: what the duration model reads, ``auto``
     (the backend's phonemes where it has a phonemizer, Piper; else the text), ``text`` or
-    ``phonemes``. ``progress``: a :class:`~simulplay.core.progress.Progress` that
+    ``phonemes``. ``servers``: the number of shared TTS servers as a grid axis (``"1..8"``,
+    ``[1, 2, 4]`` or ``4``; with ``share`` and ``load_curve`` as ``simulplay replay --servers``
+    reads them, docs/many-listeners.md): every point replayed on each, the table gaining the
+    column ``servers``. ``progress``: a :class:`~simulplay.core.progress.Progress` that
     the confirming synthesis reports to (None: nothing).
 
     Returns a :class:`SweepOutput`. Its ``table`` holds the rows of ``sweep.parquet`` (its
@@ -234,6 +238,8 @@ def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None
                     confirm=confirm, by=as_choice(by, "by", BY), folds=folds, service=service,
                     terms=as_choice(duration_terms, "duration_terms", TERMS),
                     train=as_strings(train, "train", "a condition of the run, or a list of them"),
+                    servers=_servers_text(servers), share=as_text(share, "share"),
+                    load_curve=None if load_curve is None else as_path(load_curve, "load_curve", "a load table"),
                     progress=progress or NO_PROGRESS)
     check = res.check
     for w in check.warnings:
@@ -244,3 +250,17 @@ def sweep(run_dir: PathLike, rules: str | Sequence[str], *, out: PathLike | None
                        signatures_of(check.signatures), fresh(check.per_talk),
                        signatures_of(check.per_talk_signatures), fresh(models), signatures_of(model_signatures),
                        (check.summary, *check.warnings), tuple(res.confirmed), str(res.out / "sweep.parquet"))
+
+
+def _servers_text(servers: str | int | Sequence[int] | None) -> str | None:
+    """``servers`` as ``--servers`` reads it: a text as it is, a number or a list joined."""
+    if servers is None or isinstance(servers, str):
+        return servers
+    if isinstance(servers, bool):
+        raise InputError.at("servers", f"is {servers!r}", accepted="a number of servers, a list of them or '1..8'")
+    if isinstance(servers, int):
+        return str(servers)
+    values = list(servers)
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise InputError.at("servers", f"is {servers!r}", accepted="a number of servers, a list of them or '1..8'")
+    return ",".join(map(str, values))
