@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import typer
 import typer.main
-from typer._coercion import build_runtime_param
 from typer._click import Context
 from typer._click.exceptions import BadParameter
+from typer._coercion import build_runtime_param
 
 from simulplay.cli.coerce import PlainParam, install
 from simulplay.cli.helptext import Command
@@ -74,9 +74,9 @@ def test_the_fast_coercion_gives_typers_value_or_error(name, value, tmp_path, mo
 
 
 def test_other_annotations_keep_typers_coercion():
-    from enum import Enum
+    from enum import StrEnum
 
-    class Color(str, Enum):
+    class Color(StrEnum):
         red = "red"
 
     choice = typer.Typer()
