@@ -36,13 +36,15 @@ class PlainParam(RuntimeParam):
     """A parameter's coercion: the fast path of the module docstring, else typer's own
     (built on first need from ``descriptor``)."""
 
-    kind: str = "str"
     descriptor: Any = None
+    _kind: list = field(default_factory=list)  # the fast path's kind (None: none), once known
     _typer: list = field(default_factory=list)  # typer's RuntimeParam, once built
 
     def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+        if not self._kind:  # known at the first value: most parameters of most commands never get one
+            self._kind.append(_kind(self.descriptor))
         try:
-            out = _fast(self.kind, value, self.parameter_info, param, ctx)
+            out = _MISS if self._kind[0] is None else _fast(self._kind[0], value, self.parameter_info, param, ctx)
         except Exception:  # typer's path checks refused it: typer says why, in its words
             out = _MISS
         if out is not _MISS:
@@ -96,11 +98,9 @@ def _kind(descriptor: Any) -> str | None:
 
 
 def install(params: list[Any]) -> None:
-    """Give each plain parameter (module docstring) of ``params`` its fast coercion."""
+    """Give each parameter of ``params`` the fast coercion (module docstring), which takes
+    plain values itself and hands the rest to typer's own."""
     for p in params:
-        if not isinstance(p, _TyperParameter) or getattr(p, "_runtime_param", _MISS) is not None:
-            continue
-        kind = _kind(p.type_descriptor)
-        if kind is not None:
+        if isinstance(p, _TyperParameter) and getattr(p, "_runtime_param", _MISS) is None:
             d = p.type_descriptor
-            p._runtime_param = PlainParam(d.parameter_info, d.annotation, kind, d)
+            p._runtime_param = PlainParam(d.parameter_info, d.annotation, d)

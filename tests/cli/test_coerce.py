@@ -88,7 +88,10 @@ def test_other_annotations_keep_typers_coercion():
 
     command = typer.main.get_command(choice)
     install(command.params)
-    assert all(p._runtime_param is None for p in command.params if p.name in ("color", "n"))
+    ctx = Context(command)
+    for p in (p for p in command.params if p.name in ("color", "n")):
+        assert p.get_runtime_param().coerce("red" if p.name == "color" else "4", param=p, ctx=ctx) in (Color.red, 4)
+        assert p._runtime_param._kind == [None] and p._runtime_param._typer  # typer's own coercion did it
 
 
 def test_replay_and_eta_import_no_pydantic(tmp_path):
