@@ -188,3 +188,19 @@ def test_the_api_refuses_servers_that_are_no_numbers(run_dir, tmp_path, servers)
 
     with pytest.raises(InputError, match="servers"):
         simulplay.sweep(run_dir, "timer:w=1..3", servers=servers, out=tmp_path / "out")
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:the model")
+def test_the_report_shows_the_servers_figure_after_the_family_figures(tmp_path):
+    from simulplay.report.load import load_run
+    from simulplay.report.sweep_figures import sweep_report_figures
+    from tests.support.sweep_runs import swept_run
+
+    folder = swept_run(tmp_path / "run", realizations=1, rules=("timer:w=1..2",))
+    sweep_run(folder, ["timer:w=1..2"], terms="text", servers="1,4")  # into folder/sweep, as the report reads it
+    figures = sweep_report_figures(load_run(folder))
+    assert [f.key for f in figures] == ["figure05_sweep_1", "figure05_sweep_2_servers"]
+    servers = figures[-1]
+    assert servers.png[:4] == b"\x89PNG" and servers.number == "Figure 5.2"
+    assert any("servers:1" in line for line in servers.lines) and any("servers:4" in line for line in servers.lines)
