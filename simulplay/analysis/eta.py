@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
-from simulplay.analysis.gaps import per_talk_effects
+from simulplay.analysis.gaps import per_talk_effects, wide_panel
 from simulplay.analysis.interaction import InteractionResult, interaction
 from simulplay.analysis.paired import paired_row
 from simulplay.analysis.small_panels import small_panel_notes
@@ -121,7 +121,8 @@ def compute_eta(
     """
     boot = boot or Bootstrap()
     summary = summary.copy()
-    summary["condition"] = summary["condition"].map(canonical_condition)
+    names = {c: canonical_condition(c) for c in summary["condition"].unique()}  # each distinct name once
+    summary["condition"] = summary["condition"].map(names)
     reference = canonical_condition(reference)
     contrasts = [(canonical_condition(p), canonical_condition(q)) for p, q in contrasts]
     upstream = list(upstream) if upstream is not None else [{}] * len(summary)
@@ -193,7 +194,8 @@ def panel_eta(panel: pd.DataFrame, pk: dict[str, Any], setup: EtaSetup) -> Panel
     conds = [c for c in dict.fromkeys(panel["condition"]) if c != s.reference]
     talks = boot.order_talks(panel["talk_id"])
     idx = boot.indices(len(talks))
-    effects = {c: per_talk_effects(panel, s.a, s.f, s.reference, c).set_index("talk_id").loc[talks]
+    wide = wide_panel(panel)
+    effects = {c: per_talk_effects(panel, s.a, s.f, s.reference, c, wide).set_index("talk_id").loc[talks]
                for c in conds + [s.reference]}
     n_dropped = len(dropped) if s.allow_incomplete else None
 

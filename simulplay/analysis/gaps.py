@@ -19,13 +19,21 @@ def delta(L: pd.DataFrame, a: str, f: str) -> pd.Series:
     return L[a] - L[f]
 
 
-def per_talk_effects(panel: pd.DataFrame, a: str, f: str, reference: str, condition: str) -> pd.DataFrame:
+def wide_panel(panel: pd.DataFrame) -> pd.DataFrame:
+    """A panel's ``offset_s``, ``audio_s`` and ``idle_s`` with one row per talk and a
+    column per (metric, system, condition), as :func:`per_talk_effects` reads them."""
+    return panel.pivot_table(index="talk_id", columns=["system", "condition"],
+                             values=["offset_s", "audio_s", "idle_s"], aggfunc="first", sort=False)
+
+
+def per_talk_effects(panel: pd.DataFrame, a: str, f: str, reference: str, condition: str,
+                     wide: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per-talk δ(0), δ(w), η(w) and its duration and idle parts, in seconds.
 
-    ``panel``: summary rows of one panel, with talks complete in every needed output.
+    ``panel``: summary rows of one panel, with talks complete in every needed output;
+    ``wide``: its :func:`wide_panel`, when the caller has it already (one per panel).
     """
-    wide = panel.pivot_table(index="talk_id", columns=["system", "condition"],
-                             values=["offset_s", "audio_s", "idle_s"], aggfunc="first", sort=False)
+    wide = wide_panel(panel) if wide is None else wide
 
     def diff(metric: str, cond: str) -> pd.Series:
         return wide[(metric, a, cond)] - wide[(metric, f, cond)]

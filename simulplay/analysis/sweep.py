@@ -32,9 +32,12 @@ from simulplay.grouping.grid import RuleGrid
 from simulplay.grouping.registry import canonical_condition, parse_rule
 from simulplay.grouping.vectorized import group_many, update_table
 from simulplay.sim.replay import replay
+from simulplay.sim.servers import Servers
 from simulplay.sim.variants import Measured, ServiceModel, parse_service
 from simulplay.traces.model import Stream
 
+#: A sweep's panel keys: the run's panels and, with a servers axis, the number of servers.
+SWEEP_KEYS = (*RUN_PANEL_KEYS, "servers")
 MODELLED = "modelled durations and service times (a model of the run's requests, not a measurement)"
 ETA_PARTS = ("eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive", "duration_part_s", "idle_part_s",
              "delta_s")
@@ -81,6 +84,21 @@ def replay_eta(manifest: pd.DataFrame, *, a: str, f: str, reference: str, boot: 
     return Modelled(manifest, rep.summary, eta.table, eta.per_talk, ends, per_talk, eta.table_signatures)
 
 
+def with_servers(parts: Sequence[tuple[int, Modelled]]) -> Modelled:
+    """The replays of one manifest on K servers each, stacked: every table gains the
+    column ``servers`` (K) after the panel keys; the first part's manifest."""
+    def stack(name: str) -> pd.DataFrame:
+        frames = []
+        for k, m in parts:
+            df = getattr(m, name).copy()
+            df.insert(len(present(RUN_PANEL_KEYS, df)), "servers", k)
+            frames.append(df)
+        return pd.concat(frames, ignore_index=True)
+
+    return Modelled(parts[0][1].manifest, stack("summary"), stack("eta"), stack("eta_per_talk"), stack("ends"),
+                    stack("ends_per_talk"), [s for _, m in parts for s in m.signatures])
+
+
 def end_offsets(summary: pd.DataFrame, boot: Bootstrap) -> tuple[pd.DataFrame, pd.DataFrame]:
     """L per panel, condition and system: the equal-talk mean of ``offset_s`` with its
     paired talk-bootstrap interval (one index matrix per panel, talks in ``boot``'s order, as η), and
@@ -118,11 +136,13 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
               reference: str, boot: Bootstrap, phonemize: Phonemizer | None = None,
               train: Collection[str] | None = None, folds: int = 5, service: str = "fit",
               silent_parts: str = "skip", require_phonemes: bool = False, upstream: dict[str, Any] | None = None,
-              source: str = "manifest") -> SweepResult:
+              source: str = "manifest", servers: Sequence[Servers] = ()) -> SweepResult:
     """Fit the models on ``manifest`` (a validated run manifest of ``streams``; ``phonemize``
     the backend's phonemizer, or None: the text features) and model every grid point, the
     reference and every measured condition (see the module docstring); ``service`` as
-    :func:`sweep_service` reads it."""
+    :func:`sweep_service` reads it. ``servers``: a grid axis of shared-server models
+    (:mod:`simulplay.sim.servers`, over the fitted clock), each grid point replayed on each;
+    the table gains the column ``servers`` and every row's signature the model's keys."""
     model = sweep_service(service)
     table = update_table(streams)
     counts = update_counts(table, phonemize)
@@ -136,11 +156,19 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     predicted = predicted_manifest(table, counts, groups, conditions, models)
     sig = merge(upstream, base_signature(model=MODELLED, durations=_described(models, "durations"),
                                          service_fit=_described(models, "service") if service == "fit" else None))
-    modelled = replay_eta(predicted, a=a, f=f, reference=reference, boot=boot, service=model,
-                          silent_parts=silent_parts, upstream=sig, source=f"{source} (modelled)")
-    sig = merge(sig, {"service": service.strip(), "silent": silent_parts, "release": "request"})
-    rows, sigs = sweep_rows(modelled, grids, set(measured), reference, boot, sig, a=a, f=f)
-    return SweepResult(rows, sigs, models, modelled, list(grids))
+    row_sig = merge(sig, {"service": service.strip(), "silent": silent_parts, "release": "request"})
+    parts, tables, sigs = [], [], []
+    for shared in servers or [None]:
+        modelled = replay_eta(predicted, a=a, f=f, reference=reference, boot=boot, service=shared or model,
+                              silent_parts=silent_parts, upstream=sig, source=f"{source} (modelled)")
+        extra = {} if shared is None else shared.output_signature({})
+        rows, row_sigs = sweep_rows(modelled, grids, set(measured), reference, boot, merge(row_sig, extra),
+                                    a=a, f=f, servers=None if shared is None else shared.servers)
+        parts.append((extra.get("servers"), modelled))
+        tables.append(rows)
+        sigs += row_sigs
+    modelled = with_servers(parts) if servers else parts[0][1]
+    return SweepResult(pd.concat(tables, ignore_index=True), sigs, models, modelled, list(grids))
 
 
 def _described(models: Sequence[PanelModel], which: str) -> str:
@@ -150,10 +178,12 @@ def _described(models: Sequence[PanelModel], which: str) -> str:
 
 
 def sweep_rows(modelled: Modelled, grids: Sequence[RuleGrid], measured: set[str], reference: str,
-               boot: Bootstrap, sig: dict[str, Any], *, a: str, f: str) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """One row per panel × family × grid point: the point's parameters, modelled η (with
-    interval, parts and direction counts) and L of A and F (with intervals), requests per
-    system, and whether the run measured the point (``measured``)."""
+               boot: Bootstrap, sig: dict[str, Any], *, a: str, f: str,
+               servers: int | None = None) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """One row per panel × family × grid point: the point's parameters (and ``servers``,
+    the number of shared servers, when given), modelled η (with interval, parts and
+    direction counts) and L of A and F (with intervals), requests per system, and whether
+    the run measured the point (``measured``)."""
     keys = present(RUN_PANEL_KEYS, modelled.eta)
     eta = modelled.eta.set_index([*keys, "condition"])
     ends = modelled.ends
@@ -169,7 +199,7 @@ def sweep_rows(modelled: Modelled, grids: Sequence[RuleGrid], measured: set[str]
             for rule, values in grid.points:
                 cond = rule.canonical()
                 row: dict[str, Any] = {"family": grid.text, "rule": cond, **{p: values.get(p) for p in params},
-                                       **pk}
+                                       **({} if servers is None else {"servers": servers}), **pk}
                 e = eta.loc[tuple(pk.values()) + (cond,)] if cond != reference else None
                 row["n_talks"] = int(e["n_talks"]) if e is not None else _talks(modelled, pk)
                 for col in ETA_PARTS:

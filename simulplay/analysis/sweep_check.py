@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.analysis.sweep import Modelled
-from simulplay.core.keys import RUN_PANEL_KEYS, present
+from simulplay.analysis.sweep import SWEEP_KEYS, Modelled
+from simulplay.core.keys import present
 from simulplay.core.signature import format_signature, merge
 
 
@@ -41,7 +41,7 @@ def _ends_wide(ends: pd.DataFrame, keys: list[str], a: str, f: str, value: str, 
 def check_sweep(modelled: Modelled, measured: Modelled, *, a: str, f: str, sig: dict[str, Any],
                 confirmed: set[str] = frozenset()) -> SweepCheck:
     """Set the modelled replay beside the measured one at the measured conditions."""
-    keys = present(RUN_PANEL_KEYS, measured.summary)
+    keys = present(SWEEP_KEYS, measured.summary)
     conds = list(dict.fromkeys(measured.ends["condition"]))
     idx = [*keys, "condition"]
     m_eta = measured.eta.set_index(idx)[["n_talks", "eta_s", "ci_low_s", "ci_high_s"]]

@@ -101,7 +101,8 @@ def load_run(folder: PathLike, *, trace: Sequence[PathLike] = ()) -> Run:
 @renamed(rules="rule")
 def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None = None, confirm: int = 0,
           by: str = "L", train: str | Sequence[str] = (), service: str = "fit", folds: int = 5,
-          duration_terms: str = "auto", progress: Any = None) -> SweepOutput:
+          duration_terms: str = "auto", servers: str | int | Sequence[int] | None = None, share: str = "panel",
+          load_curve: PathLike | None = None, progress: Any = None) -> SweepOutput:
     """Model η and the end offset L at every point of grids of a grouping rule's parameters
     from a run folder's own requests, check the model against what the run measured, and
     write the sweep's files (``simulplay sweep``, docs/sweeps.md).
@@ -137,6 +138,14 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
         duration_terms: What the duration model reads: ``"auto"`` (default: the
             backend's phonemes where it has a phonemizer, Piper; else the text),
             ``"text"`` (characters, words, punctuation, sentence end) or ``"phonemes"``.
+        servers: The number of shared TTS servers as a grid axis (``--servers``): ``"1..8"``,
+            ``[1, 2, 4]`` or ``4`` (default None: every output its own synthesizer). Every
+            point is replayed on each number, the table gaining the column ``servers``
+            (docs/many-listeners.md); needs ``service="fit"``.
+        share: Which outputs share the servers, with ``servers``: ``"panel"`` (default),
+            ``"talk"``, ``"system"`` or ``"output"``.
+        load_curve: A ``simulplay load`` table whose median service at each concurrency over
+            the level-1 median gives the slowdown (default None: no slowdown), with ``servers``.
         progress: A ``Progress`` (``simulplay.core.progress.Progress``) that the confirming
             synthesis reports to (default None: nothing; the command line shows a
             progress bar unless ``--quiet``).
@@ -180,6 +189,8 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
                     confirm=confirm, by=as_choice(by, "by", BY), folds=folds, service=service,
                     terms=as_choice(duration_terms, "duration_terms", TERMS),
                     train=as_strings(train, "train", "a condition of the run, or a list of them"),
+                    servers=_servers_text(servers), share=as_text(share, "share"),
+                    load_curve=None if load_curve is None else as_path(load_curve, "load_curve", "a load table"),
                     progress=progress or NO_PROGRESS)
     check = res.check
     for w in check.warnings:
@@ -190,3 +201,17 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
                        signatures_of(check.signatures), fresh(check.per_talk),
                        signatures_of(check.per_talk_signatures), fresh(models), signatures_of(model_signatures),
                        (check.summary, *check.warnings), tuple(res.confirmed), str(res.out / "sweep.parquet"))
+
+
+def _servers_text(servers: str | int | Sequence[int] | None) -> str | None:
+    """``servers`` as ``--servers`` reads it: a text as it is, a number or a list joined."""
+    if servers is None or isinstance(servers, str):
+        return servers
+    if isinstance(servers, bool):
+        raise InputError.at("servers", f"is {servers!r}", accepted="a number of servers, a list of them or '1..8'")
+    if isinstance(servers, int):
+        return str(servers)
+    values = list(servers)
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise InputError.at("servers", f"is {servers!r}", accepted="a number of servers, a list of them or '1..8'")
+    return ",".join(map(str, values))

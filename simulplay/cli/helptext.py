@@ -63,26 +63,36 @@ class _Conventions:
 
     def get_help_option(self, ctx: Any) -> Any:
         """The --help option, shown without a value type."""
+        from simulplay.cli.coerce import install
+
         option = super().get_help_option(ctx)  # type: ignore[misc]
         if option is not None:
             _plain_flags([option])
+            install([option])
         return option
 
 
 class Command(_Conventions, TyperCommand):
-    """A typer command with reflowed help and flags shown without a value type."""
+    """A typer command with reflowed help and flags shown without a value type, whose plain
+    values are coerced without Pydantic (:mod:`simulplay.cli.coerce`)."""
 
     def __init__(self, *args: Any, **kwargs: Any):
+        from simulplay.cli.coerce import install
+
         super().__init__(*args, **kwargs)
         self._tidy()
+        install(self.params)
 
 
 class Group(_Conventions, TyperGroup):
-    """The application's group, with the same help conventions as :class:`Command`."""
+    """The application's group, with the same help conventions and coercion as :class:`Command`."""
 
     def __init__(self, *args: Any, **kwargs: Any):
+        from simulplay.cli.coerce import install
+
         super().__init__(*args, **kwargs)
         self._tidy()
+        install(self.params)
 
     def invoke(self, ctx: Any) -> Any:
         """A command's KeyboardInterrupt (Ctrl-C, and SIGTERM's ``Terminated``) leaves as

@@ -35,6 +35,17 @@ def sweep(
     duration_terms: str = typer.Option("auto", "--duration-terms", help="What the duration model reads: auto "
                                        "(default: phonemes where the backend has a phonemizer, Piper; else text), "
                                        "text (characters, words, punctuation, sentence end) or phonemes."),
+    servers: str | None = typer.Option(None, "--servers", help="The number of shared servers as a grid axis, in "
+                                       "the grid's syntax: 4, a list 1,2,4 or a range 1..8. Every grid point is "
+                                       "replayed with each share group's outputs queueing for K servers (the "
+                                       "shared-server replay of `replay --servers`, over the fitted clock); the "
+                                       "tables gain the column servers and sweep_servers.png plots η and L "
+                                       "against it."),
+    share: str = typer.Option("panel", "--share", help="With --servers: which outputs share the servers: panel "
+                              "(every talk and system of a rule), talk, system or output."),
+    load_curve: Path | None = typer.Option(None, "--load-curve", help="With --servers: a load table (columns "
+                                           "concurrency and service_p50_s, seconds) giving the slowdown of a "
+                                           "request that starts with c requests in service; default: none (1)."),
     quiet: bool = quiet_option(),
 ):
     """Model η and the end offset L at every point of a grid of a rule's parameters, from a
@@ -53,13 +64,15 @@ def sweep(
     backend × realization × family × grid point: the parameters, modelled η with interval,
     parts and direction counts, modelled L of A and F with intervals, requests per system,
     measured/confirmed flags and measured values), sweep_check.*, sweep_models.csv and one
-    figure per family (sweep_K_RULE.png/.svg). Columns ending in _s are seconds.
+    figure per family (sweep_K_RULE.png/.svg). With --servers, one row per number of servers
+    too, and sweep_servers.png/.svg. Columns ending in _s are seconds.
     """
     from simulplay.cli.console import progress_bar
     from simulplay.workflows.sweep import sweep_run
 
     res = sweep_run(run_dir, rule, out=out, confirm=confirm, by=by, train=train, folds=folds, service=service,
-                    terms=duration_terms, progress=progress_bar(quiet))
+                    terms=duration_terms, servers=servers, share=share, load_curve=load_curve,
+                    progress=progress_bar(quiet))
     print_sweep(res)
 
 
@@ -69,7 +82,7 @@ def print_sweep(res, *, brief: bool = False) -> None:
     from simulplay.cli.console import print_table
     from simulplay.core.signature import compact_signatures
 
-    cols = [c for c in ("family", "rule", "modelled_eta_s", "modelled_ci_low_s", "modelled_ci_high_s",
+    cols = [c for c in ("family", "rule", "servers", "modelled_eta_s", "modelled_ci_low_s", "modelled_ci_high_s",
                         "modelled_L_a_s", "modelled_L_f_s", "measured_eta_s") if c in res.table]
     print_table(res.table[cols], compact_signatures(res.signatures)[:1],
                 title="modelled sweep (a model of the run's requests, not a measurement): η and L, seconds")

@@ -103,18 +103,33 @@ class Checker:
             self.add_at(int(i), f"{values[i]:g} is too large (beyond ±2^53)", col, accepted)
         return np.where(ok & ~huge, values, 0).astype(np.int64)
 
+    def text(self, col: str, *, allow_empty: bool = False, accepted: str = "non-empty text") -> pd.Series | list[str]:
+        """:meth:`strings`, to be set back as a column: a column of text only that already has
+        the dtype pandas gives a list of ``str`` comes back as it is (the same values a list
+        would give, without building one and converting it back)."""
+        column = self.df[col]
+        if column.dtype == pd.Series(["x"]).dtype and self._plain_text(column, col, allow_empty, accepted):
+            return column
+        return self.strings(col, allow_empty=allow_empty, accepted=accepted)
+
+    def _plain_text(self, column: pd.Series, col: str, allow_empty: bool, accepted: str) -> bool:
+        """Whether ``column`` is text only (pandas infers ``string`` and no cell is missing);
+        if so, its empty cells are problems unless allowed."""
+        # (pandas' str dtype is "string" to infer_dtype even with cells missing: those are looked at)
+        if pd.api.types.infer_dtype(column, skipna=False) != "string" or column.isna().any():
+            return False
+        if not allow_empty:
+            for i in np.flatnonzero((column.str.len() == 0).to_numpy(bool)):
+                self.add_at(int(i), "is empty", col, accepted)
+        return True
+
     def strings(self, col: str, *, allow_empty: bool = False, accepted: str = "non-empty text") -> list[str]:
         """Column as a list of ``str``: nested values, bytes that are not UTF-8 and (unless
         allowed) empty cells are problems. A column of text only (pandas infers ``string`` and
         no cell is missing) is taken as it is, without looking at each cell in Python."""
         column = self.df[col]
-        # (pandas' str dtype is "string" to infer_dtype even with cells missing: those are looked at)
-        if pd.api.types.infer_dtype(column, skipna=False) == "string" and not column.isna().any():
-            out = column.tolist()
-            if not allow_empty:
-                for i in np.flatnonzero((column.str.len() == 0).to_numpy(bool)):
-                    self.add_at(int(i), "is empty", col, accepted)
-            return out
+        if self._plain_text(column, col, allow_empty, accepted):
+            return column.tolist()
         raw = column.astype(object)
         nested = raw.map(lambda v: isinstance(v, (dict, list, tuple))).to_numpy(bool)
         for i in np.flatnonzero(nested):

@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
-import importlib.metadata
 import importlib.util
 import re
 import sys
@@ -131,7 +130,11 @@ def _as_list(value: Any) -> list[str]:
 
 
 @functools.cache
-def _entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+def _entry_points(group: str) -> dict[str, Any]:
+    """The installed entry points of ``group`` by name (importlib.metadata, imported here:
+    a command that needs none skips its import)."""
+    import importlib.metadata
+
     return {ep.name: ep for ep in importlib.metadata.entry_points(group=group)}
 
 

@@ -68,6 +68,26 @@ def parse_grids(texts: list[str], *, source: str = "--rule", limit: int = MAX_PO
     return [_build(text, *p, source) for text, p in zip(texts, parsed)]
 
 
+@dataclass(frozen=True)
+class _Axis:
+    """A stand-in for a rule's field: a numeric axis that is no rule parameter."""
+
+    type: str
+    metadata: dict = dataclasses.field(default_factory=dict)
+
+
+def parse_axis(key: str, text: str, *, kind: str = "int", source: str) -> tuple[Any, ...]:
+    """The values of one grid axis outside a rule (``--servers 1..8``), in the grid's own
+    syntax (a value, a list ``1,2,4``, a range ``a..b`` or ``a..b:step``); ``kind``: ``int``
+    or ``float``. Errors are one line naming ``source`` and the text."""
+    where = f"{source} '{text}'"
+    tokens = [t.strip() for t in str(text).split(",")]
+    if not all(tokens):
+        raise InputError.at(where, "has an empty value", accepted=SYNTAX.split(" with ", 1)[1])
+    values = _values(key, tokens, _Axis(kind), where)
+    return tuple(p for v in values for p in (v.points() if isinstance(v, _Range) else [v]))
+
+
 def _parse_values(text: str, source: str):
     where = f"{source} '{text}'"
     name, _, rest = text.strip().partition(":")

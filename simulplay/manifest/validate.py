@@ -84,11 +84,11 @@ def validate_manifest(df: pd.DataFrame, source: str) -> pd.DataFrame:
     check.require_columns(MANIFEST_COLUMNS, "request manifest")
     out = df.copy()
     for col in OUTPUT_KEYS + tuple(k for k in RUN_PANEL_KEYS if k in df):
-        out[col] = check.strings(col, accepted=f"a non-empty {col}")
+        out[col] = check.text(col, accepted=f"a non-empty {col}")
     out["seq"] = check.integers("seq", accepted="a whole number, unique within an output")
-    error = check.strings("error", allow_empty=True) if "error" in df else [""] * len(df)
+    error = check.text("error", allow_empty=True) if "error" in df else [""] * len(df)
     out["error"] = error
-    failed = np.array([e != "" for e in error])
+    failed = (error != "").to_numpy(bool) if isinstance(error, pd.Series) else np.array([e != "" for e in error])
     has_ready = "ready_s" in df
     ready = check.numbers("ready_s", allow_empty=True) if has_ready else np.full(len(df), np.nan)
     out["ready_s"] = ready

@@ -18,6 +18,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
+from simulplay.analysis.sweep import SWEEP_KEYS
 from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.report.figures import RC, _figure, _legend_below, render
 from simulplay.report.load import RunData
@@ -27,8 +28,9 @@ COLORS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860")
 
 
 def _lines(rows: pd.DataFrame, axis: str | None, other: list[str]) -> list[tuple[str, pd.DataFrame]]:
-    """The family's rows cut into lines: per panel and per value of the other varying keys."""
-    keys = [*present(RUN_PANEL_KEYS, rows), *other]
+    """The family's rows cut into lines: per panel (and number of servers) and per value of
+    the other varying keys."""
+    keys = [*present(SWEEP_KEYS, rows), *other]
     if not keys:
         return [("", rows)]
     out = []
@@ -95,6 +97,43 @@ def _measured(ax_eta, ax_l, g: pd.DataFrame, x: np.ndarray, color: str, a: str, 
                           label=f"measured L({name})", zorder=4)
 
 
+def servers_figure(table: pd.DataFrame, signatures: Sequence[dict[str, Any]], *, a: str, f: str,
+                   reference: str) -> tuple[bytes, bytes, list[str]]:
+    """PNG and SVG bytes of the servers axis: modelled η (top, with its interval as a band)
+    and the modelled mean L, ``(L(A) + L(F)) / 2`` (bottom; the end offsets averaged over
+    talks, seconds), against the number of shared servers, one colour per rule (per panel
+    too when the run has several), and the signature lines."""
+    keys = present(RUN_PANEL_KEYS, table)
+    rows = table.drop_duplicates([*keys, "rule", "servers"])
+    groups = list(rows.groupby([*keys, "rule"], sort=False))
+    cmap = matplotlib.colormaps["viridis"]
+    with matplotlib.rc_context(RC):
+        fig, axes = _figure(2, row_height=2.4, sharex=True)
+        ax_eta, ax_l = axes[0, 0], axes[1, 0]
+        for i, (key, g) in enumerate(groups):
+            g = g.sort_values("servers")
+            label = ", ".join([str(key[-1]), *(f"{k}={v}" for k, v in zip(keys, key) if rows[k].nunique() > 1)])
+            color = COLORS[i] if len(groups) <= len(COLORS) else cmap(i / max(1, len(groups) - 1))
+            x = g["servers"].to_numpy(float)
+            ax_eta.plot(x, g["modelled_eta_s"], color=color, lw=1.2, marker="o", ms=3, label=label)
+            ax_eta.fill_between(x, g["modelled_ci_low_s"], g["modelled_ci_high_s"], color=color, alpha=0.12, lw=0)
+            mean_l = (g["modelled_L_a_s"] + g["modelled_L_f_s"]) / 2
+            ax_l.plot(x, mean_l, color=color, lw=1.2, marker="o", ms=3)
+        ax_eta.axhline(0, color="0.5", lw=0.8, zorder=1)
+        ax_eta.set_ylabel(f"modelled η (s), reference {reference}")
+        ax_l.set_ylabel(f"modelled mean L of {a} and {f} (s)")
+        ax_l.set_xlabel("servers shared by the outputs (K)")
+        ax_l.set_xticks(sorted(rows["servers"].unique().tolist()))
+        ax_eta.set_title(f"modelled η and L against the number of servers: η = δ(w) − δ({reference}), "
+                         f"δ = L({a}) − L({f})", loc="left")
+        for ax in (ax_eta, ax_l):
+            ax.grid(color="0.9", lw=0.6)
+        _legend_below(fig, axes, ncols=4)
+        lines = signature_lines(list(signatures))
+        png, svg = render(fig, lines)
+    return png, svg, lines
+
+
 def sweep_report_figures(run: RunData) -> list[ReportFigure]:
     """One figure per family of the sweep saved in the run folder (``sweep/sweep.parquet``,
     written by ``simulplay sweep`` or the demo), none when there is no sweep."""
@@ -118,4 +157,13 @@ def sweep_report_figures(run: RunData) -> list[ReportFigure]:
             f"Modelled η and end offset L over {family} (lines and bands: a model of the run's requests, not a "
             "measurement; points with bars: conditions synthesized for real). Written by `simulplay sweep`; "
             "modelled vs measured in sweep/sweep_check.md.", png, svg, lines, number=f"Figure 5.{i}"))
+    if "servers" in table:
+        png, svg, lines = servers_figure(table, sigs, a=run.a, f=run.f, reference=run.reference)
+        n = len(figures) + 1
+        figures.append(ReportFigure(
+            f"figure05_sweep_{n}_servers", "Modelled η and L against the number of servers",
+            "Modelled η (band: its paired talk-bootstrap interval) and modelled mean L of A and F against the "
+            "number of TTS servers the outputs of each rule share (the shared-server replay over the fitted clock; "
+            "a model, not a measurement). Written by `simulplay sweep --servers`.", png, svg, lines,
+            number=f"Figure 5.{n}"))
     return figures

@@ -82,6 +82,8 @@ def incomplete_outputs(manifest: pd.DataFrame) -> pd.Series:
 def drop_incomplete(manifest: pd.DataFrame, allow_incomplete: bool, source: str) -> tuple[pd.DataFrame, list[str]]:
     """Fail closed on outputs with failed requests, or drop and name them when allowed."""
     keys = output_keys(manifest)
+    if not ((manifest["error"] != "") | manifest["audio_s"].isna()).any():  # no failed request: nothing to group
+        return manifest, []
     flags = incomplete_outputs(manifest)
     bad = flags[flags]
     if bad.empty:
@@ -123,7 +125,9 @@ def replay(
         raise IncompleteError(f"{source}: no complete output to replay ({len(excluded)} excluded)")
     service = (service or Measured()).bind(manifest, source)
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
-    outputs = manifest.drop_duplicates(keys)[keys + ["source_s"]].reset_index(drop=True)
+    # each output's first row: codes number the outputs in order of first appearance
+    first = np.unique(codes, return_index=True)[1]
+    outputs = manifest.iloc[first][keys + ["source_s"]].reset_index(drop=True)
     _check_range(manifest, codes, service, chunks if rel.needs_chunks else None, source)
     clock, ready = _request_clock(manifest, codes, service, source)
     queue = getattr(clock, "queue", None)  # shared servers: each request's wait for a worker

@@ -27,15 +27,16 @@ from typing import Any
 import pandas as pd
 
 from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED, Bootstrap
-from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep, sweep_service
+from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep, sweep_service, with_servers
 from simulplay.analysis.sweep_check import SweepCheck, check_sweep
 from simulplay.core.errors import InputError
 from simulplay.core.paths import check_out_folder
 from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.grouping import parse_rule
-from simulplay.grouping.grid import RuleGrid, parse_grids
+from simulplay.grouping.grid import MAX_POINTS, RuleGrid, parse_axis, parse_grids
 from simulplay.grouping.registry import canonical_condition
 from simulplay.manifest.validate import read_manifest
+from simulplay.sim.servers import Servers, read_load_curve, servers_model
 from simulplay.synthesis.run import SynthResult
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.traces.model import Stream
@@ -95,6 +96,7 @@ class SweepRun:
     signatures: list[dict[str, Any]]
     check: SweepCheck
     out: Path
+    servers: list[Servers] = field(default_factory=list)
     confirmed: list[str] = field(default_factory=list)
     synth: SynthResult | None = None
     files: list[Path] = field(default_factory=list)
@@ -114,6 +116,32 @@ def check_sweep_args(rules: list[str], *, by: str, confirm: int, service: str = 
     return grids
 
 
+def servers_axis(servers: str | None, *, share: str = "panel", load_curve: Path | None = None,
+                 service: str = "fit", points: int = 1) -> list[Servers]:
+    """The shared-server models of ``--servers VALUES`` (the grid syntax: ``1..8``, ``1,2,4``),
+    each with ``share`` and the load curve's slowdown (none without it); ``[]`` without
+    ``--servers``. Shared servers queue the fitted clock's service, so ``service`` must be
+    ``fit``; the grid points times the servers stay within :data:`MAX_POINTS`."""
+    if servers is None:
+        if load_curve is not None or share != "panel":
+            raise InputError.at("--share/--load-curve", "need --servers VALUES",
+                                accepted="--servers VALUES with them, or none of them")
+        return []
+    if service.strip() != "fit":
+        raise InputError.at(f"--service '{service}'", "shared servers queue the fitted clock's service times",
+                            accepted="--service fit with --servers")
+    ks = parse_axis("servers", servers, kind="int", source="--servers")
+    if min(ks) < 1:
+        raise InputError.at(f"--servers '{servers}'", f"{min(ks)} servers is not a whole number ≥ 1",
+                            accepted="numbers of servers ≥ 1: a value, a list 1,2,4 or a range 1..8")
+    if points * len(ks) > MAX_POINTS:
+        raise InputError.at(f"--servers '{servers}'", f"the grids reach {points * len(ks):,} points with "
+                            f"{len(ks)} numbers of servers, more than {MAX_POINTS:,}",
+                            accepted=f"at most {MAX_POINTS:,} grid points × numbers of servers")
+    curve = read_load_curve(load_curve) if load_curve is not None else ""
+    return [servers_model(k, share, "fifo", curve, f"--servers '{servers}'") for k in ks]
+
+
 def check_train(run: RunInputs, train: list[str]) -> None:
     """Every ``--train`` condition is one the run synthesized."""
     measured = set(run.manifest["condition"])
@@ -125,10 +153,14 @@ def check_train(run: RunInputs, train: list[str]) -> None:
 
 def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, confirm: int = 0, by: str = "L",
               train: list[str] = (), folds: int = 5, service: str = "fit", terms: str = "auto",
+              servers: str | None = None, share: str = "panel", load_curve: Path | None = None,
               progress: Progress = NO_PROGRESS) -> SweepRun:
     """Model the grids of ``rules`` on the run in ``folder``, check, confirm and write
-    (``terms``: one of :data:`TERMS`)."""
+    (``terms``: one of :data:`TERMS`; ``servers``: the number of shared servers as a grid
+    axis, :func:`servers_axis`)."""
     grids = check_sweep_args(list(rules), by=by, confirm=confirm, service=service, terms=terms)
+    shared = servers_axis(servers, share=share, load_curve=load_curve, service=service,
+                          points=sum(len(g.points) for g in grids))
     run = read_run(folder)
     check_train(run, list(train))
     out = check_out_folder(Path(out) if out is not None else run.folder / "sweep")
@@ -142,29 +174,32 @@ def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, 
                        reference=run.exp["reference"], boot=run.boot, phonemize=phonemize,
                        train=[canonical_condition(t) for t in train] or None, folds=folds, service=service,
                        silent_parts=run.silent, require_phonemes=terms == "phonemes",
-                       upstream=run.signature, source=str(run.folder / "manifest.parquet"))
+                       upstream=run.signature, source=str(run.folder / "manifest.parquet"), servers=shared)
     picked, synth = [], None
     if confirm:
         picked = pick_points(result.table, confirm, by)
         if picked:
             synth = _synthesize(run, out, picked, confirmed_manifest, progress)
             confirmed_manifest = read_manifest(synth.path)[0]
-    sweep = _finish(run, result, confirmed_manifest, out, service)
-    sweep.confirmed, sweep.synth = picked, synth
+    sweep = _finish(run, result, confirmed_manifest, out, service, shared)
+    sweep.confirmed, sweep.synth, sweep.servers = picked, synth, shared
     sweep.files = write_sweep(out, sweep.table, sweep.signatures, result, sweep.check, a=run.exp["a"],
                               f=run.exp["f"], reference=run.exp["reference"])
     return sweep
 
 
 def _finish(run: RunInputs, result: SweepResult, confirmed: pd.DataFrame | None, out: Path,
-            service: str) -> SweepRun:
-    """Replay what was measured, set it beside the model and fill the table's measured columns."""
+            service: str, shared: list[Servers]) -> SweepRun:
+    """Replay what was measured (on each number of ``shared`` servers), set it beside the
+    model and fill the table's measured columns."""
     extra = confirmed[~confirmed["condition"].isin(set(run.manifest["condition"]))] if confirmed is not None else None
     measured_manifest = run.manifest if extra is None or extra.empty else pd.concat([run.manifest, extra],
                                                                                     ignore_index=True)
-    measured = replay_eta(measured_manifest, a=run.exp["a"], f=run.exp["f"], reference=run.exp["reference"],
-                          boot=run.boot, service=sweep_service(service), silent_parts=run.silent,
-                          source=str(run.folder / "manifest.parquet"))
+    parts = [(None if m is None else m.servers,
+              replay_eta(measured_manifest, a=run.exp["a"], f=run.exp["f"], reference=run.exp["reference"],
+                         boot=run.boot, service=m or sweep_service(service), silent_parts=run.silent,
+                         source=str(run.folder / "manifest.parquet"))) for m in shared or [None]]
+    measured = with_servers(parts) if shared else parts[0][1]
     confirmed_conds = set() if extra is None else set(extra["condition"])
     sig = result.signatures[0] if result.signatures else {}
     check = check_sweep(result.modelled, measured, a=run.exp["a"], f=run.exp["f"],

@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.analysis.sweep import Modelled, SweepResult
+from simulplay.analysis.sweep import SWEEP_KEYS, Modelled, SweepResult
 from simulplay.analysis.sweep_check import SweepCheck
 from simulplay.core.atomic import atomic_path
-from simulplay.core.keys import RUN_PANEL_KEYS, present
+from simulplay.core.keys import present
 from simulplay.core.signature import merge
 from simulplay.core.tables import write_table
 
@@ -28,7 +28,7 @@ def measured_columns(table: pd.DataFrame, measured: Modelled, confirmed: set[str
                      f: str) -> pd.DataFrame:
     """The sweep table with the measured η (interval) and L (intervals) of the points the
     run or a ``--confirm`` synthesized (NaN elsewhere); ``confirmed`` marks the latter."""
-    keys = present(RUN_PANEL_KEYS, table)
+    keys = present(SWEEP_KEYS, table)
     eta = measured.eta[[*keys, "condition", "eta_s", "ci_low_s", "ci_high_s"]].rename(
         columns={"condition": "rule", "eta_s": "measured_eta_s", "ci_low_s": "measured_ci_low_s",
                  "ci_high_s": "measured_ci_high_s"})
@@ -66,7 +66,7 @@ def write_sweep(out: Path, table: pd.DataFrame, signatures: list[dict[str, Any]]
                 check: SweepCheck, *, a: str, f: str, reference: str) -> list[Path]:
     """Every table and figure of the sweep (``table``: with its measured columns) into
     ``out``; the paths written."""
-    from simulplay.report.sweep_figures import sweep_figure
+    from simulplay.report.sweep_figures import servers_figure, sweep_figure
 
     notes = [check.summary, *(f"warning: {w}" for w in check.warnings)]
     paths = [write_table(table, out / f"sweep{ext}", signatures, kind="sweep", signature_column=True,
@@ -88,6 +88,20 @@ def write_sweep(out: Path, table: pd.DataFrame, signatures: list[dict[str, Any]]
             with atomic_path(path) as tmp:
                 tmp.write_bytes(data)
             paths.append(path)
+    if "servers" in table:
+        paths += _write_figure(out / "sweep_servers", *servers_figure(table, signatures, a=a, f=f,
+                                                                      reference=reference)[:2])
+    return paths
+
+
+def _write_figure(stem: Path, png: bytes, svg: bytes) -> list[Path]:
+    """``stem.png`` and ``stem.svg``, each written whole."""
+    paths = []
+    for data, ext in ((png, ".png"), (svg, ".svg")):
+        path = stem.with_suffix(ext)
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(data)
+        paths.append(path)
     return paths
 
 

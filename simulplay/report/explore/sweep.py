@@ -77,6 +77,8 @@ def _family(family: str, table: pd.DataFrame, sigs: list[Any], panel: list[int],
     grid = parse_grids([family], source=f"{path}: family")[0]
     at = [int(i) for i in (table["family"] == family).to_numpy().nonzero()[0]]
     other = [k for k, v in grid.values.items() if len(v) > 1 and k != grid.axis]
+    if "servers" in table and table["servers"].nunique() > 1:  # `sweep --servers`: a line per number of servers
+        other.append("servers")
     lines: dict[tuple, list[int]] = {}
     for i in at:
         key = (panel[i], *(json_value(table.at[i, k]) for k in other))
