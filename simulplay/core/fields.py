@@ -53,6 +53,10 @@ class Checker:
                 f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
                 accepted=f"{what} columns {', '.join(required)}",
             )
+        names = pd.Index(self.df.columns)
+        for name in dict.fromkeys(names[names.duplicated()]):  # a column read twice would be a table, not a column
+            self.add(f"column {name} appears {int((names == name).sum())} times", field=str(name),
+                     accepted="one column of each name")
         self.raise_if_any()
 
     def numbers(self, col: str, *, allow_empty: bool = False, nonneg: bool = False,
