@@ -95,7 +95,7 @@ def runs(tmp_path_factory):
     from tests.support.cli import run_cli
 
     folder = tmp_path_factory.mktemp("noise")
-    small_trace(folder / "trace.jsonl", n_streams=4, n_updates=6)
+    small_trace(folder / "trace.jsonl", n_streams=4, n_updates=4)
     backends = {"fixed": 'durations = "fixed"\nreuse = "same-realization"', "paper": ""}
     out = {}
     for name, backend in backends.items():
