@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 #: Deepest nesting accepted (objects and arrays); simulplay's own files need four levels.
@@ -106,3 +107,22 @@ def first_surrogate(obj: Any) -> str | None:
         elif isinstance(item, list):
             stack.extend(item)
     return None
+
+
+def json_objects(raw: bytes, check: Any) -> Iterator[tuple[int, dict]]:
+    """Each JSON object of ``raw`` (one per line) with its 1-based line number; blank lines are
+    skipped. Lines that are not UTF-8, not JSON (:func:`loads`: also
+    nesting too deep, integers too long, lone surrogates) or not an object are recorded in
+    ``check`` (a :class:`~simulplay.core.fields.Checker`)."""
+    for lineno, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = loads(line)
+        except JsonError as e:
+            check.add(str(e), row=lineno, accepted=f"one JSON object per line; {e.accepted}")
+            continue
+        if not isinstance(obj, dict):
+            check.add("is not a JSON object", row=lineno, accepted="one JSON object per line")
+            continue
+        yield lineno, obj

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from simulplay.core import safejson
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
+from simulplay.core.safejson import json_objects
 from simulplay.core.tables import check_readable, read_table, table_format
 from simulplay.traces.validate import validate_trace_frame
 
@@ -52,18 +52,7 @@ def _read_jsonl(p: Path) -> tuple[pd.DataFrame, list[str]]:
     check = Checker(str(p), pd.DataFrame(), row_label="line")
     records: list[dict] = []
     rows: list[str] = []
-    raw = p.read_bytes()
-    for lineno, line in enumerate(raw.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = safejson.loads(line)
-        except safejson.JsonError as e:
-            check.add(str(e), row=lineno, accepted=f"one JSON object per line; {e.accepted}")
-            continue
-        if not isinstance(obj, dict):
-            check.add("is not a JSON object", row=lineno, accepted="one JSON object per line")
-            continue
+    for lineno, obj in json_objects(p.read_bytes(), check):
         if "updates" in obj:
             _stream_line(obj, lineno, check, records, rows)
         elif "time_s" not in obj and {"talk_id", "system"} & obj.keys() and "text" not in obj:

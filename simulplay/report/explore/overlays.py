@@ -47,6 +47,7 @@ from simulplay.core.keys import OUTPUT_ID, OUTPUT_KEYS, present
 from simulplay.core.tables import read_table, stored_signatures
 from simulplay.core.timebase import to_ns
 from simulplay.grouping import canonical_condition
+from simulplay.report.explore.panel import json_value
 from simulplay.report.explore.variants import Variant, shown_all
 from simulplay.report.load import RunData
 
@@ -196,20 +197,8 @@ class LiveLanes:
                 "late": [None if not np.isfinite(v := late.get(s, np.nan)) else int(to_ns(v))
                          for s in g["seq"].astype(int).tolist()],
                 "stall": [j for j in range(1, len(wait)) if wait[j] > MIN_STALL_S],
-                "summary": {c: _json(summary.get(c)) for c in LIVE_SUMMARY if c in summary},
+                "summary": {c: json_value(summary.get(c)) for c in LIVE_SUMMARY if c in summary},
                 "dL": d_l}
-
-
-def _json(v: Any) -> Any:
-    if v is None or v is pd.NA:
-        return None
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return _none(float(v))
-    return str(v)
 
 
 JOINS_ACCEPTED = "the joins table `simulplay quality --metrics …,joins --out OUT` writes (OUT.joins), or OUT"

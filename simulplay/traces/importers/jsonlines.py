@@ -23,20 +23,7 @@ def read_json_lines(path: str | Path, check: Checker) -> list[tuple[int, dict]]:
     Lines that are not UTF-8, not JSON (:func:`simulplay.core.safejson.loads`: also nesting too
     deep, integers too long, lone surrogates) or not an object are recorded in ``check``.
     """
-    p = check_readable(path)
-    out: list[tuple[int, dict]] = []
-    for lineno, raw in enumerate(p.read_bytes().split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = safejson.loads(raw)
-        except safejson.JsonError as e:
-            check.add(str(e), row=lineno, accepted=f"one JSON object per line; {e.accepted}")
-            continue
-        if not isinstance(obj, dict):
-            check.add("is not a JSON object", row=lineno, accepted="one JSON object per line")
-            continue
-        out.append((lineno, obj))
+    out = list(safejson.json_objects(check_readable(path).read_bytes(), check))
     if not out and not check.problems:
         check.add("has no log lines", accepted="one JSON object per line")
     return out
