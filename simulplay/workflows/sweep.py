@@ -126,8 +126,8 @@ def servers_axis(servers: str | None, *, share: str = "panel", load_curve: Path 
     ``fit``; the grid points times the servers stay within :data:`MAX_POINTS`."""
     if servers is None:
         if load_curve is not None or share != "panel" or slowdown is not None:
-            raise InputError.at("--slowdown" if slowdown is not None else "--share/--load-curve", "need --servers VALUES",
-                                accepted="--servers VALUES with them, or none of them")
+            what = "--slowdown" if slowdown is not None else "--share/--load-curve"
+            raise InputError.at(what, "need --servers VALUES", accepted="--servers VALUES with them, or none of them")
         return []
     if service.strip() != "fit":
         raise InputError.at(f"--service '{service}'", "shared servers queue the fitted clock's service times",
