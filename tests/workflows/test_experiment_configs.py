@@ -9,8 +9,8 @@ import pytest
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.backends import BACKENDS, backend_from_dict
-from simulplay.grouping.registry import RULES
 from simulplay.grouping.policies import Backlog, Pacer
+from simulplay.grouping.registry import RULES
 from simulplay.grouping.rules import Immediate, Punct, Timer, Words
 from simulplay.sim.servers import Servers
 from simulplay.sim.variants import (
