@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from simulplay.backends import parse_backend
+from simulplay.backends.audio_formats import PcmDecoder, wav_header
 from simulplay.backends.base import BackendError
 from simulplay.backends.piper import default_voice
-from simulplay.backends.served import PcmDecoder
 from simulplay.core.errors import InputError
 from simulplay.core.provenance import file_sha256
 from simulplay.grouping import parse_rule
@@ -22,7 +22,7 @@ from simulplay.manifest import read_chunks, read_manifest
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.request import synthesize_request
 from simulplay.synthesis.run import synthesize_to_manifest
-from simulplay.workflows.serve import make_server, streaming_wav_header
+from simulplay.workflows.serve import make_server
 from tests.support.checks import wait_until
 from tests.support.factories import stream
 from tests.support.fakes import FakeBackend, FakeSettings
@@ -233,7 +233,7 @@ def test_server_failures_become_recorded_request_failures(tmp_path, faulty, mode
 
 
 def test_pcm_decoder_carries_partial_samples_and_parses_streaming_wav_headers():
-    data = streaming_wav_header(16_000) + PCM
+    data = wav_header(16_000) + PCM
     decoder = PcmDecoder(24_000, wav=True)
     pieces = [decoder.feed(data[i:i + 7]) for i in range(0, len(data), 7)]  # odd sizes split samples
     decoder.finish()
