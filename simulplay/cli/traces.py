@@ -7,7 +7,14 @@ from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import check_outputs, out_option, table_option
+from simulplay.cli.options import (
+    check_outputs,
+    events_option,
+    out_option,
+    table_option,
+    talks_from_option,
+    talks_option,
+)
 
 
 def validate(
@@ -24,12 +31,14 @@ def validate(
     from simulplay.cli.console import print_table
     from simulplay.core.signature import base_signature
     from simulplay.core.tables import write_table
-    from simulplay.traces import read_trace, trace_stats
+    from simulplay.traces import read_trace, streams_from_frame, trace_stats
 
     check_outputs(out)
-    stats = trace_stats([read_trace(p) for p in traces])
+    frames = [read_trace(p) for p in traces]
+    stats = trace_stats(frames)
     sig = base_signature(table="trace-stats")
     print_table(stats, sig, title=f"{len(stats)} stream(s) valid")
+    echo_events([s for f in frames for s in streams_from_frame(f, revising=True)])
     if out:
         write_table(stats, out, sig, kind="trace-stats")
 
@@ -44,6 +53,9 @@ def group(
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                             help="Input-limit splitter: at most N characters per request."),
     out: Path = out_option("Requests table."),
+    talks: list[str] = talks_option(),
+    talks_from: Path | None = talks_from_option(),
+    events: str = events_option(),
 ):
     """Group traces' updates into synthesis requests (one row per request): the plan
     that `simulplay synth --requests` synthesizes, to inspect or edit before synthesis.
@@ -56,13 +68,16 @@ def group(
     from simulplay.core.tables import check_distinct, write_table
     from simulplay.grouping import Splitter, parse_rule, request_signatures, requests_frame, unique_rules
     from simulplay.traces import read_traces, streams_from_frame
+    from simulplay.traces.select import prepare_streams, talk_ids
 
     check_outputs(out)
     check_distinct({"--out": out}, trace)
     rules = unique_rules([parse_rule(r) for r in rule])
     splitter = Splitter(max_chars)
-    df = requests_frame(streams_from_frame(read_traces(trace)), rules, splitter)
-    write_table(df, out, request_signatures(df, splitter), kind="requests")
+    streams, fields = prepare_streams(streams_from_frame(read_traces(trace)), talks=talk_ids(talks, talks_from),
+                                      events=events)
+    df = requests_frame(streams, rules, splitter)
+    write_table(df, out, [{**s, **fields} for s in request_signatures(df, splitter)], kind="requests")
     typer.echo(f"wrote {len(df)} requests for {len(rules)} rule(s) to {out}")
 
 
@@ -187,4 +202,17 @@ def _write_import(res, log: Path, out: Path) -> None:
 
     write_import(res, out)
     print_table(res.stats, res.signature, title=f"{len(res.stats)} stream(s) imported from {log}")
+    if res.kind == "trace":
+        from simulplay.traces import streams_from_frame
+
+        echo_events(streams_from_frame(res.frame, revising=True))
     typer.echo(f"wrote {len(res.frame)} {'requests' if res.kind == 'manifest' else 'updates'} to {out}")
+
+
+def echo_events(streams) -> None:
+    """One line counting the streams' non-speech event tags, when there are any."""
+    from simulplay.traces.events import event_counts
+
+    counts = event_counts(streams)
+    if counts.n_tags:
+        typer.echo(f"events: {counts.line()}; group, synth, run and live speak them unless given --events drop")
