@@ -1,6 +1,7 @@
 """Grouping: rules that turn a stream into groups (a registry), input-limit splitters,
 the requests a grouped stream makes, requests files, and condition pairs."""
 
+from simulplay.grouping import frameworks as _frameworks  # noqa: F401  (registers the framework rules)
 from simulplay.grouping import rules as _rules  # noqa: F401  (registers the built-in rules)
 from simulplay.grouping.pairs import parse_pair
 from simulplay.grouping.registry import (
