@@ -21,6 +21,7 @@ from simulplay.grouping.registry import (
 from simulplay.grouping.requests import request_signatures, requests_frame, split_requests, stream_requests
 from simulplay.grouping.splitter import Splitter
 
-__all__ = ["COMMITS", "CommitPolicy", "Committed", "parse_commit", "register_commit", "unique_commits", "Decision", "Group", "LoopResult", "Observation", "Policy", "Rule", "Served", "Splitter", "as_policy",
+__all__ = ["COMMITS", "CommitPolicy", "Committed", "parse_commit", "register_commit", "unique_commits",
+           "Decision", "Group", "LoopResult", "Observation", "Policy", "Rule", "Served", "Splitter", "as_policy",
            "canonical_condition", "fixed_provider", "is_closed_loop", "parse_pair", "parse_rule", "register_rule",
            "request_signatures", "requests_frame", "run_policy", "split_requests", "stream_requests", "unique_rules"]
