@@ -237,3 +237,13 @@ def as_paths(value: Any, name: str, accepted: str) -> list[Path]:
         raise InputError.at(name, f"is {kind_of(value)}" if not isinstance(items, Sequence) else "is empty",
                             accepted=accepted)
     return [as_path(p, name, accepted) for p in items]
+
+
+def slowdown_text(value: Any) -> str | None:
+    """``--slowdown`` as the command line reads it: a factor (a number, not a bool) or a
+    calibration table's path, as text; None as it is."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(float(value))
+    return str(as_path(value, "slowdown", "a factor (1.2) or a calibration table's file"))

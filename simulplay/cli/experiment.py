@@ -55,7 +55,7 @@ def demo(
     live: bool = typer.Option(False, "--live", help="Instead: play the demo's three talks, both translators, "
                               "under immediate and timer:w=4 live at speed 1 (about 2 minutes) against a served "
                               "Piper (durations=fixed), then compare the simulator with it: (a) to (c) of "
-                              "`simulplay live --predict`, into OUT_DIR/live."),
+                              "`simulplay live --predict --calibrate`, into OUT_DIR/live."),
 ):
     """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
     `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,

@@ -180,3 +180,7 @@ SHARE_HELP = ("Share group of --servers (never across conditions, backends or re
 LOAD_CURVE_HELP = ("Load curve of --servers (CSV or Parquet; `simulplay load` writes one): columns concurrency (1, "
                    "…, up to K or beyond) and service_p50_s; slowdown(c) = p50(c) / p50(1), linear between levels. "
                    "Default: slowdown 1. Its SHA-256 goes into the signature.")
+SLOWDOWN_HELP = ("Calibrated slowdown of --servers: a factor (1.2: every service time × 1.2) or a calibration table "
+                 "(`simulplay live --predict` writes calibration.parquet; columns in_flight and slowdown): service × "
+                 "the factor at the number of requests in flight (queued or in service) when the request starts, "
+                 "linear between listed numbers, flat beyond. Default: 1. The points go into the signature.")
