@@ -9,8 +9,10 @@ BIN = $(VENV)/bin
 SUDO = $(if $(filter 0,$(shell id -u)),,sudo)
 ESPEAK_NG = command -v espeak-ng >/dev/null || ($(SUDO) apt-get update && \
 	$(SUDO) apt-get install -y --no-install-recommends espeak-ng)
-# Extras the demo and the test suite need (the CPU build of torch is installed first).
-DEMO_EXTRAS = vad
+# Extras the demo and the test suite need (the CPU build of torch is installed first). The demo runs the
+# edge-silence replay (vad) and scores DNSMOS (quality; not speaker similarity, so not Resemblyzer):
+# tests/test_install_closure.py runs a small demo and fails when it imports a package these do not install.
+DEMO_EXTRAS = vad,quality
 TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency,docs,quality
 # `simulplay quality`'s speaker encoder: Resemblyzer's only registry release requires `webrtcvad`, a source
 # package (a C build); the quality extra installs webrtcvad-wheels (the same module, as a wheel) and
@@ -44,7 +46,7 @@ $(VENV)/.torch-installed: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	touch $@
 
-$(VENV)/.demo-installed: pyproject.toml $(VENV)/.torch-installed
+$(VENV)/.demo-installed: pyproject.toml Makefile $(VENV)/.torch-installed
 	$(BIN)/python -m pip install --quiet -e '.[$(DEMO_EXTRAS)]'
 	touch $@
 

@@ -30,6 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.serve_child import serve_simulplay  # noqa: E402
 from simulplay.live.client import Endpoint, Record, run_sessions, sleep_until  # noqa: E402
 from tests.live.fake_server import MODEL, ScriptedServer  # noqa: E402
 
@@ -38,6 +39,23 @@ def serve(port_queue, stop) -> None:
     with ScriptedServer({}, default=[("audio", 2400)]) as server:
         port_queue.put(server.server_address[1])
         stop.wait(600)
+
+
+def start_server(ctx, kind: str, workers: int = 1):
+    """The server process: the tests' scripted server, or `simulplay serve`'s (bench/serve_child.py)."""
+    ports, stop = ctx.Queue(), ctx.Event()
+    if kind == "serve":
+        proc = ctx.Process(target=serve_simulplay, args=(ports, workers, MODEL), daemon=True)
+    else:
+        proc = ctx.Process(target=serve, args=(ports, stop), daemon=True)
+    proc.start()
+    return proc, ports, stop
+
+
+def stop_server(proc, stop) -> None:
+    stop.set()
+    proc.terminate()
+    proc.join(10)
 
 
 def schedules(n: int, seconds: float, seed: int = 35) -> list[list[float]]:
@@ -100,12 +118,12 @@ def main() -> None:
     ap.add_argument("--outputs", type=int, default=27)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--repeats", type=int, default=3, help="runs of baseline and client, alternating")
+    ap.add_argument("--server", choices=("scripted", "serve"), default="scripted",
+                    help="the tests' scripted server, or `simulplay serve`'s server over a fast tone backend")
     args = ap.parse_args()
     plan = schedules(args.outputs, args.seconds)
     ctx = mp.get_context("spawn")
-    ports, stop = ctx.Queue(), ctx.Event()
-    proc = ctx.Process(target=serve, args=(ports, stop), daemon=True)
-    proc.start()
+    proc, ports, stop = start_server(ctx, args.server)
     p99s: dict[str, list[float]] = {"baseline": [], "sleep_until": [], "live": []}
     try:
         port = ports.get(timeout=60)
@@ -128,8 +146,7 @@ def main() -> None:
             for k, v in (("baseline", base), ("sleep_until", until), ("live", late)):
                 p99s[k].append(p99(v))
     finally:
-        stop.set()
-        proc.join(10)
+        stop_server(proc, stop)
     print(f"p99 over {args.repeats} runs (ms): " + "; ".join(spread(k, v) for k, v in p99s.items()))
     ratios = [a / b for a, b in zip(p99s["live"], p99s["baseline"])]
     print(spread("ratio live/baseline p99", ratios))

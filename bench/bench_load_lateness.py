@@ -32,7 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_live_lateness import serve  # noqa: E402  (the same fast scripted server in its own process)
+from bench.bench_live_lateness import start_server, stop_server  # noqa: E402  (the same fast servers in their own process)
 from simulplay.live.client import Endpoint  # noqa: E402
 from simulplay.live.load import LoadPlan, arrivals, measure  # noqa: E402
 from tests.live.fake_server import MODEL  # noqa: E402
@@ -65,15 +65,17 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--requests", type=int, default=640, help="closed-loop requests")
     ap.add_argument("--repeats", type=int, default=3, help="runs of baseline, open and closed loop")
+    ap.add_argument("--server", choices=("scripted", "serve"), default="scripted",
+                    help="the tests' scripted server, or `simulplay serve`'s server over a fast tone backend")
+    ap.add_argument("--workers", type=int, default=1, help="K of `simulplay serve --workers` (--server serve)")
     args = ap.parse_args()
     c = args.streams
     open_plan = LoadPlan((c,), duration_s=args.seconds, rate=args.rate, seed=0, timeout=10.0)
     times, _ = arrivals(c, open_plan, np.random.default_rng(0))
     ctx = mp.get_context("spawn")
-    ports, stop = ctx.Queue(), ctx.Event()
-    proc = ctx.Process(target=serve, args=(ports, stop), daemon=True)
-    proc.start()
-    p99s: dict[str, list[float]] = {"baseline": [], "open": [], "closed": [], "closed after first": []}
+    proc, ports, stop = start_server(ctx, args.server, args.workers)
+    p99s: dict[str, list[float]] = {"baseline": [], "open": [], "closed": [], "closed after first": [],
+                                    "open audio/s": [], "closed audio/s": []}
     try:
         port = ports.get(timeout=60)
         endpoint = Endpoint(url=f"http://127.0.0.1:{port}/v1/audio/speech", model=MODEL, timeout=10.0)
@@ -88,7 +90,9 @@ def main() -> None:
                 timed = r[~r["warm"]]
                 print(f"  {name} loop, {c} streams: {len(timed)} requests, {int(t['failed'].sum())} failed, "
                       f"TTFA p50 {t['ttfa_p50_s'].iloc[0] * 1e3:.1f} ms, "
-                      f"service p50 {t['service_p50_s'].iloc[0] * 1e3:.1f} ms")
+                      f"service p50 {t['service_p50_s'].iloc[0] * 1e3:.1f} ms, "
+                      f"audio per second {t['audio_per_s'].iloc[0]:.1f} s/s")
+                p99s[f"{name} audio/s"].append(float(t["audio_per_s"].iloc[0]))
                 print(f"    load client (sent − due):       {percentiles(timed['late_s'])}")
                 p99s[name].append(float(np.percentile(timed["late_s"], 99) * 1e3))
                 if name == "closed":  # the first wave: c sends queued behind each other's synchronous start
@@ -101,8 +105,7 @@ def main() -> None:
                   f"p99 {np.percentile(late, 99) / np.percentile(base, 99):.2f}")
             p99s["baseline"].append(float(np.percentile(base, 99) * 1e3))
     finally:
-        stop.set()
-        proc.join(10)
+        stop_server(proc, stop)
     print(f"p99 over {args.repeats} runs (ms): " + "; ".join(
         f"{k}: min {min(v):.2f}, median {statistics.median(v):.2f}" for k, v in p99s.items()))
     ratios = [a / b for a, b in zip(p99s["open"], p99s["baseline"])]

@@ -27,9 +27,11 @@ from simulplay.grouping import canonical_condition
 
 SUMMARY_REQUIRED = (*OUTPUT_KEYS, "audio_s", "idle_s", "offset_s", "source_s")
 ETA_COLUMNS = ("condition", "n_talks", "delta_ref_s", "delta_s", "eta_s", "ci_low_s", "ci_high_s",
-               "n_negative", "n_positive", "duration_part_s", "idle_part_s")
+               "n_negative", "n_zero", "n_positive", "duration_part_s", "idle_part_s")
 CONTRAST_COLUMNS = ("p1", "p2", "n_talks", "delta_p1_s", "delta_p2_s", "diff_s", "ci_low_s",
-                    "ci_high_s", "n_negative", "n_positive", "duration_part_s", "idle_part_s")
+                    "ci_high_s", "n_negative", "n_zero", "n_positive", "duration_part_s", "idle_part_s")
+#: The per-talk effect columns, in seconds; values within the tie tolerance are taken as 0.
+EFFECT_COLUMNS = ("delta_ref_s", "delta_s", "eta_s", "duration_part_s", "idle_part_s")
 
 
 @dataclass
@@ -107,7 +109,8 @@ def compute_eta(
     with its duration and idle parts (the same differences of ``audio_s`` and ``idle_s``,
     seconds; they sum to η), a paired talk-bootstrap interval (one index matrix per panel,
     its columns the talks in ``boot.talk_order``: ids sorted, or as the summary first lists
-    them) and the talks moving each way. Each panel (backend × realization × edge
+    them) and the talks moving each way (a per-talk value within ``boot.tie_tolerance`` of
+    zero, 1 µs by default, is a tie: taken as 0 and counted in ``n_zero``). Each panel (backend × realization × edge
     threshold) is computed on its own by :func:`panel_eta`; this function checks the
     summary, splits it into panels and assembles their rows.
 
@@ -195,7 +198,8 @@ def panel_eta(panel: pd.DataFrame, pk: dict[str, Any], setup: EtaSetup) -> Panel
     talks = boot.order_talks(panel["talk_id"])
     idx = boot.indices(len(talks))
     wide = wide_panel(panel)
-    effects = {c: per_talk_effects(panel, s.a, s.f, s.reference, c, wide).set_index("talk_id").loc[talks]
+    effects = {c: _ties(per_talk_effects(panel, s.a, s.f, s.reference, c, wide).set_index("talk_id").loc[talks],
+                        boot)
                for c in conds + [s.reference]}
     n_dropped = len(dropped) if s.allow_incomplete else None
 
@@ -226,6 +230,12 @@ def panel_eta(panel: pd.DataFrame, pk: dict[str, Any], setup: EtaSetup) -> Panel
                                                e1["idle_part_s"] - e2["idle_part_s"], boot, idx)})
         out.contrast_signatures.append(sig_for(p1, {"table": "contrast", "a": s.a, "f": s.f, "reference": p2}))
     return out
+
+
+def _ties(effects: pd.DataFrame, boot: Bootstrap) -> pd.DataFrame:
+    """The per-talk effects with every value within the tie tolerance of zero set to 0 (a
+    talk whose η is 0 by construction is not counted as moving by a float residue)."""
+    return effects.assign(**{c: boot.ties(effects[c]) for c in EFFECT_COLUMNS})
 
 
 def _check_one_row_per_output(summary: pd.DataFrame, panel_keys: list[str], source: str) -> None:

@@ -9,7 +9,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from simulplay.api.checks import PathLike, as_choice, as_path, as_sequence, as_strings, as_text, renamed
+from simulplay.api.checks import (
+    PathLike,
+    as_choice,
+    as_path,
+    as_sequence,
+    as_strings,
+    as_text,
+    renamed,
+    slowdown_text,
+)
 from simulplay.api.results import SignedTable, SweepOutput, fresh, shared_signature, signatures_of
 from simulplay.core.errors import InputError
 
@@ -102,7 +111,8 @@ def load_run(folder: PathLike, *, trace: Sequence[PathLike] = ()) -> Run:
 def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None = None, confirm: int = 0,
           by: str = "L", train: str | Sequence[str] = (), service: str = "fit", folds: int = 5,
           duration_terms: str = "auto", servers: str | int | Sequence[int] | None = None, share: str = "panel",
-          load_curve: PathLike | None = None, progress: Any = None) -> SweepOutput:
+          load_curve: PathLike | None = None, slowdown: float | PathLike | None = None,
+          progress: Any = None) -> SweepOutput:
     """Model η and the end offset L at every point of grids of a grouping rule's parameters
     from a run folder's own requests, check the model against what the run measured, and
     write the sweep's files (``simulplay sweep``, docs/sweeps.md).
@@ -146,6 +156,9 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
             ``"talk"``, ``"system"`` or ``"output"``.
         load_curve: A ``simulplay load`` table whose median service at each concurrency over
             the level-1 median gives the slowdown (default None: no slowdown), with ``servers``.
+        slowdown: The calibrated slowdown, with ``servers``: a factor or a calibration
+            table's file (``in_flight``, ``slowdown``), as in [`replay`][simulplay.api.replay]
+            (default None: 1).
         progress: A ``Progress`` (``simulplay.core.progress.Progress``) that the confirming
             synthesis reports to (default None: nothing; the command line shows a
             progress bar unless ``--quiet``).
@@ -191,6 +204,7 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
                     train=as_strings(train, "train", "a condition of the run, or a list of them"),
                     servers=_servers_text(servers), share=as_text(share, "share"),
                     load_curve=None if load_curve is None else as_path(load_curve, "load_curve", "a load table"),
+                    slowdown=slowdown_text(slowdown),
                     progress=progress or NO_PROGRESS)
     check = res.check
     for w in check.warnings:

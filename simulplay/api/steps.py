@@ -26,6 +26,7 @@ from simulplay.api.checks import (
     frame_of,
     read_signed,
     renamed,
+    slowdown_text,
 )
 from simulplay.api.results import (
     ManifestOutput,
@@ -249,7 +250,8 @@ def _manifest_output(df: pd.DataFrame, sigs, res, out: PathLike | None) -> Manif
 def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "request", service: str = "measured",
            chunks: pd.DataFrame | PathLike | None = None, silent_parts: str = "skip",
            allow_incomplete: bool = False, servers: int | None = None, share: str = "panel",
-           discipline: str = "fifo", load_curve: PathLike | None = None) -> ReplayOutput:
+           discipline: str = "fifo", load_curve: PathLike | None = None,
+           slowdown: float | PathLike | None = None) -> ReplayOutput:
     """Replay a request manifest through a serial synthesizer and serial playback
     (``simulplay replay``): when each part is ready, when it plays, and when the
     listener hears the end.
@@ -285,6 +287,10 @@ def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "r
         load_curve: With ``servers``: a load curve file (``concurrency``,
             ``service_p50_s``; ``simulplay load`` writes one): service × the slowdown at
             the number of requests in service. None (default): no slowdown.
+        slowdown: With ``servers``: the calibrated slowdown, a factor (every service
+            time × it) or a calibration table's file (``in_flight``, ``slowdown``;
+            ``simulplay live --predict`` writes ``calibration.parquet``): service × the
+            factor at the number of requests in flight. None (default): 1.
 
     Returns:
         A [`ReplayOutput`][simulplay.api.ReplayOutput]: ``summary``, one row per output (``n_parts``,
@@ -307,7 +313,8 @@ def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "r
     rel = parse_release(as_text(release, "release"), source="release")
     curve = None if load_curve is None else as_path(load_curve, "load_curve", "a load curve file")
     shared = servers_from_flags(None if servers is None else as_count(servers, "servers"), as_text(share, "share"),
-                                as_text(discipline, "discipline"), curve, as_text(service, "service"))
+                                as_text(discipline, "discipline"), curve, as_text(service, "service"),
+                                slowdown_text(slowdown))
     model = shared or parse_service(service, source="service")
     silent = parse_silent_parts(as_text(silent_parts, "silent_parts"), source="silent_parts")
     given = frame_of(manifest, "manifest")

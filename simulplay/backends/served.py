@@ -4,9 +4,12 @@
 sends each request as ``{"model", "input", "voice", "response_format"}`` and reads the
 streamed response (chunked or not) piece by piece: every received piece that completes
 at least one sample is yielded at once, so the synthesis clock records its arrival time
-as a chunk. ``pcm`` is 16-bit little-endian mono at the rate in the ``X-Sample-Rate``
-response header (``simulplay serve`` sends it) or ``sample_rate`` (OpenAI's pcm: 24,000
-Hz); ``wav`` takes the rate from the WAV header (streamed WAV with unknown sizes works).
+as a chunk. ``response_format`` is any format ``simulplay serve`` serves
+(simulplay.backends.audio_formats): ``pcm`` (the default here) is 16-bit little-endian mono
+at the rate in the ``X-Sample-Rate`` response header (``simulplay serve`` sends it) or
+``sample_rate`` (OpenAI's pcm: 24,000 Hz); ``wav`` takes the rate from the WAV header (whole,
+or streamed with unknown sizes); ``mp3`` and ``opus`` are decoded again as pieces arrive, so
+each piece's new samples are timed at its arrival; ``flac`` is decoded when it has all arrived.
 
 Without ``model`` the client asks the server (``GET {base_url}/models``, OpenAI's list of
 models) once, before the first request, and uses the one model it lists; a server that
@@ -31,7 +34,6 @@ import http.client
 import json
 import logging
 import os
-import struct
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,11 +42,12 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from simulplay.backends.audio_formats import FORMATS, PcmDecoder, decoder_for
 from simulplay.backends.base import Backend, BackendConfig, BackendError, register_backend
 from simulplay.core.errors import InputError
 from simulplay.core.provenance import package_version
 
-FORMATS = ("pcm", "wav")
+__all__ = ["FORMATS", "HttpBackend", "HttpSettings", "PcmDecoder"]
 RETRY_STATUS = (429, 500, 502, 503, 504)
 IDENTITY_PATH = "/simulplay/identity"  # below base_url; served by `simulplay serve`
 MODELS_PATH = "/models"  # below base_url: OpenAI's list of models
@@ -78,7 +81,7 @@ class HttpSettings(BackendConfig):
         if url.username or url.password:
             raise ValueError("base_url must not hold credentials (give the API key through api_key_env)")
         if self.response_format not in FORMATS:
-            raise ValueError(f"response_format must be pcm or wav, got '{self.response_format}'")
+            raise ValueError(f"response_format must be one of {', '.join(FORMATS)}, got '{self.response_format}'")
         if self.timeout <= 0 or self.retries < 0 or self.retry_wait < 0 or self.sample_rate <= 0:
             raise ValueError("timeout > 0, retries ≥ 0, retry_wait ≥ 0 and sample_rate > 0 are required")
         self.reuse_policy()
@@ -229,8 +232,7 @@ class HttpBackend(Backend):
 
     def _pieces(self, resp: http.client.HTTPResponse) -> Iterator[np.ndarray]:
         header_rate = resp.getheader("X-Sample-Rate")
-        decoder = PcmDecoder(int(header_rate) if header_rate else self.config.sample_rate,
-                             wav=self.config.response_format == "wav")
+        decoder = decoder_for(self.config.response_format, int(header_rate) if header_rate else self.config.sample_rate)
         received = 0
         while True:
             try:
@@ -251,7 +253,11 @@ class HttpBackend(Backend):
                 yield samples
         if resp.length:  # Content-Length announced more bytes than arrived before the server closed
             raise BackendError(f"stream cut off after {received} bytes ({resp.length} announced bytes missing)")
-        decoder.finish()
+        tail = decoder.finish()
+        if decoder.rate is not None:
+            self._set_rate(decoder.rate)
+        if len(tail):
+            yield tail
 
     def _set_rate(self, rate: int) -> None:
         if self._rate_seen and rate != self.sample_rate:
@@ -287,58 +293,6 @@ class HttpBackend(Backend):
             }
             self._identity = ident
         return self._identity
-
-
-class PcmDecoder:
-    """Turns received bytes into int16 samples, carrying partial samples (and a WAV
-    header) across pieces."""
-
-    def __init__(self, rate: int, *, wav: bool):
-        self.rate: int | None = None if wav else rate
-        self.wav = wav
-        self.buf = b""
-        self.in_data = not wav
-
-    def feed(self, data: bytes) -> np.ndarray:
-        self.buf += data
-        if not self.in_data:
-            self._parse_header()
-            if not self.in_data:
-                return np.zeros(0, np.int16)
-        n = len(self.buf) // 2 * 2
-        samples = np.frombuffer(self.buf[:n], dtype="<i2").astype(np.int16)
-        self.buf = self.buf[n:]
-        return samples
-
-    def _parse_header(self) -> None:
-        b = self.buf
-        if len(b) < 12:
-            return
-        if b[:4] != b"RIFF" or b[8:12] != b"WAVE":
-            raise BackendError("the response is not a WAV stream (no RIFF/WAVE header)")
-        pos = 12
-        while len(b) >= pos + 8:
-            cid, size = b[pos:pos + 4], struct.unpack("<I", b[pos + 4:pos + 8])[0]
-            if cid == b"data":
-                if self.rate is None:
-                    raise BackendError("the WAV stream has no fmt chunk before its data")
-                self.buf, self.in_data = b[pos + 8:], True
-                return
-            if len(b) < pos + 8 + size:
-                return
-            if cid == b"fmt ":
-                fmt, channels, rate, _, _, bits = struct.unpack("<HHIIHH", b[pos + 8:pos + 24])
-                if fmt not in (1, 0xFFFE) or channels != 1 or bits != 16:
-                    raise BackendError(f"the WAV stream is not 16-bit mono PCM (format {fmt}, "
-                                       f"{channels} channels, {bits} bits)")
-                self.rate = rate
-            pos += 8 + size + (size & 1)
-
-    def finish(self) -> None:
-        if not self.in_data:
-            raise BackendError("the WAV stream ended before its data chunk")
-        if self.buf:
-            raise BackendError(f"the stream ended inside a sample ({len(self.buf)} stray byte)")
 
 
 def _error_detail(resp: http.client.HTTPResponse) -> str:

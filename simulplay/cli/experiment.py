@@ -55,7 +55,7 @@ def demo(
     live: bool = typer.Option(False, "--live", help="Instead: play the demo's three talks, both translators, "
                               "under immediate and timer:w=4 live at speed 1 (about 2 minutes) against a served "
                               "Piper (durations=fixed), then compare the simulator with it: (a) to (c) of "
-                              "`simulplay live --predict`, into OUT_DIR/live."),
+                              "`simulplay live --predict --calibrate`, into OUT_DIR/live."),
 ):
     """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
     `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,
@@ -172,7 +172,7 @@ def eta_columns(table, *keys: str) -> list[str]:
     realization when they take more than one value (else rows would look duplicated), then
     condition, η and its interval (seconds) and the direction counts."""
     panels = [k for k in ("backend", "realization") if k in table and k not in keys and table[k].nunique() > 1]
-    return [*keys, *panels, "condition", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive"]
+    return [*keys, *panels, "condition", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_zero", "n_positive"]
 
 
 def print_noise(check, one_realization_hint: str) -> None:

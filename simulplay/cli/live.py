@@ -31,6 +31,10 @@ def live(
     f: str | None = typer.Option(None, "--f", help="Translator F (a system name), for η with --predict."),
     reference: str | None = typer.Option(None, "--reference", help="Reference rule for η (default: the first "
                                          "--rule)."),
+    calibrate: bool = typer.Option(False, "--calibrate", help="With --predict: before the run, a short closed-loop "
+                                   "load burst against the same server (one request in flight, then as many as "
+                                   "outputs play at once) whose busy periods give the server's slowdown; comparison "
+                                   "(c) is then printed with it too (calibration_load.parquet, load.parquet)."),
 ):
     """Send each output's requests to a TTS server in real time and play what arrives.
 
@@ -43,7 +47,9 @@ def live(
     run.json (client lateness p50/p99/max, verdict). --predict adds the isolated
     synthesis (isolated.parquet) and the prediction tables (prediction.parquet,
     prediction_eta.parquet): the serial replay of the isolated synthesis and, when all
-    outputs played at once, the replay with one server shared by all. Exit code 1 when requests failed
+    outputs played at once, the replay with one server shared by all, three ways: slowdown 1,
+    the slowdown calibrated from the run's own busy periods (calibration.parquet) and, with
+    --calibrate, the slowdown of a load burst measured before the run. Exit code 1 when requests failed
     (their outputs are incomplete), 130 on Ctrl-C after writing what was measured.
     """
     from simulplay.core.paths import check_new_folder
@@ -55,7 +61,7 @@ def live(
     design = design_from_flags(a, f, reference, rule, predict)
     check_new_folder(out)
     res = live_run(trace, rules, backend, out, speed=speed, talks=talks, concurrent=concurrent, timeout=timeout,
-                   store=store, predict=predict, design=design)
+                   store=store, predict=predict, design=design, calibrate=calibrate)
     finish_live(res)
 
 
@@ -84,6 +90,21 @@ def summary_lines(s: dict) -> list[str]:
     return lines
 
 
+def shared_ways(p: dict) -> list[tuple[str, str]]:
+    """The shared predictions of a summary and their printed labels: slowdown 1, calibrated
+    from the run, the load curve measured before it (with its cost)."""
+    cal = p.get("calibration", {})
+    ways = [("shared", "slowdown 1")]
+    if "shared_run" in p:
+        ways.append(("shared_run", f"calibrated slowdown from this run ({cal['run']['factor']:.3f} over all; "
+                                   f"per number in flight {cal['run']['points']})"))
+    if "shared_load" in p:
+        ways.append(("shared_load", f"load curve measured before the run ({cal['load']['cost_s']:.1f} s; "
+                                    f"{cal['load']['factor']:.3f} over all; per number in flight "
+                                    f"{cal['load']['points']})"))
+    return ways
+
+
 def prediction_lines(p: dict) -> list[str]:
     """Comparisons (b) and (c) as printed lines (ms)."""
     def stats(row: dict) -> str:
@@ -98,7 +119,8 @@ def prediction_lines(p: dict) -> list[str]:
     if "shared" in p:
         lines.append(f"(c) {at_once} outputs at once against one serial server: the one-server-per-output model "
                      f"errs by {iso['mean_dL_ms']:+.1f} ms per output on average (max |ΔL| "
-                     f"{iso['max_abs_dL_ms']:.1f} ms); the shared-server replay (K=1) vs live: {stats(p['shared'])}")
+                     f"{iso['max_abs_dL_ms']:.1f} ms); the shared-server replay (K=1) vs live:")
+        lines += [f"    {label}: {stats(p[name])}" for name, label in shared_ways(p)]
     else:
         lines.append("(c) not measured: the outputs did not all play at once (--concurrent)")
     if "eta_note" in p:

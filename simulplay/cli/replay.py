@@ -12,6 +12,7 @@ from simulplay.cli.options import (
     SERVERS_HELP,
     SERVICE_HELP,
     SHARE_HELP,
+    SLOWDOWN_HELP,
     allow_incomplete_option,
     check_outputs,
     chunks_option,
@@ -37,6 +38,7 @@ def replay(
     discipline: str = typer.Option("fifo", "--discipline", help="Queue discipline of --servers: fifo (eligible "
                                    "requests start in order of eligibility; ties: talk, system, condition, seq)."),
     load_curve: Path | None = typer.Option(None, "--load-curve", help=LOAD_CURVE_HELP),
+    slowdown: str | None = typer.Option(None, "--slowdown", help=SLOWDOWN_HELP),
 ):
     """Replay request clocks through a serial synthesizer and serial playback.
 
@@ -62,7 +64,7 @@ def replay(
 
     check_outputs(out, parts)
     check_distinct({"--out": out, "--parts": parts}, [manifest])
-    shared = servers_from_flags(servers, share, discipline, load_curve, service)
+    shared = servers_from_flags(servers, share, discipline, load_curve, service, slowdown)
     rel, model, silent = parse_release(release), shared or parse_service(service), parse_silent_parts(silent_parts)
     df, meta = read_manifest(manifest)
     chunk_df = read_chunks(manifest, chunks) if rel.needs_chunks else None

@@ -46,6 +46,10 @@ def sweep(
     load_curve: Path | None = typer.Option(None, "--load-curve", help="With --servers: a load table (columns "
                                            "concurrency and service_p50_s, seconds) giving the slowdown of a "
                                            "request that starts with c requests in service; default: none (1)."),
+    slowdown: str | None = typer.Option(None, "--slowdown", help="With --servers: the calibrated slowdown, a factor "
+                                        "or a calibration table (columns in_flight and slowdown; `simulplay live "
+                                        "--predict` writes calibration.parquet): service × the factor at the "
+                                        "number of requests in flight; default: 1."),
     quiet: bool = quiet_option(),
 ):
     """Model η and the end offset L at every point of a grid of a rule's parameters, from a
@@ -72,7 +76,7 @@ def sweep(
 
     res = sweep_run(run_dir, rule, out=out, confirm=confirm, by=by, train=train, folds=folds, service=service,
                     terms=duration_terms, servers=servers, share=share, load_curve=load_curve,
-                    progress=progress_bar(quiet))
+                    slowdown=slowdown, progress=progress_bar(quiet))
     print_sweep(res)
 
 

@@ -149,8 +149,10 @@ def import_simulstream_command(
     wavs: Path | None = typer.Option(None, "--wavs",
                                      help="Folder of the talks' wavs (wav_name, or its base name): source_s = the "
                                      "wav's duration. Default: the talk's last total_audio_processed."),
-    retractions: str = typer.Option("refuse", "--retractions",
-                                    help="refuse: stop at the first packet with deleted_tokens (re-translation); "
+    retractions: str = typer.Option("keep", "--retractions",
+                                    help="keep: a revising trace (each packet's deleted_tokens become the update's "
+                                    "retract, in characters; group, synth and run then need --commit); "
+                                    "refuse: stop at the first packet with deleted_tokens (re-translation); "
                                     "final: keep only text never deleted later, available when last emitted "
                                     "(an offline upper bound, marked in the signature)."),
     unit: str = typer.Option("spm", "--unit",

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simulplay.grouping.policy import OpenBuffered, OpenImmediate, Policy
 from simulplay.grouping.registry import Group, Rule, register_rule
 from simulplay.traces.model import UNITS, Stream, ends_terminal, join_texts, unit_count
 
@@ -53,6 +54,10 @@ class Immediate(Rule):
     def group(self, stream: Stream) -> list[Group]:
         """One group per update, ``dispatch_s`` its ``time_s`` (seconds from source start)."""
         return [Group(i, i, float(t), "immediate") for i, t in enumerate(stream.times)]
+
+    def as_policy(self) -> Policy:
+        """The rule as an open-loop policy (:mod:`simulplay.grouping.policy`)."""
+        return OpenImmediate(rule=self)
 
 
 def buffered_groups(
@@ -120,6 +125,10 @@ class Timer(Rule):
         """The stream's groups under the ``w``-second deadline (dispatch in seconds)."""
         return buffered_groups(stream, self.w)
 
+    def as_policy(self) -> Policy:
+        """The rule as an open-loop policy (:mod:`simulplay.grouping.policy`)."""
+        return OpenBuffered(rule=self, wait_s=self.w)
+
 
 @register_rule("punct")
 @dataclass(frozen=True)
@@ -147,10 +156,14 @@ class Punct(Rule):
 
     def group(self, stream: Stream) -> list[Group]:
         """The stream's groups: sentence end with ``min_words`` units, else the ``cap``-second deadline."""
-        def done(text: str) -> bool:
-            return ends_terminal(text) and unit_count(text, self.unit) >= self.min_words
+        return buffered_groups(stream, self.cap, self._done, "punct")
 
-        return buffered_groups(stream, self.cap, done, "punct")
+    def _done(self, text: str) -> bool:
+        return ends_terminal(text) and unit_count(text, self.unit) >= self.min_words
+
+    def as_policy(self) -> Policy:
+        """The rule as an open-loop policy (:mod:`simulplay.grouping.policy`)."""
+        return OpenBuffered(rule=self, wait_s=self.cap, content=self._done, content_trigger="punct")
 
 
 @register_rule("words")
@@ -171,4 +184,11 @@ class Words(Rule):
 
     def group(self, stream: Stream) -> list[Group]:
         """The stream's groups: ``n`` units pending, else the ``cap``-second deadline."""
-        return buffered_groups(stream, self.cap, lambda text: unit_count(text, self.unit) >= self.n, "words")
+        return buffered_groups(stream, self.cap, self._done, "words")
+
+    def _done(self, text: str) -> bool:
+        return unit_count(text, self.unit) >= self.n
+
+    def as_policy(self) -> Policy:
+        """The rule as an open-loop policy (:mod:`simulplay.grouping.policy`)."""
+        return OpenBuffered(rule=self, wait_s=self.cap, content=self._done, content_trigger="words")

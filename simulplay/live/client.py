@@ -34,8 +34,8 @@ import httpx
 import numpy as np
 
 from simulplay.analysis.player import first_audible_part
+from simulplay.backends.audio_formats import decoder_for
 from simulplay.backends.base import BackendError
-from simulplay.backends.served import PcmDecoder
 
 if importlib.util.find_spec("sniffio") is None:
     # httpcore asks ``import sniffio`` on every lock and every request; without sniffio
@@ -167,8 +167,7 @@ async def send(client: httpx.AsyncClient, endpoint: Endpoint, rec: Record, *, ke
                 detail = (await resp.aread())[:300].decode("utf-8", "replace").strip()
                 raise Failure(f"HTTP {resp.status_code} {resp.reason_phrase}" + (f": {detail}" if detail else ""))
             rate = resp.headers.get("x-sample-rate")
-            decoder = PcmDecoder(int(rate) if rate else endpoint.sample_rate,
-                                 wav=endpoint.response_format == "wav")
+            decoder = decoder_for(endpoint.response_format, int(rate) if rate else endpoint.sample_rate)
             async for piece in resp.aiter_raw():
                 t = rec.now()
                 if received == 0:
@@ -179,7 +178,11 @@ async def send(client: httpx.AsyncClient, endpoint: Endpoint, rec: Record, *, ke
                     rec.chunk_s.append(t)
                     rec.chunk_n.append(int(len(samples)))
                     rec.pieces.append(samples)
-            decoder.finish()
+            tail = decoder.finish()  # a format decoded whole (flac) gives its samples at the end
+            if len(tail):
+                rec.chunk_s.append(rec.now())
+                rec.chunk_n.append(int(len(tail)))
+                rec.pieces.append(tail)
             rec.sample_rate = int(decoder.rate or endpoint.sample_rate)
         rec.last_byte_s = rec.ended_s = rec.now()
     except Failure as e:

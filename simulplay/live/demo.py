@@ -3,8 +3,9 @@
 The bundled sample traces (three talks, translators ``eager`` and ``batched``) under
 ``immediate`` and ``timer:w=4``: twelve outputs at once, at speed 1 (the talks are about
 two minutes long, so the live part takes as long), against Piper with
-``durations=fixed`` served on loopback, then the isolated synthesis and comparisons (a)
-to (c) with η of ``eager`` against ``batched`` (reference ``immediate``). Everything goes
+``durations=fixed`` served on loopback, after a load burst against the same server that calibrates its
+slowdown (``--calibrate``), then the isolated synthesis and comparisons (a) to (c), (c)
+three ways, with η of ``eager`` against ``batched`` (reference ``immediate``). Everything goes
 into ``OUT_DIR/live`` (``live-2``, … when that is taken), with its own store: the
 isolated synthesis measures its service times in this run, never reuses the demo's.
 """
@@ -43,4 +44,4 @@ def demo_live(out_dir: str | Path, *, piper: str = "", speed: float = 1.0) -> Li
     exp.out.mkdir(parents=True, exist_ok=True)
     out = live_folder(exp.out)
     return live_run(list(exp.traces), [parse_rule(r) for r in LIVE_RULES], spec, out, speed=speed, predict=True,
-                    design=EtaDesign(exp.a, exp.f, LIVE_RULES[0]))
+                    design=EtaDesign(exp.a, exp.f, LIVE_RULES[0]), calibrate=True)

@@ -14,6 +14,11 @@ are. Two predictions are replayed from it (request release):
   once. Only when they did (no ``--concurrent`` below the outputs' count): outputs started
   at different times are not one queue from time 0.
 
+When the outputs shared the server, the shared prediction is made three ways
+(:mod:`.calibrate`): with slowdown 1 (``shared``), with the slowdown calibrated from the
+run's own busy periods (``shared_run``) and, with ``--calibrate``, with the slowdown of a
+load burst measured before the run (``shared_load``).
+
 Each is compared with the live virtual player (request release) per output, ΔL =
 L(prediction) − L(live), and, given translators A and F and a reference rule, η from each
 against η from the live player. Comparison (b) is the isolated prediction; (c) is the same
@@ -42,7 +47,9 @@ from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.traces import read_traces, streams_from_frame
 
-MODELS = ("isolated", "shared")
+MODELS = ("isolated", "shared", "shared_run", "shared_load")
+#: What each shared prediction's slowdown is, as printed.
+SLOWDOWN_OF = {"shared": "slowdown 1", "shared_run": "calibrated from this run", "shared_load": "load curve"}
 _META_OWN = ("table", "signatures", "row_signature", "notes")
 
 
@@ -101,23 +108,28 @@ def isolated_synth(traces: Sequence[Path], rules: Sequence[Rule], backend: str, 
     return df, {"synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed}
 
 
-def predictions(manifest: pd.DataFrame, *, shared: bool) -> dict[str, pd.DataFrame]:
+def predictions(manifest: pd.DataFrame, *, shared: bool, slowdowns: dict[str, str] | None = None
+                ) -> dict[str, pd.DataFrame]:
     """Per model, the replay summary (request release) of the isolated manifest; ``shared``
-    adds the K = 1 server shared by every output of the run."""
+    adds the K = 1 server shared by every output of the run, with slowdown 1 and with each
+    of ``slowdowns`` (model name → the calibrated slowdown's points)."""
     m = validate_manifest(manifest, "isolated manifest")
     out = {"isolated": replay(m, allow_incomplete=True, source="isolated manifest").summary}
     if shared:
         out["shared"] = _one_server(m)
+        for name, points in (slowdowns or {}).items():
+            if points:
+                out[name] = _one_server(m, points)
     return out
 
 
-def _one_server(m: pd.DataFrame) -> pd.DataFrame:
+def _one_server(m: pd.DataFrame, flight: str = "") -> pd.DataFrame:
     """The shared-server replay with one worker for all outputs: share groups never mix
     conditions, so each output becomes a system of one condition, and is named back after."""
     labels = m["system"] + "\x1f" + m["condition"]
     back = dict(zip(labels, zip(m["system"], m["condition"])))
-    s = replay(m.assign(system=labels, condition="one server"), service=Servers(1, "panel"), allow_incomplete=True,
-               source="isolated manifest").summary
+    s = replay(m.assign(system=labels, condition="one server"), service=Servers(1, "panel", flight=flight),
+               allow_incomplete=True, source="isolated manifest").summary
     s["system"], s["condition"] = zip(*(back[x] for x in s["system"])) if len(s) else ((), ())
     return s
 
@@ -193,15 +205,21 @@ def write_prediction(out: Path, table: pd.DataFrame, eta: pd.DataFrame, sig: dic
 def compare_with_isolated(out: Path, live: pd.DataFrame, traces: Sequence[Path], rules: Sequence[Rule],
                           backend: str, store: AudioStore, *, speed: float, talks: Sequence[str] = (),
                           concurrent: int | None = None, design: EtaDesign | None = None,
-                          sig: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Synthesize the run in isolation, replay both predictions, write the tables, and
-    return the summary ``run.json`` keeps under ``prediction``."""
+                          sig: dict[str, Any] | None = None, load: tuple | None = None) -> dict[str, Any]:
+    """Synthesize the run in isolation, replay the predictions (the shared ones calibrated
+    from the run's ``requests.parquet`` and from the ``load`` burst: :mod:`.calibrate`),
+    write the tables, and return the summary ``run.json`` keeps under ``prediction``."""
+    from simulplay.live.calibrate import calibrate
+
     manifest, synth = isolated_synth(traces, rules, backend, store, out / "isolated.parquet", speed=speed,
                                      talks=talks)
     n_outputs = int((live["release"] == "request").sum())
     at_once = n_outputs if concurrent is None else min(concurrent, n_outputs)
-    predicted = predictions(manifest, shared=at_once == n_outputs and n_outputs > 1)
+    shared = at_once == n_outputs and n_outputs > 1
+    cal = calibrate(out, read_table(out / "requests.parquet")[0], manifest, load, sig or {}) if shared else {}
+    predicted = predictions(manifest, shared=shared, slowdowns={f"shared_{k}": c["points"] for k, c in cal.items()})
     table = prediction_table(live, predicted)
     eta, note = prediction_eta(live, predicted, design)
     write_prediction(out, table, eta, {**(sig or {}), "table": "live-prediction"})
-    return prediction_summary(table, eta, note, outputs_at_once=at_once, synth=synth)
+    summary = prediction_summary(table, eta, note, outputs_at_once=at_once, synth=synth)
+    return summary | ({"calibration": cal} if cal else {})

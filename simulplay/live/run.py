@@ -10,7 +10,11 @@ on one asyncio loop, then write into the run folder:
 * ``player.parquet`` and ``timeline.parquet``: the virtual player per output and per part;
 * ``agreement.parquet`` and ``agreement_requests.parquet``: comparison (a) (:mod:`.compare`);
 * with ``predict``: ``isolated.parquet`` (+ chunks), ``prediction.parquet`` and
-  ``prediction_eta.parquet``: comparisons (b) and (c) (:mod:`.predict`);
+  ``prediction_eta.parquet``: comparisons (b) and (c) (:mod:`.predict`); when the outputs
+  shared the server, ``calibration.parquet`` (the slowdown from the run's busy periods)
+  and, with ``calibrate``, ``calibration_load.parquet``, ``load.parquet`` and
+  ``load.requests.parquet`` (a load burst against the same server before the run,
+  :mod:`.calibrate`);
 * ``run.json``: speed, server identity, lateness p50/p99/max and the verdict, failures,
   the agreement; ``server.log``: the served backend's log.
 
@@ -100,14 +104,19 @@ def _server(spec: str, folder: Path):
 
 def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: Path, *, speed: float = 1.0,
              talks: Sequence[str] = (), concurrent: int | None = None, timeout: float = 30.0,
-             store: Path | None = None, predict: bool = False, design: EtaDesign | None = None) -> LiveResult:
+             store: Path | None = None, predict: bool = False, design: EtaDesign | None = None,
+             calibrate: bool = False) -> LiveResult:
     """Run every output live against ``backend`` and write the run folder ``out``; with
-    ``predict``, then comparisons (b) and (c) against an isolated synthesis (:mod:`.predict`)."""
+    ``predict``, then comparisons (b) and (c) against an isolated synthesis (:mod:`.predict`);
+    ``calibrate`` (with ``predict``) measures a load burst against the server first."""
     local = parse_backend(backend)
     splitter = None if isinstance(local, HttpSettings) else local.create().splitter()
     plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter)
     if design is not None:
         check_design(design, plan)
+    if calibrate and not predict:
+        raise InputError.at("--calibrate", "calibrates the shared-server prediction", accepted="--predict --calibrate")
+    load = None
     out.mkdir(parents=True, exist_ok=True)
     audio = AudioStore.open(store or out / "store")  # checked (and made) before any request
     interrupted: BaseException | None = None
@@ -120,6 +129,11 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
                             timeout=min(timeout, settings.timeout), api_key=client._key)
         plan["backend"], plan["realization"] = f"http:{model}", 0
         sessions = _records(plan)
+        if calibrate:
+            from simulplay.live.calibrate import burst
+
+            load = burst(endpoint, plan["text"].tolist(), len(sessions) if concurrent is None
+                         else min(concurrent, len(sessions)))
         try:
             asyncio.run(run_sessions(endpoint, sessions, concurrent))
         except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: what was measured is written below
@@ -132,7 +146,7 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     if predict and interrupted is None:
         result.summary["prediction"] = compare_with_isolated(
             out, result.player, traces, rules, backend, audio, speed=speed, talks=talks, concurrent=concurrent,
-            design=design, sig=result.signature)
+            design=design, sig=result.signature, load=load)
         _write_summary(out, result.summary)
     if interrupted is not None:
         raise Interrupted(f"{result.summary['sent']} of {result.summary['requests']} requests sent; "

@@ -6,7 +6,9 @@ Request ``j`` of output ``o`` becomes eligible at ``e_j = max(dispatch_j, ready_
 order of ``e_j`` (ties: talk, system, condition, seq) on the worker that frees first:
 ``start_j = max(e_j, free_w)``, ``ready_j = start_j + service_j × slowdown(c_j)`` with
 ``c_j`` the requests in service at ``start_j`` (a request is in service on
-``[start, ready)``) including ``j``; ``queue_j = start_j − e_j``. Every time is int64
+``[start, ready)``) including ``j``, times ``flight(n_j)`` with a calibrated slowdown
+(:mod:`simulplay.sim.slowdown`; ``n_j``: ``c_j`` plus the requests eligible before
+``start_j`` and not yet started); ``queue_j = start_j − e_j``. Every time is int64
 nanoseconds; a slowdown of exactly 1 leaves the service untouched, so with K at least the
 group's outputs and no load curve the clock is the serial clock bit for bit.
 
@@ -26,6 +28,7 @@ rebuilds it without the file.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import heapq
 from collections.abc import Mapping
@@ -40,13 +43,15 @@ from simulplay.core.errors import InputError
 from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
 from simulplay.sim.playback import Clock
 from simulplay.sim.segments import segment_starts
+from simulplay.sim.slowdown import flight_factors, parse_flight
 from simulplay.sim.variants import ServiceModel, register_service_model
 
 SHARES = ("panel", "talk", "system", "output")
 DISCIPLINES = ("fifo",)
 #: what each share group adds to the condition, backend and realization that every group holds fixed
 SHARE_KEYS = {"panel": (), "talk": ("talk_id",), "system": ("system",), "output": ("talk_id", "system")}
-SYNTAX = "servers=K[,share=panel|talk|system|output][,discipline=fifo][,load_curve=TABLE] with K ≥ 1"
+SYNTAX = ("servers=K[,share=panel|talk|system|output][,discipline=fifo][,load_curve=TABLE][,slowdown=F|TABLE] "
+          "with K ≥ 1")
 CURVE_ACCEPTED = ("a table with columns concurrency (whole numbers ≥ 1, distinct, 1 among them) and "
                   "service_p50_s (median service seconds > 0)")
 
@@ -55,12 +60,14 @@ CURVE_ACCEPTED = ("a table with columns concurrency (whole numbers ≥ 1, distin
 class SharedClock(Clock):
     """The serial clock's start and ready plus, per request: ``eligible`` (e_j, ns),
     ``queue`` (start − e_j, ns), ``level`` (c_j, requests in service at its start including
-    itself) and ``slowdown`` (the factor its service was multiplied by)."""
+    itself), ``slowdown`` (the factor its service was multiplied by) and ``in_flight`` (n_j,
+    with a calibrated slowdown; else 0)."""
 
     eligible: np.ndarray
     queue: np.ndarray
     level: np.ndarray
     slowdown: np.ndarray
+    in_flight: np.ndarray
 
 
 def curve_points(levels, p50s, source: str = "load curve") -> str:
@@ -138,26 +145,32 @@ def slowdowns(curve: str, k: int, source: str = "load curve") -> list[float]:
 
 
 def shared_clock(codes: np.ndarray, dispatch: np.ndarray, service: np.ndarray, group: np.ndarray,
-                 rank: np.ndarray, k: int, factors: list[float]) -> SharedClock:
+                 rank: np.ndarray, k: int, factors: list[float], flight: str = "") -> SharedClock:
     """The shared-server clock (module docstring) of requests sorted by output (``codes``,
     contiguous) and seq: ``dispatch`` and ``service`` int64 ns per request, ``group`` and
     ``rank`` (the tie order: talk, system, condition) per output, ``k`` workers per group,
-    ``factors[c]`` the slowdown at ``c`` requests in service. An event loop over one heap of
-    eligible requests and one of the readiness of those in service, per group."""
+    ``factors[c]`` the slowdown at ``c`` requests in service, ``flight`` the calibrated
+    slowdown's points. An event loop over one heap of eligible requests and one of the
+    readiness of those in service, per group (with ``flight``, a sorted list of the
+    eligibility times of the requests waiting, to count those in flight)."""
     n = len(codes)
     first = segment_starts(codes)
     stop = np.r_[first[1:], n].tolist()
     disp, svc = dispatch.astype(np.int64).tolist(), service.astype(np.int64).tolist()
-    start, ready, elig, level = [0] * n, [0] * n, [0] * n, [0] * n
+    start, ready, elig, level, in_flight, applied = [0] * n, [0] * n, [0] * n, [0] * n, [0] * n, [1.0] * n
     code_of_first = codes[first] if n else codes
     for g in np.unique(group):
         members = np.flatnonzero(group[code_of_first] == g)
         eligible = [(disp[first[o]], int(rank[code_of_first[o]]), int(first[o]), stop[o]) for o in members]
         heapq.heapify(eligible)
+        per_flight = flight_factors(flight, len(members) + k)
+        waiting = sorted(x[0] for x in eligible) if per_flight else []
         busy: list[int] = []
         pop, push = heapq.heappop, heapq.heappush
         while eligible:
             e, r, j, end = pop(eligible)
+            if per_flight:
+                waiting.remove(e)
             while busy and busy[0] <= e:
                 pop(busy)
             s = e
@@ -167,28 +180,36 @@ def shared_clock(codes: np.ndarray, dispatch: np.ndarray, service: np.ndarray, g
                     pop(busy)
             c = len(busy) + 1
             f = factors[c]
+            if per_flight:
+                in_flight[j] = c + bisect.bisect_left(waiting, s)
+                f *= per_flight[in_flight[j]]
             rd = s + (svc[j] if f == 1.0 else int(round(svc[j] * f)))
             push(busy, rd)
-            start[j], ready[j], elig[j], level[j] = s, rd, e, c
+            start[j], ready[j], elig[j], level[j], applied[j] = s, rd, e, c, f
             if j + 1 < end:
                 d = disp[j + 1]
-                push(eligible, (d if d > rd else rd, r, j + 1, end))
+                nxt = d if d > rd else rd
+                push(eligible, (nxt, r, j + 1, end))
+                if per_flight:
+                    bisect.insort(waiting, nxt)
     start_a, elig_a, level_a = np.array(start, np.int64), np.array(elig, np.int64), np.array(level, np.int64)
     return SharedClock(start_a, np.array(ready, np.int64), elig_a, start_a - elig_a, level_a,
-                       np.asarray(factors, float)[level_a])
+                       np.array(applied, float), np.array(in_flight, np.int64))
 
 
 @register_service_model("servers")
 @dataclass(frozen=True)
 class Servers(ServiceModel):
     """Shared servers: the outputs of a share group queue for ``servers`` identical workers
-    (module docstring); measured service × the load curve's slowdown at the level met."""
+    (module docstring); measured service × the load curve's slowdown at the level met (×
+    the calibrated slowdown at the number in flight, ``flight``)."""
 
     syntax = SYNTAX
     servers: int = 1
     share: str = "panel"
     discipline: str = "fifo"
     curve: str = ""  # canonical points c:p50;… ("" : slowdown 1)
+    flight: str = ""  # the calibrated slowdown's canonical points n:f;… ("": 1)
 
     def __post_init__(self):
         if isinstance(self.servers, bool) or not isinstance(self.servers, int) or self.servers < 1:
@@ -198,6 +219,8 @@ class Servers(ServiceModel):
         if self.discipline not in DISCIPLINES:
             raise ValueError(f"unknown discipline '{self.discipline}'")
         slowdowns(self.curve, self.servers)
+        if self.flight:
+            parse_flight(self.flight, "slowdown")
 
     @staticmethod
     def parse_spec(text: str, source: str) -> Servers:
@@ -205,18 +228,22 @@ class Servers(ServiceModel):
         return parse_servers(text, source)
 
     def label(self) -> str:
-        """``servers=K,share=G,discipline=D`` and ``,curve=c:p50;…`` with a load curve."""
+        """``servers=K,share=G,discipline=D``, ``,curve=c:p50;…`` with a load curve and
+        ``,slowdown=n:f;…`` with a calibrated slowdown."""
         text = f"servers={self.servers},share={self.share},discipline={self.discipline}"
-        return text + (f",curve={self.curve}" if self.curve else "")
+        text += f",curve={self.curve}" if self.curve else ""
+        return text + (f",slowdown={self.flight}" if self.flight else "")
 
     def digest(self) -> str:
         """SHA-256 of the curve's canonical points, or ``none``."""
         return hashlib.sha256(self.curve.encode()).hexdigest() if self.curve else "none"
 
     def output_signature(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        """servers, share, discipline and the load curve's digest."""
-        return {"servers": self.servers, "share": self.share, "discipline": self.discipline,
-                "load_curve_sha256": self.digest()}
+        """servers, share, discipline, the load curve's digest and, with one, the calibrated
+        slowdown's points."""
+        sig = {"servers": self.servers, "share": self.share, "discipline": self.discipline,
+               "load_curve_sha256": self.digest()}
+        return sig | ({"slowdown": self.flight} if self.flight else {})
 
     def clock(self, manifest: pd.DataFrame, codes: np.ndarray, dispatch: np.ndarray,
               service: np.ndarray) -> SharedClock:
@@ -230,18 +257,18 @@ class Servers(ServiceModel):
         rank = np.empty(len(outputs), np.int64)
         rank[ranked] = np.arange(len(outputs))
         return shared_clock(codes, dispatch, service, group, rank, self.servers,
-                            slowdowns(self.curve, self.servers))
+                            slowdowns(self.curve, self.servers), self.flight)
 
 
 def parse_servers(text: str, source: str) -> Servers:
-    """``servers=K[,share=G][,discipline=D][,load_curve=TABLE|curve=c:p50;…]``; errors name
-    ``source`` and the text."""
+    """``servers=K[,share=G][,discipline=D][,load_curve=TABLE|curve=c:p50;…][,slowdown=F|n:f;…|TABLE]``;
+    errors name ``source`` and the text."""
     where = f"{source} '{text}'"
     fields: dict[str, str] = {}
     for item in text.strip().split(","):
         key, eq, value = item.partition("=")
         if not eq or key.strip() in fields or key.strip() not in ("servers", "share", "discipline",
-                                                                  "load_curve", "curve"):
+                                                                  "load_curve", "curve", "slowdown"):
             raise InputError.at(where, f"'{item}' is not a setting of shared servers", accepted=SYNTAX)
         fields[key.strip()] = value.strip()
     curve = fields.get("curve", "")
@@ -249,11 +276,13 @@ def parse_servers(text: str, source: str) -> Servers:
         curve = read_load_curve(fields["load_curve"])
     elif curve:
         curve = curve_points(*parse_points(curve, where))
+    flight = parse_flight(fields.get("slowdown", ""), where)
     return servers_model(fields.get("servers", ""), fields.get("share", "panel"),
-                         fields.get("discipline", "fifo"), curve, where)
+                         fields.get("discipline", "fifo"), curve, where, flight)
 
 
-def servers_model(servers: str | int, share: str, discipline: str, curve: str, where: str) -> Servers:
+def servers_model(servers: str | int, share: str, discipline: str, curve: str, where: str,
+                  flight: str = "") -> Servers:
     """A checked :class:`Servers`; errors are one line at ``where``."""
     try:
         k = int(str(servers).strip())
@@ -266,21 +295,22 @@ def servers_model(servers: str | int, share: str, discipline: str, curve: str, w
     if discipline not in DISCIPLINES:
         raise InputError.at(where, f"unknown discipline '{discipline}'", accepted=" or ".join(DISCIPLINES))
     slowdowns(curve, k, where)
-    return Servers(k, share, discipline, curve)
+    return Servers(k, share, discipline, curve, flight)
 
 
 def servers_from_flags(servers: int | None, share: str, discipline: str, load_curve: Path | None,
-                       service: str) -> Servers | None:
-    """The model ``--servers K --share G --discipline D --load-curve TABLE`` ask for (``None``
-    without ``--servers``); the other flags without ``--servers`` or with a service model
-    other than measured are refused (one line, exit code 2)."""
+                       service: str, slowdown: str | None = None) -> Servers | None:
+    """The model ``--servers K --share G --discipline D --load-curve TABLE --slowdown F|TABLE``
+    ask for (``None`` without ``--servers``); the other flags without ``--servers`` or with a
+    service model other than measured are refused (one line, exit code 2)."""
     if servers is None:
-        if load_curve is not None or share != "panel" or discipline != "fifo":
-            raise InputError.at("--share/--discipline/--load-curve", "need --servers K",
-                                accepted="--servers K with them, or none of them")
+        if load_curve is not None or share != "panel" or discipline != "fifo" or slowdown is not None:
+            what = "--slowdown" if slowdown is not None else "--share/--discipline/--load-curve"
+            raise InputError.at(what, "need --servers K", accepted="--servers K with them, or none of them")
         return None
     if service.strip() != "measured":
         raise InputError.at(f"--service '{service}'", "shared servers replay the measured service",
                             accepted="--service measured with --servers")
     curve = read_load_curve(load_curve) if load_curve is not None else ""
-    return servers_model(servers, share, discipline, curve, "--servers")
+    flight = parse_flight(slowdown, f"--slowdown '{slowdown}'") if slowdown is not None else ""
+    return servers_model(servers, share, discipline, curve, "--servers", flight)

@@ -80,7 +80,7 @@ def _stream_line(obj: dict, lineno: int, check: Checker, records: list, rows: li
             continue
         rec = {"talk_id": obj.get("talk_id"), "system": obj.get("system"),
                "source_s": obj.get("source_s"), "seq": k}
-        for key in ("time_s", "text", "glue"):
+        for key in ("time_s", "text", "glue", "retract"):
             if key in u:
                 rec[key] = u[key]
         records.append(rec)

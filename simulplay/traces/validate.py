@@ -9,7 +9,8 @@ import pandas as pd
 
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
-from simulplay.traces.model import TRACE_COLUMNS, ends_terminal, join_texts, word_count
+from simulplay.traces.model import TRACE_COLUMNS, ends_terminal, streams_from_frame, word_count
+from simulplay.traces.revisions import apply_update, revision_stats
 
 
 def validate_trace_frame(
@@ -26,13 +27,25 @@ def validate_trace_frame(
     """
     if len(df) == 0:
         raise InputError.at(source, "has no rows", accepted="at least one update")
+    if "retract" in df.columns:  # a missing cell (a JSONL update without "retract", an empty CSV cell) is 0
+        df = df.assign(retract=df["retract"].astype(object).where(df["retract"].notna(), 0))
     check = Checker(source, df, row_label=row_label, rows=rows)
     check.require_columns(TRACE_COLUMNS, "trace")
     talk = check.strings("talk_id", accepted="a non-empty talk id")
     system = check.strings("system", accepted="a non-empty system name")
     seq = check.integers("seq", accepted="a whole number, unique within a stream")
     time_s = check.numbers("time_s", nonneg=True, accepted="seconds from source start, ≥ 0")
-    text = check.strings("text", accepted="the update's new text (non-empty)")
+    revising = "retract" in df.columns
+    retract = (check.integers("retract", accepted="characters to remove from the end of the hypothesis, ≥ 0")
+               if revising else np.zeros(len(df), np.int64))
+    text = check.strings("text", allow_empty=revising, accepted="the update's new text (non-empty)")
+    for i in np.flatnonzero(retract < 0):
+        check.add_at(int(i), f"{retract[i]} is negative", "retract",
+                     "characters to remove from the end of the hypothesis, ≥ 0")
+    if revising:
+        for i, t in enumerate(text):
+            if not t and retract[i] <= 0:
+                check.add_at(i, "is empty", "text", "the update's new text (empty only when it retracts)")
     for i, t in enumerate(text):
         if t and not t.strip():
             check.add_at(i, "is only whitespace", "text", "the update's new text (a space before a word is "
@@ -43,6 +56,8 @@ def validate_trace_frame(
 
     out = pd.DataFrame({"talk_id": talk, "system": system, "seq": seq, "time_s": time_s,
                         "text": text, "source_s": source_s, "glue": glue})
+    if retract.any():  # an all-zero column is today's append-only trace: left out, as if absent
+        out["retract"] = retract
     out["_row"] = list(check.rows)
     _check_streams(out, check)
     check.raise_if_any()
@@ -70,6 +85,19 @@ def _check_streams(df: pd.DataFrame, check: Checker) -> None:
             check.add(f"time_s {t[i]:g} is earlier than the previous update's {t[i - 1]:g}",
                       row=s["_row"].iloc[i], field="time_s",
                       accepted="non-decreasing times in seq order")
+        if "retract" in s.columns:
+            _check_retractions(s, check)
+
+
+def _check_retractions(s: pd.DataFrame, check: Checker) -> None:
+    """Each retraction removes at most what the hypothesis holds (the stream's first problem only)."""
+    h = ""
+    for x, g, r, row in zip(s["text"], s["glue"], s["retract"].to_numpy(), s["_row"]):
+        if r > len(h):
+            check.add(f"retract {r} is more than the {len(h)} character(s) of the hypothesis so far", row=row,
+                      field="retract", accepted="at most the length of the hypothesis before this update")
+            return
+        h = apply_update(h, int(r), x, bool(g))
 
 
 def trace_stats(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
@@ -84,15 +112,22 @@ def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
     ``words`` counts whitespace words of the assembled text (glue honoured); the per-update
     figures count the words of each update's own text. ``pct_terminal_punct`` is the share
     of updates whose own text ends a sentence by :func:`ends_terminal`, the definition the
-    ``punct`` rule uses (in %)."""
+    ``punct`` rule uses (in %).
+
+    A trace with retractions also gets ``revisions`` (updates that retract),
+    ``retracted_chars`` and ``normalized_erasure`` (retracted words over the words of the
+    final hypothesis, :mod:`simulplay.traces.revisions`); ``words`` counts the final
+    hypothesis. Append-only traces keep today's columns."""
     rows = []
-    for (talk, system), g in df.groupby(["talk_id", "system"], sort=False):
+    revising = "retract" in df.columns
+    streams = streams_from_frame(df, revising=True)
+    for s, ((talk, system), g) in zip(streams, df.groupby(["talk_id", "system"], sort=False)):
         words = np.array([word_count(t) for t in g["text"]])
         rows.append({
             "talk_id": talk,
             "system": system,
             "updates": len(g),
-            "words": word_count(join_texts(list(g["text"]), g["glue"].to_numpy())),
+            "words": word_count(s.joined),
             "median_words": float(np.median(words)),
             "p90_words": float(np.percentile(words, 90)),
             "pct_le2_words": 100.0 * float(np.mean(words <= 2)),
@@ -100,4 +135,8 @@ def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
             "after_source_end": int((g["time_s"] > g["source_s"]).sum()),
             "source_s": float(g["source_s"].iloc[0]),
         })
+        if revising:
+            rev = revision_stats(s)
+            rows[-1].update(revisions=rev["revisions"], retracted_chars=rev["retracted_chars"],
+                            normalized_erasure=rev["normalized_erasure"])
     return pd.DataFrame(rows)

@@ -45,6 +45,7 @@ from simulplay.workflows.quality import (
     joins_path,
     quality_paths,
     remember_quality,
+    require_quality_extras,
     reusable_quality,
     score_quality,
     write_quality,
@@ -83,6 +84,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     streams = streams_from_frame(read_traces(exp.traces))
     check_out_folder(exp.out, "out")  # before any work: the outputs and the store can be written
     check_out_folder(exp.store, "store")
+    if exp.quality is not None:  # the extras the quality step needs, before synthesis starts
+        require_quality_extras(exp.quality.metrics)
     if exp.edges:  # the vad extra must be installed before synthesis starts
         SileroVad(source=f"{exp.source}: key 'analysis.edges'").path  # noqa: B018 - finds the model file
     if exp.content is not None:
@@ -276,7 +279,7 @@ def experiment_record(exp: Experiment) -> dict[str, Any]:
         "out": str(exp.out), "store": str(exp.store), "realizations": exp.realizations, "order": exp.order,
         "max_chars": exp.max_chars, **exp.executor.to_dict(),
         "draws": boot.draws, "seed": boot.seed, "quantile_method": boot.method, "confidence": boot.confidence,
-        "bootstrap_rng": boot.rng, "talk_order": boot.talk_order,
+        "bootstrap_rng": boot.rng, "talk_order": boot.talk_order, "tie_tolerance": boot.tie_tolerance,
         "contrasts": [list(c) for c in exp.contrasts], "variants": [written(exp, v) for v in exp.variants],
         "edges": list(exp.edges), "silent_parts": exp.silent_parts, "sweep": list(exp.sweep),
         "sweep_confirm": exp.sweep_confirm, "content": None if exp.content is None else asdict(exp.content),

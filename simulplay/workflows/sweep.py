@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED, Bootstrap
+from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED, TIE_TOLERANCE, Bootstrap
 from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep, sweep_service, with_servers
 from simulplay.analysis.sweep_check import SweepCheck, check_sweep
 from simulplay.core.errors import InputError
@@ -37,6 +37,7 @@ from simulplay.grouping.grid import MAX_POINTS, RuleGrid, parse_axis, parse_grid
 from simulplay.grouping.registry import canonical_condition
 from simulplay.manifest.validate import read_manifest
 from simulplay.sim.servers import Servers, read_load_curve, servers_model
+from simulplay.sim.slowdown import parse_flight
 from simulplay.synthesis.run import SynthResult
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.traces.model import Stream
@@ -81,7 +82,8 @@ def read_run(folder: str | Path) -> RunInputs:
     streams = streams_from_frame(read_traces(traces))
     boot = Bootstrap(draws=int(exp.get("draws", 10_000)), seed=int(exp.get("seed", ENDPOINT_SEED)),
                      method=exp.get("quantile_method", ENDPOINT_METHOD), confidence=float(exp.get("confidence", 0.95)),
-                     rng=exp.get("bootstrap_rng", ENDPOINT_RNG), talk_order=exp.get("talk_order", "sorted"))
+                     rng=exp.get("bootstrap_rng", ENDPOINT_RNG), talk_order=exp.get("talk_order", "sorted"),
+                     tie_tolerance=float(exp.get("tie_tolerance", TIE_TOLERANCE)))
     return RunInputs(root, exp, manifest, meta.get("signature", {}), streams, exp["backend"],
                      Path(exp.get("store") or root / "store"), boot, exp.get("silent_parts", "skip"))
 
@@ -117,15 +119,16 @@ def check_sweep_args(rules: list[str], *, by: str, confirm: int, service: str = 
 
 
 def servers_axis(servers: str | None, *, share: str = "panel", load_curve: Path | None = None,
-                 service: str = "fit", points: int = 1) -> list[Servers]:
+                 service: str = "fit", points: int = 1, slowdown: str | None = None) -> list[Servers]:
     """The shared-server models of ``--servers VALUES`` (the grid syntax: ``1..8``, ``1,2,4``),
-    each with ``share`` and the load curve's slowdown (none without it); ``[]`` without
+    each with ``share``, the load curve's slowdown (none without it) and the calibrated
+    ``slowdown`` (a factor or a calibration table; 1 without it); ``[]`` without
     ``--servers``. Shared servers queue the fitted clock's service, so ``service`` must be
     ``fit``; the grid points times the servers stay within :data:`MAX_POINTS`."""
     if servers is None:
-        if load_curve is not None or share != "panel":
-            raise InputError.at("--share/--load-curve", "need --servers VALUES",
-                                accepted="--servers VALUES with them, or none of them")
+        if load_curve is not None or share != "panel" or slowdown is not None:
+            what = "--slowdown" if slowdown is not None else "--share/--load-curve"
+            raise InputError.at(what, "need --servers VALUES", accepted="--servers VALUES with them, or none of them")
         return []
     if service.strip() != "fit":
         raise InputError.at(f"--service '{service}'", "shared servers queue the fitted clock's service times",
@@ -139,7 +142,8 @@ def servers_axis(servers: str | None, *, share: str = "panel", load_curve: Path 
                             f"{len(ks)} numbers of servers, more than {MAX_POINTS:,}",
                             accepted=f"at most {MAX_POINTS:,} grid points × numbers of servers")
     curve = read_load_curve(load_curve) if load_curve is not None else ""
-    return [servers_model(k, share, "fifo", curve, f"--servers '{servers}'") for k in ks]
+    flight = parse_flight(slowdown, f"--slowdown '{slowdown}'") if slowdown is not None else ""
+    return [servers_model(k, share, "fifo", curve, f"--servers '{servers}'", flight) for k in ks]
 
 
 def check_train(run: RunInputs, train: list[str]) -> None:
@@ -154,13 +158,13 @@ def check_train(run: RunInputs, train: list[str]) -> None:
 def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, confirm: int = 0, by: str = "L",
               train: list[str] = (), folds: int = 5, service: str = "fit", terms: str = "auto",
               servers: str | None = None, share: str = "panel", load_curve: Path | None = None,
-              progress: Progress = NO_PROGRESS) -> SweepRun:
+              slowdown: str | None = None, progress: Progress = NO_PROGRESS) -> SweepRun:
     """Model the grids of ``rules`` on the run in ``folder``, check, confirm and write
     (``terms``: one of :data:`TERMS`; ``servers``: the number of shared servers as a grid
     axis, :func:`servers_axis`)."""
     grids = check_sweep_args(list(rules), by=by, confirm=confirm, service=service, terms=terms)
     shared = servers_axis(servers, share=share, load_curve=load_curve, service=service,
-                          points=sum(len(g.points) for g in grids))
+                          points=sum(len(g.points) for g in grids), slowdown=slowdown)
     run = read_run(folder)
     check_train(run, list(train))
     out = check_out_folder(Path(out) if out is not None else run.folder / "sweep")

@@ -28,7 +28,8 @@ CASES = {
     "group with a list of numbers": (lambda: simulplay.group(TRACE, [3]), r"^rule: is a list holding"),
     "group with no rule": (lambda: simulplay.group(TRACE, []), r"^rule: is empty"),
     "group with an unknown rule": (lambda: simulplay.group(TRACE, "soon"),
-                                   r"^rule 'soon': unknown grouping rule 'soon' \(expected immediate, punct"),
+                                   r"^rule 'soon': unknown grouping rule 'soon' "
+                                   r"\(expected backlog, immediate, pacer, punct"),
     "group with a bad parameter": (lambda: simulplay.group(TRACE, "timer:w=x"), r"^rule 'timer:w=x': 'w=x' is not"),
     "group with a rule twice": (lambda: simulplay.group(TRACE, ["punct", "punct:cap=2,min_words=3"]),
                                 r"is given twice"),

@@ -1,6 +1,7 @@
 """`simulplay serve --workers K`: K backend instances, a request takes a free one, requests
 beyond K wait first in, first out; the identity endpoint records K (127.0.0.1 only)."""
 
+import asyncio
 import json
 import threading
 import urllib.request
@@ -67,20 +68,27 @@ def test_two_workers_serve_two_requests_at_once_and_the_third_waits():
 
 
 def test_waiting_requests_get_an_instance_first_in_first_out():
-    pool = WorkerPool(["only"])  # one instance: every other caller queues
-    held = pool.acquire()
-    order: list[str] = []
-    waiters = []
-    for name in ("first", "second", "third"):  # each starts waiting only after the one before it
-        t = threading.Thread(target=lambda n=name: (pool.acquire(), order.append(n), pool.release("only")),
-                             daemon=True)
-        waiters.append(t)
-        t.start()
-        wait_until(lambda n=len(waiters): pool.waiting == n, f"{name} waiting")
-    pool.release(held)
-    for t in waiters:
-        t.join(10)
-    assert order == ["first", "second", "third"] and pool.waiting == 0
+    async def scenario() -> list[str]:
+        pool = WorkerPool(["only"])  # one instance: every other caller queues
+        held = await pool.acquire()
+        order: list[str] = []
+
+        async def waiter(name: str) -> None:
+            got = await pool.acquire()
+            order.append(name)
+            pool.release(got)
+
+        tasks = []
+        for name in ("first", "second", "third"):  # each starts waiting only after the one before it
+            tasks.append(asyncio.create_task(waiter(name)))
+            while pool.waiting < len(tasks):
+                await asyncio.sleep(0)
+        pool.release(held)
+        await asyncio.gather(*tasks)
+        assert pool.waiting == 0
+        return order
+
+    assert asyncio.run(scenario()) == ["first", "second", "third"]
 
 
 def test_a_one_worker_server_keeps_the_identity_it_had_before_workers_existed():

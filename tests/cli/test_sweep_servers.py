@@ -117,6 +117,22 @@ def test_eta_and_L_at_each_number_of_servers_follow_the_queue(run_dir, tmp_path)
 
 
 @pytest.mark.slow
+def test_a_calibrated_slowdown_multiplies_every_service_on_the_queue_and_is_signed(run_dir, tmp_path):
+    """A factor alone is the same slowdown at every number in flight: one server, each service × 2."""
+    res = sweep_run(run_dir, ["timer:w=1..2"], out=tmp_path / "out", terms="text", servers="1", slowdown="2")
+    manifest = res.result.modelled.manifest
+    want = expected(manifest.assign(service_s=manifest["service_s"] * 2), 1, a="A", f="F", reference="immediate")
+    got = res.table.set_index("rule")
+    for rule in ("timer:w=1", "timer:w=2"):
+        assert got.loc[rule, "modelled_eta_s"] == pytest.approx(want[rule]["eta"], abs=1e-6)
+        assert got.loc[rule, "modelled_L_a_s"] == pytest.approx(want[rule]["L_a"], abs=1e-6)
+    measured = pd.read_parquet(run_dir / "manifest.parquet")
+    want = expected(measured.assign(service_s=measured["service_s"] * 2), 1, a="A", f="F", reference="immediate")
+    assert got.loc["timer:w=2", "measured_eta_s"] == pytest.approx(want["timer:w=2"]["eta"], abs=1e-6)
+    assert all(s["slowdown"] == "1:2.0" and s["servers"] == 1 for s in res.signatures)
+
+
+@pytest.mark.slow
 def test_servers_at_least_the_outputs_equal_the_plain_sweep_bit_for_bit(run_dir, tmp_path):
     """4 outputs share each rule's servers: K = 4 and K = 9 are the plain sweep, K = 1 is not;
     the tables, the check and the figure are written, each row signed with its K."""
@@ -151,6 +167,8 @@ def test_servers_at_least_the_outputs_equal_the_plain_sweep_bit_for_bit(run_dir,
     (["--servers", "1.5"], "is not a whole number"),
     (["--servers", "4", "--service", "zero"], "--service 'zero': shared servers queue the fitted clock"),
     (["--share", "talk"], "--share/--load-curve: need --servers VALUES"),
+    (["--slowdown", "1.2"], "--slowdown: need --servers VALUES"),
+    (["--servers", "2", "--slowdown", "-1"], "--slowdown '-1', row 1, field 'slowdown': slowdown '-1.0' is not"),
     (["--servers", "2", "--share", "room"], "unknown share group 'room'"),
     (["--servers", "1..5000"], "more than 10,000"),
 ])

@@ -32,8 +32,10 @@ class ScriptedServer(ThreadingHTTPServer):
     # backlog (socketserver's 5) loses SYNs, which the client's kernel resends after 1 s
     request_queue_size = 256
 
+    handler: type | None = None  # the request handler (default: Handler)
+
     def __init__(self, scripts: dict[str, list], default: list | None = None):
-        super().__init__(("127.0.0.1", 0), Handler)
+        super().__init__(("127.0.0.1", 0), self.handler or Handler)
         self.scripts = scripts
         self.default = default or [("audio", 2400)]
         self.closing = threading.Event()
@@ -126,3 +128,43 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("X-Sample-Rate", str(RATE))
         self.end_headers()
+
+
+class SerialServer(ScriptedServer):
+    """One worker, first come first served: each request waits for those that arrived before
+    it, then takes ``base_s × slowdown(n)`` seconds, ``n`` the requests in flight at the
+    server when its service starts (arrived and not yet answered, itself included), and
+    answers ``samples`` of audio in one chunk. ``served``: (text, n) in the order served."""
+
+    def __init__(self, base_s: float, slowdown, samples: int = 2400):
+        self.handler = SerialHandler
+        super().__init__({}, [("audio", samples)])
+        self.base_s, self.slowdown, self.samples = base_s, slowdown, samples
+        self.turn = threading.Condition()
+        self.tickets = self.serving = self.in_flight = 0
+        self.served: list[tuple[str, int]] = []
+
+
+class SerialHandler(Handler):
+    server: SerialServer
+
+    def do_POST(self):  # noqa: N802
+        srv = self.server
+        text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
+        with srv.turn:
+            ticket, srv.tickets, srv.in_flight = srv.tickets, srv.tickets + 1, srv.in_flight + 1
+            srv.turn.wait_for(lambda: srv.serving == ticket)
+            n = srv.in_flight
+        try:
+            started, scripted = time.perf_counter(), srv.base_s * srv.slowdown(n)
+            time.sleep(scripted)
+            self._start()
+            data = tone(srv.samples)
+            self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n0\r\n\r\n")
+            self.wfile.flush()
+            srv.lag = max(srv.lag, time.perf_counter() - started - scripted)
+        finally:
+            with srv.turn:
+                srv.in_flight, srv.serving = srv.in_flight - 1, srv.serving + 1
+                srv.served.append((text, n))
+                srv.turn.notify_all()

@@ -22,7 +22,7 @@ def test_demo_live_plays_the_demo_design_live_with_predictions(tmp_path, monkeyp
     assert trace["talk_id"].nunique() == 3 and set(trace["system"]) == {"eager", "batched"}
     assert seen["rules"] == ["immediate", "timer:w=4"]
     assert seen["backend"].startswith("piper:") and "durations=fixed" in seen["backend"]
-    assert seen["speed"] == 1.0 and seen["predict"] is True
+    assert seen["speed"] == 1.0 and seen["predict"] is True and seen["calibrate"] is True
     assert (seen["design"].a, seen["design"].f, seen["design"].reference) == ("eager", "batched", "immediate")
     assert seen["out"] == (tmp_path / "d" / "live").resolve()
 

@@ -105,7 +105,8 @@ def test_without_the_plugin_the_names_are_unknown_and_built_in_signatures_name_n
     done = simulplay("group", TRACE, "--rule", "clause", "--out", "req.parquet", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "simulplay: error: --rule 'clause': unknown grouping rule 'clause' (expected immediate, punct, timer, words)"]
+        "simulplay: error: --rule 'clause': unknown grouping rule 'clause' "
+        "(expected backlog, immediate, pacer, punct, timer, words)"]
     done = simulplay("group", TRACE, "--rule", "punct", "--out", "req.parquet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert all("plugin" not in s for s in signatures(tmp_path / "req.parquet"))

@@ -58,7 +58,7 @@ def test_markdown_eta_table_equals_the_csv_at_printed_precision(report30, run30)
             if col != "condition":
                 assert text == expected_cell(want[col]), (cells["condition"], col)
                 checked += 1
-    assert checked == 2 * 10
+    assert checked == 2 * 11
 
 
 def test_the_report_opens_with_its_result(report30, run30):

@@ -66,11 +66,13 @@ def test_three_outputs_on_two_workers_with_a_slowdown_curve_hand_worked(tmp_path
 # ---- an independent implementation: time-driven, no heaps -----------------------------------
 
 
-def reference_shared(outputs, k, slow):
+def reference_shared(outputs, k, slow, flight=None):
     """``outputs``: {key: [(dispatch_ns, service_ns), ...]} of one share group, keys sorted
     in tie order. Walk time from event to event: at each instant free the workers whose
     request is done, then start eligible requests (smallest eligibility, then key order) on
-    idle workers. Returns {key: [(start, ready, queue), ...]}."""
+    idle workers. ``flight``: {n: factor} (every n that can occur) times the requests in
+    flight: those in service, the one starting, and the others eligible before now.
+    Returns {key: [(start, ready, queue), ...]}."""
     keys = list(outputs)
     nxt = {o: 0 for o in keys}
     elig = {o: outputs[o][0][0] for o in keys}  # eligibility of each output's next request
@@ -86,8 +88,11 @@ def reference_shared(outputs, k, slow):
                 break
             e, _, o = min(waiting)
             c = sum(w is not None for w in workers) + 1
+            f = slow[c]
+            if flight:
+                f *= flight[c + sum(1 for p in keys if p != o and elig[p] is not None and elig[p] < t)]
             svc = outputs[o][nxt[o]][1]
-            ready = t + (svc if slow[c] == 1.0 else int(round(svc * slow[c])))
+            ready = t + (svc if f == 1.0 else int(round(svc * f)))
             workers[workers.index(None)] = ready
             done[o].append((t, ready, t - e))
             nxt[o] += 1
@@ -122,7 +127,10 @@ def test_fifo_equals_a_time_driven_simulation_on_200_random_manifests():
         p50 = [1.0] + [1.0 + 0.25 * int(x) for x in np.sort(rng.integers(0, 9, k - 1))] if rng.random() < 0.7 else []
         curve = ";".join(f"{c + 1}:{p!r}" for c, p in enumerate(p50))
         slow = [1.0] + (p50 or [1.0] * k)  # p50(1) = 1: the slowdown is the p50 itself
-        model = Servers(k, share, "fifo", curve)
+        # half the cases a calibrated slowdown: 1 + 0.25 per request in flight beyond the first, up to 3
+        points = "1:1.0;3:1.5" if case % 2 else ""
+        flight = {n: min(1.0 + 0.25 * (n - 1), 1.5) for n in range(1, 40)} if points else None
+        model = Servers(k, share, "fifo", curve, points)
         codes = m.groupby(["talk_id", "system", "condition"], sort=False).ngroup().to_numpy()
         dispatch, service = to_ns(m["dispatch_s"].to_numpy(float)), to_ns(m["service_s"].to_numpy(float))
         clock = model.clock(m, codes, dispatch, service)
@@ -131,11 +139,11 @@ def test_fifo_equals_a_time_driven_simulation_on_200_random_manifests():
         want = {}
         for _, g in m.assign(_d=dispatch, _s=service).groupby(fixed):
             outs = {o: list(zip(r["_d"], r["_s"])) for o, r in g.groupby(["talk_id", "system", "condition"])}
-            want |= reference_shared(dict(sorted(outs.items())), k, slow)
+            want |= reference_shared(dict(sorted(outs.items())), k, slow, flight)
         got = {}
         for i, o in enumerate(zip(m["talk_id"], m["system"], m["condition"])):
             got.setdefault(o, []).append((int(clock.start[i]), int(clock.ready[i]), int(clock.queue[i])))
-        assert got == want, f"case {case}: k={k}, share={share}, curve={curve}"
+        assert got == want, f"case {case}: k={k}, share={share}, curve={curve}, slowdown={points}"
 
 
 def test_enough_servers_and_no_curve_is_the_plain_replay_bit_for_bit():
@@ -199,3 +207,48 @@ def test_eta_reads_a_shared_server_summary(cli, tmp_path):
                "--out", tmp_path / "eta.csv", check=True)
     eta = pd.read_csv(tmp_path / "eta.csv")
     assert len(eta) == 2 and "servers=1,share=talk" in proc.stdout + eta["signature"].iloc[0]
+
+
+def test_a_calibrated_slowdown_counts_the_requests_in_flight_hand_worked():
+    """K = 1, slowdown 1.0 at one request in flight, 1.5 at three (1.25 at two, linear), flat beyond.
+    A0 (dispatch 0, service 1), B0 (0.25, 1), C0 (0.5, 2), A1 (0.75, 0.5), all on one worker:
+
+    | req | e_j  | start | in flight at start                   | n | factor | ready |
+    | A0  | 0    | 0     | A0                                   | 1 | 1      | 1     |
+    | B0  | 0.25 | 1     | B0, C0 (0.5), A1 (max(0.75, 1) = 1: not before 1) | 2 | 1.25 | 2.25 |
+    | C0  | 0.5  | 2.25  | C0, A1 (1)                           | 2 | 1.25   | 4.75  |
+    | A1  | 1    | 4.75  | A1                                   | 1 | 1      | 5.25  |
+    """
+    m = validate_manifest(manifest({("t1", "A", "c"): [(0, 1, 1), (0.75, 0.5, 1)], ("t1", "B", "c"): [(0.25, 1, 1)],
+                                    ("t1", "C", "c"): [(0.5, 2, 1)]}), "m")
+    model = parse_service("servers=1,share=panel,slowdown=1:1;3:1.5")
+    assert model == Servers(1, "panel", "fifo", "", "1:1.0;3:1.5")
+    res = replay(m, service=model)
+    ready = res.parts.set_index(["system", "seq"])["ready_s"].to_dict()
+    assert ready == {("A", 0): 1.0, ("A", 1): 5.25, ("B", 0): 2.25, ("C", 0): 4.75}
+    sig = res.signatures[0]
+    assert sig["slowdown"] == "1:1.0;3:1.5" and sig["service"].endswith(",slowdown=1:1.0;3:1.5")
+    assert parse_service(sig["service"]) == model
+    flat = replay(m, service=parse_service("servers=1,slowdown=2")).parts.set_index(["system", "seq"])["ready_s"]
+    assert flat.to_dict() == {("A", 0): 2.0, ("A", 1): 9.0, ("B", 0): 4.0, ("C", 0): 8.0}  # × 2 whatever is in flight
+    assert "slowdown" not in replay(m, service=Servers(1)).signatures[0]
+
+
+def test_replay_reads_a_calibration_table_and_refuses_a_bad_one(cli, tmp_path):
+    manifest({("t1", "A", "c"): [(0, 1, 1)], ("t1", "B", "c"): [(0, 1, 1)]}).to_csv(tmp_path / "m.csv", index=False)
+    (tmp_path / "cal.csv").write_text("in_flight,requests,slowdown\n2,40,1.5\n1,12,1.25\n")
+    cli("replay", tmp_path / "m.csv", "--servers", "1", "--slowdown", tmp_path / "cal.csv", "--out",
+        tmp_path / "s.csv", "--parts", tmp_path / "p.csv", check=True)
+    # A0 alone in flight when it starts (B0 eligible at the same instant, not before): 1 × 1.25;
+    # B0 then starts alone: 1 × 1.25 after A0
+    assert pd.read_csv(tmp_path / "p.csv")["ready_s"].tolist() == [1.25, 2.5]
+    for text, message in (("in_flight,slowdown\n1,0\n", "row 1, field 'slowdown': slowdown '0.0' is not a number > 0"),
+                          ("in_flight,slowdown\n1.5,1\n", "row 1, field 'in_flight': in_flight '1.5' is not a whole"),
+                          ("n,slowdown\n1,1\n", "field 'in_flight': has no column 'in_flight'")):
+        (tmp_path / "bad.csv").write_text(text)
+        proc = cli("replay", tmp_path / "m.csv", "--servers", "1", "--slowdown", tmp_path / "bad.csv", "--out",
+                   tmp_path / "s2.csv")
+        assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, \
+            proc.stderr
+    proc = cli("replay", tmp_path / "m.csv", "--slowdown", "1.2", "--out", tmp_path / "s2.csv")
+    assert proc.returncode == 2 and "--slowdown: need --servers K" in proc.stderr

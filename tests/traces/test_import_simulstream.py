@@ -67,7 +67,7 @@ def test_source_clock_one_update_per_packet_with_text(tmp_path):
     assert res.frame.groupby("talk_id", sort=False)["source_s"].first().tolist() == [4.5, 2.5, 0.5]
     sig = res.signature
     assert (sig["importer"], sig["clock"], sig["source_s_from"], sig["retractions"]) == (
-        "simulstream", "source", "last total_audio_processed", "refuse")
+        "simulstream", "source", "last total_audio_processed", "keep")
     assert "offline_upper_bound" not in sig
 
 
@@ -86,13 +86,14 @@ def test_stats_count_updates_words_retractions_and_characters(tmp_path):
     assert s.loc["talk_c", ["updates", "words", "retractions", "retracted_tokens"]].tolist() == [3, 4, 1, 2]
 
 
-def test_retraction_is_refused_by_default_naming_talk_and_packet(tmp_path):
+def test_retraction_is_refused_on_request_naming_talk_and_packet(tmp_path):
     log = write_log(tmp_path, RETRANSLATION)
     with pytest.raises(InputError) as e:
-        import_simulstream(log, system="B")
+        import_simulstream(log, system="B", retractions="refuse")
     assert str(e.value) == (f"{log}, line 3, field 'deleted_tokens': talk talk_c: packet 2 retracts 2 token(s) "
                             "emitted earlier (a re-translation policy) (expected no deleted tokens, or --retractions "
-                            "final (keeps only text never deleted, an offline upper bound))")
+                            "keep (a revising trace for a commit policy) or final (keeps only text never deleted, "
+                            "an offline upper bound))")
 
 
 def test_final_keeps_text_never_deleted_available_when_last_emitted(tmp_path):
@@ -210,10 +211,14 @@ BAD = {
     "no metadata first": ([packet(1, 1.0, 0.1, ["▁a"])], (), ["line 1, field 'id'", "has no metadata line"]),
     "no wav name": ([{"id": 1, "metadata": {}}], (), ["field 'metadata'", "has no wav_name"]),
     "unknown line": ([{"hello": 1}], (), ["line 1", "is not a simulstream log line"]),
-    "retraction": (RETRANSLATION, (), ["line 3", "talk talk_c: packet 2 retracts 2 token(s)"]),
+    "retraction": (RETRANSLATION, ("--retractions", "refuse"), ["line 3", "talk talk_c: packet 2 retracts 2 token(s)"]),
     "deleted tokens do not match": ([meta(1, "a.wav"), packet(1, 1.0, 0.1, ["▁a", "▁b"]),
                                      packet(1, 2.0, 0.1, ["▁c"], deleted=["▁a"])], ("--retractions", "final"),
                                     ["line 3", "not the last ones emitted"]),
+    "deleted tokens do not match, kept": ([meta(1, "a.wav"), packet(1, 1.0, 0.1, ["▁a", "▁b"]),
+                                           packet(1, 2.0, 0.1, ["▁c"], deleted=["▁a"])], (),
+                                          ["line 3, field 'deleted_tokens'", "talk a: packet 2 deletes 1 token(s) "
+                                           "that are not the last ones emitted"]),
     "time backwards": ([meta(1, "a.wav"), packet(1, 2.0, 0.1, ["▁a"]), packet(1, 1.0, 0.1, ["▁b"])], (),
                        ["line 3, field 'total_audio_processed'", "earlier than the previous packet's 2 s"]),
     "negative compute": ([meta(1, "a.wav"), packet(1, 1.0, -0.1, ["▁a"])], (),
@@ -223,7 +228,7 @@ BAD = {
                         ["line 3", "talk a already appears at line 1"]),
     "missing wav": ([meta(1, "a.wav"), packet(1, 1.0, 0.1, ["▁x"])], ("--wavs", "."),
                     ["line 1, field 'metadata'", "talk a: no wav at"]),
-    "bad retractions value": (LOG, ("--retractions", "keep"), ["--retractions 'keep'", "refuse or final"]),
+    "bad retractions value": (LOG, ("--retractions", "drop"), ["--retractions 'drop'", "keep or refuse or final"]),
 }
 
 

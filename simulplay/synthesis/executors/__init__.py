@@ -72,6 +72,9 @@ def parse_executor(text: str, *, worker_cpus: float = 1.0, worker_gpus: float = 
             raise InputError.at(f"{source} '{text}'", "needs a worker count", accepted=accepted)
         return ExecutorSpec("process", n, None, worker_cpus, worker_gpus, retries)
     if kind == "ray":
+        from simulplay.core.extras import require_extra
+
+        require_extra("ray")
         return ExecutorSpec("ray", workers, rest or None, worker_cpus, worker_gpus, retries)
     raise InputError.at(f"{source} '{text}'", "unknown executor", accepted=accepted)
 

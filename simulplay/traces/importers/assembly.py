@@ -15,6 +15,7 @@ import pandas as pd
 from simulplay.core.fields import Checker
 from simulplay.traces.importers.detokenize import SPM_SPACE, squeeze
 from simulplay.traces.model import Stream, frame_from_streams, join_texts, word_count
+from simulplay.traces.revisions import apply_update
 
 CLOCKS = ("source", "computation-aware")
 
@@ -63,6 +64,7 @@ class ParsedStream:
     retracted_tokens: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
     origins: Origins | None = None  # where each piece of ``reference`` came from; None: all at ``line``
+    retract: list[int] | None = None  # characters each update retracts; None: append-only
 
     def line_at(self, i: int) -> int:
         """The log line that wrote character ``i`` of the squeezed reference."""
@@ -128,7 +130,7 @@ def finish(streams: list[ParsedStream], *, system: str, source: str, signature: 
             check.add(f"talk {s.talk_id} has no output text", row=s.line,
                       accepted="at least one emitted unit per talk (a trace needs one update)")
             continue
-        joined = squeeze(join_texts(s.texts, s.glue))
+        joined = squeeze(_final_text(s))
         if joined != reference:
             i = first_difference(joined, reference)
             check.add(f"talk {s.talk_id}: the updates join to {_quote(joined, i)} at character {i} where the "
@@ -136,7 +138,8 @@ def finish(streams: list[ParsedStream], *, system: str, source: str, signature: 
                       accepted="updates that join to the log's output, whitespace runs counting as one space")
     check.raise_if_any()
     model = [Stream(s.talk_id, system, s.source_s, np.asarray(s.times, dtype=np.float64), tuple(s.texts),
-                    np.asarray(s.glue, dtype=bool)) for s in streams]
+                    np.asarray(s.glue, dtype=bool), None if s.retract is None else np.asarray(s.retract, np.int64))
+             for s in streams]
     frame = frame_from_streams(model)
     stats = pd.DataFrame([{
         "talk_id": s.talk_id, "system": system, "updates": len(s.texts),
@@ -144,6 +147,16 @@ def finish(streams: list[ParsedStream], *, system: str, source: str, signature: 
         "retracted_tokens": s.retracted_tokens, "chars": len(ref), "source_s": s.source_s,
     } for s, ref in zip(streams, references)])
     return ImportResult("trace", frame, stats, signature)
+
+
+def _final_text(s: ParsedStream) -> str:
+    """The stream's output: its updates joined, or its final hypothesis when it retracts."""
+    if s.retract is None:
+        return join_texts(s.texts, s.glue)
+    h = ""
+    for x, g, r in zip(s.texts, s.glue, s.retract):
+        h = apply_update(h, r, x, g)
+    return h
 
 
 def check_unique_talks(talks: Sequence[tuple[str, int]], check: Checker) -> None:

@@ -20,9 +20,12 @@ otherwise the error names the packet's line where the two part.
   (``total_audio_processed``) and the end of packet k−1 (of the same talk), and its text
   is available ``computation_time`` later. (simulstream's own computation-aware delay
   is ``total_audio_processed + computation_time``, without the queue.)
-* Retractions (``deleted_tokens``, from re-translation policies): ``refuse`` (default)
-  stops at the first one; ``final`` keeps only tokens never deleted later, each available
-  when it was last emitted: an offline upper bound, recorded in the signature.
+* Retractions (``deleted_tokens``, from re-translation policies): ``keep`` (default)
+  writes them as the trace's ``retract`` (the characters the deleted tokens held, through
+  the same detokenization as the text), a revising stream that a commit policy turns into
+  what is spoken; ``refuse`` stops at the first one; ``final`` keeps only tokens never
+  deleted later, each available when it was last emitted: an offline upper bound,
+  recorded in the signature. A packet may only delete the last tokens emitted.
 
 ``talk_id`` is the wav name's stem; ``source_s`` is the wav's duration (``wavs``) or the
 talk's last ``total_audio_processed``.
@@ -39,12 +42,12 @@ from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
 from simulplay.core.signature import base_signature
 from simulplay.traces.importers.assembly import CLOCKS, ImportResult, Origins, ParsedStream, check_unique_talks, finish
-from simulplay.traces.importers.detokenize import SPM_SPACE, UNITS, assemble, detokenize, group_runs, segments
+from simulplay.traces.importers.detokenize import SPM_SPACE, UNITS, assemble, detokenize, group_runs, segments, squeeze
 from simulplay.traces.importers.jsonlines import log_fingerprint, read_json_lines, talk_id_from_path
 from simulplay.traces.importers.logfields import Fields, check_choice, check_system, shown
 from simulplay.traces.importers.wavinfo import wav_frames
 
-RETRACTIONS = ("refuse", "final")
+RETRACTIONS = ("keep", "refuse", "final")
 LINE_KINDS = ('{"model_loading_time"}, {"id", "metadata": {"wav_name"}} or a packet {"id", '
               '"total_audio_processed", "computation_time", "generated_tokens", "deleted_tokens"}')
 TOKENS = "a list of token strings"
@@ -68,7 +71,7 @@ class _Talk:
 
 
 def import_simulstream(path: str | Path, *, system: str, clock: str = "source", wavs: str | Path | None = None,
-                       retractions: str = "refuse", unit: str = "spm") -> ImportResult:
+                       retractions: str = "keep", unit: str = "spm") -> ImportResult:
     """Read a simulstream metrics log into a trace (one stream per talk, seconds).
 
     Raises :class:`InputError` naming file, line and field for every problem.
@@ -141,6 +144,8 @@ def _stream(talk: _Talk, clock: str, retractions: str, unit: str, wavs, check: C
     source_s = _source_s(talk, wavs, check)
     if times is None or source_s is None or not _plausible_unit(talk, unit, check):
         return None
+    if retractions == "keep" and any(pk.deleted for pk in talk.packets):
+        return _revising_stream(talk, times, source_s, unit, check)
     stack: list[tuple[str, int]] = []  # surviving tokens with the packet that last emitted them
     n_retractions = n_retracted = 0
     for k, pk in enumerate(talk.packets):
@@ -149,13 +154,10 @@ def _stream(talk: _Talk, clock: str, retractions: str, unit: str, wavs, check: C
             if retractions == "refuse":
                 check.add(f"talk {talk.talk_id}: packet {k + 1} retracts {n} token(s) emitted earlier "
                           "(a re-translation policy)", row=pk.line, field="deleted_tokens",
-                          accepted="no deleted tokens, or --retractions final (keeps only text never deleted, "
-                          "an offline upper bound)")
+                          accepted="no deleted tokens, or --retractions keep (a revising trace for a commit "
+                          "policy) or final (keeps only text never deleted, an offline upper bound)")
                 return None
-            if n > len(stack) or [tok for tok, _ in stack[-n:]] != pk.deleted:
-                check.add(f"talk {talk.talk_id}: packet {k + 1} deletes {n} token(s) that are not the last ones "
-                          f"emitted", row=pk.line, field="deleted_tokens",
-                          accepted="the last tokens of the output so far, in order")
+            if not _deletes_last(talk, k, pk, [tok for tok, _ in stack], check):
                 return None
             del stack[-n:]
             n_retractions += 1
@@ -167,6 +169,51 @@ def _stream(talk: _Talk, clock: str, retractions: str, unit: str, wavs, check: C
     origins = Origins(tokens, [talk.packets[k].line for _, k in stack], unit)
     return ParsedStream(talk.talk_id, talk.line, source_s, t, x, g, detokenize(tokens, unit), n_retractions,
                         n_retracted, origins=origins)
+
+
+def _deletes_last(talk: _Talk, k: int, pk: _Packet, tokens: list[str], check: Checker) -> bool:
+    """A packet deletes the last tokens emitted, in order (else a located problem)."""
+    n = len(pk.deleted)
+    if n <= len(tokens) and tokens[len(tokens) - n:] == pk.deleted:
+        return True
+    check.add(f"talk {talk.talk_id}: packet {k + 1} deletes {n} token(s) that are not the last ones emitted",
+              row=pk.line, field="deleted_tokens", accepted="the last tokens of the output so far, in order")
+    return False
+
+
+def _revising_stream(talk: _Talk, times: list[float], source_s: float, unit: str,
+                     check: Checker) -> ParsedStream | None:
+    """One update per packet that changes the output: ``retract`` the characters its deleted
+    tokens held, ``text`` what its generated tokens add, both measured on the detokenized
+    output with whitespace runs squeezed (the trace's own text)."""
+    tokens: list[str] = []
+    shown = ""  # the squeezed output so far
+    t: list[float] = []
+    x: list[str] = []
+    g: list[bool] = []
+    r: list[int] = []
+    n_retractions = n_retracted = 0
+    for k, pk in enumerate(talk.packets):
+        retract = 0
+        if pk.deleted:
+            if not _deletes_last(talk, k, pk, tokens, check):
+                return None
+            del tokens[len(tokens) - len(pk.deleted):]
+            cut = squeeze(detokenize(tokens, unit))
+            retract, shown = len(shown) - len(cut), cut
+            n_retractions += 1
+            n_retracted += len(pk.deleted)
+        tokens.extend(pk.generated)
+        new = squeeze(detokenize(tokens, unit))
+        added = new[len(shown):]
+        if added.strip() or retract:
+            t.append(times[k])
+            x.append(added.strip())
+            g.append(bool(shown) and bool(added) and not added[0].isspace())
+            r.append(retract)
+        shown = new
+    return ParsedStream(talk.talk_id, talk.line, source_s, t, x, g, detokenize(tokens, unit), n_retractions,
+                        n_retracted, retract=r)
 
 
 def _clock(talk: _Talk, clock: str, check: Checker) -> list[float] | None:

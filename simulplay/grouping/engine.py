@@ -1,0 +1,197 @@
+"""The discrete-event engine that runs a policy on one output (docs/listening-grouping.md).
+
+Events on the source clock, int64 ns: an update arrives (``a_i``); a request becomes ready
+(``r_j``: its duration and service time now known); a part finishes playing (``C_j``); a
+wake-up the policy asked for. At each distinct instant every event of that instant is
+applied (ready, playback ends, arrivals, wake-ups; readiness in request order), then the
+policy is asked (:mod:`simulplay.grouping.policy`); after a send, what the send caused at
+the same instant is applied (a zero-service request is ready at once) and the policy is
+asked again, until it sends nothing. When nothing more can happen and the policy still
+holds text, the engine sends it (trigger ``eos``).
+
+The synthesizer is serial with the requests in order, ``start_j = max(dispatch_j,
+r_{j−1})``, ``r_j = start_j + service_j``; playback is serial, ``p_j = max(r_j, C_{j−1})``,
+``C_j = p_j + d_j``, silent parts skipped (or holding the clock at ``r_j`` with
+``silent="hold"``). Each request's service and audio come from ``provider`` when it is
+sent, so the engine runs on real synthesis, on a duration model or on fixed values alike;
+its numbers enter the clock as replay reads them back from a manifest: dispatch and
+service through :func:`~simulplay.core.timebase.to_ns`, audio from running sample totals
+(:func:`~simulplay.core.timebase.dur_ns`) when the provider gives samples. A splitter may
+cut a group into several requests, all dispatched with the group.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from simulplay.core.timebase import dur_ns, from_ns, to_ns
+from simulplay.grouping.policy import LoopRequest, Observation, as_policy
+from simulplay.grouping.registry import Group, Rule
+from simulplay.grouping.rules import instant_keys
+from simulplay.traces.model import Stream, join_texts
+
+READY, PLAYED, WAKE = 0, 1, 3
+SILENT = ("skip", "hold")
+
+
+@dataclass(frozen=True)
+class Served:
+    """What synthesis gave one request: its service time (seconds, as the manifest holds
+    it) and its audio, as ``n_samples`` at ``sample_rate`` Hz or, without samples, as
+    ``audio_s`` seconds."""
+
+    service_s: float
+    audio_s: float = 0.0
+    n_samples: int | None = None
+    sample_rate: int | None = None
+
+
+Provider = Callable[[LoopRequest], Served]
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    """One output's run: its groups (as a rule's) and its requests with their clocks."""
+
+    groups: list[Group]
+    requests: list[LoopRequest]
+
+
+def fixed_provider(service_s: float | Sequence[float], audio_s: float | Sequence[float]) -> Provider:
+    """A provider of fixed values: one service time and one duration for every request, or
+    one per request in order (seconds)."""
+    def pick(v, j):
+        return float(v[j]) if isinstance(v, Sequence) else float(v)
+
+    return lambda req: Served(pick(service_s, req.seq), pick(audio_s, req.seq))
+
+
+class _Output:
+    """The mutable state of one output's run."""
+
+    def __init__(self, stream: Stream, provider: Provider, splitter, silent: str):
+        if silent not in SILENT:
+            raise ValueError(f"silent must be one of {', '.join(SILENT)}, got {silent!r}")
+        self.stream, self.provider, self.splitter, self.silent = stream, provider, splitter, silent
+        self.keys = instant_keys(stream.times)
+        self.next_arrival = 0
+        self.held_first = 0
+        self.requests: list[LoopRequest] = []
+        self.in_flight: list[int] = []
+        self.heap: list[tuple[int, int, int]] = []
+        self.groups: list[Group] = []
+        self.synth_free = 0  # r of the last request sent (ns)
+        self.end = 0  # C of the last ready request (ns)
+        self.samples = 0
+        self.rate: int | None = None
+        self.memo: dict = {}
+
+    def queued(self, now: int) -> int:
+        return max(0, self.end - now)
+
+    def observe(self, now: int, now_s: float, arrivals: int, woken: bool) -> Observation:
+        return Observation(now, now_s, self.stream, self.keys, self.held_first, self.next_arrival,
+                           self.next_arrival == len(self.keys), self.requests,
+                           [self.requests[j] for j in self.in_flight], self.queued(now), arrivals, woken, self.memo)
+
+    def send(self, now: int, k: int, trigger: str, dispatch_s: float) -> None:
+        s, first = self.stream, self.held_first
+        last = first + k - 1
+        text = join_texts(s.texts[first:last + 1], s.glue[first:last + 1])
+        glue = bool(s.glue[first]) if first > 0 else False
+        pieces = self.splitter(text) if self.splitter is not None else [(text, False)]
+        dispatch = int(to_ns(dispatch_s))
+        if abs(dispatch - now) > 1:
+            raise ValueError(f"dispatch label {dispatch_s!r} s is not the instant {from_ns(now)!r} s")
+        seen_q, seen_flight = self.queued(now), len(self.in_flight)
+        self.groups.append(Group(first, last, dispatch_s, trigger))
+        for p, (piece, glued) in enumerate(pieces):
+            start = max(dispatch, self.synth_free)
+            req = LoopRequest(len(self.requests), len(self.groups) - 1, piece, glue if p == 0 else bool(glued),
+                              first, last, trigger, dispatch_s, dispatch, seen_q, seen_flight, start_ns=start)
+            served = self.provider(req)
+            service = int(to_ns(served.service_s))
+            if service < 0:
+                raise ValueError(f"service time {served.service_s!r} s of request {req.seq} is negative")
+            audio = self._audio(served)
+            self.synth_free = start + service
+            self.requests.append(replace(req, service_ns=service, audio_ns=audio))
+            self.in_flight.append(req.seq)
+            heapq.heappush(self.heap, (max(self.synth_free, now), READY, req.seq))
+        self.held_first = last + 1
+
+    def _audio(self, served: Served) -> int:
+        if served.n_samples is None:
+            return int(to_ns(served.audio_s))
+        n, sr = int(served.n_samples), served.sample_rate
+        if n == 0:
+            return 0
+        if self.rate is None or self.rate == sr:
+            self.rate = int(sr)
+            before, self.samples = self.samples, self.samples + n
+            return int(dur_ns(self.samples, sr)) - int(dur_ns(before, sr))
+        return int(dur_ns(n, sr))  # a second sample rate: this part alone
+
+    def ready(self, seq: int) -> None:
+        """Apply request ``seq``'s readiness: its playback and the end of its audio."""
+        req = self.requests[seq]
+        r = req.start_ns + req.service_ns
+        if req.audio_ns > 0:
+            self.end = max(r, self.end) + req.audio_ns
+            heapq.heappush(self.heap, (self.end, PLAYED, seq))
+        elif self.silent == "hold":
+            self.end = max(r, self.end)
+        self.requests[seq] = replace(req, ready_ns=r, end_ns=self.end)
+        self.in_flight.remove(seq)
+
+
+def run_policy(stream: Stream, rule: Rule, provider: Provider, *, splitter=None,
+               silent: str = "skip") -> LoopResult:
+    """Run ``rule`` (a policy, or an open-loop rule as one) on one stream in closed loop.
+
+    ``provider(request)`` gives each request's :class:`Served` when it is sent;
+    ``splitter`` (text → ``[(piece, glued), …]``, e.g. ``Splitter.split``) cuts each group
+    into requests. Returns the groups and the requests with their clocks (ns).
+    """
+    policy = as_policy(rule)
+    out = _Output(stream, provider, splitter, silent)
+    keys, n = out.keys, len(out.keys)
+    t = 0
+    while True:
+        if out.next_arrival == n and out.held_first == n and not out.in_flight:
+            break
+        nexts = ([int(keys[out.next_arrival])] if out.next_arrival < n else []) + ([out.heap[0][0]] if out.heap else [])
+        if not nexts:  # nothing more can happen: the policy's held text goes
+            out.send(t, n - out.held_first, "eos", from_ns(t))
+            continue
+        t = min(nexts)
+        woken = _apply(out, t)
+        arrivals = 0
+        while out.next_arrival < n and keys[out.next_arrival] == t:
+            out.next_arrival += 1
+            arrivals += 1
+        now_s = float(stream.times[out.next_arrival - 1]) if arrivals else float(from_ns(t))
+        while True:
+            d = policy.decide(out.observe(t, now_s, arrivals, woken))
+            if d.wake_ns is not None and d.wake_ns > t:
+                heapq.heappush(out.heap, (int(d.wake_ns), WAKE, -1))
+            k = min(d.send, out.next_arrival - out.held_first)
+            if k <= 0:
+                break
+            out.send(t, k, d.trigger, now_s if d.dispatch_s is None else d.dispatch_s)
+            _apply(out, t)
+    return LoopResult(out.groups, out.requests)
+
+
+def _apply(out: _Output, t: int) -> bool:
+    """Apply the engine's events at ``t`` (ready in order, playback ends, wake-ups);
+    whether a wake-up fell at ``t``."""
+    woken = False
+    while out.heap and out.heap[0][0] <= t:
+        _, kind, seq = heapq.heappop(out.heap)
+        if kind == READY:
+            out.ready(seq)
+        woken |= kind == WAKE
+    return woken
