@@ -150,7 +150,8 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     train = None if train is None else {canonical_condition(t) for t in train}
     models = fit_models(manifest, table, counts, train=train, folds=folds, source=source,
                         require_phonemes=require_phonemes)
-    measured = list(dict.fromkeys(manifest["condition"]))
+    # a framework rule's measured requests cut inside updates: they are neither fitted nor modelled
+    measured = [c for c in dict.fromkeys(manifest["condition"]) if not getattr(parse_rule(c), "cuts_updates", False)]
     conditions = list(dict.fromkeys([reference, *measured, *(r.canonical() for g in grids for r in g.rules())]))
     groups = group_many(table, [parse_rule(c) for c in conditions])
     predicted = predicted_manifest(table, counts, groups, conditions, models)
