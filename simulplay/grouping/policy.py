@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -167,6 +168,33 @@ class Policy(Rule):
 def is_closed_loop(rule: Rule) -> bool:
     """Whether a rule reads feedback (a closed-loop policy)."""
     return bool(getattr(rule, "closed_loop", False))
+
+
+@lru_cache(maxsize=4096)
+def closed_loop_condition(condition: str) -> bool:
+    """Whether a manifest's condition names a closed-loop policy (a label that is no rule
+    string is not one)."""
+    from simulplay.grouping.registry import parse_rule
+
+    try:
+        return is_closed_loop(parse_rule(condition))
+    except InputError:
+        return False
+
+
+#: The signature's ``loop`` value of a closed-loop output replayed under the clock it was
+#: run on, and under another clock (its groups are the recorded ones, not decided again).
+LOOP_RECORDED = "closed"
+LOOP_OTHER_CLOCK = "closed:groups-recorded-under-the-measured-clock"
+
+
+def loop_signature(condition: str, clock_changed: bool) -> dict[str, str]:
+    """What a replayed output's signature adds: nothing for an open-loop rule; for a
+    closed-loop policy ``loop``, which says when the replay's clock (service model,
+    release, trimming, shared servers) is not the one its groups were decided under."""
+    if not closed_loop_condition(condition):
+        return {}
+    return {"loop": LOOP_OTHER_CLOCK if clock_changed else LOOP_RECORDED}
 
 
 @dataclass(frozen=True)
