@@ -150,10 +150,11 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     counts = update_counts(table, phonemize)
     reference = canonical_condition(reference)
     train = None if train is None else {canonical_condition(t) for t in train}
-    measured = list(dict.fromkeys(manifest["condition"]))
     open_loop = ~manifest["condition"].map(closed_loop_condition).to_numpy(bool)  # the models learn from these
     models = fit_models(manifest[open_loop].reset_index(drop=True), table, counts, train=train, folds=folds,
                         source=source, require_phonemes=require_phonemes)
+    # a framework rule's measured requests cut inside updates: they are neither fitted nor modelled
+    measured = [c for c in dict.fromkeys(manifest["condition"]) if not getattr(parse_rule(c), "cuts_updates", False)]
     conditions = list(dict.fromkeys([reference, *measured, *(r.canonical() for g in grids for r in g.rules())]))
     loops = [c for c in conditions if closed_loop_condition(c)]
     opens = [c for c in conditions if c not in loops]

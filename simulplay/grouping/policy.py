@@ -278,6 +278,9 @@ def as_policy(rule: Rule) -> Policy:
     """The policy of a rule: a policy itself, or an open-loop rule's event logic."""
     if isinstance(rule, Policy):
         return rule
+    if getattr(rule, "cuts_updates", False):
+        raise InputError.at(f"--rule {rule.canonical()}", "cuts inside updates (its groups are character spans), "
+                            "and a policy sends whole updates", accepted="the rule's own groups (rule.group)")
     native = getattr(rule, "as_policy", None)
     if callable(native):
         return native()

@@ -57,6 +57,9 @@ class Rule:
     """Base class: subclasses are frozen dataclasses whose fields are parameters."""
 
     name: ClassVar[str] = ""
+    # True for a rule whose groups are character spans that may end inside an update (the
+    # framework rules): the duration model and the policy engine handle whole updates only.
+    cuts_updates: ClassVar[bool] = False
 
     def group(self, stream: Stream) -> list[Group]:  # pragma: no cover - interface
         """The stream's groups in order, covering every update once, or with spans every

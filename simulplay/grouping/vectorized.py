@@ -148,6 +148,11 @@ def _kind(rule: Rule) -> str | None:
 
 def group_many(table: UpdateTable, rules: Sequence[Rule]) -> Groups:
     """The groups of every stream of ``table`` under every rule (see :class:`Groups`)."""
+    for rule in rules:
+        if getattr(rule, "cuts_updates", False):
+            raise InputError.at(f"--rule {rule.canonical()}", "cuts inside updates (its groups are character spans), "
+                                "and the duration model's features are those of whole updates",
+                                accepted="a rule whose groups are whole updates (immediate, timer, punct, words)")
     parts: list[tuple[np.ndarray, ...]] = []
     lanes_r, lanes_s = [], []
     for r, rule in enumerate(rules):
@@ -183,10 +188,6 @@ def _immediate(table: UpdateTable, r: int, s: int) -> tuple[np.ndarray, ...]:
 def _by_rule(table: UpdateTable, rule: Rule, r: int, s: int) -> tuple[np.ndarray, ...]:
     """A rule's own ``group`` on one stream (rules the engine does not cover)."""
     groups = rule.group(table.streams[s])
-    if any(g.span is not None for g in groups):
-        raise InputError.at(f"--rule {rule.canonical()}", "cuts inside updates (its groups are character spans), "
-                            "and the duration model's features are those of whole updates",
-                            accepted="a rule whose groups are whole updates (immediate, timer, punct, words)")
     lo = int(table.offsets[s])
     k = len(groups)
     return (np.full(k, r), np.full(k, s), np.array([g.first + lo for g in groups], np.int64),

@@ -50,6 +50,14 @@ def test_the_duration_model_refuses_a_rule_that_cuts_updates():
         group_many(table, [parse_rule("pipecat")])
 
 
+def test_the_policy_engine_refuses_a_rule_that_cuts_updates():
+    from simulplay.grouping import as_policy
+
+    with pytest.raises(InputError, match="a policy sends whole updates"):
+        as_policy(parse_rule("livekit"))
+    assert as_policy(parse_rule("punct")) is not None
+
+
 def test_a_missing_splitter_says_which_extra_installs_it(monkeypatch):
     from simulplay.grouping.frameworks import pipecat
 

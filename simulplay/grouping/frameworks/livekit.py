@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from simulplay.grouping.frameworks.pushes import Pushes, framework_module, kept
 from simulplay.grouping.registry import Group, Rule, register_rule
@@ -57,6 +58,8 @@ class LiveKit(Rule):
     """LiveKit Agents' BlingFire sentence tokenizer in streaming mode (livekit-agents 1.8.9):
     a sentence of at least ``min_sentence_len`` characters is sent once the next one has
     started; nothing is split before ``stream_context_len`` characters are buffered."""
+
+    cuts_updates: ClassVar[bool] = True
 
     min_sentence_len: int = 20
     stream_context_len: int = 10

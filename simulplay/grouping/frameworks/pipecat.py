@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
+from typing import ClassVar
 
 from simulplay.grouping.frameworks.pushes import Pushes, framework_module, kept
 from simulplay.grouping.registry import Group, Rule, register_rule
@@ -138,6 +139,8 @@ class Pipecat(Rule):
     """pipecat's ``SimpleTextAggregator`` (pipecat-ai 1.14.0): ``mode=sentence`` sends a
     sentence once the text after it confirms the end (sentencex, in ``language``);
     ``mode=token`` sends every push as it comes."""
+
+    cuts_updates: ClassVar[bool] = True
 
     mode: str = field(default="sentence", metadata={"choices": ("sentence", "token"), "omit_default": True})
     language: str = field(default="en", metadata={"omit_default": True})
