@@ -39,8 +39,8 @@ from simulplay.traces.model import Stream
 #: A sweep's panel keys: the run's panels and, with a servers axis, the number of servers.
 SWEEP_KEYS = (*RUN_PANEL_KEYS, "servers")
 MODELLED = "modelled durations and service times (a model of the run's requests, not a measurement)"
-ETA_PARTS = ("eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive", "duration_part_s", "idle_part_s",
-             "delta_s")
+ETA_PARTS = ("eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_zero", "n_positive", "duration_part_s",
+             "idle_part_s", "delta_s")
 
 
 @dataclass
@@ -150,7 +150,8 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     train = None if train is None else {canonical_condition(t) for t in train}
     models = fit_models(manifest, table, counts, train=train, folds=folds, source=source,
                         require_phonemes=require_phonemes)
-    measured = list(dict.fromkeys(manifest["condition"]))
+    # a framework rule's measured requests cut inside updates: they are neither fitted nor modelled
+    measured = [c for c in dict.fromkeys(manifest["condition"]) if not getattr(parse_rule(c), "cuts_updates", False)]
     conditions = list(dict.fromkeys([reference, *measured, *(r.canonical() for g in grids for r in g.rules())]))
     groups = group_many(table, [parse_rule(c) for c in conditions])
     predicted = predicted_manifest(table, counts, groups, conditions, models)
@@ -203,7 +204,7 @@ def sweep_rows(modelled: Modelled, grids: Sequence[RuleGrid], measured: set[str]
                 e = eta.loc[tuple(pk.values()) + (cond,)] if cond != reference else None
                 row["n_talks"] = int(e["n_talks"]) if e is not None else _talks(modelled, pk)
                 for col in ETA_PARTS:
-                    row[f"modelled_{col}"] = e[col] if e is not None else (0 if col.startswith("n_") else 0.0)
+                    row[f"modelled_{col}"] = e[col] if e is not None else _reference_value(col, row["n_talks"])
                 for tag, system in (("a", a), ("f", f)):
                     end = ends[at & (ends["condition"] == cond).to_numpy() & (ends["system"] == system).to_numpy()]
                     row[f"n_requests_{tag}"] = int(end["n_requests"].iloc[0])
@@ -221,3 +222,8 @@ def _talks(modelled: Modelled, pk: dict[str, Any]) -> int:
     for k, v in pk.items():
         s = s[s[k] == v]
     return int(s["talk_id"].nunique())
+
+
+def _reference_value(column: str, n_talks: int) -> float | int:
+    """The reference condition's own η columns: η = 0 for every talk (all ties)."""
+    return n_talks if column == "n_zero" else 0 if column.startswith("n_") else 0.0

@@ -172,7 +172,7 @@ def eta_columns(table, *keys: str) -> list[str]:
     realization when they take more than one value (else rows would look duplicated), then
     condition, η and its interval (seconds) and the direction counts."""
     panels = [k for k in ("backend", "realization") if k in table and k not in keys and table[k].nunique() > 1]
-    return [*keys, *panels, "condition", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive"]
+    return [*keys, *panels, "condition", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_zero", "n_positive"]
 
 
 def print_noise(check, one_realization_hint: str) -> None:

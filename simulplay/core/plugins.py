@@ -35,9 +35,9 @@ from typing import Any
 from simulplay.core.errors import InputError, RegistryError
 
 #: Entry-point groups, one per kind of component (replay variants: service models and releases).
-GROUPS = ("simulplay.rules", "simulplay.backends", "simulplay.recognizers", "simulplay.variants")
+GROUPS = ("simulplay.rules", "simulplay.backends", "simulplay.recognizers", "simulplay.variants", "simulplay.commits")
 #: Signature keys whose values name a registered component (``name`` or ``name:params``).
-SIGNATURE_KEYS = ("rule", "backend", "release", "service", "recognizer")
+SIGNATURE_KEYS = ("rule", "backend", "release", "service", "recognizer", "commit")
 ACCEPTED = "a module importable from sys.path (my_rules, pkg.my_rules) or a path to a .py file (./my_rules.py)"
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 

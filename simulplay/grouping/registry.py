@@ -27,19 +27,26 @@ from simulplay.core.errors import InputError
 from simulplay.core.specs import Registry, canonical_spec, params
 from simulplay.traces.model import Stream
 
-TRIGGERS = ("immediate", "timer", "punct", "words", "eos")
+TRIGGERS = ("immediate", "timer", "punct", "words", "eos", "sentence")
 
 
 @dataclass(frozen=True)
 class Group:
     """Consecutive updates ``first..last`` (0-based indices into the stream, both inclusive)
     released together at ``dispatch_s`` (seconds from source start) by ``trigger``
-    (one of :data:`TRIGGERS`)."""
+    (one of :data:`TRIGGERS`).
+
+    ``span`` is None for a group of whole updates (the built-in rules). A rule that cuts
+    inside an update (a framework's sentence splitter) gives ``span = (start, end)``:
+    characters ``start:end`` of the stream's joined text (``Stream.joined``), the
+    group's text with its edge whitespace stripped; ``first`` and ``last`` are then the
+    updates holding its first and last character other than whitespace."""
 
     first: int
     last: int
     dispatch_s: float
     trigger: str
+    span: tuple[int, int] | None = None
 
     @property
     def n_updates(self) -> int:
@@ -52,9 +59,13 @@ class Rule:
     """Base class: subclasses are frozen dataclasses whose fields are parameters."""
 
     name: ClassVar[str] = ""
+    # True for a rule whose groups are character spans that may end inside an update (the
+    # framework rules): the duration model and the policy engine handle whole updates only.
+    cuts_updates: ClassVar[bool] = False
 
     def group(self, stream: Stream) -> list[Group]:  # pragma: no cover - interface
-        """The stream's groups in order, covering every update once (dispatch in seconds)."""
+        """The stream's groups in order, covering every update once, or with spans every
+        character of the joined text other than whitespace once (dispatch in seconds)."""
         raise NotImplementedError
 
     def params(self) -> dict[str, Any]:

@@ -279,7 +279,7 @@ def experiment_record(exp: Experiment) -> dict[str, Any]:
         "out": str(exp.out), "store": str(exp.store), "realizations": exp.realizations, "order": exp.order,
         "max_chars": exp.max_chars, **exp.executor.to_dict(),
         "draws": boot.draws, "seed": boot.seed, "quantile_method": boot.method, "confidence": boot.confidence,
-        "bootstrap_rng": boot.rng, "talk_order": boot.talk_order,
+        "bootstrap_rng": boot.rng, "talk_order": boot.talk_order, "tie_tolerance": boot.tie_tolerance,
         "contrasts": [list(c) for c in exp.contrasts], "variants": [written(exp, v) for v in exp.variants],
         "edges": list(exp.edges), "silent_parts": exp.silent_parts, "sweep": list(exp.sweep),
         "sweep_confirm": exp.sweep_confirm, "content": None if exp.content is None else asdict(exp.content),

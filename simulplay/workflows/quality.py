@@ -55,8 +55,8 @@ METRICS = ("dnsmos", "similarity", "joins")
 SIMILARITY_COLUMNS = ("similarity_output", "similarity_reference")
 #: The scores that ``conditions`` limits (:class:`QualitySettings`); joins are scored on every output.
 LIMITED = (*dnsmos.SCORES, *SIMILARITY_COLUMNS, "similarity_whole_reference")
-DELTA_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive",
-                 "n_talks_left_out")
+DELTA_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_zero",
+                 "n_positive", "n_talks_left_out")
 
 
 @dataclass
