@@ -46,6 +46,7 @@ from simulplay.workflows.quality import (
     joins_path,
     quality_paths,
     remember_quality,
+    require_quality_extras,
     reusable_quality,
     score_quality,
     write_quality,
@@ -85,6 +86,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
                                         events=exp.events, events_flag="the experiment key events")
     check_out_folder(exp.out, "out")  # before any work: the outputs and the store can be written
     check_out_folder(exp.store, "store")
+    if exp.quality is not None:  # the extras the quality step needs, before synthesis starts
+        require_quality_extras(exp.quality.metrics)
     if exp.edges:  # the vad extra must be installed before synthesis starts
         SileroVad(source=f"{exp.source}: key 'analysis.edges'").path  # noqa: B018 - finds the model file
     if exp.content is not None:
