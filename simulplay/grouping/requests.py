@@ -29,7 +29,8 @@ def group_requests(stream: Stream, rule: Rule) -> list[dict]:
     """
     condition = rule.canonical()
     rows = []
-    for g_index, g in enumerate(rule.group(stream)):
+    stream, groups = rule.plan(stream)  # a commit policy's committed stream, or the stream itself
+    for g_index, g in enumerate(groups):
         members = slice(g.first, g.last + 1)
         rows.append({
             "talk_id": stream.talk_id,
@@ -90,7 +91,14 @@ def requests_frame(streams: Iterable[Stream], rules: Iterable[Rule],
 
 
 def request_signatures(requests: pd.DataFrame, splitter: Splitter) -> list[dict]:
-    """One signature per request row: the table, its condition as the rule, the splitter."""
+    """One signature per request row: the table, its condition as the rule, the splitter; a
+    condition after a non-causal commit policy (``final``) is marked ``oracle: non-causal``."""
     from simulplay.core.signature import base_signature
+    from simulplay.grouping.registry import split_commit
 
-    return [base_signature(table="requests", rule=c, splitter=splitter.describe()) for c in requests["condition"]]
+    oracle: dict[str, bool] = {}
+    for c in dict.fromkeys(requests["condition"]):
+        policy, _ = split_commit(str(c))
+        oracle[c] = policy is not None and not policy.causal
+    return [base_signature(table="requests", rule=c, splitter=splitter.describe(),
+                           oracle="non-causal" if oracle[c] else None) for c in requests["condition"]]
