@@ -4,6 +4,7 @@ their output plays and the engine that runs them, input-limit splitters, the req
 grouped stream makes, requests files, and condition pairs."""
 
 from simulplay.grouping import commits as _commits  # noqa: F401  (registers the built-in commit policies)
+from simulplay.grouping import frameworks as _frameworks  # noqa: F401  (registers the framework rules)
 from simulplay.grouping import policies as _policies  # noqa: F401  (registers the built-in policies)
 from simulplay.grouping import rules as _rules  # noqa: F401  (registers the built-in rules)
 from simulplay.grouping.commit import COMMITS, CommitPolicy, Committed, parse_commit, register_commit, unique_commits

@@ -23,7 +23,7 @@ cut a group into several requests, all dispatched with the group.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
 
 from simulplay.core.timebase import dur_ns, from_ns, to_ns
@@ -71,10 +71,10 @@ def fixed_provider(service_s: float | Sequence[float], audio_s: float | Sequence
 class _Output:
     """The mutable state of one output's run."""
 
-    def __init__(self, stream: Stream, provider: Provider, splitter, silent: str):
+    def __init__(self, stream: Stream, splitter, silent: str):
         if silent not in SILENT:
             raise ValueError(f"silent must be one of {', '.join(SILENT)}, got {silent!r}")
-        self.stream, self.provider, self.splitter, self.silent = stream, provider, splitter, silent
+        self.stream, self.splitter, self.silent = stream, splitter, silent
         self.keys = instant_keys(stream.times)
         self.next_arrival = 0
         self.held_first = 0
@@ -96,7 +96,7 @@ class _Output:
                            self.next_arrival == len(self.keys), self.requests,
                            [self.requests[j] for j in self.in_flight], self.queued(now), arrivals, woken, self.memo)
 
-    def send(self, now: int, k: int, trigger: str, dispatch_s: float) -> None:
+    def send(self, now: int, k: int, trigger: str, dispatch_s: float) -> Generator[LoopRequest, Served, None]:
         s, first = self.stream, self.held_first
         last = first + k - 1
         text = join_texts(s.texts[first:last + 1], s.glue[first:last + 1])
@@ -111,7 +111,7 @@ class _Output:
             start = max(dispatch, self.synth_free)
             req = LoopRequest(len(self.requests), len(self.groups) - 1, piece, glue if p == 0 else bool(glued),
                               first, last, trigger, dispatch_s, dispatch, seen_q, seen_flight, start_ns=start)
-            served = self.provider(req)
+            served = yield req
             service = int(to_ns(served.service_s))
             if service < 0:
                 raise ValueError(f"service time {served.service_s!r} s of request {req.seq} is negative")
@@ -155,8 +155,22 @@ def run_policy(stream: Stream, rule: Rule, provider: Provider, *, splitter=None,
     ``splitter`` (text → ``[(piece, glued), …]``, e.g. ``Splitter.split``) cuts each group
     into requests. Returns the groups and the requests with their clocks (ns).
     """
+    steps = policy_steps(stream, rule, splitter=splitter, silent=silent)
+    try:
+        req = next(steps)
+        while True:
+            req = steps.send(provider(req))
+    except StopIteration as done:
+        return done.value
+
+
+def policy_steps(stream: Stream, rule: Rule, *, splitter=None,
+                 silent: str = "skip") -> Generator[LoopRequest, Served, LoopResult]:
+    """:func:`run_policy` as a generator: it yields each request when it is sent and takes
+    its :class:`Served` back (``send``), so that a caller can synthesize it elsewhere (a
+    worker process) before the run goes on; it returns the :class:`LoopResult`."""
     policy = as_policy(rule)
-    out = _Output(stream, provider, splitter, silent)
+    out = _Output(stream, splitter, silent)
     keys, n = out.keys, len(out.keys)
     t = 0
     while True:
@@ -164,7 +178,7 @@ def run_policy(stream: Stream, rule: Rule, provider: Provider, *, splitter=None,
             break
         nexts = ([int(keys[out.next_arrival])] if out.next_arrival < n else []) + ([out.heap[0][0]] if out.heap else [])
         if not nexts:  # nothing more can happen: the policy's held text goes
-            out.send(t, n - out.held_first, "eos", from_ns(t))
+            yield from out.send(t, n - out.held_first, "eos", from_ns(t))
             continue
         t = min(nexts)
         woken = _apply(out, t)
@@ -180,7 +194,7 @@ def run_policy(stream: Stream, rule: Rule, provider: Provider, *, splitter=None,
             k = min(d.send, out.next_arrival - out.held_first)
             if k <= 0:
                 break
-            out.send(t, k, d.trigger, now_s if d.dispatch_s is None else d.dispatch_s)
+            yield from out.send(t, k, d.trigger, now_s if d.dispatch_s is None else d.dispatch_s)
             _apply(out, t)
     return LoopResult(out.groups, out.requests)
 

@@ -17,6 +17,8 @@ lists every parameter::
 
 from __future__ import annotations
 
+import sys
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -26,19 +28,26 @@ from simulplay.core.specs import Registry, canonical_spec, params
 from simulplay.grouping.commit import COMMITS, CommitPolicy
 from simulplay.traces.model import Stream
 
-TRIGGERS = ("immediate", "timer", "punct", "words", "eos")
+TRIGGERS = ("immediate", "timer", "punct", "words", "eos", "sentence")
 
 
 @dataclass(frozen=True)
 class Group:
     """Consecutive updates ``first..last`` (0-based indices into the stream, both inclusive)
     released together at ``dispatch_s`` (seconds from source start) by ``trigger``
-    (one of :data:`TRIGGERS`)."""
+    (one of :data:`TRIGGERS`).
+
+    ``span`` is None for a group of whole updates (the built-in rules). A rule that cuts
+    inside an update (a framework's sentence splitter) gives ``span = (start, end)``:
+    characters ``start:end`` of the stream's joined text (``Stream.joined``), the
+    group's text with its edge whitespace stripped; ``first`` and ``last`` are then the
+    updates holding its first and last character other than whitespace."""
 
     first: int
     last: int
     dispatch_s: float
     trigger: str
+    span: tuple[int, int] | None = None
 
     @property
     def n_updates(self) -> int:
@@ -51,9 +60,13 @@ class Rule:
     """Base class: subclasses are frozen dataclasses whose fields are parameters."""
 
     name: ClassVar[str] = ""
+    # True for a rule whose groups are character spans that may end inside an update (the
+    # framework rules): the duration model and the policy engine handle whole updates only.
+    cuts_updates: ClassVar[bool] = False
 
     def group(self, stream: Stream) -> list[Group]:  # pragma: no cover - interface
-        """The stream's groups in order, covering every update once (dispatch in seconds)."""
+        """The stream's groups in order, covering every update once, or with spans every
+        character of the joined text other than whitespace once (dispatch in seconds)."""
         raise NotImplementedError
 
     def params(self) -> dict[str, Any]:
@@ -78,11 +91,6 @@ class Rule:
             return stream
         return COMMITS.get("eager", "commit")().commit(stream).stream
 
-    def plan(self, stream: Stream) -> tuple[Stream, list[Group]]:
-        """The stream grouped (:meth:`prepare`) and its groups (indices into it)."""
-        prepared = self.prepare(stream)
-        return prepared, self.group(prepared)
-
 
 @dataclass(frozen=True)
 class Committing(Rule):
@@ -106,6 +114,11 @@ class Committing(Rule):
         """The rule's configuration with the policy's under ``commit``."""
         return {**self.rule.to_dict(), "commit": self.policy.to_dict()}
 
+    @property
+    def cuts_updates(self) -> bool:
+        """Whether the rule's groups are character spans (as the rule's own)."""
+        return bool(getattr(self.rule, "cuts_updates", False))
+
     def prepare(self, stream: Stream) -> Stream:
         """What the policy commits of the stream."""
         return self.policy.commit(stream).stream
@@ -120,6 +133,27 @@ COMMIT_SEP = "+"
 
 RULES: Registry[Rule] = Registry("grouping rule", group="simulplay.rules", key="rule")
 R = TypeVar("R", bound=type[Rule])
+
+
+def groups_of(rule: Rule, stream: Stream) -> list[Group]:
+    """``rule.group(stream)``. A plugin's rule that raises is one line (an InputError, exit code
+    2): the rule, the plugin's file and line where it raised, and the exception. A built-in
+    rule that raises is a bug in simulplay: its traceback is kept."""
+    try:
+        return rule.group(stream)
+    except Exception as e:
+        module = sys.modules.get(type(rule).__module__)
+        if type(rule).__module__.startswith("simulplay.") or module is None:
+            raise
+        file = getattr(module, "__file__", None) or type(rule).__module__
+        frames = traceback.extract_tb(e.__traceback__)
+        line = next((f.lineno for f in reversed(frames) if f.filename == file), None)
+        if line is None:  # raised elsewhere (a library the rule called): where the rule called out
+            line = frames[-1].lineno if frames else "?"
+        message = " ".join(f"{type(e).__name__}: {e}".split())
+        raise InputError.at(f"rule '{rule.canonical()}' ({file}, line {line})",
+                            f"group() of talk {stream.talk_id}, system {stream.system} raised {message}",
+                            accepted="a rule whose group(stream) returns the stream's groups") from e
 
 
 def register_rule(name: str) -> Callable[[R], R]:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from simulplay.core.keys import OUTPUT_KEYS
-from simulplay.grouping.registry import Rule
+from simulplay.grouping.registry import Rule, groups_of
 from simulplay.grouping.splitter import Splitter
 from simulplay.traces.model import Stream, join_texts
 
@@ -24,14 +24,22 @@ def group_requests(stream: Stream, rule: Rule) -> list[dict]:
     """One request per group of one stream (no input limit); ``seq`` = group index (0-based),
     ``dispatch_s`` the group's dispatch in seconds from source start.
 
-    ``glue`` marks a group whose first update is glued to the previous update, so the
-    requests' joined text equals the stream's.
+    ``glue`` marks a group whose first update is glued to the previous update (or, for a
+    group with a character span, that starts inside a word), so the requests' joined text
+    equals the stream's.
     """
     condition = rule.canonical()
     rows = []
-    stream, groups = rule.plan(stream)  # a commit policy's committed stream, or the stream itself
-    for g_index, g in enumerate(groups):
+    joined = None
+    stream = rule.prepare(stream)  # what a commit policy speaks of a revising stream, or the stream itself
+    for g_index, g in enumerate(groups_of(rule, stream)):
         members = slice(g.first, g.last + 1)
+        if g.span is None:
+            text = join_texts(stream.texts[members], stream.glue[members])
+            glue = bool(stream.glue[g.first]) if g.first > 0 else False
+        else:
+            joined = stream.joined if joined is None else joined
+            text, glue = span_text(joined, *g.span)
         rows.append({
             "talk_id": stream.talk_id,
             "system": stream.system,
@@ -40,12 +48,22 @@ def group_requests(stream: Stream, rule: Rule) -> list[dict]:
             "dispatch_s": g.dispatch_s,
             "trigger": g.trigger,
             "n_updates": g.n_updates,
-            "text": join_texts(stream.texts[members], stream.glue[members]),
-            "glue": bool(stream.glue[g.first]) if g.first > 0 else False,
+            "text": text,
+            "glue": glue,
             "group": g_index,
             "source_s": stream.source_s,
         })
     return rows
+
+
+def span_text(joined: str, start: int, end: int) -> tuple[str, bool]:
+    """The text of characters ``start:end`` of a stream's joined text, edge whitespace
+    stripped, and whether it continues the text before it without a space (a cut inside
+    a word)."""
+    text = joined[start:end]
+    lead = len(text) - len(text.lstrip())
+    glue = lead == 0 and start > 0 and not joined[start - 1].isspace()
+    return text.strip(), glue
 
 
 def split_rows(rows: Iterable[dict], splitter: Splitter | None = None) -> list[dict]:
