@@ -3,6 +3,7 @@ grouped into requests, or imported from translator logs."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import typer
@@ -19,15 +20,21 @@ def validate(
     Columns: updates, whitespace words, median and 90th-percentile words per update,
     % of updates with ≤ 2 words, % ending in terminal punctuation (the `punct` rule's
     sentence end: . ? ! … 。 ？ ！ ؟ । then any closing quotes/brackets and spaces), and
-    updates available after the source end (valid, counted).
+    updates available after the source end (valid, counted). A warning line names the
+    streams with most of their updates after the source end (milliseconds given as seconds,
+    or a computation-aware clock far behind).
     """
     from simulplay.cli.console import print_table
+    from simulplay.core.errors import SimulplayWarning
     from simulplay.core.signature import base_signature
     from simulplay.core.tables import write_table
     from simulplay.traces import read_trace, trace_stats
+    from simulplay.traces.validate import late_streams
 
     check_outputs(out)
     stats = trace_stats([read_trace(p) for p in traces])
+    if late := late_streams(stats):
+        warnings.warn(late, SimulplayWarning, stacklevel=1)
     sig = base_signature(table="trace-stats")
     print_table(stats, sig, title=f"{len(stats)} stream(s) valid")
     if out:

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from simulplay.core.errors import InputError
-from simulplay.grouping.registry import Group, Rule
+from simulplay.grouping.registry import Group, Rule, groups_of
 from simulplay.traces.model import Stream, join_texts
 
 
@@ -216,7 +216,7 @@ class OpenLoop(Policy):
 
     def group(self, stream: Stream) -> list[Group]:
         """The rule's own groups."""
-        return self.rule.group(stream)
+        return groups_of(self.rule, stream)
 
 
 @dataclass(frozen=True)
@@ -263,7 +263,7 @@ class OpenReplayed(OpenLoop):
         """The rule's next group once it is due and its updates are held."""
         groups = obs.memo.get("groups")
         if groups is None:
-            groups = obs.memo["groups"] = self.rule.group(obs.stream)
+            groups = obs.memo["groups"] = groups_of(self.rule, obs.stream)
             obs.memo["next"] = 0
         k = obs.memo["next"]
         if k >= len(groups):

@@ -17,6 +17,8 @@ lists every parameter::
 
 from __future__ import annotations
 
+import sys
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -84,6 +86,27 @@ class Rule:
 
 RULES: Registry[Rule] = Registry("grouping rule", group="simulplay.rules", key="rule")
 R = TypeVar("R", bound=type[Rule])
+
+
+def groups_of(rule: Rule, stream: Stream) -> list[Group]:
+    """``rule.group(stream)``. A plugin's rule that raises is one line (an InputError, exit code
+    2): the rule, the plugin's file and line where it raised, and the exception. A built-in
+    rule that raises is a bug in simulplay: its traceback is kept."""
+    try:
+        return rule.group(stream)
+    except Exception as e:
+        module = sys.modules.get(type(rule).__module__)
+        if type(rule).__module__.startswith("simulplay.") or module is None:
+            raise
+        file = getattr(module, "__file__", None) or type(rule).__module__
+        frames = traceback.extract_tb(e.__traceback__)
+        line = next((f.lineno for f in reversed(frames) if f.filename == file), None)
+        if line is None:  # raised elsewhere (a library the rule called): where the rule called out
+            line = frames[-1].lineno if frames else "?"
+        message = " ".join(f"{type(e).__name__}: {e}".split())
+        raise InputError.at(f"rule '{rule.canonical()}' ({file}, line {line})",
+                            f"group() of talk {stream.talk_id}, system {stream.system} raised {message}",
+                            accepted="a rule whose group(stream) returns the stream's groups") from e
 
 
 def register_rule(name: str) -> Callable[[R], R]:

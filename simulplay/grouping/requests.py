@@ -12,7 +12,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from simulplay.core.keys import OUTPUT_KEYS
-from simulplay.grouping.registry import Rule
+from simulplay.grouping.registry import Rule, groups_of
 from simulplay.grouping.splitter import Splitter
 from simulplay.traces.model import Stream, join_texts
 
@@ -31,7 +31,7 @@ def group_requests(stream: Stream, rule: Rule) -> list[dict]:
     condition = rule.canonical()
     rows = []
     joined = None
-    for g_index, g in enumerate(rule.group(stream)):
+    for g_index, g in enumerate(groups_of(rule, stream)):
         members = slice(g.first, g.last + 1)
         if g.span is None:
             text = join_texts(stream.texts[members], stream.glue[members])

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulplay.core.errors import InputError
-from simulplay.grouping.registry import TRIGGERS, Rule
+from simulplay.grouping.registry import TRIGGERS, Rule, groups_of
 from simulplay.grouping.rules import Immediate, Punct, Timer, Words, instant_keys
 from simulplay.traces.model import TERMINATORS, Stream, char_count, is_closing_mark
 
@@ -187,7 +187,7 @@ def _immediate(table: UpdateTable, r: int, s: int) -> tuple[np.ndarray, ...]:
 
 def _by_rule(table: UpdateTable, rule: Rule, r: int, s: int) -> tuple[np.ndarray, ...]:
     """A rule's own ``group`` on one stream (rules the engine does not cover)."""
-    groups = rule.group(table.streams[s])
+    groups = groups_of(rule, table.streams[s])
     lo = int(table.offsets[s])
     k = len(groups)
     return (np.full(k, r), np.full(k, s), np.array([g.first + lo for g in groups], np.int64),
