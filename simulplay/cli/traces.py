@@ -3,12 +3,14 @@ grouped into requests, or imported from translator logs."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import typer
 
 from simulplay.cli.options import (
     check_outputs,
+    commit_option,
     events_option,
     out_option,
     table_option,
@@ -26,16 +28,22 @@ def validate(
     Columns: updates, whitespace words, median and 90th-percentile words per update,
     % of updates with ≤ 2 words, % ending in terminal punctuation (the `punct` rule's
     sentence end: . ? ! … 。 ？ ！ ؟ । then any closing quotes/brackets and spaces), and
-    updates available after the source end (valid, counted).
+    updates available after the source end (valid, counted). A warning line names the
+    streams with most of their updates after the source end (milliseconds given as seconds,
+    or a computation-aware clock far behind).
     """
     from simulplay.cli.console import print_table
+    from simulplay.core.errors import SimulplayWarning
     from simulplay.core.signature import base_signature
     from simulplay.core.tables import write_table
     from simulplay.traces import read_trace, streams_from_frame, trace_stats
+    from simulplay.traces.validate import late_streams
 
     check_outputs(out)
     frames = [read_trace(p) for p in traces]
     stats = trace_stats(frames)
+    if late := late_streams(stats):
+        warnings.warn(late, SimulplayWarning, stacklevel=1)
     sig = base_signature(table="trace-stats")
     print_table(stats, sig, title=f"{len(stats)} stream(s) valid")
     echo_events([s for f in frames for s in streams_from_frame(f, revising=True)])
@@ -52,6 +60,7 @@ def group(
                                    "letters and digits instead of whitespace words (Chinese, Japanese, Thai)."),
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                             help="Input-limit splitter: at most N characters per request."),
+    commit: list[str] | None = commit_option(),
     out: Path = out_option("Requests table."),
     talks: list[str] = talks_option(),
     talks_from: Path | None = talks_from_option(),
@@ -66,16 +75,16 @@ def group(
     previous request without a space), group, source_s (seconds).
     """
     from simulplay.core.tables import check_distinct, write_table
-    from simulplay.grouping import Splitter, parse_rule, request_signatures, requests_frame, unique_rules
+    from simulplay.grouping import Splitter, commit_rules, parse_rule, request_signatures, requests_frame, unique_rules
     from simulplay.traces import read_traces, streams_from_frame
     from simulplay.traces.select import prepare_streams, talk_ids
 
     check_outputs(out)
     check_distinct({"--out": out}, trace)
-    rules = unique_rules([parse_rule(r) for r in rule])
+    rules = commit_rules(unique_rules([parse_rule(r) for r in rule]), commit)
     splitter = Splitter(max_chars)
-    streams, fields = prepare_streams(streams_from_frame(read_traces(trace)), talks=talk_ids(talks, talks_from),
-                                      events=events)
+    streams, fields = prepare_streams(streams_from_frame(read_traces(trace), revising=bool(commit)),
+                                      talks=talk_ids(talks, talks_from), events=events)
     df = requests_frame(streams, rules, splitter)
     write_table(df, out, [{**s, **fields} for s in request_signatures(df, splitter)], kind="requests")
     typer.echo(f"wrote {len(df)} requests for {len(rules)} rule(s) to {out}")

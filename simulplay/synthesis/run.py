@@ -26,7 +26,7 @@ from simulplay.core.plugins import with_plugins
 from simulplay.core.progress import NO_PROGRESS, Progress, tracking
 from simulplay.core.provenance import machine, sha256_of_file
 from simulplay.core.tables import write_table
-from simulplay.grouping import Rule, Splitter
+from simulplay.grouping import Rule, Splitter, revising_allowed
 from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.manifest.columns import chunk_path
 from simulplay.manifest.written import check_written
@@ -122,11 +122,13 @@ def synthesize_files(config: BackendConfig, store: str | Path, out: Path, *, tra
     max_chars, progress, executor, …)."""
     from simulplay.traces.select import pick_rows, prepare_streams
 
+    commit = options.pop("commit", None)  # commit policies chosen: revising traces may be grouped
     if requests is not None:
         plan = read_requests(requests)
         plan = dataclasses.replace(plan, frame=pick_rows(plan.frame, talks))
         return synthesize_requests(plan, config, AudioStore.open(store), out, **options)
-    streams, recorded = prepare_streams(streams_from_frame(read_traces(traces)), talks=talks, events=events)
+    streams = streams_from_frame(read_traces(traces), revising=revising_allowed(commit, rules))
+    streams, recorded = prepare_streams(streams, talks=talks, events=events)
     return synthesize_to_manifest(streams, list(rules), config, AudioStore.open(store), out, traces=traces,
                                   recorded=recorded, **options)
 

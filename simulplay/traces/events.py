@@ -133,6 +133,10 @@ def drop_events(stream: Stream) -> Stream:
     spans, starts = _stream_spans(stream)
     if not spans:
         return stream
+    if stream.retract is not None:
+        raise InputError.at("--events drop", f"stream (talk_id={stream.talk_id}, system={stream.system}) revises "
+                            "its output, and tags are dropped from append-only text only",
+                            accepted="--events keep with a revising trace, or import it with --retractions final")
     text = stream.joined
     removed = np.zeros(len(text), bool)
     for a, b, _ in spans:
