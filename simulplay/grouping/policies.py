@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from simulplay.core.timebase import to_ns
+from simulplay.core.timebase import scalar_ns
 from simulplay.grouping.policy import NOTHING, Decision, Observation, Policy
 from simulplay.grouping.registry import register_rule
 from simulplay.traces.model import ends_terminal, join_texts, unit_count
@@ -76,7 +76,7 @@ class Backlog(Policy):
         """Send when the queue is low and nothing is in flight, else wake at the crossing."""
         if not obs.n_held or obs.in_flight:
             return NOTHING  # the request's readiness wakes the policy
-        below = int(to_ns(self.below))
+        below = scalar_ns(self.below)
         if obs.queued_ns <= below and unit_count(obs.held_text(), "word") >= self.min_words:
             return Decision(longest_run(obs, self.max_chars), "backlog")
         if obs.ended:
@@ -123,7 +123,7 @@ class Pacer(Policy):
                 m["stopped"] = True
             m["prev_audio"], m["prev_check"] = audio, now
         rest = (m["audio_start"] or 0) + audio - now
-        buffer = int(to_ns(self.min_audio_buffer))
+        buffer = scalar_ns(self.min_audio_buffer)
         k = 0
         if m["last_sent"] is None or (m["stopped"] and rest <= buffer):
             k = self._collect(obs, m)
