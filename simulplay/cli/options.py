@@ -45,6 +45,18 @@ TALK_ORDER_HELP = ("Which talk each matrix column is (it changes the draws): sor
                    "default) or given (the input's order, e.g. a paper table's rows). In the signature (talk_order).")
 
 
+COMMIT_HELP = ("Commit policy, repeatable: what of a revising trace (updates with retract) is spoken before "
+               "grouping: eager (each update as it arrives; the default, left out of condition names), "
+               "stable[:k=2] (unit=char: by character), hold[:t=1] (seconds), mask[:k=3], final (a "
+               "non-causal oracle). Each output's condition is POLICY+RULE, e.g. stable:k=2+punct. Without it "
+               "a revising trace is refused.")
+
+
+def commit_option(help: str = COMMIT_HELP) -> Any:
+    """``--commit POLICY``, repeatable (None when not given)."""
+    return typer.Option(None, "--commit", help=help)
+
+
 def out_option(help: str, *, flag: str = "--out", table: bool = True) -> Any:
     """A required output path (``--out PATH``); ``table`` appends the suffix convention
     (:data:`OUT_HELP`) to the help."""

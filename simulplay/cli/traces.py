@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import check_outputs, out_option, table_option
+from simulplay.cli.options import check_outputs, commit_option, out_option, table_option
 
 
 def validate(
@@ -50,6 +50,7 @@ def group(
                                    "letters and digits instead of whitespace words (Chinese, Japanese, Thai)."),
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                             help="Input-limit splitter: at most N characters per request."),
+    commit: list[str] | None = commit_option(),
     out: Path = out_option("Requests table."),
 ):
     """Group traces' updates into synthesis requests (one row per request): the plan
@@ -61,14 +62,14 @@ def group(
     previous request without a space), group, source_s (seconds).
     """
     from simulplay.core.tables import check_distinct, write_table
-    from simulplay.grouping import Splitter, parse_rule, request_signatures, requests_frame, unique_rules
+    from simulplay.grouping import Splitter, commit_rules, parse_rule, request_signatures, requests_frame, unique_rules
     from simulplay.traces import read_traces, streams_from_frame
 
     check_outputs(out)
     check_distinct({"--out": out}, trace)
-    rules = unique_rules([parse_rule(r) for r in rule])
+    rules = commit_rules(unique_rules([parse_rule(r) for r in rule]), commit)
     splitter = Splitter(max_chars)
-    df = requests_frame(streams_from_frame(read_traces(trace)), rules, splitter)
+    df = requests_frame(streams_from_frame(read_traces(trace), revising=bool(commit)), rules, splitter)
     write_table(df, out, request_signatures(df, splitter), kind="requests")
     typer.echo(f"wrote {len(df)} requests for {len(rules)} rule(s) to {out}")
 

@@ -25,7 +25,7 @@ from simulplay.core.plugins import with_plugins
 from simulplay.core.progress import NO_PROGRESS, Progress, tracking
 from simulplay.core.provenance import machine, sha256_of_file
 from simulplay.core.tables import write_table
-from simulplay.grouping import Rule, Splitter
+from simulplay.grouping import Rule, Splitter, revising_allowed
 from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.manifest.columns import chunk_path
 from simulplay.manifest.written import check_written
@@ -115,10 +115,11 @@ def synthesize_files(config: BackendConfig, store: str | Path, out: Path, *, tra
     into the store folder ``store`` (opened, and created, only once the inputs have been
     read and validated in full); ``options`` go to :func:`synthesize_requests` or
     :func:`synthesize_to_manifest` (realizations, order, max_chars, progress, executor, …)."""
+    commit = options.pop("commit", None)  # commit policies chosen: revising traces may be grouped
     if requests is not None:
         plan = read_requests(requests)
         return synthesize_requests(plan, config, AudioStore.open(store), out, **options)
-    streams = streams_from_frame(read_traces(traces))
+    streams = streams_from_frame(read_traces(traces), revising=revising_allowed(commit, rules))
     return synthesize_to_manifest(streams, list(rules), config, AudioStore.open(store), out, traces=traces, **options)
 
 

@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
             "realizations": int, "order": str, "out": str, "store": str, "max_chars": int, "backend": (dict, list),
             "analysis": dict, "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float,
-            "retries": int, "content": dict}
+            "retries": int, "content": dict, "commit": list}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "bootstrap": str,
                  "bootstrap_rng": str, "talk_order": str, "tie_tolerance": float, "contrasts": list,
                  "variants": list, "edges": list, "silent_parts": str, "sweep": list, "sweep_confirm": int}
@@ -119,6 +119,7 @@ class Experiment:
     sweep_confirm: int = 0  # the sweep's best unmeasured points synthesized for real
     content: ContentSettings | None = None  # the [content] table; None: no content diagnostics
     quality: QualitySettings | None = None  # how the outputs sound (the demo's DEMO_QUALITY); None: not scored
+    commit: tuple[str, ...] = ()  # commit policies crossed with the rules (rules then hold POLICY+RULE)
     spelled: tuple[tuple[Any, str], ...] = field(default=(), compare=False)  # (config, its text in the file)
     source: str = field(default="experiment", compare=False)
 
@@ -201,6 +202,11 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     from simulplay.grouping import canonical_condition, parse_rule
 
     rules = [parse_rule(r, source=f"{src}: key 'rules'") for r in texts]
+    commits = tuple(_strings(data["commit"], "commit", src)) if "commit" in data else ()
+    if commits:
+        from simulplay.grouping import commit_rules
+
+        rules = commit_rules(rules, list(commits), source=f"{src}: key 'commit'")
     canon = [r.canonical() for r in rules]
     if len(set(canon)) != len(canon):
         twice = next(c for c in canon if canon.count(c) > 1)
@@ -229,7 +235,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     if realizations < 1:
         raise _err(src, f"{realizations} is not ≥ 1", field="realizations", accepted="an integer ≥ 1")
     return Experiment(
-        name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=tuple(rules),
+        name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=tuple(rules), commit=commits,
         reference=data["reference"], backends=tuple(c for c, _ in backends), out=out, store=store,
         realizations=realizations,
         max_chars=data.get("max_chars"), order=_order(data.get("order", "counterbalanced"), src), source=src,
@@ -272,7 +278,8 @@ def _describe(key: str, want: type | None = None) -> str:
     hints = {"traces": 'a list of trace files, e.g. ["traces/sample_traces.jsonl"]',
              "rules": 'a list of RULE strings, e.g. ["immediate", "timer:w=4"]',
              "a": "the name of translator A", "f": "the name of translator F",
-             "reference": "the reference rule, e.g. immediate"}
+             "reference": "the reference rule, e.g. immediate",
+             "commit": 'a list of commit policies, e.g. ["eager", "stable:k=2"]'}
     return hints.get(key, _article(want) if want else key)
 
 

@@ -25,6 +25,7 @@ from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.core.provenance import sha256_of_file
 from simulplay.core.tables import write_table
 from simulplay.core.version import __version__
+from simulplay.grouping import revising_allowed
 from simulplay.manifest import validate_manifest
 from simulplay.manifest.chunks import chunk_path, validate_chunks
 from simulplay.sim import replay
@@ -81,7 +82,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     experiment's configs are used as they are (nothing is parsed again)."""
     t0 = time.perf_counter()
     rules = list(exp.rules)
-    streams = streams_from_frame(read_traces(exp.traces))
+    streams = streams_from_frame(read_traces(exp.traces), revising=revising_allowed(exp.commit, rules))
     check_out_folder(exp.out, "out")  # before any work: the outputs and the store can be written
     check_out_folder(exp.store, "store")
     if exp.quality is not None:  # the extras the quality step needs, before synthesis starts
