@@ -35,7 +35,7 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
         contrast: Sequence[str | tuple[str, str]] = (), interaction: Sequence[str | tuple[str, str]] = (),
         allow_incomplete: bool = False, draws: int = 10_000, seed: int = 1032026, quantile_method: str | None = None,
         confidence: float = 0.95, bootstrap_rng: str | None = None, bootstrap: str | None = None,
-        talk_order: str = "sorted") -> EtaOutput:
+        talk_order: str = "sorted", tie_tolerance: float = 1e-6) -> EtaOutput:
     """η of translator ``a`` against ``f`` under each grouping condition, against the
     ``reference`` condition, with paired talk-bootstrap intervals (``simulplay eta``).
 
@@ -84,10 +84,13 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
         talk_order: Which talk each column of the index matrix is (it changes the draws):
             ``"sorted"`` (default: talk ids as text) or ``"given"`` (the input's order, e.g.
             a paper table's rows). In the signature.
+        tie_tolerance: A per-talk value whose magnitude is below this is a tie: taken as 0
+            and counted in ``n_zero``, neither negative nor positive (default 1e-6, in the
+            values' unit: 1 µs for seconds; ``--tie-tolerance``). In the signature.
 
     Returns:
         An [`EtaOutput`][simulplay.api.EtaOutput]: the η table (``backend, realization, condition, n_talks,
-        delta_ref_s, delta_s, eta_s, ci_low_s, ci_high_s, n_negative, n_positive,
+        delta_ref_s, delta_s, eta_s, ci_low_s, ci_high_s, n_negative, n_zero, n_positive,
         duration_part_s, idle_part_s``; seconds), the per-talk rows, the contrasts and the
         interaction with their per-talk rows, each with its signatures, the small-panel
         notes and the excluded talks.
@@ -106,7 +109,8 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
     pairs = [as_pair(p, "contrast", parse_pair) for p in as_sequence(contrast, "contrast")]
     backends = [as_pair(p, "interaction", parse_backend_pair) for p in as_sequence(interaction, "interaction")]
     boot = bootstrap_settings(draws=draws, seed=seed, quantile_method=quantile_method, confidence=confidence,
-                              bootstrap_rng=bootstrap_rng, bootstrap=bootstrap, talk_order=talk_order)
+                              bootstrap_rng=bootstrap_rng, bootstrap=bootstrap, talk_order=talk_order,
+                              tie_tolerance=tie_tolerance)
     given = frame_of(summary, "summary")
     if given is not None:
         source, upstream = "summary", given[1]
@@ -131,7 +135,7 @@ def bootstrap(table: SignedTable | pd.DataFrame | PathLike, *, value: str | Sequ
               by: str | Sequence[str] = (), pair: Sequence[str] = (), talk: str = "talk_id", draws: int = 10_000,
               seed: int = 1032026, quantile_method: str | None = None, confidence: float = 0.95,
               bootstrap_rng: str | None = None, bootstrap: str | None = None,
-              talk_order: str = "sorted") -> SignedTable:
+              talk_order: str = "sorted", tie_tolerance: float = 1e-6) -> SignedTable:
     """Paired talk-bootstrap intervals of equal-talk means for any per-talk table (an
     [`eta`][simulplay.api.eta] ``per_talk`` table, numbers from another pipeline, or a paper's per-talk
     values): the table ``simulplay bootstrap`` prints.
@@ -172,12 +176,16 @@ def bootstrap(table: SignedTable | pd.DataFrame | PathLike, *, value: str | Sequ
         talk_order: Which talk each column of the index matrix is (it changes the draws):
             ``"sorted"`` (default: talk ids as text) or ``"given"`` (the input's order, e.g.
             a paper table's rows). In the signature.
+        tie_tolerance: A per-talk value whose magnitude is below this is a tie: taken as 0
+            and counted in ``n_zero``, neither negative nor positive (default 1e-6, in the
+            values' unit: 1 µs for seconds; ``--tie-tolerance``). In the signature.
 
     Returns:
         A [`SignedTable`][simulplay.api.SignedTable] with the columns ``condition`` (a value column, a ``by``
         label, or ``A − B`` for a pair), ``n_talks``, ``mean`` (equal-talk), ``ci_low``,
         ``ci_high`` (in the value's unit: seconds for ``_s`` columns), ``n_negative``,
-        ``n_positive`` (talks below / above zero), and the small-panel note in ``notes``.
+        ``n_zero``, ``n_positive`` (talks below / within ``tie_tolerance`` of / above zero),
+        and the small-panel note in ``notes``.
 
     Raises:
         InputError: a missing column, a cell that is no number, a repeated talk, a talk
@@ -186,7 +194,8 @@ def bootstrap(table: SignedTable | pd.DataFrame | PathLike, *, value: str | Sequ
     from simulplay.analysis.table_bootstrap import bootstrap_table
 
     boot = bootstrap_settings(draws=draws, seed=seed, quantile_method=quantile_method, confidence=confidence,
-                              bootstrap_rng=bootstrap_rng, bootstrap=bootstrap, talk_order=talk_order)
+                              bootstrap_rng=bootstrap_rng, bootstrap=bootstrap, talk_order=talk_order,
+                              tie_tolerance=tie_tolerance)
     values = [as_text(value, "value")] if isinstance(value, str) else as_strings(value, "value", "column names")
     keys = as_strings(by, "by", "a column name or a list of them") if by else []
     df, _, source = as_table(table)

@@ -58,6 +58,7 @@ from simulplay.core.errors import (
     Terminated,
     interrupt_exit_code,
 )
+from simulplay.core.extras import MissingExtra, set_command
 from simulplay.core.plugins import load_plugins, split_plugin_args
 from simulplay.core.version import __version__
 
@@ -184,6 +185,7 @@ _SHOW_WARNING = warnings.showwarning
 def _commands() -> None:
     try:
         args, plugins = split_plugin_args(sys.argv[1:])  # --plugin is accepted anywhere in the line
+        set_command(" ".join(["simulplay", *args[:1]]))  # named by a missing extra's one line
         load_plugins(plugins)
         rv = app_for(args)(args=args, standalone_mode=False)
     except Abort as e:  # click turns KeyboardInterrupt (and our SIGTERM) into Abort
@@ -212,6 +214,9 @@ def _commands() -> None:
 
 
 def _print_error(e: SimulplayError) -> None:
+    if isinstance(e, MissingExtra):  # names the command itself: "simulplay quality needs the quality extra: …"
+        print(e, file=sys.stderr)
+        return
     for line in str(e).splitlines():
         print(f"simulplay: error: {line}", file=sys.stderr)
 

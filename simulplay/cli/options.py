@@ -45,6 +45,18 @@ TALK_ORDER_HELP = ("Which talk each matrix column is (it changes the draws): sor
                    "default) or given (the input's order, e.g. a paper table's rows). In the signature (talk_order).")
 
 
+COMMIT_HELP = ("Commit policy, repeatable: what of a revising trace (updates with retract) is spoken before "
+               "grouping: eager (each update as it arrives; the default, left out of condition names), "
+               "stable[:k=2] (unit=char: by character), hold[:t=1] (seconds), mask[:k=3], final (a "
+               "non-causal oracle). Each output's condition is POLICY+RULE, e.g. stable:k=2+punct. Without it "
+               "a revising trace is refused.")
+
+
+def commit_option(help: str = COMMIT_HELP) -> Any:
+    """``--commit POLICY``, repeatable (None when not given)."""
+    return typer.Option(None, "--commit", help=help)
+
+
 def out_option(help: str, *, flag: str = "--out", table: bool = True) -> Any:
     """A required output path (``--out PATH``); ``table`` appends the suffix convention
     (:data:`OUT_HELP`) to the help."""
@@ -91,6 +103,17 @@ def quantile_option(help: str = QUANTILE_HELP, default: str | None = None) -> An
     return typer.Option(default, "--quantile-method", help=help)
 
 
+TIE_HELP = ("A per-talk value whose magnitude is below this is a tie (n_zero), neither negative nor positive, "
+            "and taken as 0; in the values' unit (1e-6: 1 µs for seconds). Recorded in the signature.")
+
+
+def tie_option(help: str = TIE_HELP) -> Any:
+    """``--tie-tolerance X``: per-talk values within X of zero are ties (default 1e-6)."""
+    from simulplay.analysis.bootstrap import TIE_TOLERANCE
+
+    return typer.Option(TIE_TOLERANCE, "--tie-tolerance", min=0.0, help=help)
+
+
 def confidence_option(help: str = "Interval coverage, in (0, 1).") -> Any:
     return typer.Option(CONFIDENCE, "--confidence", help=help)
 
@@ -112,10 +135,12 @@ def talk_order_option(help: str = TALK_ORDER_HELP) -> Any:
 
 
 def bootstrap(draws: int, seed: int, method: str | None, confidence: float, *, seed_flag: str = "--seed",
-              rng: str | None = None, preset: str | None = None, talk_order: str = TALK_ORDER) -> Any:
+              rng: str | None = None, preset: str | None = None, talk_order: str = TALK_ORDER,
+              tie_tolerance: float | None = None) -> Any:
     """The paired :class:`~simulplay.analysis.bootstrap.Bootstrap` from the command's flags
     (``preset``: ``--bootstrap``, which sets ``rng`` and ``method``; given as well, they
-    must agree with it; ``None``: the defaults); a bad value is an InputError naming the
+    must agree with it; ``None``: the defaults; ``tie_tolerance``: ``--tie-tolerance``, ``None``
+    the default); a bad value is an InputError naming the
     flags of this command (``seed_flag``: ``--seed``, or ``--boot-seed`` for ``blocks``)."""
     from simulplay.analysis.bootstrap import PRESETS, RNGS, TALK_ORDERS, Bootstrap, apply_preset
 
@@ -131,7 +156,9 @@ def bootstrap(draws: int, seed: int, method: str | None, confidence: float, *, s
         if given not in known:
             raise InputError.at(flag, f"unknown value '{given}'", accepted=" or ".join(known))
     try:
-        return Bootstrap(draws=draws, seed=seed, method=method, confidence=confidence, rng=rng, talk_order=talk_order)
+        ties = {} if tie_tolerance is None else {"tie_tolerance": tie_tolerance}
+        return Bootstrap(draws=draws, seed=seed, method=method, confidence=confidence, rng=rng, talk_order=talk_order,
+                         **ties)
     except ValueError as e:
         flags = [seed_flag, "--draws", "--quantile-method", "--confidence"]
         raise InputError.at("/".join(flags), str(e), accepted=f"{seed_flag.lstrip('-')} ≥ 0, draws ≥ 1, a NumPy "

@@ -3,11 +3,12 @@ grouped into requests, or imported from translator logs."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import check_outputs, out_option, table_option
+from simulplay.cli.options import check_outputs, commit_option, out_option, table_option
 
 
 def validate(
@@ -19,15 +20,21 @@ def validate(
     Columns: updates, whitespace words, median and 90th-percentile words per update,
     % of updates with ≤ 2 words, % ending in terminal punctuation (the `punct` rule's
     sentence end: . ? ! … 。 ？ ！ ؟ । then any closing quotes/brackets and spaces), and
-    updates available after the source end (valid, counted).
+    updates available after the source end (valid, counted). A warning line names the
+    streams with most of their updates after the source end (milliseconds given as seconds,
+    or a computation-aware clock far behind).
     """
     from simulplay.cli.console import print_table
+    from simulplay.core.errors import SimulplayWarning
     from simulplay.core.signature import base_signature
     from simulplay.core.tables import write_table
     from simulplay.traces import read_trace, trace_stats
+    from simulplay.traces.validate import late_streams
 
     check_outputs(out)
     stats = trace_stats([read_trace(p) for p in traces])
+    if late := late_streams(stats):
+        warnings.warn(late, SimulplayWarning, stacklevel=1)
     sig = base_signature(table="trace-stats")
     print_table(stats, sig, title=f"{len(stats)} stream(s) valid")
     if out:
@@ -43,6 +50,7 @@ def group(
                                    "letters and digits instead of whitespace words (Chinese, Japanese, Thai)."),
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                             help="Input-limit splitter: at most N characters per request."),
+    commit: list[str] | None = commit_option(),
     out: Path = out_option("Requests table."),
 ):
     """Group traces' updates into synthesis requests (one row per request): the plan
@@ -54,14 +62,14 @@ def group(
     previous request without a space), group, source_s (seconds).
     """
     from simulplay.core.tables import check_distinct, write_table
-    from simulplay.grouping import Splitter, parse_rule, request_signatures, requests_frame, unique_rules
+    from simulplay.grouping import Splitter, commit_rules, parse_rule, request_signatures, requests_frame, unique_rules
     from simulplay.traces import read_traces, streams_from_frame
 
     check_outputs(out)
     check_distinct({"--out": out}, trace)
-    rules = unique_rules([parse_rule(r) for r in rule])
+    rules = commit_rules(unique_rules([parse_rule(r) for r in rule]), commit)
     splitter = Splitter(max_chars)
-    df = requests_frame(streams_from_frame(read_traces(trace)), rules, splitter)
+    df = requests_frame(streams_from_frame(read_traces(trace), revising=bool(commit)), rules, splitter)
     write_table(df, out, request_signatures(df, splitter), kind="requests")
     typer.echo(f"wrote {len(df)} requests for {len(rules)} rule(s) to {out}")
 

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from simulplay.analysis.small_panels import report_note
+from simulplay.analysis.small_panels import report_note, tie_count
 from simulplay.core.errors import FileFault, InputError
 from simulplay.core.version import __version__
 from simulplay.grouping import canonical_condition
@@ -134,7 +134,8 @@ def result_sentence(run: RunData, eta: pd.DataFrame | None = None) -> str:
     where = (" (" + ", ".join(f"{c} {first[c].iloc[0]}" for c in panel) + "; Table 2 has every panel)"
              if panel and len(first) < len(eta) else "")
     parts = [f"{r.eta_s:+.3f} s under {r.condition} (η > 0 in {int(r.n_positive)} of {int(r.n_talks)} talks, "
-             f"η < 0 in {int(r.n_negative)})" for r in first.itertuples()]
+             f"η < 0 in {int(r.n_negative)}" + (f", η = 0 in {tie_count(r)}" if tie_count(r) else "") + ")"
+             for r in first.itertuples()]
     return (f"Result: against {canonical_condition(run.reference)}, the completion gap δ = L({run.a}) − L({run.f}) "
             f"changes by η = {'; '.join(parts)}{where}. A positive η moves the gap toward {run.f} ({run.a}'s lead "
             f"shrinks or {run.f}'s grows), a negative one toward {run.a}; with few talks, read the direction counts "

@@ -34,10 +34,18 @@ from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.core.signature import format_signature
 from simulplay.core.tables import read_table, stored_signatures
 from simulplay.manifest.validate import validate_manifest
-from simulplay.report.inputs import KEY_COLUMNS, Signature, file_hash, signature_fingerprint, typed_frame
+from simulplay.report.inputs import (
+    KEY_COLUMNS,
+    Signature,
+    file_hash,
+    signature_fingerprint,
+    typed_frame,
+    with_ties,
+    without_ties,
+)
 
-QUALITY_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive",
-                   "n_talks_left_out")
+QUALITY_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_zero",
+                   "n_positive", "n_talks_left_out")
 OPTIONAL_TABLES = {
     "eta_edges": "eta_edges.csv",
     "edges_nonspeech": "edges_nonspeech.csv",
@@ -100,8 +108,11 @@ class RunData:
 
     @property
     def name(self) -> str:
-        """The experiment's name from ``run.json``, else the folder's name."""
-        return (self.record.get("experiment") or {}).get("name") or self.folder.name
+        """The experiment's name from ``run.json``, else the run folder's name; for step-by-step
+        tables, from its inputs: ``A vs F (η table's file name)``."""
+        if self.stepwise:
+            return f"{self.a} vs {self.f} ({self.eta.path.name})"
+        return (self.record.get("experiment") or {}).get("name") or self.folder.resolve().name
 
     @property
     def confidence(self) -> float | None:
@@ -213,8 +224,8 @@ def _rows(meta: Mapping[str, Any], n: int, df: pd.DataFrame, path: Path) -> list
 
 def _read_parquet(path: Path, required: Sequence[str], what: str) -> Signed:
     df, meta = read_table(path)
-    Checker(str(path), df).require_columns(required, what)
-    return Signed(keys_as_text(df), _rows(meta, len(df), df, path), path)
+    Checker(str(path), df).require_columns(without_ties(tuple(required)), what)
+    return Signed(with_ties(keys_as_text(df)), _rows(meta, len(df), df, path), path)
 
 
 def _read_manifest(path: Path) -> Signed:
@@ -228,10 +239,10 @@ def _read_manifest(path: Path) -> Signed:
 
 def _read_csv(path: Path, required: Sequence[str], what: str, known: list[dict[str, Any]]) -> Signed:
     df, _ = read_table(path)
-    Checker(str(path), df).require_columns(tuple(required) + ("signature",), what)
+    Checker(str(path), df).require_columns(without_ties(tuple(required)) + ("signature",), what)
     lookup = {format_signature(s): s for s in known}
     sigs = [lookup.get(s, s) for s in df["signature"]]
-    return Signed(typed_frame(df), sigs, path)
+    return Signed(with_ties(typed_frame(df)), sigs, path)
 
 
 def _read_either(root: Path, stem: str, required: Sequence[str], what: str, known: list[dict]) -> Signed:

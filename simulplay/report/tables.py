@@ -30,7 +30,7 @@ from simulplay.report.quality import quality_table
 from simulplay.report.stepwise_tables import inputs_table, player_table, stepwise_overview
 from simulplay.traces.model import ends_terminal, join_texts, word_count
 
-TRIGGERS = ("immediate", "timer", "punct", "words", "eos")
+TRIGGERS = ("immediate", "timer", "punct", "words", "eos", "sentence")
 
 
 def _mean_over_talks(run: RunData) -> tuple[pd.DataFrame, list]:
@@ -156,7 +156,7 @@ def interaction_table(run: RunData) -> ReportTable | None:
         "same differences of η's parts. Voice, frontend, implementation and device differ between backends."
         + setting + note, table, [sigs[i] for i in table.index],
         labels={"backend1": "B1", "backend2": "B2", "eta1_s": "η(B1) (s)", "eta2_s": "η(B2) (s)",
-                "interaction_s": "η(B1)−η(B2) (s)", "n_negative": "<0", "n_positive": ">0"})
+                "interaction_s": "η(B1)−η(B2) (s)", "n_negative": "<0", "n_zero": "=0", "n_positive": ">0"})
 
 
 def contrast_table(run: RunData) -> ReportTable | None:
@@ -169,7 +169,7 @@ def contrast_table(run: RunData) -> ReportTable | None:
         "table09_contrasts", "Buffered-policy contrasts δ(P1) − δ(P2)",
         f"Seconds. Compared directly, with the same paired talk bootstrap ({conf}intervals); the counts are "
         "talks with a negative / positive difference.", c.frame.drop(columns="signature"), c.signatures,
-        labels={"n_negative": "diff<0", "n_positive": "diff>0"}, number="Table 9")
+        labels={"n_negative": "diff<0", "n_zero": "diff=0", "n_positive": "diff>0"}, number="Table 9")
     out.notes = small_panel_notes(c.frame, name="p1", symbol="diff")
     return out
 

@@ -140,3 +140,18 @@ def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
             rows[-1].update(revisions=rev["revisions"], retracted_chars=rev["retracted_chars"],
                             normalized_erasure=rev["normalized_erasure"])
     return pd.DataFrame(rows)
+
+
+def late_streams(stats: pd.DataFrame) -> str:
+    """One warning line when more than half of a stream's updates fall after its source end
+    (a stream's translation cannot run that late: times in milliseconds read as seconds, or a
+    computation-aware clock far behind the source), naming up to three such streams; ``""``
+    when no stream is."""
+    late = stats[stats["after_source_end"] * 2 > stats["updates"]]
+    if late.empty:
+        return ""
+    shown = "; ".join(f"talk {r.talk_id}, system {r.system}: {r.after_source_end} of {r.updates} updates after "
+                      f"{r.source_s:g} s" for r in late.head(3).itertuples())
+    more = f"; and {len(late) - 3} more" if len(late) > 3 else ""
+    return (f"{len(late)} of {len(stats)} stream(s) have most of their updates after the source end ({shown}{more}): "
+            "are the times milliseconds given as seconds, or is a computation-aware clock far behind the source?")

@@ -25,6 +25,7 @@ from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.core.provenance import sha256_of_file
 from simulplay.core.tables import write_table
 from simulplay.core.version import __version__
+from simulplay.grouping import revising_allowed
 from simulplay.manifest import validate_manifest
 from simulplay.manifest.chunks import chunk_path, validate_chunks
 from simulplay.sim import replay
@@ -45,6 +46,7 @@ from simulplay.workflows.quality import (
     joins_path,
     quality_paths,
     remember_quality,
+    require_quality_extras,
     reusable_quality,
     score_quality,
     write_quality,
@@ -80,9 +82,11 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     experiment's configs are used as they are (nothing is parsed again)."""
     t0 = time.perf_counter()
     rules = list(exp.rules)
-    streams = streams_from_frame(read_traces(exp.traces))
+    streams = streams_from_frame(read_traces(exp.traces), revising=revising_allowed(exp.commit, rules))
     check_out_folder(exp.out, "out")  # before any work: the outputs and the store can be written
     check_out_folder(exp.store, "store")
+    if exp.quality is not None:  # the extras the quality step needs, before synthesis starts
+        require_quality_extras(exp.quality.metrics)
     if exp.edges:  # the vad extra must be installed before synthesis starts
         SileroVad(source=f"{exp.source}: key 'analysis.edges'").path  # noqa: B018 - finds the model file
     if exp.content is not None:
@@ -276,7 +280,7 @@ def experiment_record(exp: Experiment) -> dict[str, Any]:
         "out": str(exp.out), "store": str(exp.store), "realizations": exp.realizations, "order": exp.order,
         "max_chars": exp.max_chars, **exp.executor.to_dict(),
         "draws": boot.draws, "seed": boot.seed, "quantile_method": boot.method, "confidence": boot.confidence,
-        "bootstrap_rng": boot.rng, "talk_order": boot.talk_order,
+        "bootstrap_rng": boot.rng, "talk_order": boot.talk_order, "tie_tolerance": boot.tie_tolerance,
         "contrasts": [list(c) for c in exp.contrasts], "variants": [written(exp, v) for v in exp.variants],
         "edges": list(exp.edges), "silent_parts": exp.silent_parts, "sweep": list(exp.sweep),
         "sweep_confirm": exp.sweep_confirm, "content": None if exp.content is None else asdict(exp.content),

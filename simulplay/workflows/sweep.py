@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED, Bootstrap
+from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED, TIE_TOLERANCE, Bootstrap
 from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep, sweep_service, with_servers
 from simulplay.analysis.sweep_check import SweepCheck, check_sweep
 from simulplay.core.errors import InputError
@@ -82,7 +82,8 @@ def read_run(folder: str | Path) -> RunInputs:
     streams = streams_from_frame(read_traces(traces))
     boot = Bootstrap(draws=int(exp.get("draws", 10_000)), seed=int(exp.get("seed", ENDPOINT_SEED)),
                      method=exp.get("quantile_method", ENDPOINT_METHOD), confidence=float(exp.get("confidence", 0.95)),
-                     rng=exp.get("bootstrap_rng", ENDPOINT_RNG), talk_order=exp.get("talk_order", "sorted"))
+                     rng=exp.get("bootstrap_rng", ENDPOINT_RNG), talk_order=exp.get("talk_order", "sorted"),
+                     tie_tolerance=float(exp.get("tie_tolerance", TIE_TOLERANCE)))
     return RunInputs(root, exp, manifest, meta.get("signature", {}), streams, exp["backend"],
                      Path(exp.get("store") or root / "store"), boot, exp.get("silent_parts", "skip"))
 

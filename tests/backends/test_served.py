@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+import soundfile as sf
 
 from simulplay.backends import parse_backend
 from simulplay.backends.audio_formats import PcmDecoder, wav_header
@@ -35,7 +36,8 @@ MODEL = "piper:en_US-joe-medium"
 def served():
     env = {**os.environ, "SERVE_KEY": KEY}
     proc = subprocess.Popen([sys.executable, "-m", "simulplay", "serve", "--backend", "piper:intra_op_threads=1",
-                             "--port", "0", "--api-key-env", "SERVE_KEY"], stdout=subprocess.PIPE,
+                             "--port", "0", "--api-key-env", "SERVE_KEY", "--voice-alias", "alloy=en_US-joe-medium"],
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     line = proc.stdout.readline()
     assert line.startswith("serving model 'piper:en_US-joe-medium'"), proc.stderr.read() if proc.poll() else line
@@ -43,6 +45,24 @@ def served():
     proc.terminate()
     _, err = proc.communicate(timeout=30)
     assert KEY not in err  # the request log never shows the key
+
+
+@pytest.mark.slow
+def test_the_documented_openai_sdk_example_works_as_written(served, tmp_path, monkeypatch):
+    """docs/serve.md's example, run as written against `simulplay serve --voice-alias
+    alloy=en_US-joe-medium` (only the URL and the key's variable come from the fixture)."""
+    from openai import OpenAI
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SERVE_KEY", KEY)
+    client = OpenAI(base_url=served, api_key=os.environ["SERVE_KEY"])
+    with client.audio.speech.with_streaming_response.create(
+        model="piper:en_US-joe-medium", voice="alloy", input="Hello from simulplay.",
+    ) as response:
+        response.stream_to_file("speech.mp3")
+    assert response.headers["x-voice"] == "en_US-joe-medium"
+    audio, rate = sf.read(tmp_path / "speech.mp3", dtype="int16")
+    assert rate == 22_050 and 0.5 < len(audio) / rate < 5 and np.abs(audio).max() > 3000
 
 
 @pytest.fixture
@@ -284,6 +304,14 @@ def test_serve_refuses_a_missing_key_variable(cli):
     proc = cli("serve", "--backend", "piper:intra_op_threads=1", "--api-key-env", "NO_SUCH_VARIABLE_SET",
                env={"NO_SUCH_VARIABLE_SET": ""})
     assert proc.returncode == 2 and "NO_SUCH_VARIABLE_SET is not set or empty" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("alias", "message"), [("alloy", "--voice-alias alloy: is not NAME=VOICE"),
+                                                ("alloy=nobody", "naming the served voice 'en_US-joe-medium'")])
+def test_serve_refuses_a_voice_alias_that_is_not_the_served_voice(cli, alias, message):
+    proc = cli("serve", "--backend", "piper:intra_op_threads=1", "--port", "0", "--voice-alias", alias)
+    assert proc.returncode == 2 and message in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
 

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from tests.support.checks import assert_one_line_error
+from tests.support.factories import experiment_toml
 
 # Worked by hand (tests/analysis/test_bootstrap_paper.py): talks a, b, c worth 1, 10, 100;
 # random.Random(7) fills 5 draws row by row as [1,0,1], [2,0,0], [2,0,1], [2,0,2], [0,0,0];
@@ -116,14 +117,7 @@ def test_bad_input_is_one_line_and_writes_nothing(cli, tmp_path, columns, args, 
     assert not (tmp_path / "o.csv").exists()
 
 
-EXPERIMENT = """traces = ["trace.jsonl"]
-a = "A"
-f = "F"
-rules = ["immediate", "timer:w=3"]
-reference = "immediate"
-
-[analysis]
-"""
+EXPERIMENT = experiment_toml(name=None, out=None, backend={}, analysis={})  # the analysis keys follow
 
 
 @pytest.mark.parametrize("analysis,want", [

@@ -5,27 +5,10 @@ import json
 import pandas as pd
 import pytest
 
-from tests.support.factories import small_trace
+from tests.support.factories import PIPER_BACKEND, experiment_toml, small_trace
 
-GOOD = """
-name = "tiny"
-traces = ["trace.jsonl"]
-a = "A"
-f = "F"
-rules = ["immediate", "timer:w=3"]
-reference = "immediate"
-out = "run"
-
-[backend]
-name = "piper"
-intra_op_threads = 1
-
-[analysis]
-draws = 200
-seed = 0
-contrasts = [["timer:w=3", "immediate"]]
-variants = ["release=chunk", "service=zero"]
-"""
+GOOD = experiment_toml(backend=PIPER_BACKEND, analysis={
+    "draws": 200, "seed": 0, "contrasts": [["timer:w=3", "immediate"]], "variants": ["release=chunk", "service=zero"]})
 
 
 @pytest.fixture

@@ -28,32 +28,13 @@ from simulplay.sim.variants import (
 )
 from simulplay.synthesis.executors import ExecutorSpec, executor_from_dict
 from simulplay.workflows.experiment import Experiment, load_experiment
-from tests.support.factories import small_trace
+from tests.support.factories import experiment_toml, small_trace
 from tests.support.fakes import FakeSettings
 
-TOML = """
-name = "tiny"
-traces = ["trace.jsonl"]
-a = "A"
-f = "F"
-rules = ["immediate", "punct", "timer:w=3"]
-reference = "immediate"
-out = "run"
-executor = "ray:auto"
-workers = 3
-worker_cpus = 2
-retries = 4
-
-[backend]
-name = "fake-test"
-delay = 0.5
-
-[analysis]
-draws = 200
-seed = 0
-bootstrap = "paper"
-variants = ["release=chunk", "service=scale=0.50", "silent=hold"]
-"""
+TOML = experiment_toml(rules=["immediate", "punct", "timer:w=3"], executor="ray:auto", workers=3, worker_cpus=2,
+                      retries=4, backend={"name": "fake-test", "delay": 0.5},
+                      analysis={"draws": 200, "seed": 0, "bootstrap": "paper",
+                                "variants": ["release=chunk", "service=scale=0.50", "silent=hold"]})
 
 
 @pytest.fixture
