@@ -311,13 +311,14 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
             **res.edges.result.vad, "inferred": res.edges.result.stats.inferred,
             "cached": res.edges.result.stats.cached, "inference_s": res.edges.result.stats.inference_s},
         "signature": res.synth.signature,
+        "language": res.synth.language or (res.syntheses[0].language if res.syntheses else {}),
         **clock_record(st),
     }
     if res.syntheses:  # a run of several engines: each backend's own synthesis
         record["backends"] = [{"spec": written(exp, config), "backend": str(r.manifest["backend"].iloc[0]),
                                "manifest": str(r.path),
                                "synthesized": r.stats.synthesized, "already_in_store": r.stats.skipped,
-                               "failed": r.stats.failed, **clock_record(r.stats)}
+                               "failed": r.stats.failed, "language": r.language, **clock_record(r.stats)}
                               for config, r in zip(exp.backends, res.syntheses)]
     with atomic_path(exp.out / "run.json") as tmp:
         tmp.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
