@@ -3,11 +3,20 @@ grouped into requests, or imported from translator logs."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import check_outputs, out_option, table_option
+from simulplay.cli.options import (
+    check_outputs,
+    commit_option,
+    events_option,
+    out_option,
+    table_option,
+    talks_from_option,
+    talks_option,
+)
 
 
 def validate(
@@ -19,17 +28,25 @@ def validate(
     Columns: updates, whitespace words, median and 90th-percentile words per update,
     % of updates with ≤ 2 words, % ending in terminal punctuation (the `punct` rule's
     sentence end: . ? ! … 。 ？ ！ ؟ । then any closing quotes/brackets and spaces), and
-    updates available after the source end (valid, counted).
+    updates available after the source end (valid, counted). A warning line names the
+    streams with most of their updates after the source end (milliseconds given as seconds,
+    or a computation-aware clock far behind).
     """
     from simulplay.cli.console import print_table
+    from simulplay.core.errors import SimulplayWarning
     from simulplay.core.signature import base_signature
     from simulplay.core.tables import write_table
-    from simulplay.traces import read_trace, trace_stats
+    from simulplay.traces import read_trace, streams_from_frame, trace_stats
+    from simulplay.traces.validate import late_streams
 
     check_outputs(out)
-    stats = trace_stats([read_trace(p) for p in traces])
+    frames = [read_trace(p) for p in traces]
+    stats = trace_stats(frames)
+    if late := late_streams(stats):
+        warnings.warn(late, SimulplayWarning, stacklevel=1)
     sig = base_signature(table="trace-stats")
     print_table(stats, sig, title=f"{len(stats)} stream(s) valid")
+    echo_events([s for f in frames for s in streams_from_frame(f, revising=True)])
     if out:
         write_table(stats, out, sig, kind="trace-stats")
 
@@ -43,7 +60,11 @@ def group(
                                    "letters and digits instead of whitespace words (Chinese, Japanese, Thai)."),
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                             help="Input-limit splitter: at most N characters per request."),
+    commit: list[str] | None = commit_option(),
     out: Path = out_option("Requests table."),
+    talks: list[str] = talks_option(),
+    talks_from: Path | None = talks_from_option(),
+    events: str = events_option(),
 ):
     """Group traces' updates into synthesis requests (one row per request): the plan
     that `simulplay synth --requests` synthesizes, to inspect or edit before synthesis.
@@ -54,15 +75,18 @@ def group(
     previous request without a space), group, source_s (seconds).
     """
     from simulplay.core.tables import check_distinct, write_table
-    from simulplay.grouping import Splitter, parse_rule, request_signatures, requests_frame, unique_rules
+    from simulplay.grouping import Splitter, commit_rules, parse_rule, request_signatures, requests_frame, unique_rules
     from simulplay.traces import read_traces, streams_from_frame
+    from simulplay.traces.select import prepare_streams, talk_ids
 
     check_outputs(out)
     check_distinct({"--out": out}, trace)
-    rules = unique_rules([parse_rule(r) for r in rule])
+    rules = commit_rules(unique_rules([parse_rule(r) for r in rule]), commit)
     splitter = Splitter(max_chars)
-    df = requests_frame(streams_from_frame(read_traces(trace)), rules, splitter)
-    write_table(df, out, request_signatures(df, splitter), kind="requests")
+    streams, fields = prepare_streams(streams_from_frame(read_traces(trace), revising=bool(commit)),
+                                      talks=talk_ids(talks, talks_from), events=events)
+    df = requests_frame(streams, rules, splitter)
+    write_table(df, out, [{**s, **fields} for s in request_signatures(df, splitter)], kind="requests")
     typer.echo(f"wrote {len(df)} requests for {len(rules)} rule(s) to {out}")
 
 
@@ -187,4 +211,17 @@ def _write_import(res, log: Path, out: Path) -> None:
 
     write_import(res, out)
     print_table(res.stats, res.signature, title=f"{len(res.stats)} stream(s) imported from {log}")
+    if res.kind == "trace":
+        from simulplay.traces import streams_from_frame
+
+        echo_events(streams_from_frame(res.frame, revising=True))
     typer.echo(f"wrote {len(res.frame)} {'requests' if res.kind == 'manifest' else 'updates'} to {out}")
+
+
+def echo_events(streams) -> None:
+    """One line counting the streams' non-speech event tags, when there are any."""
+    from simulplay.traces.events import event_counts
+
+    counts = event_counts(streams)
+    if counts.n_tags:
+        typer.echo(f"events: {counts.line()}; group, synth, run and live speak them unless given --events drop")

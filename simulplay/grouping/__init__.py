@@ -12,17 +12,22 @@ from simulplay.grouping.engine import LoopResult, Served, fixed_provider, run_po
 from simulplay.grouping.pairs import parse_pair
 from simulplay.grouping.policy import Decision, Observation, Policy, as_policy, is_closed_loop
 from simulplay.grouping.registry import (
+    Committing,
     Group,
     Rule,
     canonical_condition,
+    commit_rules,
     parse_rule,
     register_rule,
+    revising_allowed,
     unique_rules,
 )
 from simulplay.grouping.requests import request_signatures, requests_frame, split_requests, stream_requests
 from simulplay.grouping.splitter import Splitter
 
-__all__ = ["COMMITS", "CommitPolicy", "Committed", "parse_commit", "register_commit", "unique_commits",
+__all__ = ["COMMITS", "CommitPolicy", "Committed", "Committing", "commit_rules", "parse_commit", "register_commit",
+           "unique_commits",
            "Decision", "Group", "LoopResult", "Observation", "Policy", "Rule", "Served", "Splitter", "as_policy",
            "canonical_condition", "fixed_provider", "is_closed_loop", "parse_pair", "parse_rule", "register_rule",
-           "request_signatures", "requests_frame", "run_policy", "split_requests", "stream_requests", "unique_rules"]
+           "request_signatures", "requests_frame", "run_policy", "split_requests", "stream_requests", "unique_rules",
+           "revising_allowed"]

@@ -39,14 +39,15 @@ class ClosedLoopError(InputError):
     """A closed-loop policy was asked for groups without synthesis feedback."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class LoopRequest:
     """One request an output sent, as the engine knows it (ns from source start).
 
     ``ready_ns``, ``audio_ns``, ``service_ns`` and ``end_ns`` are filled only once the
     request is ready (a policy never sees them earlier); ``end_ns`` is ``C_j``, when its
     audio finishes playing (under ``skip``, a silent request keeps the previous end).
-    ``queued_ns`` and ``in_flight`` are what the policy saw when it sent the request.
+    ``queued_ns`` and ``in_flight`` are what the policy saw when it sent the request. The
+    engine fills the fields as they become known; a policy reads them and never writes.
     """
 
     seq: int
@@ -82,9 +83,9 @@ class Observation:
     request sent so far in order, the ready ones with their dispatch, service, duration
     and end (:class:`LoopRequest`); ``in_flight``: the requests sent and not yet ready;
     ``queued_ns``: ``q(t) = max(0, C_k − t)`` with ``k`` the last ready request (0 when
-    none); ``arrivals``: updates that arrived at this instant; ``woken``: a wake-up the
-    policy asked for falls at this instant; ``memo``: the policy's own scratch dict for
-    this output (kept between calls).
+    none); ``pushed_ns``: the audio of every ready request; ``arrivals``: updates that
+    arrived at this instant; ``woken``: a wake-up the policy asked for falls at this
+    instant; ``memo``: the policy's own scratch dict for this output (kept between calls).
     """
 
     now_ns: int
@@ -97,6 +98,7 @@ class Observation:
     requests: list[LoopRequest]
     in_flight: list[LoopRequest]
     queued_ns: int
+    pushed_ns: int
     arrivals: int
     woken: bool
     memo: dict[str, Any] = field(default_factory=dict)
@@ -123,7 +125,7 @@ class Observation:
 
     def audio_pushed_ns(self) -> int:
         """The audio of every ready request (ns)."""
-        return sum(r.audio_ns for r in self.requests if r.is_ready)
+        return self.pushed_ns
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ def group_requests(stream: Stream, rule: Rule) -> list[dict]:
     condition = rule.canonical()
     rows = []
     joined = None
+    stream = rule.prepare(stream)  # what a commit policy speaks of a revising stream, or the stream itself
     for g_index, g in enumerate(groups_of(rule, stream)):
         members = slice(g.first, g.last + 1)
         if g.span is None:
@@ -108,7 +109,14 @@ def requests_frame(streams: Iterable[Stream], rules: Iterable[Rule],
 
 
 def request_signatures(requests: pd.DataFrame, splitter: Splitter) -> list[dict]:
-    """One signature per request row: the table, its condition as the rule, the splitter."""
+    """One signature per request row: the table, its condition as the rule, the splitter; a
+    condition after a non-causal commit policy (``final``) is marked ``oracle: non-causal``."""
     from simulplay.core.signature import base_signature
+    from simulplay.grouping.registry import split_commit
 
-    return [base_signature(table="requests", rule=c, splitter=splitter.describe()) for c in requests["condition"]]
+    oracle: dict[str, bool] = {}
+    for c in dict.fromkeys(requests["condition"]):
+        policy, _ = split_commit(str(c))
+        oracle[c] = policy is not None and not policy.causal
+    return [base_signature(table="requests", rule=c, splitter=splitter.describe(),
+                           oracle="non-causal" if oracle[c] else None) for c in requests["condition"]]

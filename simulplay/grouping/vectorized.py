@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulplay.core.errors import InputError
-from simulplay.grouping.registry import TRIGGERS, Rule, groups_of
+from simulplay.grouping.registry import TRIGGERS, Committing, Rule, groups_of
 from simulplay.grouping.rules import Immediate, Punct, Timer, Words, instant_keys
 from simulplay.traces.model import TERMINATORS, Stream, char_count, is_closing_mark
 
@@ -147,7 +147,14 @@ def _kind(rule: Rule) -> str | None:
 
 
 def group_many(table: UpdateTable, rules: Sequence[Rule]) -> Groups:
-    """The groups of every stream of ``table`` under every rule (see :class:`Groups`)."""
+    """The groups of every stream of ``table`` under every rule (see :class:`Groups`).
+
+    A rule after a commit policy groups another stream than the table's: refused."""
+    for rule in rules:
+        if isinstance(rule, Committing) or any(s.revising for s in table.streams):
+            raise InputError.at(f"condition '{rule.canonical()}'", "groups the text a commit policy speaks, "
+                                "which the modelled sweep does not model", accepted="conditions without a commit "
+                                "policy (synthesize the others with synth or run)")
     for rule in rules:
         if getattr(rule, "cuts_updates", False):
             raise InputError.at(f"--rule {rule.canonical()}", "cuts inside updates (its groups are character spans), "

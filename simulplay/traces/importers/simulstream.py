@@ -43,7 +43,7 @@ from simulplay.core.fields import Checker
 from simulplay.core.signature import base_signature
 from simulplay.traces.importers.assembly import CLOCKS, ImportResult, Origins, ParsedStream, check_unique_talks, finish
 from simulplay.traces.importers.detokenize import SPM_SPACE, UNITS, assemble, detokenize, group_runs, segments, squeeze
-from simulplay.traces.importers.jsonlines import log_fingerprint, read_json_lines, talk_id_from_path
+from simulplay.traces.importers.jsonlines import log_fingerprint, read_json_lines, refuse_other_log, talk_id_from_path
 from simulplay.traces.importers.logfields import Fields, check_choice, check_system, shown
 from simulplay.traces.importers.wavinfo import wav_frames
 
@@ -84,7 +84,9 @@ def import_simulstream(path: str | Path, *, system: str, clock: str = "source", 
         raise InputError.at(wavs, "is not a folder", field="--wavs", accepted="the folder holding the talks' wavs")
     p = Path(path)
     check = Checker(str(p), pd.DataFrame(), row_label="line")
-    talks = _talks(read_json_lines(p, check), check)
+    lines = read_json_lines(p, check)
+    refuse_other_log(p, lines, "simulstream")
+    talks = _talks(lines, check)
     check_unique_talks([(t.talk_id, t.line) for t in talks], check)
     check.raise_if_any()
     streams = [_stream(t, clock, retractions, unit, wavs, check) for t in talks]
