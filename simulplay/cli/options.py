@@ -114,6 +114,27 @@ def tie_option(help: str = TIE_HELP) -> Any:
     return typer.Option(TIE_TOLERANCE, "--tie-tolerance", min=0.0, help=help)
 
 
+def talks_option(help: str = "Only these talk ids (repeatable; commas separate several).") -> Any:
+    """``--talks ID…``: pick talks (every one when not given)."""
+    return typer.Option([], "--talks", help=help)
+
+
+def talks_from_option(help: str = "Only the talk ids listed in this file (one per line; # starts a comment); "
+                      "with --talks, both.") -> Any:
+    """``--talks-from FILE``: pick the talks a file lists."""
+    return typer.Option(None, "--talks-from", help=help)
+
+
+EVENTS_HELP = ("Non-speech event tags in the text ((Applaus), (Laughter), [Music], …): keep (spoken as text, the "
+               "default; a warning names their counts) or drop (removed before grouping; an update left empty is "
+               "skipped). Recorded in the signature when the traces hold any.")
+
+
+def events_option(help: str = EVENTS_HELP) -> Any:
+    """``--events keep|drop``: what event tags do (:mod:`simulplay.traces.events`)."""
+    return typer.Option("keep", "--events", help=help)
+
+
 def confidence_option(help: str = "Interval coverage, in (0, 1).") -> Any:
     return typer.Option(CONFIDENCE, "--confidence", help=help)
 
