@@ -98,14 +98,18 @@ def shared_ways(p: dict) -> list[tuple[str, str]]:
     """The shared predictions of a summary and their printed labels: slowdown 1, calibrated
     from the run, the load curve measured before it (with its cost)."""
     cal = p.get("calibration", {})
+
+    def points(text: str) -> str:
+        return " ".join(f"{n}:{float(f):.2f}" for n, f in (x.split(":") for x in text.split(";")))
+
     ways = [("shared", "slowdown 1")]
     if "shared_run" in p:
         ways.append(("shared_run", f"calibrated slowdown from this run ({cal['run']['factor']:.3f} over all; "
-                                   f"per number in flight {cal['run']['points']})"))
+                                   f"per number in flight {points(cal['run']['points'])})"))
     if "shared_load" in p:
         ways.append(("shared_load", f"load curve measured before the run ({cal['load']['cost_s']:.1f} s; "
                                     f"{cal['load']['factor']:.3f} over all; per number in flight "
-                                    f"{cal['load']['points']})"))
+                                    f"{points(cal['load']['points'])})"))
     return ways
 
 

@@ -144,6 +144,8 @@ def import_simuleval_command(
                                      "<talk>_<N>.wav is segment N of <talk>.wav, 0-based, in the YAML's order), "
                                      "position (n-th instance = n-th YAML entry) or auto (default: name when "
                                      "every wav stem ends in _<N>, position when none does)."),
+    talks: list[str] = talks_option(),
+    talks_from: Path | None = talks_from_option(),
 ):
     """Import a SimulEval instances.log: speech-to-text as a trace,
     speech-to-speech as a request manifest.
@@ -166,6 +168,7 @@ def import_simuleval_command(
     """
     from simulplay.traces.importers import import_simuleval, import_simuleval_segmented
     from simulplay.traces.readers import TRACE_SUFFIXES
+    from simulplay.traces.select import talk_ids
 
     _check_segmentation_flags(segmentation, wavs=wavs, match=match, as_manifest=as_manifest)
     check_outputs(out, allowed=(".parquet", ".csv") if as_manifest else TRACE_SUFFIXES)
@@ -174,7 +177,7 @@ def import_simuleval_command(
                                          match=match or "auto")
     else:
         res = import_simuleval(log, system=system, clock=clock, unit=unit, as_manifest=as_manifest)
-    _write_import(res, log, out)
+    _write_import(res, log, out, talk_ids(talks, talks_from))
 
 
 def _check_segmentation_flags(segmentation: Path | None, *, wavs: Path | None, match: str | None,
@@ -210,6 +213,8 @@ def import_simulstream_command(
     unit: str = typer.Option("spm", "--unit",
                              help="Token kind: spm (SentencePiece; '▁' starts a word, other pieces attach), word "
                              "(joined with spaces) or char (joined without)."),
+    talks: list[str] = talks_option(),
+    talks_from: Path | None = talks_from_option(),
 ):
     """Import a simulstream metrics log as a trace: one update per packet
     that generated text.
@@ -226,16 +231,24 @@ def import_simulstream_command(
     """
     from simulplay.traces.importers import import_simulstream
     from simulplay.traces.readers import TRACE_SUFFIXES
+    from simulplay.traces.select import talk_ids
 
     check_outputs(out, allowed=TRACE_SUFFIXES)
     res = import_simulstream(log, system=system, clock=clock, wavs=wavs, retractions=retractions, unit=unit)
-    _write_import(res, log, out)
+    _write_import(res, log, out, talk_ids(talks, talks_from))
 
 
-def _write_import(res, log: Path, out: Path) -> None:
-    """The imported trace (or manifest) with its signature, and the per-stream statistics."""
+def _write_import(res, log: Path, out: Path, talks: tuple[str, ...] = ()) -> None:
+    """The imported trace (or manifest) of ``talks`` (all when empty) with its signature, and
+    the per-stream statistics."""
+    import dataclasses
+
     from simulplay.cli.console import print_table
     from simulplay.traces.importers import write_import
+    from simulplay.traces.select import pick_rows
+
+    if talks:
+        res = dataclasses.replace(res, frame=pick_rows(res.frame, talks), stats=pick_rows(res.stats, talks))
 
     write_import(res, out)
     print_table(res.stats, res.signature, title=f"{len(res.stats)} stream(s) imported from {log}")
