@@ -98,7 +98,8 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 COMMANDS = (  # (name, function), in the order of `simulplay --help`
-    ("validate", traces.validate), ("group", traces.group), ("replay", replay.replay), ("synth", synth.synth),
+    ("validate", traces.validate), ("spoken", traces.spoken), ("group", traces.group), ("replay", replay.replay),
+    ("synth", synth.synth),
     ("retime", retime.retime),
     ("eta", eta.eta), ("bootstrap", bootstrap.bootstrap), ("import-simuleval", traces.import_simuleval_command),
     ("import-simulstream", traces.import_simulstream_command), ("player", player.player), ("edges", edges.edges),

@@ -114,6 +114,27 @@ def tie_option(help: str = TIE_HELP) -> Any:
     return typer.Option(TIE_TOLERANCE, "--tie-tolerance", min=0.0, help=help)
 
 
+def talks_option(help: str = "Only these talk ids (repeatable; commas separate several).") -> Any:
+    """``--talks ID…``: pick talks (every one when not given)."""
+    return typer.Option([], "--talks", help=help)
+
+
+def talks_from_option(help: str = "Only the talk ids listed in this file (one per line; # starts a comment); "
+                      "with --talks, both.") -> Any:
+    """``--talks-from FILE``: pick the talks a file lists."""
+    return typer.Option(None, "--talks-from", help=help)
+
+
+EVENTS_HELP = ("Non-speech event tags in the text ((Applaus), (Laughter), [Music], …): keep (spoken as text, the "
+               "default; a warning names their counts) or drop (removed before grouping; an update left empty is "
+               "skipped). Recorded in the signature when the traces hold any.")
+
+
+def events_option(help: str = EVENTS_HELP) -> Any:
+    """``--events keep|drop``: what event tags do (:mod:`simulplay.traces.events`)."""
+    return typer.Option("keep", "--events", help=help)
+
+
 def confidence_option(help: str = "Interval coverage, in (0, 1).") -> Any:
     return typer.Option(CONFIDENCE, "--confidence", help=help)
 
@@ -197,7 +218,7 @@ def beside(out: Path, infix: str) -> Path:
 SERVICE_HELP = ("measured, zero, scale=F (service time × F), or fit: a modelled clock, each request's service "
                 "time predicted as b0 + b1·audio_s + b2·chars by a least-absolute-deviations fit over the replayed "
                 "requests, one per backend and realization (coefficients in the signature's 'fit'); or "
-                "servers=K,share=G[,load_curve=TABLE]: shared servers (replay --servers).")
+                "servers=K,share=G[,load_curve=TABLE] [,slowdown=F|TABLE]: shared servers (replay --servers).")
 SERVERS_HELP = ("Shared servers: the outputs of a share group (--share) queue for K identical workers, one request "
                 "in flight per output; a request starts when it is eligible (dispatched, its output's previous "
                 "request ready) and a worker is free, and takes its measured service × the load curve's slowdown "

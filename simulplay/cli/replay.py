@@ -20,6 +20,8 @@ from simulplay.cli.options import (
     release_option,
     silent_parts_option,
     table_option,
+    talks_from_option,
+    talks_option,
 )
 
 
@@ -39,6 +41,8 @@ def replay(
                                    "requests start in order of eligibility; ties: talk, system, condition, seq)."),
     load_curve: Path | None = typer.Option(None, "--load-curve", help=LOAD_CURVE_HELP),
     slowdown: str | None = typer.Option(None, "--slowdown", help=SLOWDOWN_HELP),
+    talks: list[str] = talks_option(),
+    talks_from: Path | None = talks_from_option(),
 ):
     """Replay request clocks through a serial synthesizer and serial playback.
 
@@ -61,13 +65,17 @@ def replay(
     from simulplay.sim import replay as run_replay
     from simulplay.sim.servers import servers_from_flags
     from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
+    from simulplay.traces.select import pick_rows, talk_ids
 
     check_outputs(out, parts)
     check_distinct({"--out": out, "--parts": parts}, [manifest])
     shared = servers_from_flags(servers, share, discipline, load_curve, service, slowdown)
     rel, model, silent = parse_release(release), shared or parse_service(service), parse_silent_parts(silent_parts)
     df, meta = read_manifest(manifest)
+    picked = talk_ids(talks, talks_from)
+    df = pick_rows(df, picked)
     chunk_df = read_chunks(manifest, chunks) if rel.needs_chunks else None
+    chunk_df = pick_rows(chunk_df, picked) if chunk_df is not None and "talk_id" in chunk_df else chunk_df
     res = run_replay(df, service=model, release=rel, chunks=chunk_df, allow_incomplete=allow_incomplete,
                      upstream=meta.get("signature"), source=str(manifest), silent_parts=silent)
     write_table(res.summary, out, res.signatures, kind="playback-summary")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import commit_option, quiet_option
+from simulplay.cli.options import commit_option, events_option, quiet_option, talks_from_option, talks_option
 from simulplay.core.errors import InputError
 
 
@@ -66,6 +66,9 @@ def synth(
     worker_stats: bool = typer.Option(False, "--worker-stats", help="Print per-worker throughput at the end."),
     commit: list[str] | None = commit_option(),
     quiet: bool = quiet_option(),
+    talks: list[str] = talks_option(),
+    talks_from: Path | None = talks_from_option(),
+    events: str = events_option(),
 ):
     """Synthesize every request of the traces under each rule (or of a requests table,
     --requests) with a real TTS backend.
@@ -93,6 +96,7 @@ def synth(
     from simulplay.synthesis.executors import parse_executor
     from simulplay.synthesis.plan import check_order
     from simulplay.synthesis.run import synthesize_files
+    from simulplay.traces.select import talk_ids
 
     trace = trace or []
     check_plan_source(trace, rule, requests)
@@ -104,8 +108,9 @@ def synth(
     spec = parse_executor(executor, worker_cpus=worker_cpus, worker_gpus=worker_gpus, retries=retries,
                           workers=workers)
     res = synthesize_files(config, store, out, traces=trace, rules=rules, requests=requests,
-                           realizations=realizations, order=order, max_chars=max_chars, progress=progress_bar(quiet),
-                           executor=spec, contention_sample=contention_sample, commit=commit)
+                           talks=talk_ids(talks, talks_from), events=events, realizations=realizations, order=order,
+                           max_chars=max_chars, progress=progress_bar(quiet), executor=spec,
+                           contention_sample=contention_sample, commit=commit)
     report_synthesis(res, out, spec.label(), worker_stats)
 
 

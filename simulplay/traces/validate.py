@@ -117,7 +117,11 @@ def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
     A trace with retractions also gets ``revisions`` (updates that retract),
     ``retracted_chars`` and ``normalized_erasure`` (retracted words over the words of the
     final hypothesis, :mod:`simulplay.traces.revisions`); ``words`` counts the final
-    hypothesis. Append-only traces keep today's columns."""
+    hypothesis. Append-only traces keep today's columns. A trace holding non-speech event
+    tags (:mod:`simulplay.traces.events`) also gets ``event_tags`` and ``event_updates``
+    (updates holding part of one)."""
+    from simulplay.traces.events import stream_event_stats
+
     rows = []
     revising = "retract" in df.columns
     streams = streams_from_frame(df, revising=True)
@@ -135,11 +139,13 @@ def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
             "after_source_end": int((g["time_s"] > g["source_s"]).sum()),
             "source_s": float(g["source_s"].iloc[0]),
         })
+        rows[-1].update(stream_event_stats(s))
         if revising:
             rev = revision_stats(s)
             rows[-1].update(revisions=rev["revisions"], retracted_chars=rev["retracted_chars"],
                             normalized_erasure=rev["normalized_erasure"])
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    return out if out["event_tags"].any() else out.drop(columns=["event_tags", "event_updates"])
 
 
 def late_streams(stats: pd.DataFrame) -> str:

@@ -36,6 +36,7 @@ from simulplay.synthesis.clock_check import load_at_measurement
 from simulplay.synthesis.combine import combine_syntheses
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
 from simulplay.traces import read_traces, streams_from_frame
+from simulplay.traces.select import prepare_streams
 from simulplay.vad import SileroVad
 from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer, run_diagnostics
 from simulplay.workflows.edges import EdgesRun, run_edges, write_edges
@@ -83,7 +84,9 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     experiment's configs are used as they are (nothing is parsed again)."""
     t0 = time.perf_counter()
     rules = list(exp.rules)
-    streams = streams_from_frame(read_traces(exp.traces), revising=revising_allowed(exp.commit, rules))
+    streams, recorded = prepare_streams(
+        streams_from_frame(read_traces(exp.traces), revising=revising_allowed(exp.commit, rules)), talks=exp.talks,
+        events=exp.events, events_flag="the experiment key events")
     check_out_folder(exp.out, "out")  # before any work: the outputs and the store can be written
     check_out_folder(exp.store, "store")
     if exp.quality is not None:  # the extras the quality step needs, before synthesis starts
@@ -96,7 +99,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     store = AudioStore.open(exp.store, field="store")
     syntheses = [synthesize_to_manifest(streams, rules, config, store, _manifest_path(exp, i),
                                         realizations=exp.realizations, order=exp.order, max_chars=exp.max_chars,
-                                        progress=progress, executor=exp.executor, traces=exp.traces)
+                                        progress=progress, executor=exp.executor, traces=exp.traces,
+                                        recorded=recorded)
                  for i, config in enumerate(exp.backends)]
     synth = syntheses[0] if len(syntheses) == 1 else combine_syntheses(
         syntheses, exp.out / "manifest.parquet",
@@ -282,6 +286,7 @@ def experiment_record(exp: Experiment) -> dict[str, Any]:
         "max_chars": exp.max_chars, **exp.executor.to_dict(),
         "draws": boot.draws, "seed": boot.seed, "quantile_method": boot.method, "confidence": boot.confidence,
         "bootstrap_rng": boot.rng, "talk_order": boot.talk_order, "tie_tolerance": boot.tie_tolerance,
+        "talks": list(exp.talks), "events": exp.events,
         "contrasts": [list(c) for c in exp.contrasts], "variants": [written(exp, v) for v in exp.variants],
         "edges": list(exp.edges), "silent_parts": exp.silent_parts, "sweep": list(exp.sweep),
         "sweep_confirm": exp.sweep_confirm, "content": None if exp.content is None else asdict(exp.content),

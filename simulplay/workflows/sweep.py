@@ -79,7 +79,10 @@ def read_run(folder: str | Path) -> RunInputs:
     if missing or not traces:
         raise InputError.at(root / "run.json", f"trace file(s) not found: {', '.join(missing) or 'none named'}",
                             field="experiment.traces", accepted="the trace files the run was synthesized from")
-    streams = streams_from_frame(read_traces(traces))
+    from simulplay.traces.select import prepare_streams
+
+    streams, _ = prepare_streams(streams_from_frame(read_traces(traces)), talks=exp.get("talks", ()),
+                                 events=exp.get("events", "keep"), events_flag="the run's events")
     boot = Bootstrap(draws=int(exp.get("draws", 10_000)), seed=int(exp.get("seed", ENDPOINT_SEED)),
                      method=exp.get("quantile_method", ENDPOINT_METHOD), confidence=float(exp.get("confidence", 0.95)),
                      rng=exp.get("bootstrap_rng", ENDPOINT_RNG), talk_order=exp.get("talk_order", "sorted"),
