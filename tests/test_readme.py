@@ -143,6 +143,19 @@ def test_every_advised_retime_re_times_every_request():
     assert all("--all" in c or "--sample" in c for _, c in commands), commands
 
 
+def test_the_demo_request_count_includes_the_sweep_confirmation():
+    """The README's count of the first run's Piper requests is the design's (the demo output's
+    ``synthesized N``) plus the sweep's confirmed point's (the quick start's ``confirmed by
+    synthesis`` line): the demo synthesizes both."""
+    text = readme()
+    total, design, confirm = map(int, re.search(r"\((\d+) Piper requests: (\d+) of the design, (\d+) of the "
+                                                r"sweep's confirmed point\)", " ".join(text.split())).groups())
+    assert design == int(re.search(r"requests: synthesized (\d+),", text).group(1))
+    quick = " ".join((ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8").split())
+    assert confirm == int(re.search(r"confirmed by synthesis: [^(]*\(…; synthesized (\d+),", quick).group(1))
+    assert total == design + confirm
+
+
 def test_no_code_cites_the_specification():
     """The docs are the reference: modules and docs cite docs pages, never a section of the
     project's specification (``SPEC §8``), which a reader of the code does not have."""
