@@ -86,3 +86,17 @@ def test_the_experiment_key_list_names_every_key():
         assert "key 'plugin'" in str(e) and ", plugins)" in str(e)
     else:
         raise AssertionError("an unknown key was accepted")
+
+
+def test_the_glossary_trace_columns_are_the_formats_page_columns():
+    """The glossary's trace entry names the columns of formats.md's Trace table, which are the
+    reader's (required, then optional)."""
+    from simulplay.traces.model import OPTIONAL_COLUMNS, TRACE_COLUMNS
+
+    formats = section((ROOT / "docs" / "formats.md").read_text(encoding="utf-8"), "## Trace")
+    table = re.findall(r"^\| `(\w+)`", formats, re.M)
+    assert table == [*TRACE_COLUMNS, *OPTIONAL_COLUMNS]
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    entry = " ".join(re.search(r"\*\*trace\*\* — (.*?)\n\n", glossary, re.S).group(1).split())
+    named = [n.strip() for chunk in re.findall(r"`([^`]+)`", entry) for n in chunk.split(",")]
+    assert named == [*TRACE_COLUMNS, *OPTIONAL_COLUMNS], entry
