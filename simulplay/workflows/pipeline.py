@@ -32,6 +32,7 @@ from simulplay.sim import replay
 from simulplay.sim.replay import ReplayResult
 from simulplay.sim.variants import Measured, RequestRelease
 from simulplay.store.store import AudioStore
+from simulplay.synthesis.clock_check import load_at_measurement
 from simulplay.synthesis.combine import combine_syntheses
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
 from simulplay.traces import read_traces, streams_from_frame
@@ -312,6 +313,7 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
             "cached": res.edges.result.stats.cached, "inference_s": res.edges.result.stats.inference_s},
         "signature": res.synth.signature,
         **clock_record(st),
+        "load_at_measurement": load_at_measurement(man),  # the machine when the audio was timed
     }
     if res.syntheses:  # a run of several engines: each backend's own synthesis
         record["backends"] = [{"spec": written(exp, config), "backend": str(r.manifest["backend"].iloc[0]),
