@@ -57,10 +57,10 @@ def demo(
                               "Piper (durations=fixed), then compare the simulator with it: (a) to (c) of "
                               "`simulplay live --predict --calibrate`, into OUT_DIR/live."),
     frameworks: bool = typer.Option(False, "--frameworks", help="Instead: the demo's design under the voice "
-                                    "frameworks' grouping (livekit with min_sentence_len 5, 10, 20, 40; pipecat) "
-                                    "against immediate and the paper's rules, into OUT_DIR/frameworks (the demo's "
-                                    "store is reused), and print η, mean L, first playback, idle time and joins "
-                                    "per minute for each (docs: Framework grouping)."),
+                                    "frameworks' grouping (livekit with min_sentence_len 5, 10, 20, 40; pipecat; "
+                                    "realtimetts) against immediate and the paper's rules, into OUT_DIR/frameworks "
+                                    "(the demo's store is reused), and print η, mean L, first playback, idle time "
+                                    "and joins per minute for each (docs: Framework grouping)."),
 ):
     """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
     `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,

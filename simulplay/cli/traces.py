@@ -51,6 +51,36 @@ def validate(
         write_table(stats, out, sig, kind="trace-stats")
 
 
+def spoken(
+    traces: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl), revising or not."),
+    commit: list[str] = typer.Option(..., "--commit", help="Commit policy, repeatable: eager, stable[:k=2] "
+                                     "(unit=char: by character), hold[:t=1] (seconds), mask[:k=3], final (a "
+                                     "non-causal oracle); or a family in the grid syntax of sweep: "
+                                     "stable:k=1..4, hold:t=0.25..2:0.25, mask:k=0..6."),
+    out: Path | None = table_option("--out", "Also save the table."),
+):
+    """What a listener hears of each stream under each commit policy (no synthesis).
+
+    Columns: words of the final hypothesis and words spoken, spoken-then-retracted words
+    and their characters, WER and CER (%) of the spoken text against the final hypothesis
+    (content scoring's normalized words), commit lag per word (p50, p90, max; seconds from
+    the update that last wrote the word to its commit) and the stream's normalized erasure.
+    """
+    from simulplay.analysis.spoken import spoken_table
+    from simulplay.cli.console import print_table
+    from simulplay.core.tables import write_table
+    from simulplay.grouping import unique_commits
+    from simulplay.grouping.grid import parse_commit_grids
+    from simulplay.traces import read_traces, streams_from_frame
+
+    check_outputs(out)
+    policies = unique_commits([p for g in parse_commit_grids(commit) for p in g.rules()])
+    table, sig = spoken_table(streams_from_frame(read_traces(traces), revising=True), policies)
+    print_table(table, sig, title=f"{len(table)} output(s): what the listener hears")
+    if out:
+        write_table(table, out, sig, kind="spoken")
+
+
 def group(
     trace: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl); a (talk_id, system) "
                                        "stream may appear in only one of them."),

@@ -20,7 +20,7 @@ from simulplay.workflows.experiment import Experiment, demo_experiment
 
 #: Each framework's default, LiveKit's main knob swept, against immediate and the paper's rules.
 FRAMEWORK_RULES = ("immediate", "timer:w=2", "timer:w=4", "punct", "words", "livekit:min_sentence_len=5",
-                   "livekit:min_sentence_len=10", "livekit", "livekit:min_sentence_len=40", "pipecat")
+                   "livekit:min_sentence_len=10", "livekit", "livekit:min_sentence_len=40", "pipecat", "realtimetts")
 FRAMEWORK_COLUMNS = ("condition", "eta_s", "ci_low_s", "ci_high_s", "mean_L_s", "first_play_s", "idle_s",
                      "joins_per_min")
 

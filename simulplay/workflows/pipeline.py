@@ -32,6 +32,7 @@ from simulplay.sim import replay
 from simulplay.sim.replay import ReplayResult
 from simulplay.sim.variants import Measured, RequestRelease
 from simulplay.store.store import AudioStore
+from simulplay.synthesis.clock_check import load_at_measurement
 from simulplay.synthesis.combine import combine_syntheses
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
 from simulplay.traces import read_traces, streams_from_frame
@@ -313,6 +314,7 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
         "signature": res.synth.signature,
         "language": res.synth.language or (res.syntheses[0].language if res.syntheses else {}),
         **clock_record(st),
+        "load_at_measurement": load_at_measurement(man),  # the machine when the audio was timed
     }
     if res.syntheses:  # a run of several engines: each backend's own synthesis
         record["backends"] = [{"spec": written(exp, config), "backend": str(r.manifest["backend"].iloc[0]),

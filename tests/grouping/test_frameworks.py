@@ -19,6 +19,9 @@ def test_canonical_strings_name_the_library_defaults():
     assert parse_rule("pipecat:language=de").to_dict() == {"rule": "pipecat", "mode": "sentence", "language": "de"}
     with pytest.raises(InputError, match="mode"):
         parse_rule("pipecat:mode=word")
+    assert parse_rule("realtimetts").canonical() == (
+        "realtimetts:minimum_sentence_length=10,minimum_first_fragment_length=10,fast_sentence_fragment=true,"
+        "fast_sentence_fragment_allsentences=true,context_size=12")
 
 
 def test_span_text_strips_edges_and_marks_a_cut_inside_a_word():

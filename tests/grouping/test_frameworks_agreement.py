@@ -142,3 +142,80 @@ def test_pipecat_emits_inside_a_push_and_keeps_the_rest():
     assert [(g.span, g.first, g.last, g.dispatch_s, g.trigger) for g in groups] == [
         ((0, 6), 0, 0, 2.0, "sentence"), ((7, 16), 1, 1, 2.0, "sentence"), ((17, 32), 1, 2, 3.0, "eos")]
     assert [r["text"] for r in group_requests(s, parse_rule("pipecat"))] == ["Hello.", "Next one.", "Dr. Smith came."]
+
+
+# ---- RealtimeTTS ------------------------------------------------------------------------
+# RealtimeTTS itself needs PyAudio (a C build against PortAudio) to import, so the test reads
+# what ``play_async`` passes to stream2sentence from RealtimeTTS's installed source, and drives
+# stream2sentence's public ``generate_sentences`` the way RealtimeTTS's play thread does: it
+# pulls the fed text one character at a time from a generator, and a sentence it yields is
+# what the characters pulled so far made (released at the push that held the last of them).
+
+
+def play_async_settings():
+    """stream2sentence's keyword arguments as ``TextToAudioStream.play`` passes them, under
+    ``play_async``'s defaults (read from RealtimeTTS's source)."""
+    import ast
+    import importlib.util
+    from pathlib import Path
+
+    source = Path(importlib.util.find_spec("RealtimeTTS").submodule_search_locations[0]) / "text_to_stream.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    funcs = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    args = funcs["play_async"].args
+    defaults = {a.arg: ast.literal_eval(d) for a, d in zip(args.args[-len(args.defaults):], args.defaults)}
+    call = next(n for n in ast.walk(funcs["play"]) if isinstance(n, ast.Call)
+                and getattr(n.func, "attr", "") == "generate_sentences")
+    kwargs = {}
+    for kw in call.keywords:
+        if isinstance(kw.value, ast.Constant):
+            kwargs[kw.arg] = kw.value.value
+        elif isinstance(kw.value, ast.Name):
+            kwargs[kw.arg] = defaults[kw.value.id]
+        else:  # self.log_characters: the stream's own setting (False)
+            kwargs[kw.arg] = False
+    return kwargs
+
+
+def realtimetts_emissions(s, **changed):
+    import stream2sentence
+
+    kwargs = {**play_async_settings(), "tokenizer": "rule-based", "language": "en", **changed}
+    at = [0]
+
+    def chars():
+        for k, text in enumerate(pushes(s)):
+            for ch in text:
+                at[0] = k
+                yield ch
+
+    got = []
+    for sentence in stream2sentence.generate_sentences(chars(), **kwargs):
+        got.append((squeeze(sentence), float(s.times[at[0]])))
+    return [(x, t) for x, t in got if x]
+
+
+def test_realtimetts_defaults_are_play_asyncs():
+    kwargs = play_async_settings()
+    rule = parse_rule("realtimetts")
+    assert kwargs["minimum_sentence_length"] == rule.minimum_sentence_length == 10
+    assert kwargs["minimum_first_fragment_length"] == rule.minimum_first_fragment_length == 10
+    assert kwargs["quick_yield_single_sentence_fragment"] is rule.fast_sentence_fragment is True
+    assert kwargs["quick_yield_for_all_sentences"] is rule.fast_sentence_fragment_allsentences is True
+    assert kwargs["context_size"] == rule.context_size == 12
+    from simulplay.grouping.frameworks.realtimetts import PLAY_ASYNC
+
+    assert {k: kwargs[k] for k in PLAY_ASYNC} == PLAY_ASYNC
+    assert importlib.metadata.version("realtimetts") == "0.8.10"
+    assert importlib.metadata.version("stream2sentence") == "1.1.0"
+
+
+def test_realtimetts_agrees_with_stream2sentence_driven_as_realtimetts_drives_it():
+    assert _agree(realtimetts_emissions, "realtimetts", STREAMS) > 20
+
+
+def test_realtimetts_agrees_across_its_parameters():
+    _agree(lambda s: realtimetts_emissions(s, minimum_sentence_length=30, minimum_first_fragment_length=25,
+                                           quick_yield_for_all_sentences=False),
+           "realtimetts:minimum_sentence_length=30,minimum_first_fragment_length=25,"
+           "fast_sentence_fragment_allsentences=false", STREAMS[::2])

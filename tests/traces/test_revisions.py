@@ -153,3 +153,24 @@ def test_a_revising_trace_read_with_an_append_only_one_keeps_the_other_append_on
     assert df["retract"].tolist() == [0, 1, 6, 0, 0] and df["retract"].dtype == "int64"
     r, p = streams_from_frame(df, revising=True)
     assert r.revising and not p.revising and p.joined == "Hallo"
+
+
+@pytest.mark.parametrize("unit", ["spm", "word", "char"])
+def test_the_kept_output_is_the_squeezed_detokenization_after_any_pushes_and_pops(unit):
+    import random
+
+    from simulplay.traces.importers.detokenize import Shown, detokenize, squeeze
+
+    rng = random.Random(7)
+    pieces = ["▁wir", "▁", "ä", "ude", ".", "▁▁", " ", "", "a b", "\t", "▁Geb", ",", "x "]
+    shown, tokens = Shown(unit), []
+    for _ in range(400):
+        if tokens and rng.random() < 0.35:
+            k = rng.randint(1, len(tokens))
+            shown.pop(k)
+            del tokens[len(tokens) - k:]
+        else:
+            new = [rng.choice(pieces) for _ in range(rng.randint(0, 4))]
+            shown.push(new)
+            tokens.extend(new)
+        assert shown.text == squeeze(detokenize(tokens, unit)) and shown.tokens == tokens

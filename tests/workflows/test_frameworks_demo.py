@@ -13,7 +13,8 @@ def test_the_design_is_the_demos_under_the_framework_rules(tmp_path):
         "immediate", "timer:w=2", "timer:w=4", "punct:cap=2,min_words=3", "words:n=8,cap=2",
         "livekit:min_sentence_len=5,stream_context_len=10", "livekit:min_sentence_len=10,stream_context_len=10",
         "livekit:min_sentence_len=20,stream_context_len=10", "livekit:min_sentence_len=40,stream_context_len=10",
-        "pipecat"]
+        "pipecat", "realtimetts:minimum_sentence_length=10,minimum_first_fragment_length=10,"
+        "fast_sentence_fragment=true,fast_sentence_fragment_allsentences=true,context_size=12"]
     assert len(FRAMEWORK_RULES) == len(exp.rules)
     assert exp.out == (tmp_path / "demo" / "frameworks").resolve()
     assert exp.store == (tmp_path / "demo" / "store").resolve()  # the demo's own store: its audio is reused
