@@ -21,8 +21,9 @@ NOT_RECORDED = "not recorded"
 
 def measured_on(run: RunData) -> tuple[dict[str, Any], dict[str, Any]]:
     """(machine, clock) of the run's synthesis; empty dicts when nothing recorded them."""
-    if run.record.get("clock") or run.record.get("machine"):
-        return run.record.get("machine") or {}, run.record.get("clock") or {}
+    rec = run.run_record
+    if rec is not None and (rec.clock or rec.machine):
+        return rec.machine, rec.clock
     meta = _parquet_meta(Path(run.manifest.path))
     return meta.get("machine") or {}, meta.get("clock") or {}
 
