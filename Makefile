@@ -13,11 +13,15 @@ ESPEAK_NG = command -v espeak-ng >/dev/null || ($(SUDO) apt-get update && \
 # edge-silence replay (vad) and scores DNSMOS (quality; not speaker similarity, so not Resemblyzer):
 # tests/test_install_closure.py runs a small demo and fails when it imports a package these do not install.
 DEMO_EXTRAS = vad,quality
-TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency,docs,quality
+TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency,docs,quality,frameworks
 # `simulplay quality`'s speaker encoder: Resemblyzer's only registry release requires `webrtcvad`, a source
 # package (a C build); the quality extra installs webrtcvad-wheels (the same module, as a wheel) and
 # Resemblyzer's other requirements, and Resemblyzer itself is installed without its requirements.
 RESEMBLYZER = Resemblyzer==0.1.4
+# pipecat's text aggregator, the reference of the rule `pipecat` in the agreement tests: pipecat-ai requires
+# protobuf<7 (the suite has 7) and numba/onnxruntime pins, none of which its text aggregator imports, so it is
+# installed without its requirements; the test extra lists the ones the aggregator needs.
+PIPECAT = pipecat-ai==1.14.0
 # The documentation site (docs/, mkdocs.yml): strict, so a broken link or anchor, a page missing from
 # the nav or an API docstring that cannot be collected fails the build. The variable silences a
 # notice Material for MkDocs prints on every build.
@@ -55,8 +59,8 @@ $(VENV)/.test-installed: pyproject.toml Makefile $(VENV)/.torch-installed
 	touch $@ $(VENV)/.demo-installed $(VENV)/.docs-installed
 
 $(VENV)/.quality-installed: pyproject.toml Makefile $(VENV)/.test-installed
-	$(BIN)/python -m pip install --quiet --no-deps $(RESEMBLYZER)
-	$(BIN)/python -c "import resemblyzer, speechmos.dnsmos"
+	$(BIN)/python -m pip install --quiet --no-deps $(RESEMBLYZER) $(PIPECAT)
+	$(BIN)/python -c "import resemblyzer, speechmos.dnsmos, pipecat.utils.text.simple_text_aggregator"
 	touch $@
 
 $(VENV)/.docs-installed: pyproject.toml | $(BIN)/python

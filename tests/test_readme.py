@@ -131,6 +131,16 @@ def test_docs_site_builds_strictly(docs_site):
     assert (docs_site / "api" / "index.html").is_file()
 
 
+def test_no_code_cites_the_specification():
+    """The docs are the reference: modules and docs cite docs pages, never a section of the
+    project's specification (``SPEC §8``), which a reader of the code does not have."""
+    citing = [f"{path.relative_to(ROOT)}:{n}" for path in [*(ROOT / "simulplay").rglob("*.py"),
+                                                            *(ROOT / "docs").rglob("*.md")]
+              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+              if re.search(r"\bSPEC\b\s*§|\bSPEC\.md\b|specification section", line)]
+    assert not citing, citing
+
+
 def test_every_docs_page_the_code_cites_exists_with_its_heading():
     """Docstrings and test notes cite the design as ``docs/<page>.md#<anchor>``: each page exists
     and holds a heading with that anchor (its own or an explicit ``{#id}``)."""

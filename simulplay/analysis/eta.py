@@ -24,6 +24,7 @@ from simulplay.core.keys import OUTPUT_KEYS, PANEL_KEYS, PER_ROW_SIGNATURE_KEYS
 from simulplay.core.signature import base_signature, format_signature, merge
 from simulplay.core.tables import read_table, stored_signatures
 from simulplay.grouping import canonical_condition
+from simulplay.grouping.policy import LOOP_OTHER_CLOCK
 
 SUMMARY_REQUIRED = (*OUTPUT_KEYS, "audio_s", "idle_s", "offset_s", "source_s")
 ETA_COLUMNS = ("condition", "n_talks", "delta_ref_s", "delta_s", "eta_s", "ci_low_s", "ci_high_s",
@@ -149,7 +150,19 @@ def compute_eta(
              for b1, b2 in interactions]
     return EtaResult(table, [s for p in panels for s in p.signatures], per_talk, talk_sigs, contrast,
                      [s for p in panels for s in p.contrast_signatures], [x for p in panels for x in p.excluded],
-                     small_panel_notes(table, per_talk), small_panel_notes(contrast, name="p1", symbol="diff"), inter)
+                     small_panel_notes(table, per_talk) + loop_notes(summary, upstream),
+                     small_panel_notes(contrast, name="p1", symbol="diff"), inter)
+
+
+def loop_notes(summary: pd.DataFrame, upstream: Sequence[dict[str, Any]]) -> list[str]:
+    """A note naming the closed-loop conditions whose recorded groups were replayed under
+    another clock than the one they were decided under (signature ``loop``)."""
+    other = sorted({c for c, i in zip(summary["condition"], summary["_sig"])
+                    if upstream[i].get("loop") == LOOP_OTHER_CLOCK})
+    if not other:
+        return []
+    return [f"closed loop: {', '.join(other)} replayed with the groups recorded under the measured clock; under this "
+            "clock the policy would have decided other groups (not decided again here)"]
 
 
 @dataclass(frozen=True)

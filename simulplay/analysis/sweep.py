@@ -27,8 +27,10 @@ from simulplay.core.errors import InputError
 from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.core.signature import base_signature, merge
 from simulplay.durationmodel.fit import Phonemizer, update_counts
+from simulplay.durationmodel.loop import loop_manifest
 from simulplay.durationmodel.modelled import PanelModel, fit_models, predicted_manifest
 from simulplay.grouping.grid import RuleGrid
+from simulplay.grouping.policy import closed_loop_condition
 from simulplay.grouping.registry import canonical_condition, parse_rule
 from simulplay.grouping.vectorized import group_many, update_table
 from simulplay.sim.replay import replay
@@ -148,12 +150,20 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     counts = update_counts(table, phonemize)
     reference = canonical_condition(reference)
     train = None if train is None else {canonical_condition(t) for t in train}
-    models = fit_models(manifest, table, counts, train=train, folds=folds, source=source,
-                        require_phonemes=require_phonemes)
-    measured = list(dict.fromkeys(manifest["condition"]))
+    open_loop = ~manifest["condition"].map(closed_loop_condition).to_numpy(bool)  # the models learn from these
+    models = fit_models(manifest[open_loop].reset_index(drop=True), table, counts, train=train, folds=folds,
+                        source=source, require_phonemes=require_phonemes)
+    # a framework rule's measured requests cut inside updates: they are neither fitted nor modelled
+    measured = [c for c in dict.fromkeys(manifest["condition"]) if not getattr(parse_rule(c), "cuts_updates", False)]
     conditions = list(dict.fromkeys([reference, *measured, *(r.canonical() for g in grids for r in g.rules())]))
-    groups = group_many(table, [parse_rule(c) for c in conditions])
-    predicted = predicted_manifest(table, counts, groups, conditions, models)
+    loops = [c for c in conditions if closed_loop_condition(c)]
+    opens = [c for c in conditions if c not in loops]
+    groups = group_many(table, [parse_rule(c) for c in opens])
+    predicted = predicted_manifest(table, counts, groups, opens, models)
+    if loops:  # closed-loop policies run in the engine on the models' durations and clock
+        predicted = pd.concat([predicted, loop_manifest(table, counts, loops, models,
+                                                        service_factor=getattr(model, "factor", 1.0))],
+                              ignore_index=True)
     sig = merge(upstream, base_signature(model=MODELLED, durations=_described(models, "durations"),
                                          service_fit=_described(models, "service") if service == "fit" else None))
     row_sig = merge(sig, {"service": service.strip(), "silent": silent_parts, "release": "request"})

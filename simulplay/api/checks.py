@@ -68,16 +68,24 @@ def as_table(table: Any) -> tuple[pd.DataFrame, Signatures | None, str]:
     return df, signatures_of(sigs), str(p)
 
 
-def as_streams(trace: Any) -> tuple[list, list[Path]]:
-    """The streams of a trace DataFrame (validated) or of trace files, and the files."""
+def as_commits(commit: Any) -> list[str]:
+    """Commit policy strings from one string, a list of them or None (none)."""
+    if commit is None:
+        return []
+    return as_strings(commit, "commit", "a commit policy such as 'stable:k=2', or a list of them")
+
+
+def as_streams(trace: Any, *, revising: bool = False) -> tuple[list, list[Path]]:
+    """The streams of a trace DataFrame (validated) or of trace files, and the files
+    (``revising``: streams with retractions allowed, for a commit policy)."""
     from simulplay.traces import read_traces, streams_from_frame
     from simulplay.traces.validate import validate_trace_frame
 
     given = frame_of(trace, "trace")
     if given is not None:
-        return streams_from_frame(validate_trace_frame(given[0], "trace")), []
+        return streams_from_frame(validate_trace_frame(given[0], "trace"), revising=revising), []
     paths = as_paths(trace, "trace", TRACE_INPUT)
-    return streams_from_frame(read_traces(paths)), paths
+    return streams_from_frame(read_traces(paths), revising=revising), paths
 
 
 def as_requests_file(requests: Any, tmp: Path) -> Path:

@@ -56,6 +56,11 @@ def demo(
                               "under immediate and timer:w=4 live at speed 1 (about 2 minutes) against a served "
                               "Piper (durations=fixed), then compare the simulator with it: (a) to (c) of "
                               "`simulplay live --predict --calibrate`, into OUT_DIR/live."),
+    frameworks: bool = typer.Option(False, "--frameworks", help="Instead: the demo's design under the voice "
+                                    "frameworks' grouping (livekit with min_sentence_len 5, 10, 20, 40; pipecat; "
+                                    "realtimetts) against immediate and the paper's rules, into OUT_DIR/frameworks "
+                                    "(the demo's store is reused), and print η, mean L, first playback, idle time "
+                                    "and joins per minute for each (docs: Framework grouping)."),
 ):
     """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
     `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,
@@ -83,6 +88,8 @@ def demo(
     from simulplay.workflows.experiment import demo_experiment, parse_demo_backends
     from simulplay.workflows.pipeline import run_experiment
 
+    if frameworks:
+        return print_frameworks(out_dir, piper=piper, quiet=quiet)
     if live:
         from simulplay.cli.live import finish_live
         from simulplay.live.demo import demo_live
@@ -92,6 +99,19 @@ def demo(
                           backends=parse_demo_backends(backends))
     typer.echo(f"demo folder: {exp.out}")
     finish_run(run_experiment(exp, progress=progress_bar(quiet)), exp, ONE_REALIZATION_HINT)
+
+
+def print_frameworks(out_dir: Path, *, piper: str, quiet: bool) -> None:
+    """``demo --frameworks``: run the demo's design under the framework rules and print their table."""
+    from simulplay.cli.console import print_table, progress_bar
+    from simulplay.workflows.frameworks import frameworks_experiment, frameworks_table
+    from simulplay.workflows.pipeline import run_experiment
+
+    exp = frameworks_experiment(out_dir, piper=piper)
+    typer.echo(f"frameworks folder: {exp.out}")
+    res = run_experiment(exp, progress=progress_bar(quiet))
+    print_table(frameworks_table(res.eta.table, res.replay.summary), res.eta.table_signatures,
+                title=f"Framework grouping: η ({exp.a} vs {exp.f}, reference {exp.reference}) and playback, seconds")
 
 
 #: Printed under the demo's η table when it ran one realization.

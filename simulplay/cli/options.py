@@ -45,6 +45,18 @@ TALK_ORDER_HELP = ("Which talk each matrix column is (it changes the draws): sor
                    "default) or given (the input's order, e.g. a paper table's rows). In the signature (talk_order).")
 
 
+COMMIT_HELP = ("Commit policy, repeatable: what of a revising trace (updates with retract) is spoken before "
+               "grouping: eager (each update as it arrives; the default, left out of condition names), "
+               "stable[:k=2] (unit=char: by character), hold[:t=1] (seconds), mask[:k=3], final (a "
+               "non-causal oracle). Each output's condition is POLICY+RULE, e.g. stable:k=2+punct. Without it "
+               "a revising trace is refused.")
+
+
+def commit_option(help: str = COMMIT_HELP) -> Any:
+    """``--commit POLICY``, repeatable (None when not given)."""
+    return typer.Option(None, "--commit", help=help)
+
+
 def out_option(help: str, *, flag: str = "--out", table: bool = True) -> Any:
     """A required output path (``--out PATH``); ``table`` appends the suffix convention
     (:data:`OUT_HELP`) to the help."""
@@ -100,6 +112,27 @@ def tie_option(help: str = TIE_HELP) -> Any:
     from simulplay.analysis.bootstrap import TIE_TOLERANCE
 
     return typer.Option(TIE_TOLERANCE, "--tie-tolerance", min=0.0, help=help)
+
+
+def talks_option(help: str = "Only these talk ids (repeatable; commas separate several).") -> Any:
+    """``--talks ID…``: pick talks (every one when not given)."""
+    return typer.Option([], "--talks", help=help)
+
+
+def talks_from_option(help: str = "Only the talk ids listed in this file (one per line; # starts a comment); "
+                      "with --talks, both.") -> Any:
+    """``--talks-from FILE``: pick the talks a file lists."""
+    return typer.Option(None, "--talks-from", help=help)
+
+
+EVENTS_HELP = ("Non-speech event tags in the text ((Applaus), (Laughter), [Music], …): keep (spoken as text, the "
+               "default; a warning names their counts) or drop (removed before grouping; an update left empty is "
+               "skipped). Recorded in the signature when the traces hold any.")
+
+
+def events_option(help: str = EVENTS_HELP) -> Any:
+    """``--events keep|drop``: what event tags do (:mod:`simulplay.traces.events`)."""
+    return typer.Option("keep", "--events", help=help)
 
 
 def confidence_option(help: str = "Interval coverage, in (0, 1).") -> Any:
@@ -180,7 +213,7 @@ def beside(out: Path, infix: str) -> Path:
 SERVICE_HELP = ("measured, zero, scale=F (service time × F), or fit: a modelled clock, each request's service "
                 "time predicted as b0 + b1·audio_s + b2·chars by a least-absolute-deviations fit over the replayed "
                 "requests, one per backend and realization (coefficients in the signature's 'fit'); or "
-                "servers=K,share=G[,load_curve=TABLE]: shared servers (replay --servers).")
+                "servers=K,share=G[,load_curve=TABLE] [,slowdown=F|TABLE]: shared servers (replay --servers).")
 SERVERS_HELP = ("Shared servers: the outputs of a share group (--share) queue for K identical workers, one request "
                 "in flight per output; a request starts when it is eligible (dispatched, its output's previous "
                 "request ready) and a worker is free, and takes its measured service × the load curve's slowdown "

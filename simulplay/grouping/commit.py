@@ -80,7 +80,8 @@ class Tracker:
             if self.reset == "word" and 0 < cut < len(old) and not old[cut - 1].isspace() and not old[cut].isspace():
                 back = _word_start(old, cut)
             self.committed = back
-            self.fresh = self.reset == "word"
+            # the replacement starts a new word unless it continues a word cut into (character policies)
+            self.fresh = self.reset == "word" or back == 0 or old[back - 1].isspace()
             del self.commit_at[back:]
         sep = " " if cut and text and not glue else ""
         self.h = old[:cut] + sep + text

@@ -52,6 +52,7 @@ from simulplay.live.tables import chunk_rows, lateness, live_manifest, player_ta
 from simulplay.manifest.columns import chunk_path
 from simulplay.store.store import AudioStore
 from simulplay.traces import read_traces, streams_from_frame
+from simulplay.traces.select import prepare_streams
 
 
 @dataclass
@@ -68,18 +69,12 @@ class LiveResult:
 
 
 def plan_live(traces: Sequence[Path], rules: Sequence[Rule], *, speed: float, talks: Sequence[str] = (),
-              splitter=None) -> pd.DataFrame:
-    """The requests of every output in session order, times divided by ``speed``."""
+              splitter=None, events: str = "keep") -> pd.DataFrame:
+    """The requests of every output in session order, times divided by ``speed``; ``talks``
+    picks talks (all when empty), ``events`` keeps or drops non-speech event tags."""
     if not speed > 0:
         raise InputError.at(f"--speed {speed}", "must be > 0", accepted="a factor such as 1, 4 or 10")
-    streams = streams_from_frame(read_traces(traces))
-    if talks:
-        known = {s.talk_id for s in streams}
-        missing = [t for t in talks if t not in known]
-        if missing:
-            raise InputError.at(f"--talks {','.join(missing)}", "not in the traces",
-                                accepted=", ".join(sorted(known)[:10]))
-        streams = [s for s in streams if s.talk_id in set(talks)]
+    streams, _ = prepare_streams(streams_from_frame(read_traces(traces)), talks=talks, events=events)
     plan = requests_frame(streams, rules, splitter)
     plan["dispatch_s"] = plan["dispatch_s"] / speed
     plan["source_s"] = plan["source_s"] / speed
@@ -105,13 +100,13 @@ def _server(spec: str, folder: Path):
 def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: Path, *, speed: float = 1.0,
              talks: Sequence[str] = (), concurrent: int | None = None, timeout: float = 30.0,
              store: Path | None = None, predict: bool = False, design: EtaDesign | None = None,
-             calibrate: bool = False) -> LiveResult:
+             calibrate: bool = False, events: str = "keep") -> LiveResult:
     """Run every output live against ``backend`` and write the run folder ``out``; with
     ``predict``, then comparisons (b) and (c) against an isolated synthesis (:mod:`.predict`);
     ``calibrate`` (with ``predict``) measures a load burst against the server first."""
     local = parse_backend(backend)
     splitter = None if isinstance(local, HttpSettings) else local.create().splitter()
-    plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter)
+    plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter, events=events)
     if design is not None:
         check_design(design, plan)
     if calibrate and not predict:
@@ -145,8 +140,8 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
                        concurrent=concurrent, backend=backend)
     if predict and interrupted is None:
         result.summary["prediction"] = compare_with_isolated(
-            out, result.player, traces, rules, backend, audio, speed=speed, talks=talks, concurrent=concurrent,
-            design=design, sig=result.signature, load=load)
+            out, result.player, traces, rules, backend, audio, speed=speed, talks=talks, events=events,
+            concurrent=concurrent, design=design, sig=result.signature, load=load)
         _write_summary(out, result.summary)
     if interrupted is not None:
         raise Interrupted(f"{result.summary['sent']} of {result.summary['requests']} requests sent; "

@@ -5,11 +5,13 @@ report leaves nothing half-written."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -151,7 +153,14 @@ def _intro(report: Report) -> str:
             f"seconds from source start; δ = L(A) − L(F) is negative when A finishes earlier and η(w) = δ(w) − δ(0). "
             f"Figures 2–3 show condition {report.condition}; Figure 3 shows talk {report.talk}. Every table and "
             f"figure carries its signature; tables/ holds each table as CSV (full precision, one signature per row) "
-            f"and LaTeX (booktabs). Made by simulplay {__version__}. {measured_sentence(run)}")
+            f"and LaTeX (booktabs). Made by simulplay {__version__} at {made_at()}. {measured_sentence(run)}")
+
+
+@functools.cache
+def made_at() -> str:
+    """When this process made the report (UTC, to the minute): a report regenerated from a run
+    says so, its numbers keep the time and machine of their measurement."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 #: Where the explorer lies seen from the report folder, when ``simulplay explore`` wrote it beside.

@@ -114,8 +114,11 @@ class RunData:
 
     @property
     def name(self) -> str:
-        """The experiment's name from ``run.json``, else the folder's name."""
-        return (self.settings.name if self.settings is not None else "") or self.folder.name
+        """The experiment's name from ``run.json``, else the run folder's name; for step-by-step
+        tables, from its inputs: ``A vs F (η table's file name)``."""
+        if self.stepwise:
+            return f"{self.a} vs {self.f} ({self.eta.path.name})"
+        return self.settings.name or self.folder.resolve().name
 
     @property
     def excluded_outputs(self) -> list:

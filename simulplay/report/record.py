@@ -74,6 +74,9 @@ class RunSettings:
     sweep_confirm: int = 0
     content: dict[str, Any] | None = None
     quality: dict[str, Any] | None = None
+    talks: tuple[str, ...] = ()  # only these talks of the traces; empty: all
+    events: str = "keep"  # non-speech event tags: keep | drop
+    commit: tuple[str, ...] = ()  # commit policies crossed with the rules
     source: str = "experiment"
     format: int = RECORD_FORMAT
 
@@ -111,7 +114,8 @@ class RunSettings:
             "executor": self.executor, "bootstrap": self.bootstrap.to_dict(),
             "contrasts": [list(c) for c in self.contrasts], "variants": [v.to_record() for v in self.variants],
             "edges": list(self.edges), "silent_parts": self.silent_parts, "sweep": list(self.sweep),
-            "sweep_confirm": self.sweep_confirm, "content": self.content, "quality": self.quality}
+            "sweep_confirm": self.sweep_confirm, "content": self.content, "quality": self.quality,
+            "talks": list(self.talks), "events": self.events, "commit": list(self.commit)}
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any], *, source: str = "run.json") -> RunSettings:
@@ -152,7 +156,8 @@ def _from_record(data: Mapping[str, Any], source: str) -> RunSettings:
         bootstrap=Bootstrap.from_dict(data["bootstrap"]), contrasts=tuple(tuple(c) for c in data["contrasts"]),
         variants=written(data["variants"], lambda d: variant_from_dict(d, source=source)),
         edges=tuple(data["edges"]), silent_parts=data["silent_parts"], sweep=tuple(data["sweep"]),
-        sweep_confirm=data["sweep_confirm"], content=data["content"], quality=data["quality"])
+        sweep_confirm=data["sweep_confirm"], content=data["content"], quality=data["quality"],
+        talks=tuple(data["talks"]), events=data["events"], commit=tuple(data["commit"]))
 
 
 def _from_flat(data: Mapping[str, Any]) -> RunSettings:
@@ -174,7 +179,7 @@ def _from_flat(data: Mapping[str, Any]) -> RunSettings:
         variants=tuple(Written(v) for v in data.get("variants", [])), edges=tuple(data.get("edges", [])),
         silent_parts=data.get("silent_parts", "skip"), sweep=tuple(data.get("sweep", [])),
         sweep_confirm=int(data.get("sweep_confirm", 0)), content=data.get("content"), quality=data.get("quality"),
-        format=0)
+        talks=tuple(data.get("talks", ())), events=data.get("events", "keep"), format=0)
 
 
 def _path(value: str | None) -> Path | None:
@@ -214,6 +219,11 @@ class RunRecord:
     @property
     def clock(self) -> dict[str, Any]:
         return dict(self.data.get("clock") or {})
+
+    @property
+    def load_at_measurement(self) -> dict[str, Any] | None:
+        """The 1-minute load while the requests were measured (median, max, requests), if recorded."""
+        return self.data.get("load_at_measurement") or None
 
     def to_json(self) -> str:
         """The text of ``run.json``: :meth:`read` of it gives this record again."""

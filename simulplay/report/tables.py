@@ -32,7 +32,7 @@ from simulplay.report.quality import quality_table
 from simulplay.report.stepwise_tables import inputs_table, player_table, stepwise_overview
 from simulplay.traces.model import ends_terminal, join_texts, word_count
 
-TRIGGERS = ("immediate", "timer", "punct", "words", "eos")
+TRIGGERS = ("immediate", "timer", "punct", "words", "eos", "sentence")
 
 
 def _mean_over_talks(run: RunData) -> tuple[pd.DataFrame, list]:

@@ -1,4 +1,4 @@
-"""Shared-server replay (docs/many-listeners.md, SPEC §8): the outputs of one share group
+"""Shared-server replay (docs/many-listeners.md): the outputs of one share group
 send their requests to one queue of K identical workers.
 
 Request ``j`` of output ``o`` becomes eligible at ``e_j = max(dispatch_j, ready_{j−1})``

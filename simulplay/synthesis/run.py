@@ -11,6 +11,7 @@ only the requests without a record.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from simulplay.core.plugins import with_plugins
 from simulplay.core.progress import NO_PROGRESS, Progress, tracking
 from simulplay.core.provenance import machine, sha256_of_file
 from simulplay.core.tables import write_table
-from simulplay.grouping import Rule, Splitter
+from simulplay.grouping import Rule, Splitter, revising_allowed
 from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.manifest.columns import chunk_path
 from simulplay.manifest.written import check_written
@@ -65,13 +66,14 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
                            out: Path, *, realizations: int = 1, max_chars: int | None = None,
                            reuse: str | None = None, order: str = "counterbalanced", progress: Progress = NO_PROGRESS,
                            executor: ExecutorSpec | None = None, contention_sample: int = 8,
-                           traces: Sequence[Path] = ()) -> SynthResult:
+                           traces: Sequence[Path] = (), recorded: dict[str, Any] | None = None) -> SynthResult:
     """Plan, synthesize what the store lacks, and write ``out`` plus its chunk table.
 
     The manifest is written even when requests failed (their ``error`` is filled);
     comparisons then refuse the incomplete outputs. ``traces``, the files ``streams``
     came from, are recorded in the manifest's metadata (absolute path and SHA-256 each),
-    so that ``simulplay report`` finds them for its trace statistics.
+    so that ``simulplay report`` finds them for its trace statistics. ``recorded`` adds
+    fields to the signature (how the streams were prepared: ``events``).
     """
     backend = config.create()
     splitter = Splitter(max_chars) if max_chars else None
@@ -83,7 +85,7 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
         plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse,
                              order=order)
     return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
-                       contention_sample=contention_sample, traces=traces, loops=loops)
+                       contention_sample=contention_sample, traces=traces, loops=loops, provenance=recorded)
 
 
 def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: AudioStore, out: Path, *,
@@ -110,16 +112,25 @@ def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: Au
 
 
 def synthesize_files(config: BackendConfig, store: str | Path, out: Path, *, traces: Sequence[Path] = (),
-                     rules: Sequence[Rule] = (), requests: Path | None = None, **options: Any) -> SynthResult:
+                     rules: Sequence[Rule] = (), requests: Path | None = None, talks: Sequence[str] = (),
+                     events: str = "keep", **options: Any) -> SynthResult:
     """Synthesize the requests of a requests file, or of the trace files under ``rules``,
     into the store folder ``store`` (opened, and created, only once the inputs have been
-    read and validated in full); ``options`` go to :func:`synthesize_requests` or
-    :func:`synthesize_to_manifest` (realizations, order, max_chars, progress, executor, …)."""
+    read and validated in full); ``talks`` picks talks (all when empty), ``events`` says what
+    non-speech event tags in the traces do (:mod:`simulplay.traces.events`); ``options`` go to
+    :func:`synthesize_requests` or :func:`synthesize_to_manifest` (realizations, order,
+    max_chars, progress, executor, …)."""
+    from simulplay.traces.select import pick_rows, prepare_streams
+
+    commit = options.pop("commit", None)  # commit policies chosen: revising traces may be grouped
     if requests is not None:
         plan = read_requests(requests)
+        plan = dataclasses.replace(plan, frame=pick_rows(plan.frame, talks))
         return synthesize_requests(plan, config, AudioStore.open(store), out, **options)
-    streams = streams_from_frame(read_traces(traces))
-    return synthesize_to_manifest(streams, list(rules), config, AudioStore.open(store), out, traces=traces, **options)
+    streams = streams_from_frame(read_traces(traces), revising=revising_allowed(commit, rules))
+    streams, recorded = prepare_streams(streams, talks=talks, events=events)
+    return synthesize_to_manifest(streams, list(rules), config, AudioStore.open(store), out, traces=traces,
+                                  recorded=recorded, **options)
 
 
 RUN_ID = re.compile(r"\d+-\d+")  # Driver.run_id: microseconds-pid

@@ -13,6 +13,8 @@ Example (paths are relative to the TOML file)::
     out = "runs/demo"           # output folder
     store = "runs/store"        # audio store (default: <out>/store)
     max_chars = 400             # optional input-limit splitter
+    talks = ["ted_1096"]        # only these talks (default: every talk of the traces)
+    events = "drop"             # non-speech event tags such as (Applaus): "keep" (spoken, default) or "drop"
 
     [backend]                   # name + any setting of that backend
     name = "piper"
@@ -80,7 +82,7 @@ if TYPE_CHECKING:
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
             "realizations": int, "order": str, "out": str, "store": str, "max_chars": int, "backend": (dict, list),
             "analysis": dict, "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float,
-            "retries": int, "content": dict}
+            "retries": int, "content": dict, "commit": list, "talks": list, "events": str}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "bootstrap": str,
                  "bootstrap_rng": str, "talk_order": str, "tie_tolerance": float, "contrasts": list,
                  "variants": list, "edges": list, "silent_parts": str, "sweep": list, "sweep_confirm": int}
@@ -124,6 +126,9 @@ class Experiment:
     sweep_confirm: int = 0  # the sweep's best unmeasured points synthesized for real
     content: ContentSettings | None = None  # the [content] table; None: no content diagnostics
     quality: QualitySettings | None = None  # how the outputs sound (the demo's DEMO_QUALITY); None: not scored
+    talks: tuple[str, ...] = ()  # only these talks of the traces; empty: all
+    events: str = "keep"  # non-speech event tags: keep (spoken) | drop (removed before grouping)
+    commit: tuple[str, ...] = ()  # commit policies crossed with the rules (rules then hold POLICY+RULE)
     spelled: tuple[tuple[Any, str], ...] = field(default=(), compare=False)  # (config, its text in the file)
     source: str = field(default="experiment", compare=False)
 
@@ -206,6 +211,11 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     from simulplay.grouping import canonical_condition, parse_rule
 
     rules = [parse_rule(r, source=f"{src}: key 'rules'") for r in texts]
+    commits = tuple(_strings(data["commit"], "commit", src)) if "commit" in data else ()
+    if commits:
+        from simulplay.grouping import commit_rules
+
+        rules = commit_rules(rules, list(commits), source=f"{src}: key 'commit'")
     canon = [r.canonical() for r in rules]
     if len(set(canon)) != len(canon):
         twice = next(c for c in canon if canon.count(c) > 1)
@@ -230,18 +240,23 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     sweep, sweep_confirm = analysis_sweep(grids, analysis.get("sweep_confirm", 0), src)
     out = _path(base, data.get("out", f"runs/{data.get('name', path.stem)}"), "out", src, must_exist=False)
     store = _path(base, data["store"], "store", src, must_exist=False) if "store" in data else out / "store"
+    from simulplay.traces.events import check_events_mode
+
+    talks = tuple(_strings(data["talks"], "talks", src)) if "talks" in data else ()
+    events = check_events_mode(data.get("events", "keep"), f"{src}: key 'events'")
     realizations = data.get("realizations", 1)
     if realizations < 1:
         raise _err(src, f"{realizations} is not ≥ 1", field="realizations", accepted="an integer ≥ 1")
     return Experiment(
-        name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=tuple(rules),
+        name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=tuple(rules), commit=commits,
         reference=data["reference"], backends=tuple(c for c, _ in backends), out=out, store=store,
         realizations=realizations,
         max_chars=data.get("max_chars"), order=_order(data.get("order", "counterbalanced"), src), source=src,
         content=content_settings(data["content"], src, canon) if "content" in data else None,
         executor=_executor(data, src), bootstrap=analysis_bootstrap(analysis, src),
         contrasts=tuple(contrasts), variants=tuple(v for v, _ in variants), edges=edges, silent_parts=silent,
-        sweep=sweep, sweep_confirm=sweep_confirm, spelled=(*zip(rules, texts), *backends, *variants))
+        sweep=sweep, sweep_confirm=sweep_confirm, talks=talks, events=events,
+        spelled=(*zip(rules, texts), *backends, *variants))
 
 
 def _executor(data: dict[str, Any], src: str) -> ExecutorSpec:
@@ -277,7 +292,8 @@ def _describe(key: str, want: type | None = None) -> str:
     hints = {"traces": 'a list of trace files, e.g. ["traces/sample_traces.jsonl"]',
              "rules": 'a list of RULE strings, e.g. ["immediate", "timer:w=4"]',
              "a": "the name of translator A", "f": "the name of translator F",
-             "reference": "the reference rule, e.g. immediate"}
+             "reference": "the reference rule, e.g. immediate",
+             "commit": 'a list of commit policies, e.g. ["eager", "stable:k=2"]'}
     return hints.get(key, _article(want) if want else key)
 
 

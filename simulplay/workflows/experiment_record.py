@@ -40,7 +40,8 @@ def experiment_settings(exp: Any) -> RunSettings:
         max_chars=exp.max_chars, executor=exp.executor.to_dict(), bootstrap=exp.bootstrap, contrasts=exp.contrasts,
         variants=pair(exp.variants), edges=exp.edges, silent_parts=exp.silent_parts, sweep=exp.sweep,
         sweep_confirm=exp.sweep_confirm, content=content,
-        quality=None if exp.quality is None else exp.quality.to_dict(), source=exp.source)
+        quality=None if exp.quality is None else exp.quality.to_dict(), talks=exp.talks, events=exp.events,
+        commit=exp.commit, source=exp.source)
 
 
 def experiment_fields(s: RunSettings, source: str = "run.json") -> dict[str, Any]:
@@ -59,7 +60,8 @@ def experiment_fields(s: RunSettings, source: str = "run.json") -> dict[str, Any
         executor=executor_from_dict(s.executor, source=source), bootstrap=s.bootstrap, contrasts=s.contrasts,
         variants=variants, edges=s.edges,
         silent_parts=s.silent_parts, sweep=s.sweep, sweep_confirm=s.sweep_confirm, content=_content(s.content),
-        quality=_quality(s.quality), spelled=spelled, source=s.source)
+        quality=_quality(s.quality), talks=s.talks, events=s.events, commit=s.commit, spelled=spelled,
+        source=s.source)
 
 
 def _content(data: dict[str, Any] | None):

@@ -24,15 +24,18 @@ from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.core.provenance import sha256_of_file
 from simulplay.core.tables import write_table
 from simulplay.core.version import __version__
+from simulplay.grouping import revising_allowed
 from simulplay.manifest import validate_manifest
 from simulplay.manifest.chunks import chunk_path, validate_chunks
 from simulplay.sim import replay
 from simulplay.sim.replay import ReplayResult
 from simulplay.sim.variants import Measured, RequestRelease
 from simulplay.store.store import AudioStore
+from simulplay.synthesis.clock_check import load_at_measurement
 from simulplay.synthesis.combine import combine_syntheses
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
 from simulplay.traces import read_traces, streams_from_frame
+from simulplay.traces.select import prepare_streams
 from simulplay.vad import SileroVad
 from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer, run_diagnostics
 from simulplay.workflows.edges import EdgesRun, run_edges, write_edges
@@ -80,7 +83,9 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     experiment's configs are used as they are (nothing is parsed again)."""
     t0 = time.perf_counter()
     rules = list(exp.rules)
-    streams = streams_from_frame(read_traces(exp.traces))
+    streams, recorded = prepare_streams(
+        streams_from_frame(read_traces(exp.traces), revising=revising_allowed(exp.commit, rules)), talks=exp.talks,
+        events=exp.events, events_flag="the experiment key events")
     check_out_folder(exp.out, "out")  # before any work: the outputs and the store can be written
     check_out_folder(exp.store, "store")
     if exp.quality is not None:  # the extras the quality step needs, before synthesis starts
@@ -93,7 +98,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     store = AudioStore.open(exp.store, field="store")
     syntheses = [synthesize_to_manifest(streams, rules, config, store, _manifest_path(exp, i),
                                         realizations=exp.realizations, order=exp.order, max_chars=exp.max_chars,
-                                        progress=progress, executor=exp.executor, traces=exp.traces)
+                                        progress=progress, executor=exp.executor, traces=exp.traces,
+                                        recorded=recorded)
                  for i, config in enumerate(exp.backends)]
     synth = syntheses[0] if len(syntheses) == 1 else combine_syntheses(
         syntheses, exp.out / "manifest.parquet",
@@ -285,6 +291,7 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
             "cached": res.edges.result.stats.cached, "inference_s": res.edges.result.stats.inference_s},
         "signature": res.synth.signature,
         **clock_record(st),
+        "load_at_measurement": load_at_measurement(man),  # the machine when the audio was timed
     }
     if res.syntheses:  # a run of several engines: each backend's own synthesis
         record["backends"] = [{"spec": written(exp, config), "backend": str(r.manifest["backend"].iloc[0]),

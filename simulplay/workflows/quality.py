@@ -1,5 +1,5 @@
 """``simulplay quality``: how each output sounds, per request and per output, and what grouping
-changes about it (SPEC §8 "Quality"; the scorers in :mod:`simulplay.scorers`).
+changes about it (docs/quality.md; the scorers in :mod:`simulplay.scorers`).
 
 Each output of a synthesized manifest is replayed under request release with the measured
 service clock, and scored on two kinds of audio:

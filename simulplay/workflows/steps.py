@@ -56,13 +56,15 @@ def replay_settings(release: str, service: str, silent_parts: str, *, servers: i
 
 def replay_manifest(manifest: Path | pd.DataFrame, settings: ReplaySettings, *,
                     chunks: Path | pd.DataFrame | None = None, allow_incomplete: bool = False,
-                    upstream: dict[str, Any] | None = None) -> ReplayResult:
+                    upstream: dict[str, Any] | None = None, talks: Sequence[str] = ()) -> ReplayResult:
     """The replay step: a manifest file (read and validated; its chunk table, when the
     release needs one, ``chunks`` or the file beside it) or a manifest table (validated,
-    ``upstream`` its signature; the chunk table then a table in ``chunks``)."""
+    ``upstream`` its signature; the chunk table then a table in ``chunks``); ``talks``: only
+    these talks' rows (``--talks``; empty: every talk)."""
     from simulplay.manifest import read_chunks, read_manifest, validate_manifest
     from simulplay.manifest.chunks import validate_chunks
     from simulplay.sim import replay
+    from simulplay.traces.select import pick_rows
 
     if isinstance(manifest, pd.DataFrame):
         source = "manifest"
@@ -71,10 +73,12 @@ def replay_manifest(manifest: Path | pd.DataFrame, settings: ReplaySettings, *,
         source = str(manifest)
         df, meta = read_manifest(manifest)
         upstream = meta.get("signature")
+    df = pick_rows(df, talks)
     chunk_df = None
     if settings.release.needs_chunks:
         chunk_df = validate_chunks(chunks, "chunks") if isinstance(chunks, pd.DataFrame) else \
             read_chunks(source, chunks)
+        chunk_df = pick_rows(chunk_df, talks) if "talk_id" in chunk_df else chunk_df
     return replay(df, service=settings.service, release=settings.release, chunks=chunk_df,
                   allow_incomplete=allow_incomplete, upstream=upstream, source=source, silent_parts=settings.silent)
 

@@ -78,7 +78,10 @@ def read_run(folder: str | Path) -> RunInputs:
     if missing or not exp.traces:
         raise InputError.at(root / "run.json", f"trace file(s) not found: {', '.join(missing) or 'none named'}",
                             field="experiment.traces", accepted="the trace files the run was synthesized from")
-    streams = streams_from_frame(read_traces(list(exp.traces)))
+    from simulplay.traces.select import prepare_streams
+
+    streams, _ = prepare_streams(streams_from_frame(read_traces(list(exp.traces))), talks=exp.talks,
+                                 events=exp.events, events_flag="the run's events")
     return RunInputs(root, exp, manifest, meta.get("signature", {}), streams, exp.backend, exp.store or root / "store",
                      exp.bootstrap, exp.silent_parts)
 

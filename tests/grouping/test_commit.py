@@ -41,6 +41,12 @@ def test_eager_speaks_every_update_and_counts_what_it_took_back():
     assert c.final == FINAL and c.lags.tolist() == [0, 0, 0, 0, 0, 0]
 
 
+def test_eager_after_everything_was_retracted_speaks_the_replacement_as_a_new_word():
+    c, rows = spoken("eager", revising([(1.0, "Hallo", False, 0), (2.0, "Welt", False, 5)]))
+    assert rows == [(1.0, "Hallo", False), (2.0, "Welt", False)]
+    assert (c.stream.joined, c.retracted_words, c.retracted_chars) == ("Hallo Welt", 1, 5)
+
+
 def test_eager_passes_an_append_only_stream_unchanged():
     s = Stream("t", "A", 5.0, np.array([0.5, 1.0]), ("Hallo", "Welt"), np.array([True, False]))
     c = parse_commit("eager").commit(s)
