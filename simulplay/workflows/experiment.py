@@ -266,8 +266,9 @@ def _executor(data: dict[str, Any], src: str) -> ExecutorSpec:
 def _check_keys(data: dict, schema: dict[str, type], prefix: str, src: str) -> None:
     for key, value in data.items():
         if key not in schema:
+            known = [*schema, *(("plugins",) if schema is TOP_KEYS else ())]  # plugins: read first (plugins.py)
             raise _err(src, "is not a known key", field=prefix + key,
-                                accepted="one of " + ", ".join(prefix + k for k in schema))
+                                accepted="one of " + ", ".join(prefix + k for k in known))
         want = schema[key]
         ok = isinstance(value, want) and not (want in (int, float) and isinstance(value, bool))
         if want is float and isinstance(value, int) and not isinstance(value, bool):
