@@ -55,7 +55,8 @@ def spoken(
     traces: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl), revising or not."),
     commit: list[str] = typer.Option(..., "--commit", help="Commit policy, repeatable: eager, stable[:k=2] "
                                      "(unit=char: by character), hold[:t=1] (seconds), mask[:k=3], final (a "
-                                     "non-causal oracle)."),
+                                     "non-causal oracle); or a family in the grid syntax of sweep: "
+                                     "stable:k=1..4, hold:t=0.25..2:0.25, mask:k=0..6."),
     out: Path | None = table_option("--out", "Also save the table."),
 ):
     """What a listener hears of each stream under each commit policy (no synthesis).
@@ -68,11 +69,12 @@ def spoken(
     from simulplay.analysis.spoken import spoken_table
     from simulplay.cli.console import print_table
     from simulplay.core.tables import write_table
-    from simulplay.grouping import parse_commit, unique_commits
+    from simulplay.grouping import unique_commits
+    from simulplay.grouping.grid import parse_commit_grids
     from simulplay.traces import read_traces, streams_from_frame
 
     check_outputs(out)
-    policies = unique_commits([parse_commit(c) for c in commit])
+    policies = unique_commits([p for g in parse_commit_grids(commit) for p in g.rules()])
     table, sig = spoken_table(streams_from_frame(read_traces(traces), revising=True), policies)
     print_table(table, sig, title=f"{len(table)} output(s): what the listener hears")
     if out:
