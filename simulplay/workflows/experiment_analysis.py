@@ -53,18 +53,14 @@ def analysis_bootstrap(analysis: dict[str, Any], src: str) -> Bootstrap:
                                         ("confidence", "confidence"), ("rng", "bootstrap_rng"),
                                         ("talk_order", "talk_order"),
                                         ("tie_tolerance", "tie_tolerance")) if k in analysis}
-    if "bootstrap" in analysis:
-        from simulplay.analysis.bootstrap import PRESETS, apply_preset
+    from simulplay.analysis.bootstrap import PRESETS, PresetError
 
-        given = {f: keys[f] for f in ("rng", "method") if f in keys}
-        try:
-            keys |= apply_preset(analysis["bootstrap"], given, {},
-                                 names={"rng": "analysis.bootstrap_rng", "method": "analysis.quantile_method"})
-        except ValueError as e:
-            raise _err(src, str(e), field="analysis.bootstrap", accepted=f"one of {', '.join(PRESETS)}, without a "
-                       "different bootstrap_rng or quantile_method") from e
     try:
-        return Bootstrap(**keys)
+        return Bootstrap.preset(analysis.get("bootstrap"), **keys,
+                                names={"rng": "analysis.bootstrap_rng", "method": "analysis.quantile_method"})
+    except PresetError as e:
+        raise _err(src, str(e), field="analysis.bootstrap", accepted=f"one of {', '.join(PRESETS)}, without a "
+                   "different bootstrap_rng or quantile_method") from e
     except ValueError as e:
         raise _err(src, str(e), field="analysis",
                             accepted="draws ≥ 1, a NumPy quantile method or an order:… convention, "
