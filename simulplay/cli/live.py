@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import events_option, out_option, talks_from_option
+from simulplay.cli.options import events_option, out_option, talks_from_option, talks_option
 
 
 def live(
@@ -17,7 +17,7 @@ def live(
                                 "for a running OpenAI-compatible server."),
     out: Path = out_option("Run folder (new or empty): live manifest, tables, run.json, server.log.", table=False),
     speed: float = typer.Option(1.0, "--speed", help="Divide every trace time by this factor (> 0)."),
-    talks: list[str] = typer.Option([], "--talks", help="Only these talk ids (repeatable; commas separate several)."),
+    talks: list[str] = talks_option(),
     talks_from: Path | None = talks_from_option(),
     events: str = events_option(),
     concurrent: int | None = typer.Option(None, "--concurrent", min=1,

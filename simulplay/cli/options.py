@@ -116,7 +116,7 @@ def tie_option(help: str = TIE_HELP) -> Any:
 
 def talks_option(help: str = "Only these talk ids (repeatable; commas separate several).") -> Any:
     """``--talks ID…``: pick talks (every one when not given)."""
-    return typer.Option([], "--talks", help=help)
+    return typer.Option([], "--talks", help=help, metavar="ID")
 
 
 def talks_from_option(help: str = "Only the talk ids listed in this file (one per line; # starts a comment); "
