@@ -290,6 +290,7 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
             **res.edges.result.vad, "inferred": res.edges.result.stats.inferred,
             "cached": res.edges.result.stats.cached, "inference_s": res.edges.result.stats.inference_s},
         "signature": res.synth.signature,
+        "language": res.synth.language or (res.syntheses[0].language if res.syntheses else {}),
         **clock_record(st),
         "load_at_measurement": load_at_measurement(man),  # the machine when the audio was timed
     }
@@ -297,7 +298,7 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
         record["backends"] = [{"spec": written(exp, config), "backend": str(r.manifest["backend"].iloc[0]),
                                "manifest": str(r.path),
                                "synthesized": r.stats.synthesized, "already_in_store": r.stats.skipped,
-                               "failed": r.stats.failed, **clock_record(r.stats)}
+                               "failed": r.stats.failed, "language": r.language, **clock_record(r.stats)}
                               for config, r in zip(exp.backends, res.syntheses)]
     from simulplay.report.record import RunRecord
     from simulplay.workflows.experiment_record import experiment_settings
