@@ -102,12 +102,12 @@ def group(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike], rul
     Raises:
         InputError: an unknown or malformed rule, a bad trace, ``max_chars`` < 1.
     """
-    from simulplay.grouping import Splitter, commit_rules, request_signatures, requests_frame
+    from simulplay.grouping import Splitter, commit_rules, request_signatures, requests_frame, revising_allowed
 
     commits = as_commits(commit)
     rules = commit_rules(as_rules(rule), commits, source="commit")
     splitter = Splitter(as_count(max_chars, "max_chars"))
-    streams, _ = as_streams(trace, revising=bool(commits))
+    streams, _ = as_streams(trace, revising=revising_allowed(commits, rules))
     df = requests_frame(streams, rules, splitter)
     sig = base_signature(table="requests", rule=[r.canonical() for r in rules], splitter=splitter.describe())
     return SignedTable(fresh(df), signatures_of(request_signatures(df, splitter)), sig)
@@ -198,7 +198,7 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
             spec, an unknown order, reuse or executor, an ``out`` that cannot be written.
     """
     from simulplay.backends import parse_backend_with_reuse
-    from simulplay.grouping import commit_rules
+    from simulplay.grouping import commit_rules, revising_allowed
     from simulplay.grouping.requests_file import read_requests
     from simulplay.store.store import AudioStore
     from simulplay.synthesis.executors import parse_executor
@@ -227,8 +227,8 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
             res = synthesize_requests(plan, config, AudioStore.open(store_path, field="store"), target, **options)
         else:
             commits = as_commits(commit)
-            streams, paths = as_streams(trace, revising=bool(commits))
             rules = commit_rules(as_rules(rule if rule is not None else []), commits, source="commit")
+            streams, paths = as_streams(trace, revising=revising_allowed(commits, rules))
             check_distinct({"out": out}, paths)
             res = synthesize_to_manifest(streams, rules, config, AudioStore.open(store_path, field="store"), target,
                                          traces=paths, **options)

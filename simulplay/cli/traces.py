@@ -105,7 +105,15 @@ def group(
     previous request without a space), group, source_s (seconds).
     """
     from simulplay.core.tables import check_distinct, write_table
-    from simulplay.grouping import Splitter, commit_rules, parse_rule, request_signatures, requests_frame, unique_rules
+    from simulplay.grouping import (
+        Splitter,
+        commit_rules,
+        parse_rule,
+        request_signatures,
+        requests_frame,
+        revising_allowed,
+        unique_rules,
+    )
     from simulplay.traces import read_traces, streams_from_frame
     from simulplay.traces.select import prepare_streams, talk_ids
 
@@ -113,7 +121,8 @@ def group(
     check_distinct({"--out": out}, trace)
     rules = commit_rules(unique_rules([parse_rule(r) for r in rule]), commit)
     splitter = Splitter(max_chars)
-    streams, fields = prepare_streams(streams_from_frame(read_traces(trace), revising=bool(commit)),
+    frame = read_traces(trace)
+    streams, fields = prepare_streams(streams_from_frame(frame, revising=revising_allowed(commit, rules)),
                                       talks=talk_ids(talks, talks_from), events=events)
     df = requests_frame(streams, rules, splitter)
     write_table(df, out, [{**s, **fields} for s in request_signatures(df, splitter)], kind="requests")

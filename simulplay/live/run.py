@@ -43,7 +43,7 @@ from simulplay.core.errors import InputError, Interrupted
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import write_table
-from simulplay.grouping import Rule, requests_frame
+from simulplay.grouping import Rule, requests_frame, revising_allowed
 from simulplay.live.client import Endpoint, Record, run_sessions
 from simulplay.live.compare import agreement, agreement_summary
 from simulplay.live.predict import EtaDesign, check_design, compare_with_isolated
@@ -77,7 +77,8 @@ def plan_live(traces: Sequence[Path], rules: Sequence[Rule], *, speed: float, ta
     signature and ``run.json`` record of both is in the plan's ``attrs``."""
     if not speed > 0:
         raise InputError.at(f"--speed {speed}", "must be > 0", accepted="a factor such as 1, 4 or 10")
-    streams, recorded = prepare_streams(streams_from_frame(read_traces(traces)), talks=talks, events=events)
+    streams, recorded = prepare_streams(streams_from_frame(read_traces(traces), revising=revising_allowed(None, rules)),
+                                        talks=talks, events=events)
     language = voice_check(streams, config) if config is not None else {}
     plan = requests_frame(streams, rules, splitter)
     plan.attrs.update(recorded={**recorded, **signature_fields(language)}, language=language)

@@ -141,7 +141,7 @@ class RunSettings:
 
 def _from_record(data: Mapping[str, Any], source: str) -> RunSettings:
     from simulplay.backends import backend_from_dict
-    from simulplay.grouping.registry import RULES
+    from simulplay.grouping.registry import rule_from_dict
     from simulplay.sim.variants import variant_from_dict
 
     def written(items, rebuild) -> tuple[Written, ...]:
@@ -149,7 +149,7 @@ def _from_record(data: Mapping[str, Any], source: str) -> RunSettings:
 
     return RunSettings(
         name=data["name"], source=data["source"], traces=tuple(Path(p) for p in data["traces"]), a=data["a"],
-        f=data["f"], rules=written(data["rules"], lambda d: RULES.from_dict(d, key="rule", source=source)),
+        f=data["f"], rules=written(data["rules"], lambda d: rule_from_dict(d, source=source)),
         reference=data["reference"], backends=written(data["backends"], lambda d: backend_from_dict(d, source=source)),
         out=_path(data["out"]), store=_path(data["store"]), realizations=data["realizations"], order=data["order"],
         max_chars=data["max_chars"], executor=data["executor"],

@@ -38,8 +38,8 @@ def experiment_settings(exp: Any) -> RunSettings:
         name=exp.name, traces=exp.traces, a=exp.a, f=exp.f, rules=pair(exp.rules), reference=exp.reference,
         backends=pair(exp.backends), out=exp.out, store=exp.store, realizations=exp.realizations, order=exp.order,
         max_chars=exp.max_chars, executor=exp.executor.to_dict(), bootstrap=exp.bootstrap, contrasts=exp.contrasts,
-        variants=pair(exp.variants), edges=exp.edges, silent_parts=exp.silent_parts, sweep=exp.sweep,
-        sweep_confirm=exp.sweep_confirm, content=content,
+        variants=pair(exp.variants), edges=exp.edges, silent_parts=exp.silent_parts,
+        sweep=tuple(g.text for g in exp.sweep), sweep_confirm=exp.sweep_confirm, content=content,
         quality=None if exp.quality is None else exp.quality.to_dict(), talks=exp.talks, events=exp.events,
         commit=exp.commit, source=exp.source)
 
@@ -47,6 +47,7 @@ def experiment_settings(exp: Any) -> RunSettings:
 def experiment_fields(s: RunSettings, source: str = "run.json") -> dict[str, Any]:
     """The fields of the :class:`~simulplay.workflows.experiment.Experiment` a record's
     settings describe (a record without a format is refused: it kept only texts)."""
+    from simulplay.grouping.grid import parse_grids
     from simulplay.synthesis.executors import executor_from_dict
 
     if s.format == 0:
@@ -59,7 +60,9 @@ def experiment_fields(s: RunSettings, source: str = "run.json") -> dict[str, Any
         out=s.out, store=s.store, realizations=s.realizations, order=s.order, max_chars=s.max_chars,
         executor=executor_from_dict(s.executor, source=source), bootstrap=s.bootstrap, contrasts=s.contrasts,
         variants=variants, edges=s.edges,
-        silent_parts=s.silent_parts, sweep=s.sweep, sweep_confirm=s.sweep_confirm, content=_content(s.content),
+        silent_parts=s.silent_parts,
+        sweep=tuple(parse_grids(list(s.sweep), source=f"{source}: key 'experiment.sweep'")),
+        sweep_confirm=s.sweep_confirm, content=_content(s.content),
         quality=_quality(s.quality), talks=s.talks, events=s.events, commit=s.commit, spelled=spelled,
         source=s.source)
 

@@ -110,6 +110,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release=RequestRelease(),
                                      service=Measured(), silent=exp.silent_parts)
     _latency(exp, synth, manifest, allow_incomplete)
+    _spoken(exp, streams, rules)
     variants = {}
     for variant in exp.variants:
         v = written(exp, variant)
@@ -136,8 +137,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
             res.sweep = sweep_run(exp.out, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress)
 
         t3 = time.perf_counter()
-        make_or_reuse(exp.out, "sweep", {"rules": list(exp.sweep), "confirm": exp.sweep_confirm}, make_sweep,
-                      res.reused)
+        make_or_reuse(exp.out, "sweep", {"rules": [g.text for g in exp.sweep], "confirm": exp.sweep_confirm},
+                      make_sweep, res.reused)
         res.timings["sweep_s"] = time.perf_counter() - t3
     _explorer_and_report(exp, res)
     return res
@@ -211,6 +212,20 @@ def _latency(exp, synth, manifest, allow_incomplete):
     lat = latency_table(manifest, allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path))
     for ext in (".parquet", ".csv"):
         write_table(lat.table, exp.out / f"latency{ext}", lat.signatures, kind="latency")
+
+
+def _spoken(exp, streams, rules) -> None:
+    """With commit policies (the key ``commit``, or a rule written ``POLICY+RULE``), what the
+    listener got of each stream under each: spoken.parquet/.csv (docs/retranslation.md)."""
+    from simulplay.analysis.spoken import spoken_table
+    from simulplay.grouping import Committing, parse_commit
+
+    if not revising_allowed(exp.commit, rules):
+        return
+    policies = {r.policy.canonical() if isinstance(r, Committing) else "eager": r for r in rules}
+    table, sig = spoken_table(streams, [parse_commit(p) for p in policies])
+    for ext in (".parquet", ".csv"):
+        write_table(table, exp.out / f"spoken{ext}", sig, kind="spoken")
 
 
 def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):

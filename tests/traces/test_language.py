@@ -98,3 +98,16 @@ def test_the_synthesis_record_holds_the_check(tmp_path):
                                rules=[__import__("simulplay.grouping", fromlist=["x"]).parse_rule("punct")])
     assert res.language["voice_language"] == "en" and res.language["mismatched"] == ["ted_1171"]
     assert res.language["talks"]["ted_1171"]["language"] == "de"
+
+
+def test_a_live_plan_checks_the_voice_and_records_it(tmp_path):
+    from simulplay.grouping import parse_rule
+    from simulplay.live.run import plan_live
+
+    trace = write_german_trace(tmp_path / "de.jsonl")
+    with pytest.warns(UserWarning, match="of talk ted_1171 are German; voice espeak:voice=en-us speaks English"):
+        plan = plan_live([trace], [parse_rule("immediate")], speed=1.0, config=parse_backend("espeak"))
+    assert plan.attrs["recorded"] == {"text_language": "de", "voice_language": "en"}
+    assert plan.attrs["language"]["mismatched"] == ["ted_1171"]
+    quiet = plan_live([trace], [parse_rule("immediate")], speed=1.0, config=parse_backend("espeak:voice=de"))
+    assert quiet.attrs["recorded"] == {} and quiet.attrs["language"]["mismatched"] == []

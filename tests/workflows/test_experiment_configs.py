@@ -173,3 +173,21 @@ def test_the_pipeline_runs_from_config_objects_and_parses_no_spec(tmp_path, monk
     assert record["backends"][0]["written"].startswith("fake-test:") and record["bootstrap"]["draws"] == 50
     assert record["executor"]["executor"] == "serial"
     assert dataclasses.replace(exp, source="elsewhere") == exp  # where it came from is no part of it
+
+
+def test_the_sweep_grids_are_parsed_once_when_the_experiment_loads(folder, monkeypatch):
+    import simulplay.grouping.grid as grid
+    from simulplay.workflows.sweep import check_sweep_args
+
+    (folder / "exp.toml").write_text(TOML.replace('seed = 0', 'seed = 0\nsweep = ["timer:w=1..3", "words:n=4,8"]'))
+    exp = load_experiment(folder / "exp.toml")
+    assert [g.text for g in exp.sweep] == ["timer:w=1..3", "words:n=4,8"]
+    assert [len(g.points) for g in exp.sweep] == [3, 2]  # w = 1, 2, 3; n = 4, 8
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"parsed again: {args}")
+
+    monkeypatch.setattr(grid, "parse_grids", refuse)
+    monkeypatch.setattr("simulplay.workflows.sweep.parse_grids", refuse)
+    assert check_sweep_args(list(exp.sweep), by="L", confirm=0) == list(exp.sweep)
+    assert [s for s in exp.to_record()["sweep"]] == ["timer:w=1..3", "words:n=4,8"]

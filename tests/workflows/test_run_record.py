@@ -41,7 +41,8 @@ def test_a_real_run_json_reads_back_to_the_same_bytes_and_the_same_experiment(tm
     from simulplay.workflows.pipeline import run_experiment
 
     path = write_experiment(tmp_path, rules=["immediate", "punct", "timer:w=3"],
-                            analysis={"draws": 50, "seed": 0, "variants": ["service=zero", "silent=hold"]})
+                            analysis={"draws": 50, "seed": 0, "variants": ["service=zero", "silent=hold"],
+                                      "sweep": ["timer:w=1..2"]})
     exp = load_experiment(path)
     run_experiment(exp)
     text = (tmp_path / "run" / "run.json").read_text(encoding="utf-8")
@@ -51,6 +52,7 @@ def test_a_real_run_json_reads_back_to_the_same_bytes_and_the_same_experiment(tm
     assert record.settings.rule_texts == ["immediate", "punct", "timer:w=3"]
     assert record.settings.variant_texts == ["service=zero", "silent=hold"]
     assert record.count("requests") > 0 and record.excluded_outputs == []
+    assert record.settings.sweep == ("timer:w=1..2",) and (tmp_path / "run" / "sweep").is_dir()  # the parsed grid ran
 
 
 FLAT = {"name": "old", "traces": ["t.jsonl"], "a": "A", "f": "F", "rules": ["immediate", "punct"],
