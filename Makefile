@@ -22,6 +22,9 @@ RESEMBLYZER = Resemblyzer==0.1.4
 # protobuf<7 (the suite has 7) and numba/onnxruntime pins, none of which its text aggregator imports, so it is
 # installed without its requirements; the test extra lists the ones the aggregator needs.
 PIPECAT = pipecat-ai==1.14.0
+# RealtimeTTS, whose source the agreement test of the rule `realtimetts` reads (what play_async passes to
+# stream2sentence); never imported (that needs PyAudio), so installed without its requirements (resampy, nltk).
+REALTIMETTS = realtimetts==0.8.10
 # The documentation site (docs/, mkdocs.yml): strict, so a broken link or anchor, a page missing from
 # the nav or an API docstring that cannot be collected fails the build. The variable silences a
 # notice Material for MkDocs prints on every build.
@@ -59,7 +62,7 @@ $(VENV)/.test-installed: pyproject.toml Makefile $(VENV)/.torch-installed
 	touch $@ $(VENV)/.demo-installed $(VENV)/.docs-installed
 
 $(VENV)/.quality-installed: pyproject.toml Makefile $(VENV)/.test-installed
-	$(BIN)/python -m pip install --quiet --no-deps $(RESEMBLYZER) $(PIPECAT)
+	$(BIN)/python -m pip install --quiet --no-deps $(RESEMBLYZER) $(PIPECAT) $(REALTIMETTS)
 	$(BIN)/python -c "import resemblyzer, speechmos.dnsmos, pipecat.utils.text.simple_text_aggregator"
 	touch $@
 

@@ -113,18 +113,22 @@ def order_ranks(method: str, n: int, confidence: float) -> tuple[int, int]:
     return min(max(1, low), n), min(max(1, high), n)
 
 
+class PresetError(ValueError):
+    """A bootstrap preset that is unknown, or that a given setting contradicts."""
+
+
 def apply_preset(name: str, given: Mapping[str, Any], defaults: Mapping[str, Any],
                  names: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The fields of preset ``name`` (:data:`PRESETS`) over ``given`` (field → value); a
-    given value that is neither its default nor the preset's is a ValueError naming the
-    field as ``names`` spells it (a flag, a TOML key)."""
+    given value that is neither its default nor the preset's is a :class:`PresetError`
+    naming the field as ``names`` spells it (a flag, a TOML key)."""
     if name not in PRESETS:
-        raise ValueError(f"unknown bootstrap preset '{name}' (known: {', '.join(PRESETS)})")
+        raise PresetError(f"unknown bootstrap preset '{name}' (known: {', '.join(PRESETS)})")
     out = dict(given)
     for key, value in PRESETS[name].items():
         if given.get(key, defaults.get(key)) not in (defaults.get(key), value):
             shown = (names or {}).get(key, key)
-            raise ValueError(f"preset '{name}' sets {shown} {value}, not {given[key]}")
+            raise PresetError(f"preset '{name}' sets {shown} {value}, not {given[key]}")
         out[key] = value
     return out
 
@@ -169,11 +173,16 @@ class Bootstrap:
             raise ValueError(f"the tie tolerance must be ≥ 0, got {self.tie_tolerance}")
 
     @classmethod
-    def preset(cls, name: str, **fields: Any) -> Bootstrap:
-        """The settings of preset ``name`` (:data:`PRESETS`) with ``fields`` for the rest
-        (draws, seed, confidence, talk_order); a field the preset sets must agree with it."""
-        defaults = {"rng": ENDPOINT_RNG, "method": ENDPOINT_METHOD}
-        return cls(**apply_preset(name, fields, defaults))
+    def preset(cls, name: str | None, *, names: Mapping[str, str] | None = None, **fields: Any) -> Bootstrap:
+        """The one builder of a bootstrap from what a user gave (the command line's flags, the
+        API's keywords, an experiment's ``[analysis]`` keys): ``fields`` the settings given
+        (one left out keeps its default) under preset ``name`` (:data:`PRESETS`; ``None``: no
+        preset), which sets ``rng`` and ``method``: given as well, they must be the preset's.
+        A :class:`PresetError` names such a field as ``names`` spells it (a flag, a keyword,
+        a TOML key); any other bad value is a ValueError. Each caller locates the errors."""
+        if name is not None:
+            fields = apply_preset(name, fields, {}, names=names)
+        return cls(**fields)
 
     def to_dict(self) -> dict[str, Any]:
         """Every setting by field name (``draws``, ``seed``, ``method``, ``confidence``,

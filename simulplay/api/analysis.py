@@ -100,10 +100,9 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
             malformed pair, a bad bootstrap setting, an incomplete talk without
             ``allow_incomplete``.
     """
-    from simulplay.analysis import compute_eta, read_summary
-    from simulplay.analysis.eta import validate_summary
     from simulplay.analysis.interaction import combine_interactions, parse_backend_pair
     from simulplay.grouping import parse_pair
+    from simulplay.workflows.steps import eta_of_summary
 
     names = {k: as_text(v, k) for k, v in (("a", a), ("f", f), ("reference", reference))}
     pairs = [as_pair(p, "contrast", parse_pair) for p in as_sequence(contrast, "contrast")]
@@ -112,14 +111,10 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
                               bootstrap_rng=bootstrap_rng, bootstrap=bootstrap, talk_order=talk_order,
                               tie_tolerance=tie_tolerance)
     given = frame_of(summary, "summary")
-    if given is not None:
-        source, upstream = "summary", given[1]
-        df = validate_summary(given[0], source)
-    else:
-        source = str(as_path(summary, "summary", "a summary DataFrame or file"))
-        df, upstream = read_summary(source)
-    res = compute_eta(df, **names, boot=boot, contrasts=pairs, interactions=backends, upstream=upstream,
-                      allow_incomplete=as_flag(allow_incomplete, "allow_incomplete"), source=source)
+    table = given[0] if given is not None else as_path(summary, "summary", "a summary DataFrame or file")
+    res = eta_of_summary(table, **names, boot=boot, contrasts=pairs, interactions=backends,
+                         upstream=None if given is None else given[1],
+                         allow_incomplete=as_flag(allow_incomplete, "allow_incomplete"))
     both = combine_interactions(res.interactions)
     sigs = signatures_of(res.table_signatures)
     return EtaOutput(fresh(res.table), sigs, fresh(res.per_talk), signatures_of(res.per_talk_signatures),

@@ -120,7 +120,7 @@ def bootstrap_settings(*, draws: Any, seed: Any, quantile_method: Any, confidenc
     (``quantile_method``: ``--quantile-method``, ``bootstrap_rng``: ``--bootstrap-rng``,
     ``bootstrap``: ``--bootstrap``, the preset; None: the default or the preset's value);
     a wrong type or value is an InputError naming the keyword."""
-    from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, PRESETS, Bootstrap, apply_preset
+    from simulplay.analysis.bootstrap import PRESETS, Bootstrap, PresetError
 
     for name, value, kind, accepted in (("draws", draws, int, "a whole number ≥ 1"),
                                         ("seed", seed, int, "a whole number ≥ 0"),
@@ -133,16 +133,15 @@ def bootstrap_settings(*, draws: Any, seed: Any, quantile_method: Any, confidenc
     for name, key, value in (("quantile_method", "method", quantile_method), ("bootstrap_rng", "rng", bootstrap_rng)):
         if value is not None:
             chosen[key] = as_text(value, name, "text or None")
-    if bootstrap is not None:
-        try:
-            chosen = apply_preset(as_text(bootstrap, "bootstrap", f"a preset name ({', '.join(PRESETS)}) or None"),
-                                  chosen, {}, names={"rng": "bootstrap_rng", "method": "quantile_method"})
-        except ValueError as e:
-            raise InputError.at("bootstrap", str(e), accepted=f"one of {', '.join(PRESETS)}, without a different "
-                                "bootstrap_rng or quantile_method") from e
+    preset = None if bootstrap is None else as_text(bootstrap, "bootstrap", f"a preset name ({', '.join(PRESETS)}) "
+                                                    "or None")
     try:
-        return Bootstrap(draws=draws, seed=seed, method=chosen.get("method", ENDPOINT_METHOD), confidence=confidence,
-                         rng=chosen.get("rng", ENDPOINT_RNG), talk_order=talk_order, tie_tolerance=tie_tolerance)
+        return Bootstrap.preset(preset, names={"rng": "bootstrap_rng", "method": "quantile_method"}, draws=draws,
+                                seed=seed, confidence=confidence, talk_order=talk_order, tie_tolerance=tie_tolerance,
+                                **chosen)
+    except PresetError as e:
+        raise InputError.at("bootstrap", str(e), accepted=f"one of {', '.join(PRESETS)}, without a different "
+                            "bootstrap_rng or quantile_method") from e
     except ValueError as e:
         raise InputError.at("bootstrap settings", str(e), accepted="draws ≥ 1, seed ≥ 0, quantile_method a NumPy "
                             "quantile method or an order:… convention, 0 < confidence < 1, bootstrap_rng numpy or "

@@ -115,6 +115,12 @@ class XttsSettings(BackendConfig):
         except (OSError, ValueError) as e:
             raise ValueError(f"{path} is not a readable XTTS config.json ({e})") from e
 
+    def voice_language(self) -> tuple[str, str] | None:
+        """The ``language`` setting (``de``; ``zh`` for ``zh-cn``) and ``xtts``."""
+        from simulplay.traces.language import base_code
+
+        return (base_code(self.language), f"xtts:language={self.language}") if self.language else None
+
     def create(self) -> XttsBackend:
         return XttsBackend(self)
 

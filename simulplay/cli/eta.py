@@ -69,10 +69,10 @@ def eta(
     read the direction counts first (a note says so). --interaction adds η(B1) − η(B2) per
     condition with its interval. Details: docs/concepts.md#the-comparison.
     """
-    from simulplay.analysis import compute_eta, read_summary
     from simulplay.analysis.interaction import parse_backend_pair
     from simulplay.core.tables import check_distinct
     from simulplay.grouping import parse_pair
+    from simulplay.workflows.steps import eta_of_summary
 
     check_outputs(out, per_talk, contrast_out, interaction_out, interaction_per_talk, talk_spread)
     check_distinct({"--out": out, "--per-talk": per_talk, "--contrast-out": contrast_out,
@@ -82,10 +82,9 @@ def eta(
     backends = [parse_backend_pair(p) for p in interaction]
     boot = bootstrap(draws, seed, quantile_method, confidence, rng=bootstrap_rng, preset=preset,
                      talk_order=talk_order, tie_tolerance=tie_tolerance)
-    df, upstream = read_summary(summary)
-    check_realizations(df, talk_spread, summary)
-    res = compute_eta(df, a=a, f=f, reference=reference, boot=boot, contrasts=pairs, interactions=backends,
-                      allow_incomplete=allow_incomplete, upstream=upstream, source=str(summary))
+    res = eta_of_summary(summary, a=a, f=f, reference=reference, boot=boot, contrasts=pairs, interactions=backends,
+                         allow_incomplete=allow_incomplete,
+                         check=lambda df: check_realizations(df, talk_spread, summary))
     _write_eta(res, out, title=f"η: {a} vs {f}, reference {reference}", per_talk=per_talk,
                contrast_out=(contrast_out or beside(out, ".contrasts")) if pairs else None,
                interaction_out=(interaction_out or beside(out, ".interaction")) if backends else None,

@@ -163,23 +163,18 @@ def bootstrap(draws: int, seed: int, method: str | None, confidence: float, *, s
     must agree with it; ``None``: the defaults; ``tie_tolerance``: ``--tie-tolerance``, ``None``
     the default); a bad value is an InputError naming the
     flags of this command (``seed_flag``: ``--seed``, or ``--boot-seed`` for ``blocks``)."""
-    from simulplay.analysis.bootstrap import PRESETS, RNGS, TALK_ORDERS, Bootstrap, apply_preset
+    from simulplay.analysis.bootstrap import PRESETS, RNGS, TALK_ORDERS, Bootstrap, PresetError
 
-    chosen = {k: v for k, v in (("rng", rng), ("method", method)) if v is not None}
-    if preset is not None:
-        try:
-            chosen = apply_preset(preset, chosen, {}, names={"rng": "--bootstrap-rng", "method": "--quantile-method"})
-        except ValueError as e:
-            raise InputError.at("--bootstrap", str(e), accepted=f"one of {', '.join(PRESETS)}, without a different "
-                                "--bootstrap-rng or --quantile-method") from e
-    rng, method = chosen.get("rng", BOOT_RNG), chosen.get("method", QUANTILE_METHOD)
     for flag, given, known in (("--bootstrap-rng", rng, RNGS), ("--talk-order", talk_order, TALK_ORDERS)):
-        if given not in known:
+        if given is not None and given not in known:
             raise InputError.at(flag, f"unknown value '{given}'", accepted=" or ".join(known))
+    chosen = {k: v for k, v in (("rng", rng), ("method", method), ("tie_tolerance", tie_tolerance)) if v is not None}
     try:
-        ties = {} if tie_tolerance is None else {"tie_tolerance": tie_tolerance}
-        return Bootstrap(draws=draws, seed=seed, method=method, confidence=confidence, rng=rng, talk_order=talk_order,
-                         **ties)
+        return Bootstrap.preset(preset, names={"rng": "--bootstrap-rng", "method": "--quantile-method"}, draws=draws,
+                                seed=seed, confidence=confidence, talk_order=talk_order, **chosen)
+    except PresetError as e:
+        raise InputError.at("--bootstrap", str(e), accepted=f"one of {', '.join(PRESETS)}, without a different "
+                            "--bootstrap-rng or --quantile-method") from e
     except ValueError as e:
         flags = [seed_flag, "--draws", "--quantile-method", "--confidence"]
         raise InputError.at("/".join(flags), str(e), accepted=f"{seed_flag.lstrip('-')} ≥ 0, draws ≥ 1, a NumPy "

@@ -61,23 +61,15 @@ def replay(
     partial file).
     """
     from simulplay.core.tables import check_distinct, write_table
-    from simulplay.manifest import read_chunks, read_manifest
-    from simulplay.sim import replay as run_replay
-    from simulplay.sim.servers import servers_from_flags
-    from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
-    from simulplay.traces.select import pick_rows, talk_ids
+    from simulplay.traces.select import talk_ids
+    from simulplay.workflows.steps import replay_manifest, replay_settings
 
     check_outputs(out, parts)
     check_distinct({"--out": out, "--parts": parts}, [manifest])
-    shared = servers_from_flags(servers, share, discipline, load_curve, service, slowdown)
-    rel, model, silent = parse_release(release), shared or parse_service(service), parse_silent_parts(silent_parts)
-    df, meta = read_manifest(manifest)
-    picked = talk_ids(talks, talks_from)
-    df = pick_rows(df, picked)
-    chunk_df = read_chunks(manifest, chunks) if rel.needs_chunks else None
-    chunk_df = pick_rows(chunk_df, picked) if chunk_df is not None and "talk_id" in chunk_df else chunk_df
-    res = run_replay(df, service=model, release=rel, chunks=chunk_df, allow_incomplete=allow_incomplete,
-                     upstream=meta.get("signature"), source=str(manifest), silent_parts=silent)
+    settings = replay_settings(release, service, silent_parts, servers=servers, share=share, discipline=discipline,
+                               load_curve=load_curve, slowdown=slowdown)
+    res = replay_manifest(manifest, settings, chunks=chunks, allow_incomplete=allow_incomplete,
+                          talks=talk_ids(talks, talks_from))
     write_table(res.summary, out, res.signatures, kind="playback-summary")
     if parts:
         write_table(res.parts, parts, res.part_signatures(), kind="playback-parts")

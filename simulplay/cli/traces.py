@@ -55,7 +55,8 @@ def spoken(
     traces: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl), revising or not."),
     commit: list[str] = typer.Option(..., "--commit", help="Commit policy, repeatable: eager, stable[:k=2] "
                                      "(unit=char: by character), hold[:t=1] (seconds), mask[:k=3], final (a "
-                                     "non-causal oracle)."),
+                                     "non-causal oracle); or a family in the grid syntax of sweep: "
+                                     "stable:k=1..4, hold:t=0.25..2:0.25, mask:k=0..6."),
     out: Path | None = table_option("--out", "Also save the table."),
 ):
     """What a listener hears of each stream under each commit policy (no synthesis).
@@ -68,11 +69,12 @@ def spoken(
     from simulplay.analysis.spoken import spoken_table
     from simulplay.cli.console import print_table
     from simulplay.core.tables import write_table
-    from simulplay.grouping import parse_commit, unique_commits
+    from simulplay.grouping import unique_commits
+    from simulplay.grouping.grid import parse_commit_grids
     from simulplay.traces import read_traces, streams_from_frame
 
     check_outputs(out)
-    policies = unique_commits([parse_commit(c) for c in commit])
+    policies = unique_commits([p for g in parse_commit_grids(commit) for p in g.rules()])
     table, sig = spoken_table(streams_from_frame(read_traces(traces), revising=True), policies)
     print_table(table, sig, title=f"{len(table)} output(s): what the listener hears")
     if out:
@@ -103,7 +105,15 @@ def group(
     previous request without a space), group, source_s (seconds).
     """
     from simulplay.core.tables import check_distinct, write_table
-    from simulplay.grouping import Splitter, commit_rules, parse_rule, request_signatures, requests_frame, unique_rules
+    from simulplay.grouping import (
+        Splitter,
+        commit_rules,
+        parse_rule,
+        request_signatures,
+        requests_frame,
+        revising_allowed,
+        unique_rules,
+    )
     from simulplay.traces import read_traces, streams_from_frame
     from simulplay.traces.select import prepare_streams, talk_ids
 
@@ -111,7 +121,8 @@ def group(
     check_distinct({"--out": out}, trace)
     rules = commit_rules(unique_rules([parse_rule(r) for r in rule]), commit)
     splitter = Splitter(max_chars)
-    streams, fields = prepare_streams(streams_from_frame(read_traces(trace), revising=bool(commit)),
+    frame = read_traces(trace)
+    streams, fields = prepare_streams(streams_from_frame(frame, revising=revising_allowed(commit, rules)),
                                       talks=talk_ids(talks, talks_from), events=events)
     df = requests_frame(streams, rules, splitter)
     write_table(df, out, [{**s, **fields} for s in request_signatures(df, splitter)], kind="requests")

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from simulplay.core.errors import InputError
-from simulplay.grouping.registry import Group, Rule, groups_of
+from simulplay.grouping.registry import Committing, Group, Rule, groups_of
 from simulplay.traces.model import Stream, join_texts
 
 
@@ -168,7 +168,9 @@ class Policy(Rule):
 
 
 def is_closed_loop(rule: Rule) -> bool:
-    """Whether a rule reads feedback (a closed-loop policy)."""
+    """Whether a rule reads feedback: a closed-loop policy, or a commit policy before one."""
+    if isinstance(rule, Committing):
+        return is_closed_loop(rule.rule)
     return bool(getattr(rule, "closed_loop", False))
 
 

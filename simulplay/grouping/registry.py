@@ -170,6 +170,15 @@ def parse_rule(text: str, *, source: str = "--rule") -> Rule:
     return with_commit(policy, rule)
 
 
+def rule_from_dict(data: dict[str, Any], *, source: str = "config") -> Rule:
+    """Rebuild a saved rule (``to_dict()``'s output; a rule after a commit policy holds the
+    policy's ``to_dict()`` under ``commit``)."""
+    data = dict(data)
+    policy = data.pop("commit", None)
+    rule = RULES.from_dict(data, key="rule", source=source)
+    return rule if policy is None else with_commit(COMMITS.from_dict(dict(policy), key="commit", source=source), rule)
+
+
 def split_commit(text: str) -> tuple[CommitPolicy | None, str]:
     """``POLICY+RULE`` → (the policy, ``RULE``): cut at the first ``+`` whose left side is a
     commit policy; a text without one is (None, the text)."""

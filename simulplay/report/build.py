@@ -85,14 +85,16 @@ def load_inputs(inputs: str | Path | Sequence[str | Path], traces: Sequence[str 
 
 def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | None = None,
                  talk: str | None = None, traces: Sequence[str | Path] = (), store: str | Path | None = None,
-                 listen_s: float = LISTEN_S, run: RunData | None = None) -> Report:
+                 listen_s: float = LISTEN_S, run: RunData | None = None, talks: Sequence[str] = ()) -> Report:
     """Read a run folder, or tables and folders of tables (step-by-step work), and compute
     every table and figure (nothing is written). ``traces`` replace the trace files the
     inputs name (Table 11); ``store`` is the audio store of the Listen section (a run
     folder's own by default), which holds the first ``listen_s`` seconds (0: none).
     ``run``: the inputs already read by :func:`load_inputs` (then ``inputs`` and
-    ``traces`` are not read again)."""
-    run = run if run is not None else load_inputs(inputs, traces)
+    ``traces`` are not read again). ``talks``: only these talks (:mod:`simulplay.report.talks`)."""
+    from simulplay.report.talks import pick_run_talks
+
+    run = pick_run_talks(run if run is not None else load_inputs(inputs, traces), talks)
     run.notes += report_note(run.summary.frame["talk_id"].nunique())
     ref = canonical_condition(run.reference)
     others = [c for c in condition_order(run) if c != ref]
@@ -105,7 +107,7 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
         raise InputError.at(f"--condition '{condition}'", "is not a grouped condition of the run",
                             accepted=", ".join(others))
     parts = run.parts if run.parts is not None else replay_parts(
-        run.manifest.frame, run.summary.frame, allow_incomplete=bool(run.record.get("excluded_outputs")),
+        run.manifest.frame, run.summary.frame, allow_incomplete=bool(run.excluded_outputs),
         source=str(run.manifest.path), summary_name=run.summary.path.name,
         silent_parts=silent_reading(run.summary.signatures))
     talks = sorted(run.summary.frame["talk_id"].unique())

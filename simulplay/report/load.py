@@ -17,7 +17,6 @@ identically (strings are never parsed).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from simulplay.report.inputs import (
     with_ties,
     without_ties,
 )
+from simulplay.report.record import RunRecord, RunSettings
 
 QUALITY_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_zero",
                    "n_positive", "n_talks_left_out")
@@ -100,11 +100,17 @@ class RunData:
     notes: list[str] = field(default_factory=list)
     inputs: list[InputRow] = field(default_factory=list)
     parts: pd.DataFrame | None = None  # per-part primary replay, when the loader already made it
+    run_record: RunRecord | None = None  # run.json as objects; None for step-by-step tables
 
     @property
     def stepwise(self) -> bool:
         """Whether the report reads step-by-step tables (no ``run.json``) rather than a run folder."""
-        return not self.record
+        return self.run_record is None
+
+    @property
+    def settings(self) -> RunSettings | None:
+        """The run's settings from ``run.json``; None for step-by-step tables."""
+        return None if self.run_record is None else self.run_record.settings
 
     @property
     def name(self) -> str:
@@ -112,13 +118,18 @@ class RunData:
         tables, from its inputs: ``A vs F (η table's file name)``."""
         if self.stepwise:
             return f"{self.a} vs {self.f} ({self.eta.path.name})"
-        return (self.record.get("experiment") or {}).get("name") or self.folder.resolve().name
+        return self.settings.name or self.folder.resolve().name
+
+    @property
+    def excluded_outputs(self) -> list:
+        """The outputs the run's replay left out (``run.json``); none for step-by-step tables."""
+        return [] if self.run_record is None else self.run_record.excluded_outputs
 
     @property
     def confidence(self) -> float | None:
         """Interval coverage from run.json, else from the η table's structured signature."""
-        if self.record:
-            return float(self.record["experiment"].get("confidence", 0.95))
+        if self.settings is not None:
+            return float(self.settings.bootstrap.confidence)
         sig = next((s for s in self.eta.signatures if isinstance(s, dict)), {})
         return float(sig["confidence"]) if "confidence" in sig else None
 
@@ -130,8 +141,8 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
     if not root.is_dir():
         raise InputError.at(root, "is not a folder" if root.exists() else "no such folder",
                             accepted="a run folder written by `simulplay run` or `simulplay demo`")
-    record = _read_record(root / "run.json")
-    exp = record["experiment"]
+    record = RunRecord.read(root / "run.json")
+    exp = record.settings
     manifest = _read_manifest(root / "manifest.parquet")
     summary = _read_parquet(root / "summary.parquet", (*OUTPUT_KEYS, "n_parts", "first_play_s",
                                                          "audio_s", "idle_s", "offset_s", "source_s"),
@@ -141,8 +152,8 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
     known += _structured(eta)
     per_talk = _read_csv(root / "eta_per_talk.csv", ("talk_id", "condition", "delta_ref_s", "delta_s", "eta_s",
                                                       "duration_part_s", "idle_part_s"), "per-talk η table", known)
-    run = RunData(root, record, exp["a"], exp["f"], exp["reference"], list(exp["rules"]), manifest, summary, eta,
-                  per_talk)
+    run = RunData(root, record.data, exp.a, exp.f, exp.reference, exp.rule_texts, manifest, summary, eta, per_talk,
+                  run_record=record)
     run.inputs = [InputRow("run.json", "run record", "settings and counts", sha256=file_hash(root / "run.json"))]
     _note(run, manifest, "request manifest", "Tables 1, 12; Figures 2–4")
     _note(run, summary, "playback summary", "primary replay (request release, measured service)")
@@ -151,7 +162,7 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
     if (root / "contrasts.csv").exists():
         run.contrasts = _read_csv(root / "contrasts.csv", CONTRAST_COLUMNS, "contrast table", known)
         _note(run, run.contrasts, "contrast table", "primary")
-    for v in exp.get("variants", []):
+    for v in exp.variant_texts:
         label = v.replace("=", "-")
         run.variants[label] = _read_either(root, f"eta.{label}", ETA_COLUMNS, f"η table of variant {v}", known)
         _note(run, run.variants[label], "η table", f"sensitivity replay {v} (Table 8)")
@@ -161,7 +172,7 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
             _note(run, run.optional[key], name.removesuffix(".csv").replace("_", " ") + " table", "shown as it is")
     _read_live(run, root / "live")
     _read_quality(run, root)
-    read_run_traces(run, list(traces) or [Path(p) for p in exp.get("traces", [])],
+    read_run_traces(run, list(traces) or list(exp.traces),
                     "given with --trace" if traces else "named in run.json")
     return run
 
@@ -195,21 +206,6 @@ def _note(run: RunData, table: Signed, kind: str, use: str) -> None:
     """One Inputs row for a file of the run folder (named relative to the folder)."""
     run.inputs.append(InputRow(table.path.name, kind, use, len(table.frame), signature_fingerprint(table.signatures),
                                file_hash(table.path)))
-
-
-def _read_record(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise InputError.at(path, "no such file", accepted="the run record written by `simulplay run`")
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError.at(path, f"is not valid JSON ({e})") from e
-    exp = record.get("experiment") if isinstance(record, dict) else None
-    for key in ("a", "f", "reference", "rules"):
-        if not isinstance(exp, dict) or key not in exp:
-            raise InputError.at(path, "is missing", field=f"experiment.{key}", field_label="key",
-                                accepted="the run record written by `simulplay run`")
-    return record
 
 
 def _rows(meta: Mapping[str, Any], n: int, df: pd.DataFrame, path: Path) -> list[Signature]:

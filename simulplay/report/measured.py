@@ -24,8 +24,9 @@ NOT_RECORDED = "not recorded"
 
 def measured_on(run: RunData) -> tuple[dict[str, Any], dict[str, Any]]:
     """(machine, clock) of the run's synthesis; empty dicts when nothing recorded them."""
-    if run.record.get("clock") or run.record.get("machine"):
-        return run.record.get("machine") or {}, run.record.get("clock") or {}
+    rec = run.run_record
+    if rec is not None and (rec.clock or rec.machine):
+        return rec.machine, rec.clock
     meta = _parquet_meta(Path(run.manifest.path))
     return meta.get("machine") or {}, meta.get("clock") or {}
 
@@ -53,7 +54,8 @@ def measured_machine(run: RunData) -> str:
     """The machine (:func:`machine_line` without the load when the report is made) and its
     1-minute load while the requests were measured."""
     mach, _ = measured_on(run)
-    load = run.record.get("load_at_measurement") or load_at_measurement(run.manifest.frame)
+    recorded = None if run.run_record is None else run.run_record.load_at_measurement
+    load = recorded or load_at_measurement(run.manifest.frame)
     text = machine_line({k: v for k, v in mach.items() if k != "load"}).replace(", load unknown", "") if mach else ""
     if load:
         text += (("; " if text else "") + f"1-minute load while its requests were measured: median "

@@ -26,6 +26,7 @@ from simulplay.core.timebase import from_ns
 from simulplay.grouping import Rule, Splitter, is_closed_loop
 from simulplay.grouping.engine import Served, policy_steps
 from simulplay.grouping.policy import LoopRequest
+from simulplay.grouping.registry import Committing
 from simulplay.grouping.requests import REQUEST_COLUMNS, group_requests
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.executors.jobs import Job
@@ -53,6 +54,7 @@ class LoopUnit:
         self.job: Job | None = None
         self.started = self.failed = self.done = False
         self.finished_keys: set[str] = set()
+        self.from_store = 0  # requests served from records that were in the store before this run asked
 
     def _step(self, served: Served | None) -> None:
         try:
@@ -78,6 +80,7 @@ class LoopUnit:
                     self.store.discard(key, problem)
                     rec = None
             if rec is not None:
+                self.from_store += key not in self.finished_keys
                 self._step(Served(float(rec["service_s"]), n_samples=int(rec["n_samples"]),
                                   sample_rate=int(rec["sample_rate"])))
                 continue
@@ -134,8 +137,10 @@ def plan_with_loops(streams: list[Stream], rules: list[Rule], backend: Backend, 
     for i in np.flatnonzero(plan["_loop"].to_numpy(bool)):
         row = plan.iloc[i].to_dict()
         keys[i] = f"loop:{len(loops)}"
-        loops[keys[i]] = LoopUnit(by_name[row["talk_id"], row["system"]], by_cond[row["condition"]], splitter,
-                                  row, ident, plan.attrs["reuse"], store)
+        rule = by_cond[row["condition"]]
+        stream = rule.prepare(by_name[row["talk_id"], row["system"]])  # what a commit policy commits, or the stream
+        rule = rule.rule if isinstance(rule, Committing) else rule
+        loops[keys[i]] = LoopUnit(stream, rule, splitter, row, ident, plan.attrs["reuse"], store)
     plan["key"] = keys
     return plan, loops
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ class SynthResult:
     stats: SynthStats
     signature: dict
     path: Path
+    language: dict = field(default_factory=dict)  # the text's language against the voice's (synthesis.language)
 
 
 def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: BackendConfig, store: AudioStore,
@@ -73,8 +74,14 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     comparisons then refuse the incomplete outputs. ``traces``, the files ``streams``
     came from, are recorded in the manifest's metadata (absolute path and SHA-256 each),
     so that ``simulplay report`` finds them for its trace statistics. ``recorded`` adds
-    fields to the signature (how the streams were prepared: ``events``).
+    fields to the signature (how the streams were prepared: ``events``). The text's language
+    is compared with the voice's first (:mod:`simulplay.synthesis.language`): a mismatch warns
+    and is in the signature, the check in ``SynthResult.language``.
     """
+    from simulplay.synthesis.language import signature_fields, voice_check
+
+    language = voice_check(streams, config)
+    recorded = {**(recorded or {}), **signature_fields(language)}
     backend = config.create()
     splitter = Splitter(max_chars) if max_chars else None
     loops = None
@@ -84,8 +91,10 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     else:
         plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse,
                              order=order)
-    return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
-                       contention_sample=contention_sample, traces=traces, loops=loops, provenance=recorded)
+    res = _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
+                      contention_sample=contention_sample, traces=traces, loops=loops, provenance=recorded)
+    res.language = language
+    return res
 
 
 def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: AudioStore, out: Path, *,

@@ -65,11 +65,17 @@ from simulplay.workflows.experiment_analysis import (
     analysis_variants,
     edge_thresholds,
 )
+from simulplay.workflows.experiment_record import (  # noqa: F401 - written: the experiment's own, used with it
+    experiment_fields,
+    experiment_settings,
+    written,
+)
 from simulplay.workflows.quality import DEMO_QUALITY, QualitySettings
 
 if TYPE_CHECKING:
     from simulplay.backends import BackendConfig
     from simulplay.grouping import Rule
+    from simulplay.grouping.grid import RuleGrid
     from simulplay.sim.variants import ReplayVariant
     from simulplay.synthesis.executors import ExecutorSpec
     from simulplay.workflows.diagnostics import ContentSettings
@@ -117,7 +123,7 @@ class Experiment:
     variants: tuple[ReplayVariant, ...] = ()
     edges: tuple[float, ...] = ()  # edge-silence thresholds; empty: no edge replay
     silent_parts: str = "skip"  # skip | hold: the reading of parts without audio in every replay
-    sweep: tuple[str, ...] = ()  # grids of a modelled sweep after the run (simulplay.grouping.grid); empty: none
+    sweep: tuple[RuleGrid, ...] = ()  # grids of a modelled sweep after the run, parsed once; empty: none
     sweep_confirm: int = 0  # the sweep's best unmeasured points synthesized for real
     content: ContentSettings | None = None  # the [content] table; None: no content diagnostics
     quality: QualitySettings | None = None  # how the outputs sound (the demo's DEMO_QUALITY); None: not scored
@@ -127,16 +133,16 @@ class Experiment:
     spelled: tuple[tuple[Any, str], ...] = field(default=(), compare=False)  # (config, its text in the file)
     source: str = field(default="experiment", compare=False)
 
+    def to_record(self) -> dict[str, Any]:
+        """``run.json``'s ``experiment`` key (:mod:`simulplay.report.record`, its format version)."""
+        return experiment_settings(self).to_record()
 
-def written(exp: Experiment, config: Any) -> str:
-    """How the experiment writes ``config`` (a rule, backend config or replay variant): its
-    text in the experiment file, else its canonical form."""
-    for known, text in exp.spelled:
-        if type(known) is type(config) and known == config:
-            return text
-    if hasattr(config, "canonical"):
-        return config.canonical()
-    return config.spec()
+    @classmethod
+    def from_record(cls, data: dict[str, Any], *, source: str = "run.json") -> Experiment:
+        """The experiment of :meth:`to_record`'s output: ``from_record(r).to_record() == r``."""
+        from simulplay.report.record import RunSettings
+
+        return cls(**experiment_fields(RunSettings.from_record(data, source=source), source))
 
 
 #: The backends ``simulplay demo --backends`` knows: the bundled traces are English.

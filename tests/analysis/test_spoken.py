@@ -53,3 +53,26 @@ def test_the_spoken_command_prints_and_writes_the_table(cli, tmp_path):
     assert df["commit"].tolist() == ["eager", "hold:t=1"]
     assert df["spoken_then_retracted"].tolist() == [2, 0]
     assert np.isclose(df.loc[1, "lag_max_s"], 2.0)
+
+
+def test_commit_families_take_the_grid_syntax_of_the_sweep(cli, tmp_path):
+    from simulplay.core.errors import InputError
+    from simulplay.grouping.grid import parse_commit_grids
+
+    grids = parse_commit_grids(["stable:k=1..4", "hold:t=0.25..1:0.25", "mask:k=0,3"])
+    assert [p.canonical() for g in grids for p in g.rules()] == [
+        "stable:k=1", "stable:k=2", "stable:k=3", "stable:k=4", "hold:t=0.25", "hold:t=0.5", "hold:t=0.75",
+        "hold:t=1", "mask:k=0", "mask:k=3"]
+    with pytest.raises(InputError, match="unknown parameter 'n' for commit policy 'mask'"):
+        parse_commit_grids(["mask:n=1..3"])
+    s = revising()
+    line = {"talk_id": s.talk_id, "system": s.system, "source_s": s.source_s,
+            "updates": [{"time_s": float(t), "text": x, "glue": bool(g), "retract": int(r)}
+                        for t, x, g, r in zip(s.times, s.texts, s.glue, s.retract)]}
+    (tmp_path / "t.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    proc = cli("spoken", tmp_path / "t.jsonl", "--commit", "mask:k=0..2", "--out", tmp_path / "s.csv")
+    assert proc.returncode == 0, proc.stderr
+    df = pd.read_csv(tmp_path / "s.csv")
+    # mask:k=0 re-speaks the words cut into (2 retracted); k=1 and k=2 wait long enough to take nothing back
+    assert df["commit"].tolist() == ["mask:k=0", "mask:k=1", "mask:k=2"]
+    assert df["spoken_then_retracted"].tolist() == [2, 0, 0]

@@ -130,3 +130,10 @@ def test_a_requests_file_marks_the_oracle_and_synthesizes_beside_causal_conditio
     assert marks == {("immediate", None), ("final+immediate", "non-causal")}
     synthesize_files(FakeSettings(), tmp_path / "store", tmp_path / "m.parquet", requests=tmp_path / "r.parquet")
     assert set(pd.read_parquet(tmp_path / "m.parquet")["condition"]) == {"immediate", "final+immediate"}
+
+
+def test_a_rule_written_with_its_policy_groups_a_revising_trace_without_commit(cli, tmp_path):
+    trace = write_lines(tmp_path / "t.jsonl", REVISING)
+    proc = cli("group", trace, "--rule", "final+immediate", "--out", tmp_path / "r.csv")
+    assert proc.returncode == 0, proc.stderr
+    assert set(pd.read_csv(tmp_path / "r.csv")["condition"]) == {"final+immediate"}

@@ -3,12 +3,16 @@ with the frameworks themselves is tests/grouping/test_frameworks_agreement.py.""
 
 import builtins
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simulplay.core.errors import InputError
 from simulplay.grouping import parse_rule
 from simulplay.grouping.requests import group_requests, span_text
 from simulplay.grouping.vectorized import group_many, update_table
+from simulplay.traces.model import join_texts
 from tests.support.factories import stream
 
 
@@ -79,3 +83,31 @@ def test_a_missing_splitter_says_which_extra_installs_it(monkeypatch):
             parse_rule("pipecat").group(stream([0.0, 1.0], ["Hello.", "Next."]))
     finally:
         pipecat.sentence_splitter.cache_clear()
+
+
+WORDS = ["Dr.", "z. B.", "3.5", "Hallo.", "ja", "„Nein.“", "Ende!", "(Applaus)", "was?", "谢谢。", "a,", "und", "Ok."]
+
+
+@st.composite
+def framework_streams(draw):
+    n = draw(st.integers(1, 12))
+    texts = [" ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))) for _ in range(n)]
+    gaps = draw(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=n, max_size=n))
+    glue = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    return stream(np.cumsum(gaps), texts, glue=glue)
+
+
+@settings(max_examples=60, deadline=None)
+@given(framework_streams(), st.sampled_from(["livekit", "livekit:min_sentence_len=5,stream_context_len=0", "pipecat",
+                                              "pipecat:mode=token", "realtimetts"]))
+def test_framework_groups_cover_the_text_in_order_and_never_before_it_is_available(s, rule):
+    groups = parse_rule(rule).group(s)
+    rows = group_requests(s, parse_rule(rule))
+    assert join_texts([r["text"] for r in rows], [r["glue"] for r in rows]) == s.joined
+    ends = [g.span[1] for g in groups]
+    assert ends == sorted(ends) and all(g.span[0] < g.span[1] for g in groups)
+    assert all(g.first <= g.last for g in groups)
+    for g in groups:
+        # released at an availability, never before the group's last character was available
+        assert g.dispatch_s in set(s.times.tolist()) and g.dispatch_s >= s.times[g.last]
+    assert [g.dispatch_s for g in groups] == sorted(g.dispatch_s for g in groups)

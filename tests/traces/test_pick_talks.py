@@ -65,3 +65,23 @@ def test_synth_and_replay_pick_talks(cli, logs, tmp_path):
     assert pd.read_csv(tmp_path / "s.csv")["talk_id"].tolist() == ["ted_1103"]
     proc = cli("replay", tmp_path / "m.parquet", "--talks", "ted_1110", "--out", tmp_path / "s2.csv")
     assert proc.returncode == 2 and "ted_1110" in proc.stderr and "ted_1096, ted_1103" in proc.stderr
+
+
+def test_report_of_some_talks_recomputes_eta_over_them(cli, tmp_path):
+    """η of three picked talks is the mean of their per-talk η in the whole run's per-talk
+    table, with their direction counts; the sensitivity tables of the whole run are left out."""
+    from tests.support.report_runs import make_run
+
+    run = make_run(tmp_path / "run", 12)
+    picked = ["talk00", "talk03", "talk07"]
+    cli("report", run, "--talks", ",".join(picked), "--out", tmp_path / "rep", check=True)
+    eta = pd.read_csv(tmp_path / "rep" / "tables" / "table02_eta.csv").set_index("condition")
+    whole = pd.read_csv(run / "eta_per_talk.csv")
+    for cond, g in whole[whole["talk_id"].isin(picked)].groupby("condition"):
+        row = eta.loc[cond]
+        assert row["n_talks"] == 3 and row["eta_s"] == pytest.approx(g["eta_s"].mean(), abs=1e-9)
+        assert (row["n_negative"], row["n_positive"]) == ((g["eta_s"] < -1e-6).sum(), (g["eta_s"] > 1e-6).sum())
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "Talks picked with --talks: talk00, talk03, talk07 (3 of 12)" in md and "η of service-zero" in md
+    proc = cli("report", run, "--talks", "talk99", "--out", tmp_path / "rep2")
+    assert proc.returncode == 2 and "talk99" in proc.stderr and "talk00" in proc.stderr

@@ -131,6 +131,7 @@ def _execute(plan, config, store, executor, progress, contention_sample, loops=N
             driver.release_all()
             if mine:
                 state = run_serial(config, [mine], driver, state)
+        driver.stats.skipped += sum(u.from_store for u in (loops or {}).values())  # served without synthesis
         if state is not None and state.runs:  # the serial worker's last probe
             driver.stats.probes.append(state.probe("end"))
         if executor.kind != "serial" and contention_sample and driver.stats.synthesized:
