@@ -6,13 +6,18 @@ from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import allow_incomplete_option, quiet_option
+from simulplay.cli.options import allow_incomplete_option, quiet_option, talks_from_option, talks_option
 
 
 def run(
     experiment: Path = typer.Argument(..., help="EXPERIMENT.toml (its keys: docs/experiments.md)."),
     allow_incomplete: bool = allow_incomplete_option("Exclude outputs with failed requests and count them."),
     quiet: bool = quiet_option(),
+    events: str | None = typer.Option(None, "--events", help="keep or drop: what non-speech event tags "
+                                      "((Applaus), [Music], …) do; overrides the experiment's key events."),
+    talks: list[str] = talks_option("Only these talk ids (repeatable; commas separate several); overrides the "
+                                    "experiment's key talks."),
+    talks_from: Path | None = talks_from_option(),
 ):
     """Run an experiment: synthesize (resumable) → replay → η, plus the sensitivity
     replays it lists, writing every table with its signature into its output folder.
@@ -36,8 +41,20 @@ def run(
     from simulplay.workflows.experiment import load_experiment
     from simulplay.workflows.pipeline import run_experiment
 
-    exp = load_experiment(experiment)
+    exp = with_overrides(load_experiment(experiment), events, talks, talks_from)
     finish_run(run_experiment(exp, allow_incomplete=allow_incomplete, progress=progress_bar(quiet)), exp)
+
+
+def with_overrides(exp, events: str | None, talks: list[str], talks_from: Path | None):
+    """The experiment with ``--events`` and ``--talks``/``--talks-from`` in place of its keys, when given."""
+    import dataclasses
+
+    from simulplay.traces.events import check_events_mode
+    from simulplay.traces.select import talk_ids
+
+    picked = talk_ids(talks, talks_from)
+    return dataclasses.replace(exp, events=check_events_mode(events) if events is not None else exp.events,
+                               talks=picked or exp.talks)
 
 
 def demo(

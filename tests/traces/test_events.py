@@ -139,3 +139,18 @@ def test_experiment_files_take_events_and_talks(tmp_path):
     assert experiment_from_dict(base, tmp_path / "e.toml").events == "keep"
     with pytest.raises(Exception, match="keep or drop"):
         experiment_from_dict({**base, "events": "mute"}, tmp_path / "e.toml")
+
+
+def test_run_flags_override_the_experiment_keys(tmp_path):
+    from simulplay.cli.experiment import with_overrides
+
+    (tmp_path / "t.jsonl").write_text("")
+    base = {"traces": ["t.jsonl"], "a": "A", "f": "F", "rules": ["immediate"], "reference": "immediate",
+            "talks": ["x"]}
+    exp = experiment_from_dict(base, tmp_path / "e.toml")
+    assert (exp.events, exp.talks) == ("keep", ("x",))
+    over = with_overrides(exp, "drop", ["y,z"], None)
+    assert (over.events, over.talks) == ("drop", ("y", "z"))
+    assert with_overrides(exp, None, [], None) == exp
+    with pytest.raises(Exception, match="keep or drop"):
+        with_overrides(exp, "mute", [], None)
