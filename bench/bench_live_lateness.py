@@ -9,7 +9,9 @@ no HTTP at all (and, as a second floor, the client's own wake-up, ``sleep_until`
 Printed per run: p50/p99/max in ms and the ratio live/baseline; then the p99's min and median
 over ``--repeats`` runs (the machine is shared: one run says little). The server process is
 not pinned: it and the client share the machine's cores with whatever else runs (the load
-average is printed). Run:
+average is printed).
+``--server serve``: `simulplay serve`'s own server instead, over a tone backend that answers
+the same way (bench/serve_child.py); the server's CPU time per request is printed. Run:
     .venv/bin/python bench/bench_live_lateness.py [--outputs 27] [--seconds 10] [--repeats 3]
 """
 

@@ -12,7 +12,9 @@ client's loop) answers at once with 0.1 s of audio in one chunk. Two runs of the
 
 Printed per run: p50/p99/max in ms and the open loop's ratio to the baseline; then the p99's
 min and median over ``--repeats`` runs (the machine is shared; the load average is printed).
-The goal (issue 36): p99 ≤ 5 ms. Run:
+The goal (issue 36): p99 ≤ 5 ms.
+``--server serve``: `simulplay serve`'s own server instead, over a tone backend that answers
+the same way (bench/serve_child.py); the server's CPU time per request is printed. Run:
     .venv/bin/python bench/bench_load_lateness.py [--streams 64] [--rate 2] [--seconds 10] [--repeats 3]
 """
 
