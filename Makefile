@@ -9,13 +9,22 @@ BIN = $(VENV)/bin
 SUDO = $(if $(filter 0,$(shell id -u)),,sudo)
 ESPEAK_NG = command -v espeak-ng >/dev/null || ($(SUDO) apt-get update && \
 	$(SUDO) apt-get install -y --no-install-recommends espeak-ng)
-# Extras the demo and the test suite need (the CPU build of torch is installed first).
-DEMO_EXTRAS = vad
-TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency,docs,quality
+# Extras the demo and the test suite need (the CPU build of torch is installed first). The demo runs the
+# edge-silence replay (vad) and scores DNSMOS (quality; not speaker similarity, so not Resemblyzer):
+# tests/test_install_closure.py runs a small demo and fails when it imports a package these do not install.
+DEMO_EXTRAS = vad,quality
+TEST_EXTRAS = test,vad,asr,ray,xtts,textlatency,docs,quality,frameworks
 # `simulplay quality`'s speaker encoder: Resemblyzer's only registry release requires `webrtcvad`, a source
 # package (a C build); the quality extra installs webrtcvad-wheels (the same module, as a wheel) and
 # Resemblyzer's other requirements, and Resemblyzer itself is installed without its requirements.
 RESEMBLYZER = Resemblyzer==0.1.4
+# pipecat's text aggregator, the reference of the rule `pipecat` in the agreement tests: pipecat-ai requires
+# protobuf<7 (the suite has 7) and numba/onnxruntime pins, none of which its text aggregator imports, so it is
+# installed without its requirements; the test extra lists the ones the aggregator needs.
+PIPECAT = pipecat-ai==1.14.0
+# RealtimeTTS, whose source the agreement test of the rule `realtimetts` reads (what play_async passes to
+# stream2sentence); never imported (that needs PyAudio), so installed without its requirements (resampy, nltk).
+REALTIMETTS = realtimetts==0.8.10
 # The documentation site (docs/, mkdocs.yml): strict, so a broken link or anchor, a page missing from
 # the nav or an API docstring that cannot be collected fails the build. The variable silences a
 # notice Material for MkDocs prints on every build.
@@ -44,7 +53,7 @@ $(VENV)/.torch-installed: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	touch $@
 
-$(VENV)/.demo-installed: pyproject.toml $(VENV)/.torch-installed
+$(VENV)/.demo-installed: pyproject.toml Makefile $(VENV)/.torch-installed
 	$(BIN)/python -m pip install --quiet -e '.[$(DEMO_EXTRAS)]'
 	touch $@
 
@@ -53,8 +62,8 @@ $(VENV)/.test-installed: pyproject.toml Makefile $(VENV)/.torch-installed
 	touch $@ $(VENV)/.demo-installed $(VENV)/.docs-installed
 
 $(VENV)/.quality-installed: pyproject.toml Makefile $(VENV)/.test-installed
-	$(BIN)/python -m pip install --quiet --no-deps $(RESEMBLYZER)
-	$(BIN)/python -c "import resemblyzer, speechmos.dnsmos"
+	$(BIN)/python -m pip install --quiet --no-deps $(RESEMBLYZER) $(PIPECAT) $(REALTIMETTS)
+	$(BIN)/python -c "import resemblyzer, speechmos.dnsmos, pipecat.utils.text.simple_text_aggregator"
 	touch $@
 
 $(VENV)/.docs-installed: pyproject.toml | $(BIN)/python

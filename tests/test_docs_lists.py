@@ -67,3 +67,36 @@ def test_architecture_names_every_function_of_the_python_api():
     api = section(text, "- **api/**")
     missing = [name for name in simulplay._API if f"`{name}`" not in api and f"`simulplay.{name}`" not in api]
     assert not missing, f"ARCHITECTURE.md's api/ entry does not name {missing}"
+
+
+def test_the_experiment_key_list_names_every_key():
+    """docs/experiments.md's key table names every key an experiment file accepts (the
+    reader's TOP_KEYS and ANALYSIS_KEYS, and ``plugins``, read before them), and the error
+    for an unknown key lists ``plugins`` among them."""
+    from simulplay.core.errors import InputError
+    from simulplay.workflows.experiment import ANALYSIS_KEYS, TOP_KEYS, experiment_from_dict
+
+    text = section((ROOT / "docs" / "experiments.md").read_text(encoding="utf-8"), "## Experiment files")
+    table = text[text.index("Every key"):]
+    listed = set(re.findall(r"`(\w+)`", table))
+    assert {*TOP_KEYS, *ANALYSIS_KEYS, "plugins"} <= listed, {*TOP_KEYS, *ANALYSIS_KEYS, "plugins"} - listed
+    try:
+        experiment_from_dict({"plugin": []}, ROOT / "x.toml")
+    except InputError as e:
+        assert "key 'plugin'" in str(e) and ", plugins)" in str(e)
+    else:
+        raise AssertionError("an unknown key was accepted")
+
+
+def test_the_glossary_trace_columns_are_the_formats_page_columns():
+    """The glossary's trace entry names the columns of formats.md's Trace table, which are the
+    reader's (required, then optional)."""
+    from simulplay.traces.model import OPTIONAL_COLUMNS, TRACE_COLUMNS
+
+    formats = section((ROOT / "docs" / "formats.md").read_text(encoding="utf-8"), "## Trace")
+    table = re.findall(r"^\| `(\w+)`", formats, re.M)
+    assert table == [*TRACE_COLUMNS, *OPTIONAL_COLUMNS]
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    entry = " ".join(re.search(r"\*\*trace\*\* — (.*?)\n\n", glossary, re.S).group(1).split())
+    named = [n.strip() for chunk in re.findall(r"`([^`]+)`", entry) for n in chunk.split(",")]
+    assert named == [*TRACE_COLUMNS, *OPTIONAL_COLUMNS], entry

@@ -131,6 +131,41 @@ def test_docs_site_builds_strictly(docs_site):
     assert (docs_site / "api" / "index.html").is_file()
 
 
+def test_every_advised_retime_re_times_every_request():
+    """Wherever the README, the docs or a warning advise a re-timing, the command re-times every
+    request (``--all``): without it ``retime`` re-times a sample of 20, a look at the clock,
+    not a new measurement (``--sample N`` says so where a sample is meant)."""
+    texts = {p: p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"),
+                                                        *(ROOT / "simulplay").rglob("*.py")]}
+    commands = [(p.relative_to(ROOT), " ".join(m.group(0).split())) for p, text in texts.items()
+                for m in re.finditer(r"simulplay retime [^`\n\"]*(?:\n[^`\n\"]*)?--out", text)]
+    assert len(commands) >= 4, commands  # README, faq, experiments, synthesis, the contended-run warning
+    assert all("--all" in c or "--sample" in c for _, c in commands), commands
+
+
+def test_the_demo_request_count_includes_the_sweep_confirmation():
+    """The README's count of the first run's Piper requests is the design's (the demo output's
+    ``synthesized N``) plus the sweep's confirmed point's (the quick start's ``confirmed by
+    synthesis`` line): the demo synthesizes both."""
+    text = readme()
+    total, design, confirm = map(int, re.search(r"\((\d+) Piper requests: (\d+) of the design, (\d+) of the "
+                                                r"sweep's confirmed point\)", " ".join(text.split())).groups())
+    assert design == int(re.search(r"requests: synthesized (\d+),", text).group(1))
+    quick = " ".join((ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8").split())
+    assert confirm == int(re.search(r"confirmed by synthesis: [^(]*\(…; synthesized (\d+),", quick).group(1))
+    assert total == design + confirm
+
+
+def test_no_code_cites_the_specification():
+    """The docs are the reference: modules and docs cite docs pages, never a section of the
+    project's specification (``SPEC §8``), which a reader of the code does not have."""
+    citing = [f"{path.relative_to(ROOT)}:{n}" for path in [*(ROOT / "simulplay").rglob("*.py"),
+                                                            *(ROOT / "docs").rglob("*.md")]
+              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+              if re.search(r"\bSPEC\b\s*§|\bSPEC\.md\b|specification section", line)]
+    assert not citing, citing
+
+
 def test_every_docs_page_the_code_cites_exists_with_its_heading():
     """Docstrings and test notes cite the design as ``docs/<page>.md#<anchor>``: each page exists
     and holds a heading with that anchor (its own or an explicit ``{#id}``)."""
@@ -172,7 +207,8 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path):
     seamless_log(tmp_path / "f.jsonl", [20.0], hold=3)
     commands = readme_walkthrough()
     assert [c[1] for c in commands] == ["import-simulstream", "import-simulstream", "group", "synth", "replay", "eta",
-                                        "report"]
+                                        "report", "explore"]
+    assert all("--store" in c for c in commands[-2:])  # the report's Listen clips, the explorer's audio
     for args in commands:
         assert args[0] == "simulplay"
         proc = subprocess.run([sys.executable, "-m", "simulplay", *args[1:]], cwd=tmp_path, capture_output=True,
@@ -180,6 +216,7 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path):
         assert proc.returncode == 0, f"{' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
         out = args[args.index("--out") + 1]
         assert (tmp_path / out).exists(), f"{' '.join(args)} wrote no {out}"
+    assert list((tmp_path / "report" / "audio").glob("*.mp3")), "the report has no Listen clips (no --store?)"
 
 
 @pytest.mark.slow

@@ -83,8 +83,26 @@ PAPER_METHOD = "order:int(nq)"
 #: Named settings: preset → the Bootstrap fields it sets. ``paper``: the generator and
 #: the ranks that reproduce Truong & Le (2026)'s printed intervals (module docstring).
 PRESETS: dict[str, dict[str, str]] = {"paper": {"rng": "python", "method": PAPER_METHOD}}
+#: Per-talk values whose magnitude is below this (in the values' unit: 1 µs for seconds)
+#: are ties: they count as zero, neither negative nor positive, and are taken as 0.
+TIE_TOLERANCE = 1e-6
 WORD_TIMING_SEED = 20261005  # Truong & Le (2026), Table 17 (Appendix E.3), with NumPy's linear
 WORD_TIMING_METHOD = "linear"
+
+
+def snap_ties(values: Any, tolerance: float = TIE_TOLERANCE) -> np.ndarray:
+    """``values`` as floats with every magnitude below ``tolerance`` set to exactly 0 (a
+    float or nanosecond residue is no direction); NaN stays NaN."""
+    v = np.array(values, dtype=np.float64)
+    v[np.abs(v) < tolerance] = 0.0
+    return v
+
+
+def direction_counts(values: Any, tolerance: float = TIE_TOLERANCE) -> tuple[int, int, int]:
+    """Values below ``-tolerance``, within it of zero (ties) and above ``+tolerance``: the
+    talks moving each way and those that do not move (NaN counts in none)."""
+    v = snap_ties(values, tolerance)
+    return int((v < 0).sum()), int((v == 0).sum()), int((v > 0).sum())
 
 
 def order_ranks(method: str, n: int, confidence: float) -> tuple[int, int]:
@@ -95,18 +113,22 @@ def order_ranks(method: str, n: int, confidence: float) -> tuple[int, int]:
     return min(max(1, low), n), min(max(1, high), n)
 
 
+class PresetError(ValueError):
+    """A bootstrap preset that is unknown, or that a given setting contradicts."""
+
+
 def apply_preset(name: str, given: Mapping[str, Any], defaults: Mapping[str, Any],
                  names: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The fields of preset ``name`` (:data:`PRESETS`) over ``given`` (field → value); a
-    given value that is neither its default nor the preset's is a ValueError naming the
-    field as ``names`` spells it (a flag, a TOML key)."""
+    given value that is neither its default nor the preset's is a :class:`PresetError`
+    naming the field as ``names`` spells it (a flag, a TOML key)."""
     if name not in PRESETS:
-        raise ValueError(f"unknown bootstrap preset '{name}' (known: {', '.join(PRESETS)})")
+        raise PresetError(f"unknown bootstrap preset '{name}' (known: {', '.join(PRESETS)})")
     out = dict(given)
     for key, value in PRESETS[name].items():
         if given.get(key, defaults.get(key)) not in (defaults.get(key), value):
             shown = (names or {}).get(key, key)
-            raise ValueError(f"preset '{name}' sets {shown} {value}, not {given[key]}")
+            raise PresetError(f"preset '{name}' sets {shown} {value}, not {given[key]}")
         out[key] = value
     return out
 
@@ -131,6 +153,7 @@ class Bootstrap:
     confidence: float = 0.95
     rng: str = ENDPOINT_RNG
     talk_order: str = "sorted"
+    tie_tolerance: float = TIE_TOLERANCE
 
     def __post_init__(self):
         if self.draws < 1:
@@ -146,19 +169,26 @@ class Bootstrap:
             raise ValueError(f"unknown bootstrap generator '{self.rng}' (one of {', '.join(RNGS)})")
         if self.talk_order not in TALK_ORDERS:
             raise ValueError(f"unknown talk order '{self.talk_order}' (one of {', '.join(TALK_ORDERS)})")
+        if not self.tie_tolerance >= 0:
+            raise ValueError(f"the tie tolerance must be ≥ 0, got {self.tie_tolerance}")
 
     @classmethod
-    def preset(cls, name: str, **fields: Any) -> Bootstrap:
-        """The settings of preset ``name`` (:data:`PRESETS`) with ``fields`` for the rest
-        (draws, seed, confidence, talk_order); a field the preset sets must agree with it."""
-        defaults = {"rng": ENDPOINT_RNG, "method": ENDPOINT_METHOD}
-        return cls(**apply_preset(name, fields, defaults))
+    def preset(cls, name: str | None, *, names: Mapping[str, str] | None = None, **fields: Any) -> Bootstrap:
+        """The one builder of a bootstrap from what a user gave (the command line's flags, the
+        API's keywords, an experiment's ``[analysis]`` keys): ``fields`` the settings given
+        (one left out keeps its default) under preset ``name`` (:data:`PRESETS`; ``None``: no
+        preset), which sets ``rng`` and ``method``: given as well, they must be the preset's.
+        A :class:`PresetError` names such a field as ``names`` spells it (a flag, a keyword,
+        a TOML key); any other bad value is a ValueError. Each caller locates the errors."""
+        if name is not None:
+            fields = apply_preset(name, fields, {}, names=names)
+        return cls(**fields)
 
     def to_dict(self) -> dict[str, Any]:
         """Every setting by field name (``draws``, ``seed``, ``method``, ``confidence``,
-        ``rng``, ``talk_order``); :meth:`from_dict` rebuilds the settings."""
+        ``rng``, ``talk_order``, ``tie_tolerance``); :meth:`from_dict` rebuilds the settings."""
         return {"draws": self.draws, "seed": self.seed, "method": self.method, "confidence": self.confidence,
-                "rng": self.rng, "talk_order": self.talk_order}
+                "rng": self.rng, "talk_order": self.talk_order, "tie_tolerance": self.tie_tolerance}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Bootstrap:
@@ -168,10 +198,11 @@ class Bootstrap:
     @classmethod
     def from_signature(cls, sig: Mapping[str, Any]) -> Bootstrap:
         """The settings a signature records (:meth:`signature`); a signature written before
-        the generator and the talk order were recorded means NumPy's and sorted talks."""
+        the generator, the talk order and the tie tolerance were recorded means NumPy's,
+        sorted talks and no tolerance (only exact zeros were ties)."""
         return cls(draws=int(sig["draws"]), seed=int(sig["boot_seed"]), method=str(sig["quantile"]),
                    confidence=float(sig["confidence"]), rng=str(sig.get("boot_rng", "numpy")),
-                   talk_order=str(sig.get("talk_order", "sorted")))
+                   talk_order=str(sig.get("talk_order", "sorted")), tie_tolerance=float(sig.get("tie_tolerance", 0)))
 
     @property
     def is_order_statistic(self) -> bool:
@@ -180,9 +211,14 @@ class Bootstrap:
 
     def signature(self) -> dict:
         """The settings as signature keys: ``draws``, ``boot_seed``, ``quantile``,
-        ``confidence``, ``boot_rng`` and ``talk_order``."""
+        ``confidence``, ``boot_rng``, ``talk_order`` and ``tie_tolerance``."""
         return {"draws": self.draws, "boot_seed": self.seed, "quantile": self.method,
-                "confidence": self.confidence, "boot_rng": self.rng, "talk_order": self.talk_order}
+                "confidence": self.confidence, "boot_rng": self.rng, "talk_order": self.talk_order,
+                "tie_tolerance": self.tie_tolerance}
+
+    def ties(self, values: Any) -> np.ndarray:
+        """``values`` as floats with those within :attr:`tie_tolerance` of zero set to 0."""
+        return snap_ties(values, self.tie_tolerance)
 
     def order_talks(self, talks: Iterable[str]) -> list[str]:
         """The talks as the index matrix's columns: ``sorted`` (as text) or as ``given``

@@ -25,6 +25,7 @@ from simulplay.core.fields import Checker
 from simulplay.core.signature import merge
 from simulplay.core.specs import format_value
 from simulplay.grouping import canonical_condition
+from simulplay.grouping.policy import loop_signature
 from simulplay.manifest.validate import output_keys
 from simulplay.sim.replay import replay
 from simulplay.vad import VadStats
@@ -119,7 +120,8 @@ def replay_trimmed(manifest: pd.DataFrame, audio: pd.DataFrame, probs: Mapping[s
         summary.insert(0, "threshold", t)
         summary = summary.merge(_per_output(manifest, tr, keys), on=keys, how="left", validate="one_to_one")
         summaries.append(summary)
-        sigs += [merge(s, extra, {"threshold": t}) for s in rep.signatures]
+        sigs += [merge(s, extra, {"threshold": t}, loop_signature(str(s.get("rule", "")), True))
+                 for s in rep.signatures]
         parts.append(rep.parts.assign(threshold=t)[["threshold", *rep.parts.columns]])
     trims = trims.join(manifest[keys + ["seq"]], on="row").drop(columns="row")
     trims = trims[["threshold", *keys, "seq", "n_samples", "sample_rate", "keep_start", "keep_end", "speech_samples"]]

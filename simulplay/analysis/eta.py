@@ -24,12 +24,15 @@ from simulplay.core.keys import OUTPUT_KEYS, PANEL_KEYS, PER_ROW_SIGNATURE_KEYS
 from simulplay.core.signature import base_signature, format_signature, merge
 from simulplay.core.tables import read_table, stored_signatures
 from simulplay.grouping import canonical_condition
+from simulplay.grouping.policy import LOOP_OTHER_CLOCK
 
 SUMMARY_REQUIRED = (*OUTPUT_KEYS, "audio_s", "idle_s", "offset_s", "source_s")
 ETA_COLUMNS = ("condition", "n_talks", "delta_ref_s", "delta_s", "eta_s", "ci_low_s", "ci_high_s",
-               "n_negative", "n_positive", "duration_part_s", "idle_part_s")
+               "n_negative", "n_zero", "n_positive", "duration_part_s", "idle_part_s")
 CONTRAST_COLUMNS = ("p1", "p2", "n_talks", "delta_p1_s", "delta_p2_s", "diff_s", "ci_low_s",
-                    "ci_high_s", "n_negative", "n_positive", "duration_part_s", "idle_part_s")
+                    "ci_high_s", "n_negative", "n_zero", "n_positive", "duration_part_s", "idle_part_s")
+#: The per-talk effect columns, in seconds; values within the tie tolerance are taken as 0.
+EFFECT_COLUMNS = ("delta_ref_s", "delta_s", "eta_s", "duration_part_s", "idle_part_s")
 
 
 @dataclass
@@ -107,7 +110,8 @@ def compute_eta(
     with its duration and idle parts (the same differences of ``audio_s`` and ``idle_s``,
     seconds; they sum to η), a paired talk-bootstrap interval (one index matrix per panel,
     its columns the talks in ``boot.talk_order``: ids sorted, or as the summary first lists
-    them) and the talks moving each way. Each panel (backend × realization × edge
+    them) and the talks moving each way (a per-talk value within ``boot.tie_tolerance`` of
+    zero, 1 µs by default, is a tie: taken as 0 and counted in ``n_zero``). Each panel (backend × realization × edge
     threshold) is computed on its own by :func:`panel_eta`; this function checks the
     summary, splits it into panels and assembles their rows.
 
@@ -146,7 +150,19 @@ def compute_eta(
              for b1, b2 in interactions]
     return EtaResult(table, [s for p in panels for s in p.signatures], per_talk, talk_sigs, contrast,
                      [s for p in panels for s in p.contrast_signatures], [x for p in panels for x in p.excluded],
-                     small_panel_notes(table, per_talk), small_panel_notes(contrast, name="p1", symbol="diff"), inter)
+                     small_panel_notes(table, per_talk) + loop_notes(summary, upstream),
+                     small_panel_notes(contrast, name="p1", symbol="diff"), inter)
+
+
+def loop_notes(summary: pd.DataFrame, upstream: Sequence[dict[str, Any]]) -> list[str]:
+    """A note naming the closed-loop conditions whose recorded groups were replayed under
+    another clock than the one they were decided under (signature ``loop``)."""
+    other = sorted({c for c, i in zip(summary["condition"], summary["_sig"])
+                    if upstream[i].get("loop") == LOOP_OTHER_CLOCK})
+    if not other:
+        return []
+    return [f"closed loop: {', '.join(other)} replayed with the groups recorded under the measured clock; under this "
+            "clock the policy would have decided other groups (not decided again here)"]
 
 
 @dataclass(frozen=True)
@@ -195,7 +211,8 @@ def panel_eta(panel: pd.DataFrame, pk: dict[str, Any], setup: EtaSetup) -> Panel
     talks = boot.order_talks(panel["talk_id"])
     idx = boot.indices(len(talks))
     wide = wide_panel(panel)
-    effects = {c: per_talk_effects(panel, s.a, s.f, s.reference, c, wide).set_index("talk_id").loc[talks]
+    effects = {c: _ties(per_talk_effects(panel, s.a, s.f, s.reference, c, wide).set_index("talk_id").loc[talks],
+                        boot)
                for c in conds + [s.reference]}
     n_dropped = len(dropped) if s.allow_incomplete else None
 
@@ -226,6 +243,12 @@ def panel_eta(panel: pd.DataFrame, pk: dict[str, Any], setup: EtaSetup) -> Panel
                                                e1["idle_part_s"] - e2["idle_part_s"], boot, idx)})
         out.contrast_signatures.append(sig_for(p1, {"table": "contrast", "a": s.a, "f": s.f, "reference": p2}))
     return out
+
+
+def _ties(effects: pd.DataFrame, boot: Bootstrap) -> pd.DataFrame:
+    """The per-talk effects with every value within the tie tolerance of zero set to 0 (a
+    talk whose η is 0 by construction is not counted as moving by a float residue)."""
+    return effects.assign(**{c: boot.ties(effects[c]) for c in EFFECT_COLUMNS})
 
 
 def _check_one_row_per_output(summary: pd.DataFrame, panel_keys: list[str], source: str) -> None:

@@ -10,7 +10,6 @@ For talk s, translators A and F, condition w and reference condition 0::
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 
@@ -50,8 +49,3 @@ def per_talk_effects(panel: pd.DataFrame, a: str, f: str, reference: str, condit
     })
     return out.reset_index(drop=True)
 
-
-def direction_counts(values: np.ndarray) -> tuple[int, int]:
-    """Talks with a negative and with a positive value (zeros count in neither)."""
-    v = np.asarray(values)
-    return int((v < 0).sum()), int((v > 0).sum())

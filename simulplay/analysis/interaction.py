@@ -27,7 +27,8 @@ from simulplay.core.keys import PANEL_KEYS
 from simulplay.core.signature import format_signature
 
 INTERACTION_COLUMNS = ("condition", "backend1", "backend2", "n_talks", "eta1_s", "eta2_s", "interaction_s",
-                       "ci_low_s", "ci_high_s", "n_negative", "n_positive", "duration_part_s", "idle_part_s")
+                       "ci_low_s", "ci_high_s", "n_negative", "n_zero", "n_positive", "duration_part_s",
+                       "idle_part_s")
 PER_TALK_COLUMNS = ("talk_id", "condition", "backend1", "backend2", "eta1_s", "eta2_s", "interaction_s",
                     "duration_part_s", "idle_part_s")
 OTHER_PANEL_KEYS = tuple(k for k in PANEL_KEYS if k != "backend")  # within a backend pair
@@ -80,7 +81,7 @@ def interaction(per_talk: pd.DataFrame, signatures: Sequence[dict[str, Any]], b1
         idx = boot.indices(len(talks))
         for cond in dict.fromkeys(one.index.get_level_values("condition")):
             e1, e2 = one.loc[cond].loc[talks], two.loc[cond].loc[talks]
-            diff = (e1["eta_s"] - e2["eta_s"]).to_numpy(float)
+            diff = boot.ties(e1["eta_s"] - e2["eta_s"])
             dur = (e1["duration_part_s"] - e2["duration_part_s"]).to_numpy(float)
             idle = (e1["idle_part_s"] - e2["idle_part_s"]).to_numpy(float)
             sig = _signature(signatures[int(e1["_sig"].iloc[0])], signatures[int(e2["_sig"].iloc[0])], b1, b2,

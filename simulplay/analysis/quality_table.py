@@ -5,8 +5,8 @@ condition's equal-talk mean, and each condition's Δ against the reference, labe
 ``A − reference``) and keeps, for the scores of :data:`SUMMARY_METRICS`, one row per panel
 (system, backend, realization), score and condition other than the reference: the reference's
 mean, the condition's mean, Δ = condition − reference with its paired talk-bootstrap interval
-and direction counts (talks with Δ < 0 and Δ > 0), as the η table gives them. Nothing is
-recomputed: every number is the interval table's.
+and direction counts (talks with Δ < 0, Δ = 0 within the tie tolerance, and Δ > 0), as the η
+table gives them. Nothing is recomputed: every number is the interval table's.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ SUMMARY_METRICS = {
     "joins_per_min": "request joins per minute of speech",
 }
 PANEL = ("system", "backend", "realization")
-COLUMNS = ("metric", "condition", "n_talks", "reference_mean", "condition_mean", "delta", "n_negative", "n_positive",
-           "ci_low", "ci_high", "n_talks_left_out")
+COLUMNS = ("metric", "condition", "n_talks", "reference_mean", "condition_mean", "delta", "n_negative", "n_zero",
+           "n_positive", "ci_low", "ci_high", "n_talks_left_out")
 PAIR = " − "
 
 
@@ -50,8 +50,17 @@ def quality_summary(intervals: pd.DataFrame, reference: str,
                 rows.append({**dict(zip(panel, key)), "metric": metric, "condition": cond,
                              "n_talks": int(r["n_talks"]), "reference_mean": means.get(reference, float("nan")),
                              "condition_mean": means.get(cond, float("nan")), "delta": float(r["mean"]),
-                             "n_negative": int(r["n_negative"]), "n_positive": int(r["n_positive"]),
+                             "n_negative": int(r["n_negative"]), "n_zero": _ties(r),
+                             "n_positive": int(r["n_positive"]),
                              "ci_low": float(r["ci_low"]), "ci_high": float(r["ci_high"]),
                              "n_talks_left_out": int(r["n_talks_left_out"])})
                 out_sigs.append(sigs[i])
     return pd.DataFrame(rows, columns=[*panel, *COLUMNS]), out_sigs if signatures is not None else []
+
+
+def _ties(row: Any) -> int:
+    """The row's ``n_zero``; for a table written before ties were counted, the talks neither
+    below nor above zero."""
+    if "n_zero" in row and pd.notna(row["n_zero"]):
+        return int(row["n_zero"])
+    return int(row["n_talks"]) - int(row["n_negative"]) - int(row["n_positive"])

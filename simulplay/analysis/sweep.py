@@ -27,8 +27,10 @@ from simulplay.core.errors import InputError
 from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.core.signature import base_signature, merge
 from simulplay.durationmodel.fit import Phonemizer, update_counts
+from simulplay.durationmodel.loop import loop_manifest
 from simulplay.durationmodel.modelled import PanelModel, fit_models, predicted_manifest
 from simulplay.grouping.grid import RuleGrid
+from simulplay.grouping.policy import closed_loop_condition
 from simulplay.grouping.registry import canonical_condition, parse_rule
 from simulplay.grouping.vectorized import group_many, update_table
 from simulplay.sim.replay import replay
@@ -39,8 +41,8 @@ from simulplay.traces.model import Stream
 #: A sweep's panel keys: the run's panels and, with a servers axis, the number of servers.
 SWEEP_KEYS = (*RUN_PANEL_KEYS, "servers")
 MODELLED = "modelled durations and service times (a model of the run's requests, not a measurement)"
-ETA_PARTS = ("eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive", "duration_part_s", "idle_part_s",
-             "delta_s")
+ETA_PARTS = ("eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_zero", "n_positive", "duration_part_s",
+             "idle_part_s", "delta_s")
 
 
 @dataclass
@@ -148,12 +150,20 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     counts = update_counts(table, phonemize)
     reference = canonical_condition(reference)
     train = None if train is None else {canonical_condition(t) for t in train}
-    models = fit_models(manifest, table, counts, train=train, folds=folds, source=source,
-                        require_phonemes=require_phonemes)
-    measured = list(dict.fromkeys(manifest["condition"]))
+    open_loop = ~manifest["condition"].map(closed_loop_condition).to_numpy(bool)  # the models learn from these
+    models = fit_models(manifest[open_loop].reset_index(drop=True), table, counts, train=train, folds=folds,
+                        source=source, require_phonemes=require_phonemes)
+    # a framework rule's measured requests cut inside updates: they are neither fitted nor modelled
+    measured = [c for c in dict.fromkeys(manifest["condition"]) if not getattr(parse_rule(c), "cuts_updates", False)]
     conditions = list(dict.fromkeys([reference, *measured, *(r.canonical() for g in grids for r in g.rules())]))
-    groups = group_many(table, [parse_rule(c) for c in conditions])
-    predicted = predicted_manifest(table, counts, groups, conditions, models)
+    loops = [c for c in conditions if closed_loop_condition(c)]
+    opens = [c for c in conditions if c not in loops]
+    groups = group_many(table, [parse_rule(c) for c in opens])
+    predicted = predicted_manifest(table, counts, groups, opens, models)
+    if loops:  # closed-loop policies run in the engine on the models' durations and clock
+        predicted = pd.concat([predicted, loop_manifest(table, counts, loops, models,
+                                                        service_factor=getattr(model, "factor", 1.0))],
+                              ignore_index=True)
     sig = merge(upstream, base_signature(model=MODELLED, durations=_described(models, "durations"),
                                          service_fit=_described(models, "service") if service == "fit" else None))
     row_sig = merge(sig, {"service": service.strip(), "silent": silent_parts, "release": "request"})
@@ -203,7 +213,7 @@ def sweep_rows(modelled: Modelled, grids: Sequence[RuleGrid], measured: set[str]
                 e = eta.loc[tuple(pk.values()) + (cond,)] if cond != reference else None
                 row["n_talks"] = int(e["n_talks"]) if e is not None else _talks(modelled, pk)
                 for col in ETA_PARTS:
-                    row[f"modelled_{col}"] = e[col] if e is not None else (0 if col.startswith("n_") else 0.0)
+                    row[f"modelled_{col}"] = e[col] if e is not None else _reference_value(col, row["n_talks"])
                 for tag, system in (("a", a), ("f", f)):
                     end = ends[at & (ends["condition"] == cond).to_numpy() & (ends["system"] == system).to_numpy()]
                     row[f"n_requests_{tag}"] = int(end["n_requests"].iloc[0])
@@ -221,3 +231,8 @@ def _talks(modelled: Modelled, pk: dict[str, Any]) -> int:
     for k, v in pk.items():
         s = s[s[k] == v]
     return int(s["talk_id"].nunique())
+
+
+def _reference_value(column: str, n_talks: int) -> float | int:
+    """The reference condition's own η columns: η = 0 for every talk (all ties)."""
+    return n_talks if column == "n_zero" else 0 if column.startswith("n_") else 0.0

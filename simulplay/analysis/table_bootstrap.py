@@ -9,13 +9,14 @@ one of two shapes:
   (``--by backend``), one value column (``--value eta_s``).
 
 For every condition the result gives the equal-talk mean, its paired talk-bootstrap
-interval and the talks below and above zero; for every pair ``A,B`` the same for the
-per-talk difference ``A − B``. One index matrix (:class:`~simulplay.analysis.bootstrap.
-Bootstrap`: generator, seed, draws, talk order) resamples the talks of every condition and
-pair together, as ``eta`` does within a panel, so the same settings give ``eta``'s
-intervals from its per-talk table. Values keep the table's own unit. Every talk needs a
-value under every condition: a gap, a repeated talk or a cell that is no number is refused
-with its row.
+interval and the talks below, at and above zero (a value within the bootstrap's tie
+tolerance of zero, 1e-6 in the values' unit by default, is a tie and taken as 0); for
+every pair ``A,B`` the same for the per-talk difference ``A − B``. One index matrix
+(:class:`~simulplay.analysis.bootstrap.Bootstrap`: generator, seed, draws, talk order)
+resamples the talks of every condition and pair together, as ``eta`` does within a panel,
+so the same settings give ``eta``'s intervals from its per-talk table. Values keep the
+table's own unit. Every talk needs a value under every condition: a gap, a repeated talk
+or a cell that is no number is refused with its row.
 """
 
 from __future__ import annotations
@@ -27,14 +28,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.analysis.bootstrap import Bootstrap
-from simulplay.analysis.gaps import direction_counts
+from simulplay.analysis.bootstrap import Bootstrap, direction_counts
 from simulplay.analysis.small_panels import small_panel_notes
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
 from simulplay.core.signature import base_signature, merge
 
-COLUMNS = ("condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive")
+COLUMNS = ("condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_zero", "n_positive")
 PAIR_SIGN = " − "  # U+2212, as η(B1) − η(B2)
 
 
@@ -64,17 +64,17 @@ def bootstrap_table(df: pd.DataFrame, *, value: Sequence[str], by: Sequence[str]
     boot = boot or Bootstrap()
     values, conditions, talk_ids = _values(df, list(value), list(by), talk, source)
     talks = boot.order_talks(talk_ids)
-    series = {c: values[c].loc[talks].to_numpy(np.float64) for c in conditions}
+    series = {c: boot.ties(values[c].loc[talks].to_numpy(np.float64)) for c in conditions}
     for text in pairs:
         a, b = parse_condition_pair(text, conditions, source)
-        series[f"{a}{PAIR_SIGN}{b}"] = series[a] - series[b]
+        series[f"{a}{PAIR_SIGN}{b}"] = boot.ties(series[a] - series[b])
     idx = boot.indices(len(talks))
     rows = []
     for name, v in series.items():
         low, high = boot.interval(v, idx)
-        neg, pos = direction_counts(v)
+        neg, zero, pos = direction_counts(v, boot.tie_tolerance)
         rows.append({"condition": name, "n_talks": len(talks), "mean": float(v.mean()), "ci_low": low,
-                     "ci_high": high, "n_negative": neg, "n_positive": pos})
+                     "ci_high": high, "n_negative": neg, "n_zero": zero, "n_positive": pos})
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     per_talk = pd.DataFrame([{"talk_id": t, "condition": name, "value": float(x)}
                              for name, v in series.items() for t, x in zip(talks, v)],

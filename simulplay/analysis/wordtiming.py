@@ -288,7 +288,7 @@ def _summaries(words, keys, reference, boot, signatures, n_excl):
                          "n_common_words": int(c["n_common"].sum()), "mean_coverage_pct": float(cov.mean()),
                          "delta_median_s": float(dm.mean()) if talks else np.nan, "median_ci_low_s": lo_m,
                          "median_ci_high_s": hi_m, "delta_p90_s": float(d9.mean()) if talks else np.nan,
-                         "p90_ci_low_s": lo_9, "p90_ci_high_s": hi_9, "n_lower_median": int((dm < 0).sum())})
+                         "p90_ci_low_s": lo_9, "p90_ci_high_s": hi_9, "n_lower_median": int((boot.ties(dm) < 0).sum())})
             sigs.append(_sig(sig0, "word-timing", cond, n_excl, reference=reference, **boot.signature()))
     table = pd.DataFrame(rows, columns=[*panel, *TABLE_COLUMNS])
     return pd.DataFrame(talk_rows), table, talk_sigs, sigs

@@ -35,7 +35,7 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
         contrast: Sequence[str | tuple[str, str]] = (), interaction: Sequence[str | tuple[str, str]] = (),
         allow_incomplete: bool = False, draws: int = 10_000, seed: int = 1032026, quantile_method: str | None = None,
         confidence: float = 0.95, bootstrap_rng: str | None = None, bootstrap: str | None = None,
-        talk_order: str = "sorted") -> EtaOutput:
+        talk_order: str = "sorted", tie_tolerance: float = 1e-6) -> EtaOutput:
     """η of translator ``a`` against ``f`` under each grouping condition, against the
     ``reference`` condition, with paired talk-bootstrap intervals (``simulplay eta``).
 
@@ -84,10 +84,13 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
         talk_order: Which talk each column of the index matrix is (it changes the draws):
             ``"sorted"`` (default: talk ids as text) or ``"given"`` (the input's order, e.g.
             a paper table's rows). In the signature.
+        tie_tolerance: A per-talk value whose magnitude is below this is a tie: taken as 0
+            and counted in ``n_zero``, neither negative nor positive (default 1e-6, in the
+            values' unit: 1 µs for seconds; ``--tie-tolerance``). In the signature.
 
     Returns:
         An [`EtaOutput`][simulplay.api.EtaOutput]: the η table (``backend, realization, condition, n_talks,
-        delta_ref_s, delta_s, eta_s, ci_low_s, ci_high_s, n_negative, n_positive,
+        delta_ref_s, delta_s, eta_s, ci_low_s, ci_high_s, n_negative, n_zero, n_positive,
         duration_part_s, idle_part_s``; seconds), the per-talk rows, the contrasts and the
         interaction with their per-talk rows, each with its signatures, the small-panel
         notes and the excluded talks.
@@ -97,25 +100,21 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
             malformed pair, a bad bootstrap setting, an incomplete talk without
             ``allow_incomplete``.
     """
-    from simulplay.analysis import compute_eta, read_summary
-    from simulplay.analysis.eta import validate_summary
     from simulplay.analysis.interaction import combine_interactions, parse_backend_pair
     from simulplay.grouping import parse_pair
+    from simulplay.workflows.steps import eta_of_summary
 
     names = {k: as_text(v, k) for k, v in (("a", a), ("f", f), ("reference", reference))}
     pairs = [as_pair(p, "contrast", parse_pair) for p in as_sequence(contrast, "contrast")]
     backends = [as_pair(p, "interaction", parse_backend_pair) for p in as_sequence(interaction, "interaction")]
     boot = bootstrap_settings(draws=draws, seed=seed, quantile_method=quantile_method, confidence=confidence,
-                              bootstrap_rng=bootstrap_rng, bootstrap=bootstrap, talk_order=talk_order)
+                              bootstrap_rng=bootstrap_rng, bootstrap=bootstrap, talk_order=talk_order,
+                              tie_tolerance=tie_tolerance)
     given = frame_of(summary, "summary")
-    if given is not None:
-        source, upstream = "summary", given[1]
-        df = validate_summary(given[0], source)
-    else:
-        source = str(as_path(summary, "summary", "a summary DataFrame or file"))
-        df, upstream = read_summary(source)
-    res = compute_eta(df, **names, boot=boot, contrasts=pairs, interactions=backends, upstream=upstream,
-                      allow_incomplete=as_flag(allow_incomplete, "allow_incomplete"), source=source)
+    table = given[0] if given is not None else as_path(summary, "summary", "a summary DataFrame or file")
+    res = eta_of_summary(table, **names, boot=boot, contrasts=pairs, interactions=backends,
+                         upstream=None if given is None else given[1],
+                         allow_incomplete=as_flag(allow_incomplete, "allow_incomplete"))
     both = combine_interactions(res.interactions)
     sigs = signatures_of(res.table_signatures)
     return EtaOutput(fresh(res.table), sigs, fresh(res.per_talk), signatures_of(res.per_talk_signatures),
@@ -131,7 +130,7 @@ def bootstrap(table: SignedTable | pd.DataFrame | PathLike, *, value: str | Sequ
               by: str | Sequence[str] = (), pair: Sequence[str] = (), talk: str = "talk_id", draws: int = 10_000,
               seed: int = 1032026, quantile_method: str | None = None, confidence: float = 0.95,
               bootstrap_rng: str | None = None, bootstrap: str | None = None,
-              talk_order: str = "sorted") -> SignedTable:
+              talk_order: str = "sorted", tie_tolerance: float = 1e-6) -> SignedTable:
     """Paired talk-bootstrap intervals of equal-talk means for any per-talk table (an
     [`eta`][simulplay.api.eta] ``per_talk`` table, numbers from another pipeline, or a paper's per-talk
     values): the table ``simulplay bootstrap`` prints.
@@ -172,12 +171,16 @@ def bootstrap(table: SignedTable | pd.DataFrame | PathLike, *, value: str | Sequ
         talk_order: Which talk each column of the index matrix is (it changes the draws):
             ``"sorted"`` (default: talk ids as text) or ``"given"`` (the input's order, e.g.
             a paper table's rows). In the signature.
+        tie_tolerance: A per-talk value whose magnitude is below this is a tie: taken as 0
+            and counted in ``n_zero``, neither negative nor positive (default 1e-6, in the
+            values' unit: 1 µs for seconds; ``--tie-tolerance``). In the signature.
 
     Returns:
         A [`SignedTable`][simulplay.api.SignedTable] with the columns ``condition`` (a value column, a ``by``
         label, or ``A − B`` for a pair), ``n_talks``, ``mean`` (equal-talk), ``ci_low``,
         ``ci_high`` (in the value's unit: seconds for ``_s`` columns), ``n_negative``,
-        ``n_positive`` (talks below / above zero), and the small-panel note in ``notes``.
+        ``n_zero``, ``n_positive`` (talks below / within ``tie_tolerance`` of / above zero),
+        and the small-panel note in ``notes``.
 
     Raises:
         InputError: a missing column, a cell that is no number, a repeated talk, a talk
@@ -186,7 +189,8 @@ def bootstrap(table: SignedTable | pd.DataFrame | PathLike, *, value: str | Sequ
     from simulplay.analysis.table_bootstrap import bootstrap_table
 
     boot = bootstrap_settings(draws=draws, seed=seed, quantile_method=quantile_method, confidence=confidence,
-                              bootstrap_rng=bootstrap_rng, bootstrap=bootstrap, talk_order=talk_order)
+                              bootstrap_rng=bootstrap_rng, bootstrap=bootstrap, talk_order=talk_order,
+                              tie_tolerance=tie_tolerance)
     values = [as_text(value, "value")] if isinstance(value, str) else as_strings(value, "value", "column names")
     keys = as_strings(by, "by", "a column name or a list of them") if by else []
     df, _, source = as_table(table)

@@ -68,16 +68,24 @@ def as_table(table: Any) -> tuple[pd.DataFrame, Signatures | None, str]:
     return df, signatures_of(sigs), str(p)
 
 
-def as_streams(trace: Any) -> tuple[list, list[Path]]:
-    """The streams of a trace DataFrame (validated) or of trace files, and the files."""
+def as_commits(commit: Any) -> list[str]:
+    """Commit policy strings from one string, a list of them or None (none)."""
+    if commit is None:
+        return []
+    return as_strings(commit, "commit", "a commit policy such as 'stable:k=2', or a list of them")
+
+
+def as_streams(trace: Any, *, revising: bool = False) -> tuple[list, list[Path]]:
+    """The streams of a trace DataFrame (validated) or of trace files, and the files
+    (``revising``: streams with retractions allowed, for a commit policy)."""
     from simulplay.traces import read_traces, streams_from_frame
     from simulplay.traces.validate import validate_trace_frame
 
     given = frame_of(trace, "trace")
     if given is not None:
-        return streams_from_frame(validate_trace_frame(given[0], "trace")), []
+        return streams_from_frame(validate_trace_frame(given[0], "trace"), revising=revising), []
     paths = as_paths(trace, "trace", TRACE_INPUT)
-    return streams_from_frame(read_traces(paths)), paths
+    return streams_from_frame(read_traces(paths), revising=revising), paths
 
 
 def as_requests_file(requests: Any, tmp: Path) -> Path:
@@ -107,37 +115,37 @@ def as_rules(rule: Any) -> list:
 
 
 def bootstrap_settings(*, draws: Any, seed: Any, quantile_method: Any, confidence: Any, bootstrap_rng: Any,
-                       bootstrap: Any, talk_order: Any):
+                       bootstrap: Any, talk_order: Any, tie_tolerance: Any = 1e-6):
     """``Bootstrap`` from the API's keywords, named as the command line's flags
     (``quantile_method``: ``--quantile-method``, ``bootstrap_rng``: ``--bootstrap-rng``,
     ``bootstrap``: ``--bootstrap``, the preset; None: the default or the preset's value);
     a wrong type or value is an InputError naming the keyword."""
-    from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, PRESETS, Bootstrap, apply_preset
+    from simulplay.analysis.bootstrap import PRESETS, Bootstrap, PresetError
 
     for name, value, kind, accepted in (("draws", draws, int, "a whole number ≥ 1"),
                                         ("seed", seed, int, "a whole number ≥ 0"),
                                         ("confidence", confidence, (int, float), "a number in (0, 1)"),
-                                        ("talk_order", talk_order, str, "sorted or given")):
+                                        ("talk_order", talk_order, str, "sorted or given"),
+                                        ("tie_tolerance", tie_tolerance, (int, float), "a number ≥ 0")):
         if isinstance(value, bool) or not isinstance(value, kind):
             raise InputError.at(name, f"is {kind_of(value)}", accepted=accepted)
     chosen = {}
     for name, key, value in (("quantile_method", "method", quantile_method), ("bootstrap_rng", "rng", bootstrap_rng)):
         if value is not None:
             chosen[key] = as_text(value, name, "text or None")
-    if bootstrap is not None:
-        try:
-            chosen = apply_preset(as_text(bootstrap, "bootstrap", f"a preset name ({', '.join(PRESETS)}) or None"),
-                                  chosen, {}, names={"rng": "bootstrap_rng", "method": "quantile_method"})
-        except ValueError as e:
-            raise InputError.at("bootstrap", str(e), accepted=f"one of {', '.join(PRESETS)}, without a different "
-                                "bootstrap_rng or quantile_method") from e
+    preset = None if bootstrap is None else as_text(bootstrap, "bootstrap", f"a preset name ({', '.join(PRESETS)}) "
+                                                    "or None")
     try:
-        return Bootstrap(draws=draws, seed=seed, method=chosen.get("method", ENDPOINT_METHOD), confidence=confidence,
-                         rng=chosen.get("rng", ENDPOINT_RNG), talk_order=talk_order)
+        return Bootstrap.preset(preset, names={"rng": "bootstrap_rng", "method": "quantile_method"}, draws=draws,
+                                seed=seed, confidence=confidence, talk_order=talk_order, tie_tolerance=tie_tolerance,
+                                **chosen)
+    except PresetError as e:
+        raise InputError.at("bootstrap", str(e), accepted=f"one of {', '.join(PRESETS)}, without a different "
+                            "bootstrap_rng or quantile_method") from e
     except ValueError as e:
         raise InputError.at("bootstrap settings", str(e), accepted="draws ≥ 1, seed ≥ 0, quantile_method a NumPy "
                             "quantile method or an order:… convention, 0 < confidence < 1, bootstrap_rng numpy or "
-                            "python, talk_order sorted or given") from e
+                            "python, talk_order sorted or given, tie_tolerance ≥ 0") from e
 
 
 def renamed(**old_to_new: str):

@@ -14,6 +14,7 @@ import pandas as pd
 from simulplay.api.checks import (
     TRACE_INPUT,
     PathLike,
+    as_commits,
     as_count,
     as_flag,
     as_path,
@@ -71,7 +72,7 @@ def read_trace(trace: PathLike | Sequence[PathLike]) -> SignedTable:
 
 
 def group(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike], rule: str | Sequence[str], *,
-          max_chars: int | None = None) -> SignedTable:
+          max_chars: int | None = None, commit: str | Sequence[str] | None = None) -> SignedTable:
     """The synthesis requests of a trace under one grouping rule or several (``simulplay
     group``), to inspect or edit before [`synthesize`][simulplay.api.synthesize].
 
@@ -86,22 +87,27 @@ def group(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike], rul
             whole number ≥ 1); a longer group is cut at spaces into several requests, its
             joined text kept exactly. None (default): groups are not split (``synthesize``
             then splits at the backend's own limit, giving the same requests).
+        commit: A commit policy or a list of them (``--commit``): what of a revising trace is
+            spoken before grouping (``eager``, ``stable:k=2``, ``hold:t=1``, ``mask:k=3``,
+            ``final``, an oracle); each output's condition is then ``POLICY+RULE`` (``eager``
+            left out). None (default): a revising trace is refused.
 
     Returns:
         A [`SignedTable`][simulplay.api.SignedTable], one row per request: ``talk_id, system, condition`` (the
-        canonical rule), ``seq`` (from 0 per output), ``dispatch_s`` (seconds from source
-        start), ``trigger`` (immediate/timer/punct/words/eos), ``n_updates``, ``text``,
+        canonical rule, after its commit policy if any), ``seq`` (from 0 per output), ``dispatch_s``
+        (seconds from source start), ``trigger`` (immediate/timer/punct/words/eos), ``n_updates``, ``text``,
         ``glue``, ``group``, ``source_s`` (seconds); ``signatures``: one per request (its
         rule and the splitter).
 
     Raises:
         InputError: an unknown or malformed rule, a bad trace, ``max_chars`` < 1.
     """
-    from simulplay.grouping import Splitter, request_signatures, requests_frame
+    from simulplay.grouping import Splitter, commit_rules, request_signatures, requests_frame, revising_allowed
 
-    rules = as_rules(rule)
+    commits = as_commits(commit)
+    rules = commit_rules(as_rules(rule), commits, source="commit")
     splitter = Splitter(as_count(max_chars, "max_chars"))
-    streams, _ = as_streams(trace)
+    streams, _ = as_streams(trace, revising=revising_allowed(commits, rules))
     df = requests_frame(streams, rules, splitter)
     sig = base_signature(table="requests", rule=[r.canonical() for r in rules], splitter=splitter.describe())
     return SignedTable(fresh(df), signatures_of(request_signatures(df, splitter)), sig)
@@ -113,7 +119,7 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
                realizations: int = 1, order: str = "counterbalanced", max_chars: int | None = None,
                reuse: str | None = None, executor: str = "serial", workers: int | None = None,
                worker_cpus: float = 1.0, worker_gpus: float = 0.0, retries: int = 2, contention_sample: int = 8,
-               progress: Any = None) -> ManifestOutput:
+               progress: Any = None, commit: str | Sequence[str] | None = None) -> ManifestOutput:
     """Synthesize every request with a real TTS backend into an audio store and return the
     request manifest (``simulplay synth``).
 
@@ -176,6 +182,8 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
             service-time ratio (default 8; 0: off).
         progress: A ``Progress`` (``simulplay.core.progress.Progress``) the synthesis reports to
             (default None: nothing; the command line shows a progress bar unless ``--quiet``).
+        commit: With ``trace``: a commit policy or a list of them, as in [`group`][simulplay.api.group]
+            (conditions ``POLICY+RULE``; None: a revising trace is refused).
 
     Returns:
         A [`ManifestOutput`][simulplay.api.ManifestOutput]: the manifest, one row per request (``dispatch_s``,
@@ -190,6 +198,7 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
             spec, an unknown order, reuse or executor, an ``out`` that cannot be written.
     """
     from simulplay.backends import parse_backend_with_reuse
+    from simulplay.grouping import commit_rules, revising_allowed
     from simulplay.grouping.requests_file import read_requests
     from simulplay.store.store import AudioStore
     from simulplay.synthesis.executors import parse_executor
@@ -217,8 +226,9 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
             plan = read_requests(as_requests_file(requests, Path(tmp)))
             res = synthesize_requests(plan, config, AudioStore.open(store_path, field="store"), target, **options)
         else:
-            streams, paths = as_streams(trace)
-            rules = as_rules(rule if rule is not None else [])
+            commits = as_commits(commit)
+            rules = commit_rules(as_rules(rule if rule is not None else []), commits, source="commit")
+            streams, paths = as_streams(trace, revising=revising_allowed(commits, rules))
             check_distinct({"out": out}, paths)
             res = synthesize_to_manifest(streams, rules, config, AudioStore.open(store_path, field="store"), target,
                                          traces=paths, **options)
@@ -245,6 +255,11 @@ def _manifest_output(df: pd.DataFrame, sigs, res, out: PathLike | None) -> Manif
                                  "failed": st.failed, "damaged": st.damaged, "retries": st.retries,
                                  "worker_deaths": st.worker_deaths, "contention_ratio": st.contention_ratio},
                           clock=None if st.clock is None else st.clock.to_dict(), chunks=chunks)
+
+
+def _chunks_arg(chunks: pd.DataFrame | PathLike | None) -> pd.DataFrame | Path | None:
+    """``chunks=`` as the replay step takes it: a table, a file, or None (the file beside the manifest)."""
+    return chunks if chunks is None or isinstance(chunks, pd.DataFrame) else as_path(chunks, "chunks", "a chunk table")
 
 
 def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "request", service: str = "measured",
@@ -304,40 +319,27 @@ def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "r
             service or silent-parts value, a chunk release without its chunk table, an
             incomplete output without ``allow_incomplete``.
     """
-    from simulplay.manifest import read_chunks, read_manifest, validate_manifest
-    from simulplay.manifest.chunks import validate_chunks
-    from simulplay.sim import replay as run_replay
-    from simulplay.sim.servers import servers_from_flags
-    from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
+    from simulplay.workflows.steps import KEYWORDS, replay_manifest, replay_settings
 
-    rel = parse_release(as_text(release, "release"), source="release")
     curve = None if load_curve is None else as_path(load_curve, "load_curve", "a load curve file")
-    shared = servers_from_flags(None if servers is None else as_count(servers, "servers"), as_text(share, "share"),
-                                as_text(discipline, "discipline"), curve, as_text(service, "service"),
-                                slowdown_text(slowdown))
-    model = shared or parse_service(service, source="service")
-    silent = parse_silent_parts(as_text(silent_parts, "silent_parts"), source="silent_parts")
+    settings = replay_settings(as_text(release, "release"), service, as_text(silent_parts, "silent_parts"),
+                               servers=None if servers is None else as_count(servers, "servers"),
+                               share=as_text(share, "share"), discipline=as_text(discipline, "discipline"),
+                               load_curve=curve, slowdown=slowdown_text(slowdown), names=KEYWORDS)
     given = frame_of(manifest, "manifest")
+    flag = as_flag(allow_incomplete, "allow_incomplete")
     if given is not None:
-        df, upstream, source = validate_manifest(given[0], "manifest"), given[2] or None, "manifest"
         if chunks is None and isinstance(manifest, ManifestOutput):
             chunks = manifest.chunks
-    else:
-        source = str(as_path(manifest, "manifest", "a manifest DataFrame or file (.parquet or .csv)"))
-        df, meta = read_manifest(source)
-        upstream = meta.get("signature")
-    chunk_df = None
-    if rel.needs_chunks:
-        if isinstance(chunks, pd.DataFrame):
-            chunk_df = validate_chunks(chunks, "chunks")
-        elif chunks is None and given is not None:
+        if chunks is None and settings.release.needs_chunks:
             raise InputError.at("chunks", "chunk release needs the chunk table",
                                 accepted="chunks=PATH or a chunk DataFrame, or a manifest from "
                                 "synthesize(…, out=PATH), which writes it beside the manifest")
-        else:
-            chunk_df = read_chunks(source, None if chunks is None else as_path(chunks, "chunks", "a chunk table"))
-    res = run_replay(df, service=model, release=rel, chunks=chunk_df, allow_incomplete=as_flag(allow_incomplete,
-                     "allow_incomplete"), upstream=upstream, source=source, silent_parts=silent)
+        res = replay_manifest(given[0], settings, chunks=_chunks_arg(chunks), allow_incomplete=flag,
+                              upstream=given[2] or None)
+    else:
+        path = as_path(manifest, "manifest", "a manifest DataFrame or file (.parquet or .csv)")
+        res = replay_manifest(path, settings, chunks=_chunks_arg(chunks), allow_incomplete=flag)
     sigs = signatures_of(res.signatures)
     return ReplayOutput(fresh(res.summary), sigs, fresh(res.parts), signatures_of(res.part_signatures()),
                         shared_signature(sigs), tuple(res.excluded))

@@ -59,6 +59,12 @@ class BackendConfig:
         """The runtime backend, not loaded yet (no files are read)."""
         raise NotImplementedError
 
+    def voice_language(self) -> tuple[str, str] | None:
+        """The language the voice speaks (an ISO 639-1 code such as ``en``) and the voice's
+        name, when the config says; None when it does not (the text's language is then not
+        compared with the voice's)."""
+        return None
+
     def check(self) -> None:
         """Raise ValueError when a file or folder this config names is missing or unusable
         on this machine (``parse_backend`` and the backend's ``load()`` call it; building

@@ -19,6 +19,7 @@ every clock.
 
 from __future__ import annotations
 
+import ast
 import queue
 import random
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ import numpy as np
 from simulplay.backends.base import BackendConfig, BackendError, Session, SessionBackend, register_backend
 from simulplay.backends.process_state import ProcessState
 from simulplay.core.errors import InputError
+from simulplay.core.extras import EXTRAS, MissingExtra, found, missing_from
 from simulplay.core.provenance import cpu_model, file_sha256, git_revision
 
 CHECKOUT_HINT = ("CosyVoice is not on the package registry: clone FunAudioLLM/CosyVoice (with its "
@@ -71,6 +73,8 @@ class CosyVoiceSettings(BackendConfig):
         """The checkout holds the cosyvoice package, the model folder and the prompt exist."""
         if not self.checkout or not Path(self.checkout, "cosyvoice").is_dir():
             raise ValueError(f"checkout '{self.checkout}' holds no cosyvoice package ({CHECKOUT_HINT})")
+        if any(not found(m) for m in checkout_imports(self.checkout) & set(EXTRAS["cosyvoice"])):
+            raise MissingExtra("cosyvoice")
         if not self.model_dir or not Path(self.model_dir).is_dir():
             raise ValueError(f"model_dir '{self.model_dir}' is not a folder (the CosyVoice 3 model, e.g. "
                              "Fun-CosyVoice3-0.5B-2512, downloaded once; simulplay never downloads weights)")
@@ -79,6 +83,22 @@ class CosyVoiceSettings(BackendConfig):
 
     def create(self) -> CosyVoiceBackend:
         return CosyVoiceBackend(self)
+
+
+def checkout_imports(checkout: str) -> set[str]:
+    """The top-level modules the checkout's ``cosyvoice`` package imports (read, not run)."""
+    names: set[str] = set()
+    for py in Path(checkout, "cosyvoice").rglob("*.py"):
+        try:
+            tree = ast.parse(py.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return names
 
 
 def import_cosyvoice(checkout: str, state: ProcessState):
@@ -90,6 +110,8 @@ def import_cosyvoice(checkout: str, state: ProcessState):
     try:
         from cosyvoice.cli import cosyvoice as module
     except ImportError as e:
+        if missing_from(e, "cosyvoice"):
+            raise MissingExtra("cosyvoice") from e
         raise InputError.at(f"checkout {checkout}", f"cannot import cosyvoice.cli.cosyvoice ({e})",
                             field="checkout", accepted=f"a CosyVoice source checkout; {CHECKOUT_HINT}, and "
                             "install its requirements (pip install -e '.[cosyvoice]')") from e

@@ -115,6 +115,14 @@ class EspeakSettings(BackendConfig):
         """The library and its data load, and the voice exists (an :class:`EspeakMissing`)."""
         engine().describe_voice(self.voice)
 
+    def voice_language(self) -> tuple[str, str] | None:
+        """The voice's language (``de`` for ``de``, ``de+f2``; ``en`` for ``en-us``) and
+        ``espeak:voice=…``; None for a voice named otherwise than by its language."""
+        from simulplay.traces.language import base_code
+
+        code = base_code(self.voice)
+        return (code, f"espeak:voice={self.voice}") if code.isalpha() and 2 <= len(code) <= 3 else None
+
     def create(self) -> EspeakBackend:
         return EspeakBackend(self)
 

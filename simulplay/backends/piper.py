@@ -144,6 +144,19 @@ class PiperSettings(BackendConfig):
         """The voice's ``.onnx.json`` (Piper's config: sample rate, phonemes, …)."""
         return json.loads(Path(str(self.voice_path()) + ".json").read_text(encoding="utf-8"))
 
+    def voice_language(self) -> tuple[str, str] | None:
+        """The voice config's ``language`` (its ``family``, e.g. ``en``; else its eSpeak voice)
+        and the voice's file name without ``.onnx``."""
+        from simulplay.traces.language import base_code
+
+        try:
+            config = self.voice_config()
+        except (OSError, ValueError, BackendError):
+            return None
+        lang = config.get("language") or {}
+        code = lang.get("family") or lang.get("code") or (config.get("espeak") or {}).get("voice")
+        return (base_code(str(code)), self.voice_path().name.removesuffix(".onnx")) if code else None
+
     def create(self) -> PiperBackend:
         return PiperBackend(self)
 

@@ -36,7 +36,7 @@ import logging
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -72,6 +72,7 @@ class HttpSettings(BackendConfig):
     retry_wait: float = 1.0
     api_key_env: str = ""
     reuse: str = ""
+    language: str = field(default="", metadata={"omit_default": True})  # declared: what the voice speaks
 
     def __post_init__(self):
         url = urlsplit(self.base_url)
@@ -85,6 +86,13 @@ class HttpSettings(BackendConfig):
         if self.timeout <= 0 or self.retries < 0 or self.retry_wait < 0 or self.sample_rate <= 0:
             raise ValueError("timeout > 0, retries ≥ 0, retry_wait ≥ 0 and sample_rate > 0 are required")
         self.reuse_policy()
+
+    def voice_language(self) -> tuple[str, str] | None:
+        """The declared ``language`` (e.g. ``de``) and the server's voice; None when not declared."""
+        from simulplay.traces.language import base_code
+
+        return (base_code(self.language), f"{self.voice or 'the server voice'} at {self.base_url}") \
+            if self.language else None
 
     def create(self) -> HttpBackend:
         return HttpBackend(self)
@@ -284,7 +292,8 @@ class HttpBackend(Backend):
                 "package": f"simulplay-http-client@{package_version('simulplay')}",
                 "voice": c.voice or "(server default)",
                 "server": c.base_url,
-                "settings": {**{k: v for k, v in c.settings().items() if k not in ("api_key_env", "reuse")},
+                "settings": {**{k: v for k, v in c.settings().items()
+                                if k not in ("api_key_env", "reuse", "language")},
                              "model": self.model},
                 "served": served or "not reported (not a simulplay server)",
                 "seed": (served or {}).get("seed"),

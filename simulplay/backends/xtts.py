@@ -40,6 +40,7 @@ import numpy as np
 from simulplay.backends.base import Backend, BackendConfig, BackendError, register_backend
 from simulplay.backends.process_state import ProcessState
 from simulplay.core.errors import InputError
+from simulplay.core.extras import require_extra
 from simulplay.core.provenance import cpu_model, file_sha256, package_version
 from simulplay.grouping import Splitter
 
@@ -91,7 +92,8 @@ class XttsSettings(BackendConfig):
 
     def check(self) -> None:
         """The checkpoint folder holds the model files and knows the language; the cloned
-        voice's recording exists."""
+        voice's recording exists (and the xtts extra is installed)."""
+        require_extra("xtts")
         folder = Path(self.model_dir)
         if not folder.is_dir():
             raise ValueError(f"model_dir {self.model_dir} is not a folder ({WEIGHTS_HINT})")
@@ -112,6 +114,12 @@ class XttsSettings(BackendConfig):
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise ValueError(f"{path} is not a readable XTTS config.json ({e})") from e
+
+    def voice_language(self) -> tuple[str, str] | None:
+        """The ``language`` setting (``de``; ``zh`` for ``zh-cn``) and ``xtts``."""
+        from simulplay.traces.language import base_code
+
+        return (base_code(self.language), f"xtts:language={self.language}") if self.language else None
 
     def create(self) -> XttsBackend:
         return XttsBackend(self)

@@ -38,7 +38,7 @@ def compare_blocks(summary: pd.DataFrame, *, reference: str, boot: Bootstrap,
     for (system, condition), g in ok[ok["condition"] != reference].groupby(["system", "condition"], sort=True):
         g = g.set_index(KEYS)
         r = ref.loc[g.index]
-        delta = (g["b_s"] - r["b_s"]).to_numpy()
+        delta = boot.ties(g["b_s"] - r["b_s"])  # within the tie tolerance of 0: neither later nor earlier
         idx = boot.indices(len(delta))
         low, high = boot.interval(delta, idx)
         n_excluded = len({k for k in bad_blocks if k[1] == system})

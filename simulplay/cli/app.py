@@ -58,6 +58,7 @@ from simulplay.core.errors import (
     Terminated,
     interrupt_exit_code,
 )
+from simulplay.core.extras import MissingExtra, set_command
 from simulplay.core.plugins import load_plugins, split_plugin_args
 from simulplay.core.version import __version__
 
@@ -97,7 +98,8 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 COMMANDS = (  # (name, function), in the order of `simulplay --help`
-    ("validate", traces.validate), ("group", traces.group), ("replay", replay.replay), ("synth", synth.synth),
+    ("validate", traces.validate), ("spoken", traces.spoken), ("group", traces.group), ("replay", replay.replay),
+    ("synth", synth.synth),
     ("retime", retime.retime),
     ("eta", eta.eta), ("bootstrap", bootstrap.bootstrap), ("import-simuleval", traces.import_simuleval_command),
     ("import-simulstream", traces.import_simulstream_command), ("player", player.player), ("edges", edges.edges),
@@ -184,8 +186,12 @@ _SHOW_WARNING = warnings.showwarning
 def _commands() -> None:
     try:
         args, plugins = split_plugin_args(sys.argv[1:])  # --plugin is accepted anywhere in the line
+        set_command(" ".join(["simulplay", *args[:1]]))  # named by a missing extra's one line
         load_plugins(plugins)
-        rv = app_for(args)(args=args, standalone_mode=False)
+        try:
+            rv = app_for(args)(args=args, standalone_mode=False)
+        finally:
+            set_command("simulplay")  # a later call from Python (a test's in-process run) names no command
     except Abort as e:  # click turns KeyboardInterrupt (and our SIGTERM) into Abort
         print("simulplay: interrupted before the command finished (files appear only when complete, so none is "
               "half-written); run the same command again", file=sys.stderr)
@@ -212,6 +218,9 @@ def _commands() -> None:
 
 
 def _print_error(e: SimulplayError) -> None:
+    if isinstance(e, MissingExtra):  # names the command itself: "simulplay quality needs the quality extra: …"
+        print(e, file=sys.stderr)
+        return
     for line in str(e).splitlines():
         print(f"simulplay: error: {line}", file=sys.stderr)
 

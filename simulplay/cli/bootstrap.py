@@ -17,6 +17,7 @@ from simulplay.cli.options import (
     seed_option,
     table_option,
     talk_order_option,
+    tie_option,
 )
 
 
@@ -40,6 +41,7 @@ def bootstrap(
     bootstrap_rng: str | None = rng_option(),
     preset: str | None = preset_option(),
     talk_order: str = talk_order_option(),
+    tie_tolerance: float = tie_option(),
 ):
     """Paired talk-bootstrap intervals for a per-talk table: from `simulplay eta
     --per-talk`, another pipeline, or per-talk values typed from a paper.
@@ -48,10 +50,10 @@ def bootstrap(
     together, with the conventions, signature and small-panel note of `simulplay eta`; the
     same settings give eta's intervals from its per-talk table. Columns: condition (a
     value column, a --by label, or A − B for a --pair), n_talks, mean (equal-talk mean),
-    ci_low, ci_high, n_negative / n_positive (talks below / above zero), signature; values
-    keep the table's unit. Every talk needs a number under every condition: a missing
-    column, a cell that is no number, a repeated talk or a missing condition is an error
-    naming the row.
+    ci_low, ci_high, n_negative / n_zero / n_positive (talks below / within --tie-tolerance
+    of / above zero), signature; values keep the table's unit. Every talk needs a number
+    under every condition: a missing column, a cell that is no number, a repeated talk or
+    a missing condition is an error naming the row.
 
     Truong & Le (2026)'s intervals: --bootstrap paper, with the talks in the order of the
     table they are typed from (--talk-order given): their Table 4's XTTS η(2) and η(4) as two
@@ -64,7 +66,7 @@ def bootstrap(
     check_outputs(out)
     check_distinct({"--out": out}, [table])
     boot = bootstrap_settings(draws, seed, quantile_method, confidence, rng=bootstrap_rng, preset=preset,
-                              talk_order=talk_order)
+                              talk_order=talk_order, tie_tolerance=tie_tolerance)
     df, _ = read_table(table)
     res = bootstrap_table(df, value=_names(value), by=_names(by), pairs=pair, talk=talk, boot=boot, source=str(table))
     if out:

@@ -22,9 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# typer's private modules, on purpose: typer offers no public way to replace a parameter's
+# coercion, and its public path builds a Pydantic adapter per parameter (module docstring).
+# What is used here (typer._coercion's RuntimeParam and build_runtime_param, typer._param_types'
+# coerce_cli_path and lenient_issubclass, typer.core's _TyperParameter and its _runtime_param)
+# is that of the typer versions in SUPPORTED_TYPER, to which pyproject.toml pins typer;
+# tests/cli/test_coerce.py checks the installed typer is one of them and has every name.
 from typer._coercion import RuntimeParam, build_runtime_param
 from typer._param_types import coerce_cli_path, lenient_issubclass
 from typer.core import _TyperParameter
+
+#: The typer releases (major, minor) whose private names this module uses.
+SUPPORTED_TYPER = ((0, 29),)
 
 _INT = re.compile(r"-?[0-9]{1,18}")
 _FLOAT = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?")

@@ -21,6 +21,7 @@ from simulplay.cli.options import (
     seed_option,
     table_option,
     talk_order_option,
+    tie_option,
 )
 from simulplay.core.errors import InputError
 
@@ -38,6 +39,7 @@ def eta(
     bootstrap_rng: str | None = rng_option(),
     preset: str | None = preset_option(),
     talk_order: str = talk_order_option(),
+    tie_tolerance: float = tie_option(),
     per_talk: Path | None = table_option("--per-talk", "Also write per-talk δ and η."),
     contrast: list[str] = typer.Option([], "--contrast", help="Buffered-policy contrast P1,P2: "
                                        "δ(P1) − δ(P2) per talk with the same bootstrap; repeatable."),
@@ -61,15 +63,16 @@ def eta(
 
     Columns (columns ending in _s are seconds): backend, realization, condition, n_talks,
     delta_ref_s (mean δ(0)), delta_s (mean δ(w)), eta_s, ci_low_s, ci_high_s, n_negative /
-    n_positive (talks with η < 0 / > 0), duration_part_s + idle_part_s (= eta_s),
+    n_zero / n_positive (talks with η < 0 / within --tie-tolerance of 0 / > 0; a per-talk
+    value within it is taken as 0), duration_part_s + idle_part_s (= eta_s),
     signature. Talks weigh equally; each backend and realization is a panel. Under 10 talks,
     read the direction counts first (a note says so). --interaction adds η(B1) − η(B2) per
     condition with its interval. Details: docs/concepts.md#the-comparison.
     """
-    from simulplay.analysis import compute_eta, read_summary
     from simulplay.analysis.interaction import parse_backend_pair
     from simulplay.core.tables import check_distinct
     from simulplay.grouping import parse_pair
+    from simulplay.workflows.steps import eta_of_summary
 
     check_outputs(out, per_talk, contrast_out, interaction_out, interaction_per_talk, talk_spread)
     check_distinct({"--out": out, "--per-talk": per_talk, "--contrast-out": contrast_out,
@@ -78,11 +81,10 @@ def eta(
     pairs = [parse_pair(c, "--contrast") for c in contrast]
     backends = [parse_backend_pair(p) for p in interaction]
     boot = bootstrap(draws, seed, quantile_method, confidence, rng=bootstrap_rng, preset=preset,
-                     talk_order=talk_order)
-    df, upstream = read_summary(summary)
-    check_realizations(df, talk_spread, summary)
-    res = compute_eta(df, a=a, f=f, reference=reference, boot=boot, contrasts=pairs, interactions=backends,
-                      allow_incomplete=allow_incomplete, upstream=upstream, source=str(summary))
+                     talk_order=talk_order, tie_tolerance=tie_tolerance)
+    res = eta_of_summary(summary, a=a, f=f, reference=reference, boot=boot, contrasts=pairs, interactions=backends,
+                         allow_incomplete=allow_incomplete,
+                         check=lambda df: check_realizations(df, talk_spread, summary))
     _write_eta(res, out, title=f"η: {a} vs {f}, reference {reference}", per_talk=per_talk,
                contrast_out=(contrast_out or beside(out, ".contrasts")) if pairs else None,
                interaction_out=(interaction_out or beside(out, ".interaction")) if backends else None,

@@ -6,13 +6,18 @@ from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import allow_incomplete_option, quiet_option
+from simulplay.cli.options import allow_incomplete_option, quiet_option, talks_from_option, talks_option
 
 
 def run(
     experiment: Path = typer.Argument(..., help="EXPERIMENT.toml (its keys: docs/experiments.md)."),
     allow_incomplete: bool = allow_incomplete_option("Exclude outputs with failed requests and count them."),
     quiet: bool = quiet_option(),
+    events: str | None = typer.Option(None, "--events", help="keep or drop: what non-speech event tags "
+                                      "((Applaus), [Music], …) do; overrides the experiment's key events."),
+    talks: list[str] = talks_option("Only these talk ids (repeatable; commas separate several); overrides the "
+                                    "experiment's key talks."),
+    talks_from: Path | None = talks_from_option(),
 ):
     """Run an experiment: synthesize (resumable) → replay → η, plus the sensitivity
     replays it lists, writing every table with its signature into its output folder.
@@ -36,8 +41,20 @@ def run(
     from simulplay.workflows.experiment import load_experiment
     from simulplay.workflows.pipeline import run_experiment
 
-    exp = load_experiment(experiment)
+    exp = with_overrides(load_experiment(experiment), events, talks, talks_from)
     finish_run(run_experiment(exp, allow_incomplete=allow_incomplete, progress=progress_bar(quiet)), exp)
+
+
+def with_overrides(exp, events: str | None, talks: list[str], talks_from: Path | None):
+    """The experiment with ``--events`` and ``--talks``/``--talks-from`` in place of its keys, when given."""
+    import dataclasses
+
+    from simulplay.traces.events import check_events_mode
+    from simulplay.traces.select import talk_ids
+
+    picked = talk_ids(talks, talks_from)
+    return dataclasses.replace(exp, events=check_events_mode(events) if events is not None else exp.events,
+                               talks=picked or exp.talks)
 
 
 def demo(
@@ -56,6 +73,11 @@ def demo(
                               "under immediate and timer:w=4 live at speed 1 (about 2 minutes) against a served "
                               "Piper (durations=fixed), then compare the simulator with it: (a) to (c) of "
                               "`simulplay live --predict --calibrate`, into OUT_DIR/live."),
+    frameworks: bool = typer.Option(False, "--frameworks", help="Instead: the demo's design under the voice "
+                                    "frameworks' grouping (livekit with min_sentence_len 5, 10, 20, 40; pipecat; "
+                                    "realtimetts) against immediate and the paper's rules, into OUT_DIR/frameworks "
+                                    "(the demo's store is reused), and print η, mean L, first playback, idle time "
+                                    "and joins per minute for each (docs: Framework grouping)."),
 ):
     """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
     `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,
@@ -83,6 +105,8 @@ def demo(
     from simulplay.workflows.experiment import demo_experiment, parse_demo_backends
     from simulplay.workflows.pipeline import run_experiment
 
+    if frameworks:
+        return print_frameworks(out_dir, piper=piper, quiet=quiet)
     if live:
         from simulplay.cli.live import finish_live
         from simulplay.live.demo import demo_live
@@ -92,6 +116,19 @@ def demo(
                           backends=parse_demo_backends(backends))
     typer.echo(f"demo folder: {exp.out}")
     finish_run(run_experiment(exp, progress=progress_bar(quiet)), exp, ONE_REALIZATION_HINT)
+
+
+def print_frameworks(out_dir: Path, *, piper: str, quiet: bool) -> None:
+    """``demo --frameworks``: run the demo's design under the framework rules and print their table."""
+    from simulplay.cli.console import print_table, progress_bar
+    from simulplay.workflows.frameworks import frameworks_experiment, frameworks_table
+    from simulplay.workflows.pipeline import run_experiment
+
+    exp = frameworks_experiment(out_dir, piper=piper)
+    typer.echo(f"frameworks folder: {exp.out}")
+    res = run_experiment(exp, progress=progress_bar(quiet))
+    print_table(frameworks_table(res.eta.table, res.replay.summary), res.eta.table_signatures,
+                title=f"Framework grouping: η ({exp.a} vs {exp.f}, reference {exp.reference}) and playback, seconds")
 
 
 #: Printed under the demo's η table when it ran one realization.
@@ -172,7 +209,7 @@ def eta_columns(table, *keys: str) -> list[str]:
     realization when they take more than one value (else rows would look duplicated), then
     condition, η and its interval (seconds) and the direction counts."""
     panels = [k for k in ("backend", "realization") if k in table and k not in keys and table[k].nunique() > 1]
-    return [*keys, *panels, "condition", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive"]
+    return [*keys, *panels, "condition", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_zero", "n_positive"]
 
 
 def print_noise(check, one_realization_hint: str) -> None:

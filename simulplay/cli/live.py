@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import out_option
+from simulplay.cli.options import events_option, out_option, talks_from_option
 
 
 def live(
@@ -17,7 +17,9 @@ def live(
                                 "for a running OpenAI-compatible server."),
     out: Path = out_option("Run folder (new or empty): live manifest, tables, run.json, server.log.", table=False),
     speed: float = typer.Option(1.0, "--speed", help="Divide every trace time by this factor (> 0)."),
-    talks: list[str] = typer.Option([], "--talks", help="Only these talk ids (repeatable)."),
+    talks: list[str] = typer.Option([], "--talks", help="Only these talk ids (repeatable; commas separate several)."),
+    talks_from: Path | None = talks_from_option(),
+    events: str = events_option(),
     concurrent: int | None = typer.Option(None, "--concurrent", min=1,
                                           help="Outputs played at a time (default: all at once)."),
     timeout: float = typer.Option(30.0, "--timeout", min=0.001, help="Seconds any wait may take (connect, "
@@ -56,11 +58,13 @@ def live(
     from simulplay.grouping import parse_rule, unique_rules
     from simulplay.live.predict import design_from_flags
     from simulplay.live.run import live_run
+    from simulplay.traces.select import talk_ids
 
     rules = unique_rules([parse_rule(r) for r in rule])
     design = design_from_flags(a, f, reference, rule, predict)
     check_new_folder(out)
-    res = live_run(trace, rules, backend, out, speed=speed, talks=talks, concurrent=concurrent, timeout=timeout,
+    res = live_run(trace, rules, backend, out, speed=speed, talks=talk_ids(talks, talks_from), events=events,
+                   concurrent=concurrent, timeout=timeout,
                    store=store, predict=predict, design=design, calibrate=calibrate)
     finish_live(res)
 
@@ -94,14 +98,18 @@ def shared_ways(p: dict) -> list[tuple[str, str]]:
     """The shared predictions of a summary and their printed labels: slowdown 1, calibrated
     from the run, the load curve measured before it (with its cost)."""
     cal = p.get("calibration", {})
+
+    def points(text: str) -> str:
+        return " ".join(f"{n}:{float(f):.2f}" for n, f in (x.split(":") for x in text.split(";")))
+
     ways = [("shared", "slowdown 1")]
     if "shared_run" in p:
         ways.append(("shared_run", f"calibrated slowdown from this run ({cal['run']['factor']:.3f} over all; "
-                                   f"per number in flight {cal['run']['points']})"))
+                                   f"per number in flight {points(cal['run']['points'])})"))
     if "shared_load" in p:
         ways.append(("shared_load", f"load curve measured before the run ({cal['load']['cost_s']:.1f} s; "
                                     f"{cal['load']['factor']:.3f} over all; per number in flight "
-                                    f"{cal['load']['points']})"))
+                                    f"{points(cal['load']['points'])})"))
     return ways
 
 

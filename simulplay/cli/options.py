@@ -45,6 +45,18 @@ TALK_ORDER_HELP = ("Which talk each matrix column is (it changes the draws): sor
                    "default) or given (the input's order, e.g. a paper table's rows). In the signature (talk_order).")
 
 
+COMMIT_HELP = ("Commit policy, repeatable: what of a revising trace (updates with retract) is spoken before "
+               "grouping: eager (each update as it arrives; the default, left out of condition names), "
+               "stable[:k=2] (unit=char: by character), hold[:t=1] (seconds), mask[:k=3], final (a "
+               "non-causal oracle). Each output's condition is POLICY+RULE, e.g. stable:k=2+punct. Without it "
+               "a revising trace is refused.")
+
+
+def commit_option(help: str = COMMIT_HELP) -> Any:
+    """``--commit POLICY``, repeatable (None when not given)."""
+    return typer.Option(None, "--commit", help=help)
+
+
 def out_option(help: str, *, flag: str = "--out", table: bool = True) -> Any:
     """A required output path (``--out PATH``); ``table`` appends the suffix convention
     (:data:`OUT_HELP`) to the help."""
@@ -91,6 +103,38 @@ def quantile_option(help: str = QUANTILE_HELP, default: str | None = None) -> An
     return typer.Option(default, "--quantile-method", help=help)
 
 
+TIE_HELP = ("A per-talk value whose magnitude is below this is a tie (n_zero), neither negative nor positive, "
+            "and taken as 0; in the values' unit (1e-6: 1 µs for seconds). Recorded in the signature.")
+
+
+def tie_option(help: str = TIE_HELP) -> Any:
+    """``--tie-tolerance X``: per-talk values within X of zero are ties (default 1e-6)."""
+    from simulplay.analysis.bootstrap import TIE_TOLERANCE
+
+    return typer.Option(TIE_TOLERANCE, "--tie-tolerance", min=0.0, help=help)
+
+
+def talks_option(help: str = "Only these talk ids (repeatable; commas separate several).") -> Any:
+    """``--talks ID…``: pick talks (every one when not given)."""
+    return typer.Option([], "--talks", help=help)
+
+
+def talks_from_option(help: str = "Only the talk ids listed in this file (one per line; # starts a comment); "
+                      "with --talks, both.") -> Any:
+    """``--talks-from FILE``: pick the talks a file lists."""
+    return typer.Option(None, "--talks-from", help=help)
+
+
+EVENTS_HELP = ("Non-speech event tags in the text ((Applaus), (Laughter), [Music], …): keep (spoken as text, the "
+               "default; a warning names their counts) or drop (removed before grouping; an update left empty is "
+               "skipped). Recorded in the signature when the traces hold any.")
+
+
+def events_option(help: str = EVENTS_HELP) -> Any:
+    """``--events keep|drop``: what event tags do (:mod:`simulplay.traces.events`)."""
+    return typer.Option("keep", "--events", help=help)
+
+
 def confidence_option(help: str = "Interval coverage, in (0, 1).") -> Any:
     return typer.Option(CONFIDENCE, "--confidence", help=help)
 
@@ -112,26 +156,25 @@ def talk_order_option(help: str = TALK_ORDER_HELP) -> Any:
 
 
 def bootstrap(draws: int, seed: int, method: str | None, confidence: float, *, seed_flag: str = "--seed",
-              rng: str | None = None, preset: str | None = None, talk_order: str = TALK_ORDER) -> Any:
+              rng: str | None = None, preset: str | None = None, talk_order: str = TALK_ORDER,
+              tie_tolerance: float | None = None) -> Any:
     """The paired :class:`~simulplay.analysis.bootstrap.Bootstrap` from the command's flags
     (``preset``: ``--bootstrap``, which sets ``rng`` and ``method``; given as well, they
-    must agree with it; ``None``: the defaults); a bad value is an InputError naming the
+    must agree with it; ``None``: the defaults; ``tie_tolerance``: ``--tie-tolerance``, ``None``
+    the default); a bad value is an InputError naming the
     flags of this command (``seed_flag``: ``--seed``, or ``--boot-seed`` for ``blocks``)."""
-    from simulplay.analysis.bootstrap import PRESETS, RNGS, TALK_ORDERS, Bootstrap, apply_preset
+    from simulplay.analysis.bootstrap import PRESETS, RNGS, TALK_ORDERS, Bootstrap, PresetError
 
-    chosen = {k: v for k, v in (("rng", rng), ("method", method)) if v is not None}
-    if preset is not None:
-        try:
-            chosen = apply_preset(preset, chosen, {}, names={"rng": "--bootstrap-rng", "method": "--quantile-method"})
-        except ValueError as e:
-            raise InputError.at("--bootstrap", str(e), accepted=f"one of {', '.join(PRESETS)}, without a different "
-                                "--bootstrap-rng or --quantile-method") from e
-    rng, method = chosen.get("rng", BOOT_RNG), chosen.get("method", QUANTILE_METHOD)
     for flag, given, known in (("--bootstrap-rng", rng, RNGS), ("--talk-order", talk_order, TALK_ORDERS)):
-        if given not in known:
+        if given is not None and given not in known:
             raise InputError.at(flag, f"unknown value '{given}'", accepted=" or ".join(known))
+    chosen = {k: v for k, v in (("rng", rng), ("method", method), ("tie_tolerance", tie_tolerance)) if v is not None}
     try:
-        return Bootstrap(draws=draws, seed=seed, method=method, confidence=confidence, rng=rng, talk_order=talk_order)
+        return Bootstrap.preset(preset, names={"rng": "--bootstrap-rng", "method": "--quantile-method"}, draws=draws,
+                                seed=seed, confidence=confidence, talk_order=talk_order, **chosen)
+    except PresetError as e:
+        raise InputError.at("--bootstrap", str(e), accepted=f"one of {', '.join(PRESETS)}, without a different "
+                            "--bootstrap-rng or --quantile-method") from e
     except ValueError as e:
         flags = [seed_flag, "--draws", "--quantile-method", "--confidence"]
         raise InputError.at("/".join(flags), str(e), accepted=f"{seed_flag.lstrip('-')} ≥ 0, draws ≥ 1, a NumPy "
@@ -170,7 +213,7 @@ def beside(out: Path, infix: str) -> Path:
 SERVICE_HELP = ("measured, zero, scale=F (service time × F), or fit: a modelled clock, each request's service "
                 "time predicted as b0 + b1·audio_s + b2·chars by a least-absolute-deviations fit over the replayed "
                 "requests, one per backend and realization (coefficients in the signature's 'fit'); or "
-                "servers=K,share=G[,load_curve=TABLE]: shared servers (replay --servers).")
+                "servers=K,share=G[,load_curve=TABLE] [,slowdown=F|TABLE]: shared servers (replay --servers).")
 SERVERS_HELP = ("Shared servers: the outputs of a share group (--share) queue for K identical workers, one request "
                 "in flight per output; a request starts when it is eligible (dispatched, its output's previous "
                 "request ready) and a worker is free, and takes its measured service × the load curve's slowdown "

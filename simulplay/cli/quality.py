@@ -44,10 +44,18 @@ def quality(
     from simulplay.cli.options import check_outputs
     from simulplay.manifest import read_manifest
     from simulplay.store.store import AudioStore
-    from simulplay.workflows.quality import joins_path, parse_metrics, quality_paths, score_quality, write_quality
+    from simulplay.workflows.quality import (
+        joins_path,
+        parse_metrics,
+        quality_paths,
+        require_quality_extras,
+        score_quality,
+        write_quality,
+    )
 
-    check_outputs(*quality_paths(out), joins_path(out))
     chosen, boot = parse_metrics(metrics), bootstrap_settings(draws, seed, None, 0.95)
+    require_quality_extras(chosen)
+    check_outputs(*quality_paths(out), joins_path(out))
     loader = AudioStore.open(store, create=False).load_audio
     df, meta = read_manifest(manifest)
     res = score_quality(df, loader, metrics=chosen, reference=reference, boot=boot, allow_incomplete=allow_incomplete,

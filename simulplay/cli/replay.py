@@ -20,6 +20,8 @@ from simulplay.cli.options import (
     release_option,
     silent_parts_option,
     table_option,
+    talks_from_option,
+    talks_option,
 )
 
 
@@ -39,6 +41,8 @@ def replay(
                                    "requests start in order of eligibility; ties: talk, system, condition, seq)."),
     load_curve: Path | None = typer.Option(None, "--load-curve", help=LOAD_CURVE_HELP),
     slowdown: str | None = typer.Option(None, "--slowdown", help=SLOWDOWN_HELP),
+    talks: list[str] = talks_option(),
+    talks_from: Path | None = talks_from_option(),
 ):
     """Replay request clocks through a serial synthesizer and serial playback.
 
@@ -57,19 +61,15 @@ def replay(
     partial file).
     """
     from simulplay.core.tables import check_distinct, write_table
-    from simulplay.manifest import read_chunks, read_manifest
-    from simulplay.sim import replay as run_replay
-    from simulplay.sim.servers import servers_from_flags
-    from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
+    from simulplay.traces.select import talk_ids
+    from simulplay.workflows.steps import replay_manifest, replay_settings
 
     check_outputs(out, parts)
     check_distinct({"--out": out, "--parts": parts}, [manifest])
-    shared = servers_from_flags(servers, share, discipline, load_curve, service, slowdown)
-    rel, model, silent = parse_release(release), shared or parse_service(service), parse_silent_parts(silent_parts)
-    df, meta = read_manifest(manifest)
-    chunk_df = read_chunks(manifest, chunks) if rel.needs_chunks else None
-    res = run_replay(df, service=model, release=rel, chunks=chunk_df, allow_incomplete=allow_incomplete,
-                     upstream=meta.get("signature"), source=str(manifest), silent_parts=silent)
+    settings = replay_settings(release, service, silent_parts, servers=servers, share=share, discipline=discipline,
+                               load_curve=load_curve, slowdown=slowdown)
+    res = replay_manifest(manifest, settings, chunks=chunks, allow_incomplete=allow_incomplete,
+                          talks=talk_ids(talks, talks_from))
     write_table(res.summary, out, res.signatures, kind="playback-summary")
     if parts:
         write_table(res.parts, parts, res.part_signatures(), kind="playback-parts")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from simulplay.cli.options import talks_from_option, talks_option
+
 
 def report(
     inputs: list[Path] = typer.Argument(..., help="A run folder (`simulplay run`/`demo`), or the tables of "
@@ -23,6 +25,9 @@ def report(
                                       "(default: a run folder's own store; step-by-step tables need it)."),
     listen_s: float = typer.Option(30.0, "--listen-s", min=0.0, help="Seconds from source start rendered into "
                                    "the Listen section's clips (0: no Listen section)."),
+    talks: list[str] = talks_option("Only these talk ids (repeatable; commas separate several): η, per-talk and "
+                                    "contrast tables recomputed over them, whole-run summary tables left out."),
+    talks_from: Path | None = talks_from_option(),
 ):
     """Tables and figures of a run folder or of step-by-step tables, each with its signature.
 
@@ -69,8 +74,10 @@ def report(
 
     check_out_folder(out, beside=True)  # before the report's imports: a refusal comes at once
     from simulplay.report import build_report, write_report
+    from simulplay.traces.select import talk_ids
 
-    rep = build_report(inputs, condition=condition, talk=talk, traces=trace, store=store, listen_s=listen_s)
+    rep = build_report(inputs, condition=condition, talk=talk, traces=trace, store=store, listen_s=listen_s,
+                       talks=talk_ids(talks, talks_from))
     files = write_report(rep, out)
     clips = f", {len(rep.audio.clips)} audio clips" if rep.audio else ""
     typer.echo(f"wrote {len(rep.tables)} tables and {len(rep.figures)} figures{clips} ({len(files)} files) to {out}; "

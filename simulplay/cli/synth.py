@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import quiet_option
+from simulplay.cli.options import commit_option, events_option, quiet_option, talks_from_option, talks_option
 from simulplay.core.errors import InputError
 
 
@@ -64,7 +64,11 @@ def synth(
                                           help="Parallel runs: re-time this many requests serially afterwards and "
                                           "report the median parallel/serial service-time ratio (0: off)."),
     worker_stats: bool = typer.Option(False, "--worker-stats", help="Print per-worker throughput at the end."),
+    commit: list[str] | None = commit_option(),
     quiet: bool = quiet_option(),
+    talks: list[str] = talks_option(),
+    talks_from: Path | None = talks_from_option(),
+    events: str = events_option(),
 ):
     """Synthesize every request of the traces under each rule (or of a requests table,
     --requests) with a real TTS backend.
@@ -88,23 +92,25 @@ def synth(
     """
     from simulplay.cli.console import progress_bar
     from simulplay.core.tables import check_distinct, check_writable
-    from simulplay.grouping import parse_rule, unique_rules
+    from simulplay.grouping import commit_rules, parse_rule, unique_rules
     from simulplay.synthesis.executors import parse_executor
     from simulplay.synthesis.plan import check_order
     from simulplay.synthesis.run import synthesize_files
+    from simulplay.traces.select import talk_ids
 
     trace = trace or []
     check_plan_source(trace, rule, requests)
     check_writable(out, (".parquet", ".csv"))
     check_distinct({"--out": out}, [*trace, *([requests] if requests else [])])
-    rules = unique_rules([parse_rule(r) for r in rule])
+    rules = commit_rules(unique_rules([parse_rule(r) for r in rule]), commit)
     check_order(order)
     config = backend_with_reuse(backend, reuse)
     spec = parse_executor(executor, worker_cpus=worker_cpus, worker_gpus=worker_gpus, retries=retries,
                           workers=workers)
     res = synthesize_files(config, store, out, traces=trace, rules=rules, requests=requests,
-                           realizations=realizations, order=order, max_chars=max_chars, progress=progress_bar(quiet),
-                           executor=spec, contention_sample=contention_sample)
+                           talks=talk_ids(talks, talks_from), events=events, realizations=realizations, order=order,
+                           max_chars=max_chars, progress=progress_bar(quiet), executor=spec,
+                           contention_sample=contention_sample, commit=commit)
     report_synthesis(res, out, spec.label(), worker_stats)
 
 

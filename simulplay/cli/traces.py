@@ -3,11 +3,20 @@ grouped into requests, or imported from translator logs."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import check_outputs, out_option, table_option
+from simulplay.cli.options import (
+    check_outputs,
+    commit_option,
+    events_option,
+    out_option,
+    table_option,
+    talks_from_option,
+    talks_option,
+)
 
 
 def validate(
@@ -19,19 +28,57 @@ def validate(
     Columns: updates, whitespace words, median and 90th-percentile words per update,
     % of updates with ≤ 2 words, % ending in terminal punctuation (the `punct` rule's
     sentence end: . ? ! … 。 ？ ！ ؟ । then any closing quotes/brackets and spaces), and
-    updates available after the source end (valid, counted).
+    updates available after the source end (valid, counted). A warning line names the
+    streams with most of their updates after the source end (milliseconds given as seconds,
+    or a computation-aware clock far behind).
     """
     from simulplay.cli.console import print_table
+    from simulplay.core.errors import SimulplayWarning
     from simulplay.core.signature import base_signature
     from simulplay.core.tables import write_table
-    from simulplay.traces import read_trace, trace_stats
+    from simulplay.traces import read_trace, streams_from_frame, trace_stats
+    from simulplay.traces.validate import late_streams
 
     check_outputs(out)
-    stats = trace_stats([read_trace(p) for p in traces])
+    frames = [read_trace(p) for p in traces]
+    stats = trace_stats(frames)
+    if late := late_streams(stats):
+        warnings.warn(late, SimulplayWarning, stacklevel=1)
     sig = base_signature(table="trace-stats")
     print_table(stats, sig, title=f"{len(stats)} stream(s) valid")
+    echo_events([s for f in frames for s in streams_from_frame(f, revising=True)])
     if out:
         write_table(stats, out, sig, kind="trace-stats")
+
+
+def spoken(
+    traces: list[Path] = typer.Argument(..., help="Trace files (.parquet, .csv or .jsonl), revising or not."),
+    commit: list[str] = typer.Option(..., "--commit", help="Commit policy, repeatable: eager, stable[:k=2] "
+                                     "(unit=char: by character), hold[:t=1] (seconds), mask[:k=3], final (a "
+                                     "non-causal oracle); or a family in the grid syntax of sweep: "
+                                     "stable:k=1..4, hold:t=0.25..2:0.25, mask:k=0..6."),
+    out: Path | None = table_option("--out", "Also save the table."),
+):
+    """What a listener hears of each stream under each commit policy (no synthesis).
+
+    Columns: words of the final hypothesis and words spoken, spoken-then-retracted words
+    and their characters, WER and CER (%) of the spoken text against the final hypothesis
+    (content scoring's normalized words), commit lag per word (p50, p90, max; seconds from
+    the update that last wrote the word to its commit) and the stream's normalized erasure.
+    """
+    from simulplay.analysis.spoken import spoken_table
+    from simulplay.cli.console import print_table
+    from simulplay.core.tables import write_table
+    from simulplay.grouping import unique_commits
+    from simulplay.grouping.grid import parse_commit_grids
+    from simulplay.traces import read_traces, streams_from_frame
+
+    check_outputs(out)
+    policies = unique_commits([p for g in parse_commit_grids(commit) for p in g.rules()])
+    table, sig = spoken_table(streams_from_frame(read_traces(traces), revising=True), policies)
+    print_table(table, sig, title=f"{len(table)} output(s): what the listener hears")
+    if out:
+        write_table(table, out, sig, kind="spoken")
 
 
 def group(
@@ -43,7 +90,11 @@ def group(
                                    "letters and digits instead of whitespace words (Chinese, Japanese, Thai)."),
     max_chars: int | None = typer.Option(None, "--max-chars", min=1,
                                             help="Input-limit splitter: at most N characters per request."),
+    commit: list[str] | None = commit_option(),
     out: Path = out_option("Requests table."),
+    talks: list[str] = talks_option(),
+    talks_from: Path | None = talks_from_option(),
+    events: str = events_option(),
 ):
     """Group traces' updates into synthesis requests (one row per request): the plan
     that `simulplay synth --requests` synthesizes, to inspect or edit before synthesis.
@@ -54,15 +105,27 @@ def group(
     previous request without a space), group, source_s (seconds).
     """
     from simulplay.core.tables import check_distinct, write_table
-    from simulplay.grouping import Splitter, parse_rule, request_signatures, requests_frame, unique_rules
+    from simulplay.grouping import (
+        Splitter,
+        commit_rules,
+        parse_rule,
+        request_signatures,
+        requests_frame,
+        revising_allowed,
+        unique_rules,
+    )
     from simulplay.traces import read_traces, streams_from_frame
+    from simulplay.traces.select import prepare_streams, talk_ids
 
     check_outputs(out)
     check_distinct({"--out": out}, trace)
-    rules = unique_rules([parse_rule(r) for r in rule])
+    rules = commit_rules(unique_rules([parse_rule(r) for r in rule]), commit)
     splitter = Splitter(max_chars)
-    df = requests_frame(streams_from_frame(read_traces(trace)), rules, splitter)
-    write_table(df, out, request_signatures(df, splitter), kind="requests")
+    frame = read_traces(trace)
+    streams, fields = prepare_streams(streams_from_frame(frame, revising=revising_allowed(commit, rules)),
+                                      talks=talk_ids(talks, talks_from), events=events)
+    df = requests_frame(streams, rules, splitter)
+    write_table(df, out, [{**s, **fields} for s in request_signatures(df, splitter)], kind="requests")
     typer.echo(f"wrote {len(df)} requests for {len(rules)} rule(s) to {out}")
 
 
@@ -92,6 +155,8 @@ def import_simuleval_command(
                                      "<talk>_<N>.wav is segment N of <talk>.wav, 0-based, in the YAML's order), "
                                      "position (n-th instance = n-th YAML entry) or auto (default: name when "
                                      "every wav stem ends in _<N>, position when none does)."),
+    talks: list[str] = talks_option(),
+    talks_from: Path | None = talks_from_option(),
 ):
     """Import a SimulEval instances.log: speech-to-text as a trace,
     speech-to-speech as a request manifest.
@@ -114,6 +179,7 @@ def import_simuleval_command(
     """
     from simulplay.traces.importers import import_simuleval, import_simuleval_segmented
     from simulplay.traces.readers import TRACE_SUFFIXES
+    from simulplay.traces.select import talk_ids
 
     _check_segmentation_flags(segmentation, wavs=wavs, match=match, as_manifest=as_manifest)
     check_outputs(out, allowed=(".parquet", ".csv") if as_manifest else TRACE_SUFFIXES)
@@ -122,7 +188,7 @@ def import_simuleval_command(
                                          match=match or "auto")
     else:
         res = import_simuleval(log, system=system, clock=clock, unit=unit, as_manifest=as_manifest)
-    _write_import(res, log, out)
+    _write_import(res, log, out, talk_ids(talks, talks_from))
 
 
 def _check_segmentation_flags(segmentation: Path | None, *, wavs: Path | None, match: str | None,
@@ -158,6 +224,8 @@ def import_simulstream_command(
     unit: str = typer.Option("spm", "--unit",
                              help="Token kind: spm (SentencePiece; '▁' starts a word, other pieces attach), word "
                              "(joined with spaces) or char (joined without)."),
+    talks: list[str] = talks_option(),
+    talks_from: Path | None = talks_from_option(),
 ):
     """Import a simulstream metrics log as a trace: one update per packet
     that generated text.
@@ -174,17 +242,38 @@ def import_simulstream_command(
     """
     from simulplay.traces.importers import import_simulstream
     from simulplay.traces.readers import TRACE_SUFFIXES
+    from simulplay.traces.select import talk_ids
 
     check_outputs(out, allowed=TRACE_SUFFIXES)
     res = import_simulstream(log, system=system, clock=clock, wavs=wavs, retractions=retractions, unit=unit)
-    _write_import(res, log, out)
+    _write_import(res, log, out, talk_ids(talks, talks_from))
 
 
-def _write_import(res, log: Path, out: Path) -> None:
-    """The imported trace (or manifest) with its signature, and the per-stream statistics."""
+def _write_import(res, log: Path, out: Path, talks: tuple[str, ...] = ()) -> None:
+    """The imported trace (or manifest) of ``talks`` (all when empty) with its signature, and
+    the per-stream statistics."""
+    import dataclasses
+
     from simulplay.cli.console import print_table
     from simulplay.traces.importers import write_import
+    from simulplay.traces.select import pick_rows
+
+    if talks:
+        res = dataclasses.replace(res, frame=pick_rows(res.frame, talks), stats=pick_rows(res.stats, talks))
 
     write_import(res, out)
     print_table(res.stats, res.signature, title=f"{len(res.stats)} stream(s) imported from {log}")
+    if res.kind == "trace":
+        from simulplay.traces import streams_from_frame
+
+        echo_events(streams_from_frame(res.frame, revising=True))
     typer.echo(f"wrote {len(res.frame)} {'requests' if res.kind == 'manifest' else 'updates'} to {out}")
+
+
+def echo_events(streams) -> None:
+    """One line counting the streams' non-speech event tags, when there are any."""
+    from simulplay.traces.events import event_counts
+
+    counts = event_counts(streams)
+    if counts.n_tags:
+        typer.echo(f"events: {counts.line()}; group, synth, run and live speak them unless given --events drop")

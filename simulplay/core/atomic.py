@@ -5,7 +5,8 @@ interrupted write never leaves a half-written file; a write the machine refuses 
 a read-only folder) removes the temporary file and is a one-line
 :class:`~simulplay.core.errors.FileFault` naming the target. Tables
 (:mod:`simulplay.core.tables`), the store's audio and records, traces and run records all
-write through here.
+write through here. A file is created with the mode every other tool gives a new file
+(0666 less the process's umask: 0644 under the usual umask 022), not ``mkstemp``'s 0600.
 """
 
 from __future__ import annotations
@@ -19,6 +20,20 @@ from pathlib import Path
 from simulplay.core.errors import FileFault
 
 
+def _umask() -> int:
+    """The process's umask: read from /proc (Linux), else set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def _temporary_beside(target: Path) -> Iterator[tuple[int, Path]]:
     """A new temporary file next to ``target``, open (its descriptor, which the caller
@@ -30,6 +45,7 @@ def _temporary_beside(target: Path) -> Iterator[tuple[int, Path]]:
     except OSError as e:
         raise FileFault(target, "cannot write", e) from e
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes it 0600
         yield fd, Path(tmp)
         os.replace(tmp, target)
     except BaseException as e:

@@ -20,9 +20,10 @@ OUTPUT_KEYS = ("talk_id", "system", "condition")
 RUN_PANEL_KEYS = ("backend", "realization")
 PANEL_KEYS = (*RUN_PANEL_KEYS, "threshold")
 OUTPUT_ID = (*OUTPUT_KEYS, *RUN_PANEL_KEYS)
-#: ``plugin`` names the plugin of a row's own rule too (docs/plugins.md), so it may differ as the rule does.
-PER_ROW_SIGNATURE_KEYS = ("rule", "table", "excluded", "plugin", *PANEL_KEYS)
-PER_ROW_DISPLAY = ("rule", "reference", *PANEL_KEYS)
+#: ``plugin`` names the plugin of a row's own rule too (docs/plugins.md), so it may differ as the rule does;
+#: ``oracle`` marks a row whose condition follows a non-causal commit policy (``final``).
+PER_ROW_SIGNATURE_KEYS = ("rule", "table", "excluded", "plugin", "loop", "oracle", *PANEL_KEYS)
+PER_ROW_DISPLAY = ("rule", "reference", "loop", *PANEL_KEYS)
 
 
 def present(keys: Iterable[str], table: Container[str]) -> list[str]:

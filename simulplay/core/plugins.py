@@ -7,7 +7,7 @@ Two ways in, both without editing simulplay:
   registers it. A registry loads one only when a name is not built in (:func:`load_entry_point`);
 * ``--plugin MODULE`` on any command (:func:`split_plugin_args`) or an experiment file's
   ``plugins = [...]`` (:func:`experiment_plugins`): a dotted module importable from
-  ``sys.path`` or a path to a ``.py`` file, imported before the command runs.
+  ``sys.path`` or the current folder, or a path to a ``.py`` file, imported before the command runs.
 
 Every component a plugin registers remembers where it came from (:class:`PluginIdentity`:
 the distribution or module name, its version, the module file's SHA-256), and every signature
@@ -24,6 +24,7 @@ import functools
 import hashlib
 import importlib
 import importlib.util
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -34,9 +35,9 @@ from typing import Any
 from simulplay.core.errors import InputError, RegistryError
 
 #: Entry-point groups, one per kind of component (replay variants: service models and releases).
-GROUPS = ("simulplay.rules", "simulplay.backends", "simulplay.recognizers", "simulplay.variants")
+GROUPS = ("simulplay.rules", "simulplay.backends", "simulplay.recognizers", "simulplay.variants", "simulplay.commits")
 #: Signature keys whose values name a registered component (``name`` or ``name:params``).
-SIGNATURE_KEYS = ("rule", "backend", "release", "service", "recognizer")
+SIGNATURE_KEYS = ("rule", "backend", "release", "service", "recognizer", "commit")
 ACCEPTED = "a module importable from sys.path (my_rules, pkg.my_rules) or a path to a .py file (./my_rules.py)"
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
@@ -87,17 +88,44 @@ def origin(key: str, name: str) -> PluginIdentity | None:
 
 
 def entries(key: str, value: Any) -> list[str]:
-    """The ``plugin`` entries of a signature value naming components (a spec or a list of them)."""
-    if not _ORIGINS:
+    """The ``plugin`` entries of a signature value naming components (a spec or a list of them):
+    of the plugin loaded now, else those a file read in this process stored (:func:`remember`)."""
+    if not _ORIGINS and not _STORED:
         return []
     out = []
     for item in value if isinstance(value, (list, tuple)) else [value]:
         if isinstance(item, str):
-            name = re.split(r"[:=]", item.strip(), maxsplit=1)[0]
+            name = _name(item)
             ident = _ORIGINS.get((key, name))
             if ident is not None:
                 out.append(ident.entry(name))
+            elif (key, name) in _STORED:
+                out.append(_STORED[(key, name)])
     return out
+
+
+def _name(spec: str) -> str:
+    return re.split(r"[:=]", spec.strip(), maxsplit=1)[0]
+
+
+_STORED: dict[tuple[str, str], str] = {}  # (signature key, name) → the plugin entry a file read here stored
+
+
+def remember(meta: Mapping[str, Any]) -> None:
+    """Keep the ``plugin`` entries of a table's stored signatures (``signature`` and the
+    per-row ``signatures``), each under the component its signature names, so that numbers
+    made from the table in a command run without the plugin still name it."""
+    sigs = [meta.get("signature"), *(meta.get("signatures") or [])]
+    for sig in sigs:
+        if not isinstance(sig, Mapping) or "plugin" not in sig:
+            continue
+        for entry in _as_list(sig["plugin"]):
+            name = entry.partition("=")[0]
+            for key in SIGNATURE_KEYS:
+                value = sig.get(key)
+                if any(isinstance(v, str) and _name(v) == name
+                       for v in (value if isinstance(value, (list, tuple)) else [value])):
+                    _STORED.setdefault((key, name), entry)
 
 
 def with_origin(identity: dict[str, Any], key: str, name: str) -> dict[str, Any]:
@@ -205,6 +233,9 @@ def load_plugin(spec: str, *, source: str = "--plugin", base: Path | None = None
         raise InputError.at(where, "is neither a module name nor a .py file", accepted=ACCEPTED)
     if text in _LOADED:
         return _LOADED[text]
+    here = os.getcwd()  # the current folder, as `python -m` has it (the console script's path starts at its bin/)
+    if "" not in sys.path and here not in sys.path:
+        sys.path.append(here)  # last: an installed module of the same name wins
     holder = PluginIdentity(text, "unversioned", _module_sha256(text, where), text)
     module = _import(where, holder, lambda: importlib.import_module(text))
     return _settle(text, holder, module)

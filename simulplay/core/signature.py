@@ -47,6 +47,7 @@ KEY_ORDER = (
     "confidence",
     "boot_rng",
     "talk_order",
+    "tie_tolerance",
     "excluded",
 )
 

@@ -25,6 +25,7 @@ from simulplay.core import safejson
 from simulplay.core.atomic import atomic_path
 from simulplay.core.errors import InputError, clip
 from simulplay.core.paths import check_folder_writable
+from simulplay.core.plugins import remember as remember_plugins
 from simulplay.core.signature import format_signature
 
 TABLE_SUFFIXES = (".parquet", ".csv", ".md")
@@ -81,6 +82,7 @@ def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
             raise InputError.at(p, f"not a readable Parquet file ({clip(e, 160)})") from e
         schema_meta = table.schema.metadata or {}
         meta = decode_meta(schema_meta.get(META_KEY), p)
+        remember_plugins(meta)  # what it was made with names its plugins downstream, without --plugin
         if b"pandas" in schema_meta:
             decode_pandas_meta(schema_meta[b"pandas"], p)
         try:

@@ -84,6 +84,33 @@ def to_ns(seconds) -> np.ndarray:
     return out if out.ndim else np.int64(out)
 
 
+def scalar_ns(seconds: float) -> int:
+    """:func:`to_ns` of one float in Python integers (the same nearest whole nanosecond to
+    the float's exact value, ties to even; the same :class:`TimeRangeError`): the exact
+    ratio ``x = p/q`` gives ``x·10⁹ = (p·10⁹)/q``, rounded by integer division."""
+    x = float(seconds)
+    if not abs(x) * 1e9 < 2.0**63:
+        raise TimeRangeError(f"{x:g} s is not a time within ±292 years")
+    p, q = x.as_integer_ratio()
+    n, r = divmod(p * NS_PER_S, q)
+    return n + (1 if 2 * r > q or (2 * r == q and n % 2) else 0)
+
+
+def scalar_dur_ns(n_samples: int, sample_rate: int) -> int:
+    """:func:`dur_ns` of one sample count in Python integers (the same rounding and checks)."""
+    n, sr = int(n_samples), int(sample_rate)
+    if n < 0:
+        raise ValueError("sample counts must be ≥ 0")
+    if n == 0:
+        return 0
+    if not 1 <= sr <= MAX_SAMPLE_RATE:
+        raise ValueError(f"sample rates must be 1..{MAX_SAMPLE_RATE} Hz for audio")
+    if n // sr >= int(MAX_S):
+        raise TimeRangeError("a sample count beyond 292 years of audio")
+    q, r = divmod(n * NS_PER_S, sr)
+    return q + (1 if 2 * r > sr or (2 * r == sr and q % 2) else 0)
+
+
 def from_ns(ns) -> np.ndarray | float:
     """Int64 nanoseconds as float64 seconds (the nearest float for ``|ns| < 2⁵³``)."""
     a = np.asarray(ns)

@@ -29,7 +29,7 @@ from simulplay.durationmodel.fit import (
     request_features,
     take,
 )
-from simulplay.grouping.registry import TRIGGERS, Rule, parse_rule
+from simulplay.grouping.registry import TRIGGERS, Rule, canonical_condition, parse_rule
 from simulplay.grouping.vectorized import Groups, UpdateTable, group_many
 from simulplay.sim.servicefit import ServiceFit, fit_panel
 
@@ -80,8 +80,13 @@ def fit_models(manifest: pd.DataFrame, table: UpdateTable, counts: UpdateCounts,
     """One :class:`PanelModel` per panel of a validated manifest, fitted on its requests
     without error under the conditions ``train`` (canonical RULE strings; None: all).
     With a phonemizer in ``counts``, a panel with too few requests for the phoneme terms
-    is fitted on the text terms (its model says so), or refused with ``require_phonemes``."""
+    is fitted on the text terms (its model says so), or refused with ``require_phonemes``.
+    Requests of a rule that cuts inside updates (a framework rule) are left out of the fit."""
     rules = measured_rules(manifest, source)
+    cut = [r.canonical() for r in rules if getattr(r, "cuts_updates", False)]  # not whole updates: not fitted
+    if cut:
+        manifest = manifest[~manifest["condition"].map(canonical_condition).isin(cut)].reset_index(drop=True)
+        rules = [r for r in rules if not getattr(r, "cuts_updates", False)]
     groups = group_many(table, rules)
     frame = request_frame(table, groups, [r.canonical() for r in rules])
     feats = request_features(table, counts, groups)

@@ -15,18 +15,18 @@ r_{j−1})``, ``r_j = start_j + service_j``; playback is serial, ``p_j = max(r_j
 ``silent="hold"``). Each request's service and audio come from ``provider`` when it is
 sent, so the engine runs on real synthesis, on a duration model or on fixed values alike;
 its numbers enter the clock as replay reads them back from a manifest: dispatch and
-service through :func:`~simulplay.core.timebase.to_ns`, audio from running sample totals
-(:func:`~simulplay.core.timebase.dur_ns`) when the provider gives samples. A splitter may
+service through :func:`~simulplay.core.timebase.to_ns` (its scalar twin ``scalar_ns``), audio
+from running sample totals (:func:`~simulplay.core.timebase.dur_ns`) when the provider gives samples. A splitter may
 cut a group into several requests, all dispatched with the group.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
 
-from simulplay.core.timebase import dur_ns, from_ns, to_ns
+from simulplay.core.timebase import NS_PER_S, from_ns, scalar_dur_ns, scalar_ns
 from simulplay.grouping.policy import LoopRequest, Observation, as_policy
 from simulplay.grouping.registry import Group, Rule
 from simulplay.grouping.rules import instant_keys
@@ -71,10 +71,10 @@ def fixed_provider(service_s: float | Sequence[float], audio_s: float | Sequence
 class _Output:
     """The mutable state of one output's run."""
 
-    def __init__(self, stream: Stream, provider: Provider, splitter, silent: str):
+    def __init__(self, stream: Stream, splitter, silent: str):
         if silent not in SILENT:
             raise ValueError(f"silent must be one of {', '.join(SILENT)}, got {silent!r}")
-        self.stream, self.provider, self.splitter, self.silent = stream, provider, splitter, silent
+        self.stream, self.splitter, self.silent = stream, splitter, silent
         self.keys = instant_keys(stream.times)
         self.next_arrival = 0
         self.held_first = 0
@@ -85,6 +85,7 @@ class _Output:
         self.synth_free = 0  # r of the last request sent (ns)
         self.end = 0  # C of the last ready request (ns)
         self.samples = 0
+        self.pushed = 0  # the audio of every ready request (ns)
         self.rate: int | None = None
         self.memo: dict = {}
 
@@ -94,15 +95,16 @@ class _Output:
     def observe(self, now: int, now_s: float, arrivals: int, woken: bool) -> Observation:
         return Observation(now, now_s, self.stream, self.keys, self.held_first, self.next_arrival,
                            self.next_arrival == len(self.keys), self.requests,
-                           [self.requests[j] for j in self.in_flight], self.queued(now), arrivals, woken, self.memo)
+                           [self.requests[j] for j in self.in_flight], self.queued(now), self.pushed, arrivals, woken,
+                           self.memo)
 
-    def send(self, now: int, k: int, trigger: str, dispatch_s: float) -> None:
+    def send(self, now: int, k: int, trigger: str, dispatch_s: float) -> Generator[LoopRequest, Served, None]:
         s, first = self.stream, self.held_first
         last = first + k - 1
         text = join_texts(s.texts[first:last + 1], s.glue[first:last + 1])
         glue = bool(s.glue[first]) if first > 0 else False
         pieces = self.splitter(text) if self.splitter is not None else [(text, False)]
-        dispatch = int(to_ns(dispatch_s))
+        dispatch = scalar_ns(dispatch_s)
         if abs(dispatch - now) > 1:
             raise ValueError(f"dispatch label {dispatch_s!r} s is not the instant {from_ns(now)!r} s")
         seen_q, seen_flight = self.queued(now), len(self.in_flight)
@@ -111,28 +113,28 @@ class _Output:
             start = max(dispatch, self.synth_free)
             req = LoopRequest(len(self.requests), len(self.groups) - 1, piece, glue if p == 0 else bool(glued),
                               first, last, trigger, dispatch_s, dispatch, seen_q, seen_flight, start_ns=start)
-            served = self.provider(req)
-            service = int(to_ns(served.service_s))
+            served = yield req
+            service = scalar_ns(served.service_s)
             if service < 0:
                 raise ValueError(f"service time {served.service_s!r} s of request {req.seq} is negative")
-            audio = self._audio(served)
+            req.service_ns, req.audio_ns = service, self._audio(served)
             self.synth_free = start + service
-            self.requests.append(replace(req, service_ns=service, audio_ns=audio))
+            self.requests.append(req)
             self.in_flight.append(req.seq)
             heapq.heappush(self.heap, (max(self.synth_free, now), READY, req.seq))
         self.held_first = last + 1
 
     def _audio(self, served: Served) -> int:
         if served.n_samples is None:
-            return int(to_ns(served.audio_s))
+            return scalar_ns(served.audio_s)
         n, sr = int(served.n_samples), served.sample_rate
         if n == 0:
             return 0
         if self.rate is None or self.rate == sr:
             self.rate = int(sr)
             before, self.samples = self.samples, self.samples + n
-            return int(dur_ns(self.samples, sr)) - int(dur_ns(before, sr))
-        return int(dur_ns(n, sr))  # a second sample rate: this part alone
+            return scalar_dur_ns(self.samples, sr) - scalar_dur_ns(before, sr)
+        return scalar_dur_ns(n, sr)  # a second sample rate: this part alone
 
     def ready(self, seq: int) -> None:
         """Apply request ``seq``'s readiness: its playback and the end of its audio."""
@@ -143,7 +145,8 @@ class _Output:
             heapq.heappush(self.heap, (self.end, PLAYED, seq))
         elif self.silent == "hold":
             self.end = max(r, self.end)
-        self.requests[seq] = replace(req, ready_ns=r, end_ns=self.end)
+        req.ready_ns, req.end_ns = r, self.end
+        self.pushed += req.audio_ns
         self.in_flight.remove(seq)
 
 
@@ -155,8 +158,22 @@ def run_policy(stream: Stream, rule: Rule, provider: Provider, *, splitter=None,
     ``splitter`` (text → ``[(piece, glued), …]``, e.g. ``Splitter.split``) cuts each group
     into requests. Returns the groups and the requests with their clocks (ns).
     """
+    steps = policy_steps(stream, rule, splitter=splitter, silent=silent)
+    try:
+        req = next(steps)
+        while True:
+            req = steps.send(provider(req))
+    except StopIteration as done:
+        return done.value
+
+
+def policy_steps(stream: Stream, rule: Rule, *, splitter=None,
+                 silent: str = "skip") -> Generator[LoopRequest, Served, LoopResult]:
+    """:func:`run_policy` as a generator: it yields each request when it is sent and takes
+    its :class:`Served` back (``send``), so that a caller can synthesize it elsewhere (a
+    worker process) before the run goes on; it returns the :class:`LoopResult`."""
     policy = as_policy(rule)
-    out = _Output(stream, provider, splitter, silent)
+    out = _Output(stream, splitter, silent)
     keys, n = out.keys, len(out.keys)
     t = 0
     while True:
@@ -164,7 +181,7 @@ def run_policy(stream: Stream, rule: Rule, provider: Provider, *, splitter=None,
             break
         nexts = ([int(keys[out.next_arrival])] if out.next_arrival < n else []) + ([out.heap[0][0]] if out.heap else [])
         if not nexts:  # nothing more can happen: the policy's held text goes
-            out.send(t, n - out.held_first, "eos", from_ns(t))
+            yield from out.send(t, n - out.held_first, "eos", t / NS_PER_S)
             continue
         t = min(nexts)
         woken = _apply(out, t)
@@ -172,7 +189,7 @@ def run_policy(stream: Stream, rule: Rule, provider: Provider, *, splitter=None,
         while out.next_arrival < n and keys[out.next_arrival] == t:
             out.next_arrival += 1
             arrivals += 1
-        now_s = float(stream.times[out.next_arrival - 1]) if arrivals else float(from_ns(t))
+        now_s = float(stream.times[out.next_arrival - 1]) if arrivals else t / NS_PER_S
         while True:
             d = policy.decide(out.observe(t, now_s, arrivals, woken))
             if d.wake_ns is not None and d.wake_ns > t:
@@ -180,7 +197,7 @@ def run_policy(stream: Stream, rule: Rule, provider: Provider, *, splitter=None,
             k = min(d.send, out.next_arrival - out.held_first)
             if k <= 0:
                 break
-            out.send(t, k, d.trigger, now_s if d.dispatch_s is None else d.dispatch_s)
+            yield from out.send(t, k, d.trigger, now_s if d.dispatch_s is None else d.dispatch_s)
             _apply(out, t)
     return LoopResult(out.groups, out.requests)
 

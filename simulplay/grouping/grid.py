@@ -55,17 +55,28 @@ class RuleGrid:
         return [r for r, _ in self.points]
 
 
-def parse_grids(texts: list[str], *, source: str = "--rule", limit: int = MAX_POINTS) -> list[RuleGrid]:
+def parse_grids(texts: list[str], *, source: str = "--rule", limit: int = MAX_POINTS, registry: Any = RULES,
+                build: Any = parse_rule) -> list[RuleGrid]:
     """Every family of ``texts`` (each a ``--rule``), checked in full before any point is
-    built: the total number of points must stay at or below ``limit``."""
-    parsed = [_parse_values(t, source) for t in texts]
+    built: the total number of points must stay at or below ``limit``. ``registry`` and
+    ``build`` name and build the components (the rules; commit policies:
+    :func:`parse_commit_grids`)."""
+    parsed = [_parse_values(t, source, registry) for t in texts]
     total = 0
     for text, (_, _, values) in zip(texts, parsed):
         total += math.prod(_count(v) for v in values.values())
         if total > limit:
             raise InputError.at(f"{source} '{text}'", f"the grids reach {total:,} points, more than {limit:,}",
-                                accepted=f"at most {limit:,} grid points over all --rule families")
-    return [_build(text, *p, source) for text, p in zip(texts, parsed)]
+                                accepted=f"at most {limit:,} grid points over all {source} families")
+    return [_build(text, *p, source, build) for text, p in zip(texts, parsed)]
+
+
+def parse_commit_grids(texts: list[str], *, source: str = "--commit", limit: int = MAX_POINTS) -> list[RuleGrid]:
+    """Families of commit policies in the grid syntax (``stable:k=1..4``, ``hold:t=0.25..2:0.25``,
+    ``mask:k=0..6``); a family's points are policies."""
+    from simulplay.grouping.commit import COMMITS, parse_commit
+
+    return parse_grids(texts, source=source, limit=limit, registry=COMMITS, build=parse_commit)
 
 
 @dataclass(frozen=True)
@@ -88,10 +99,10 @@ def parse_axis(key: str, text: str, *, kind: str = "int", source: str) -> tuple[
     return tuple(p for v in values for p in (v.points() if isinstance(v, _Range) else [v]))
 
 
-def _parse_values(text: str, source: str):
+def _parse_values(text: str, source: str, registry: Any = RULES):
     where = f"{source} '{text}'"
     name, _, rest = text.strip().partition(":")
-    cls = RULES.get(name, where)
+    cls = registry.get(name, where)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init and not f.name.startswith("_")}
     accepted = ", ".join(fields) or "no parameters"
     items: list[list[str]] = []
@@ -107,7 +118,7 @@ def _parse_values(text: str, source: str):
         key, _, first = item[0].partition("=")
         key = key.strip()
         if key not in fields:
-            raise InputError.at(where, f"unknown parameter '{key}' for grouping rule '{name}'", accepted=accepted)
+            raise InputError.at(where, f"unknown parameter '{key}' for {registry.what} '{name}'", accepted=accepted)
         if key in values:
             raise InputError.at(where, f"parameter '{key}' is given twice", accepted=SYNTAX)
         values[key] = _values(key, [first.strip(), *item[1:]], fields[key], where)
@@ -189,12 +200,13 @@ def _count(values: list) -> int:
     return sum(v.count() if isinstance(v, _Range) else 1 for v in values)
 
 
-def _build(text: str, name: str, fields: dict, values: dict[str, list], source: str) -> RuleGrid:
+def _build(text: str, name: str, fields: dict, values: dict[str, list], source: str,
+           build: Any = parse_rule) -> RuleGrid:
     expanded = {k: tuple(p for v in vs for p in (v.points() if isinstance(v, _Range) else [v]))
                 for k, vs in values.items()}
     points = []
     for combo in itertools.product(*expanded.values()):
         chosen = dict(zip(expanded, combo))
         spec = name + (":" + ",".join(f"{k}={format_value(v)}" for k, v in chosen.items()) if chosen else "")
-        points.append((parse_rule(spec, source=f"{source} '{text}': point"), chosen))
+        points.append((build(spec, source=f"{source} '{text}': point"), chosen))
     return RuleGrid(text, name, expanded, tuple(points))

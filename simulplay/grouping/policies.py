@@ -9,8 +9,10 @@ text goes as soon as nothing is in flight, whatever ``q(t)`` and ``min_words`` (
 ``eos`` when only the end released it).
 
 ``pacer:min_audio_buffer=5,max_text_length=300`` follows LiveKit's ``SentenceStreamPacer``
-over sentences (runs of whole updates whose joined text ends a sentence; at the end of the
-stream the rest is one): it acts when a sentence arrives and at its own wake-up. It sends
+over sentences of whole updates (a sentence ends with the update that holds its end: a
+terminator, closing marks, then whitespace or the end of the update, so the words after it in
+that update ride along; at the end of the stream the rest is one): it acts when a sentence
+arrives and at its own wake-up. It sends
 the first sentences at once; later ones when generation has stopped and its estimate of the
 remaining audio, ``audio_start + pushed_audio − t``, is at most ``min_audio_buffer``
 seconds, joining held sentences until their text (each counted with one space before it)
@@ -28,10 +30,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from simulplay.core.timebase import to_ns
+from simulplay.core.timebase import scalar_ns
 from simulplay.grouping.policy import NOTHING, Decision, Observation, Policy
 from simulplay.grouping.registry import register_rule
-from simulplay.traces.model import ends_terminal, join_texts, unit_count
+from simulplay.traces.model import TERMINATORS, is_closing_mark, join_texts, unit_count
 
 TENTH_NS, HALF_NS = 100_000_000, 500_000_000
 
@@ -76,7 +78,7 @@ class Backlog(Policy):
         """Send when the queue is low and nothing is in flight, else wake at the crossing."""
         if not obs.n_held or obs.in_flight:
             return NOTHING  # the request's readiness wakes the policy
-        below = int(to_ns(self.below))
+        below = scalar_ns(self.below)
         if obs.queued_ns <= below and unit_count(obs.held_text(), "word") >= self.min_words:
             return Decision(longest_run(obs, self.max_chars), "backlog")
         if obs.ended:
@@ -123,7 +125,7 @@ class Pacer(Policy):
                 m["stopped"] = True
             m["prev_audio"], m["prev_check"] = audio, now
         rest = (m["audio_start"] or 0) + audio - now
-        buffer = int(to_ns(self.min_audio_buffer))
+        buffer = scalar_ns(self.min_audio_buffer)
         k = 0
         if m["last_sent"] is None or (m["stopped"] and rest <= buffer):
             k = self._collect(obs, m)
@@ -145,12 +147,25 @@ class Pacer(Policy):
         return stop - obs.held_first
 
 
+def closes_sentence(text: str) -> bool:
+    """Whether an update's text holds a sentence end: a terminator, any closing marks, then
+    whitespace or the end of the text (``running. There`` does, ``3.5`` does not)."""
+    for k, ch in enumerate(text):
+        if ch in TERMINATORS:
+            j = k + 1
+            while j < len(text) and is_closing_mark(text[j]):
+                j += 1
+            if j == len(text) or text[j].isspace():
+                return True
+    return False
+
+
 def _new_sentences(obs: Observation, m: dict) -> bool:
-    """Record the sentences completed by this instant's arrivals (the end of the stream
-    completes the rest); whether there was one."""
+    """Record the sentences completed by this instant's arrivals (an update that holds a
+    sentence end closes one; the end of the stream completes the rest); whether there was one."""
     s, before = obs.stream, len(m["sentences"])
     for i in range(max(m["open"], obs.held_first), obs.held_stop):
-        if ends_terminal(join_texts(s.texts[m["open"]:i + 1], s.glue[m["open"]:i + 1])):
+        if closes_sentence(s.texts[i]):
             m["sentences"].append(i + 1)
             m["open"] = i + 1
     if obs.ended and m["open"] < obs.held_stop:

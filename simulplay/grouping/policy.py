@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
 
 from simulplay.core.errors import InputError
-from simulplay.grouping.registry import Group, Rule
+from simulplay.grouping.registry import Committing, Group, Rule, groups_of
 from simulplay.traces.model import Stream, join_texts
 
 
@@ -38,14 +39,15 @@ class ClosedLoopError(InputError):
     """A closed-loop policy was asked for groups without synthesis feedback."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class LoopRequest:
     """One request an output sent, as the engine knows it (ns from source start).
 
     ``ready_ns``, ``audio_ns``, ``service_ns`` and ``end_ns`` are filled only once the
     request is ready (a policy never sees them earlier); ``end_ns`` is ``C_j``, when its
     audio finishes playing (under ``skip``, a silent request keeps the previous end).
-    ``queued_ns`` and ``in_flight`` are what the policy saw when it sent the request.
+    ``queued_ns`` and ``in_flight`` are what the policy saw when it sent the request. The
+    engine fills the fields as they become known; a policy reads them and never writes.
     """
 
     seq: int
@@ -81,9 +83,9 @@ class Observation:
     request sent so far in order, the ready ones with their dispatch, service, duration
     and end (:class:`LoopRequest`); ``in_flight``: the requests sent and not yet ready;
     ``queued_ns``: ``q(t) = max(0, C_k − t)`` with ``k`` the last ready request (0 when
-    none); ``arrivals``: updates that arrived at this instant; ``woken``: a wake-up the
-    policy asked for falls at this instant; ``memo``: the policy's own scratch dict for
-    this output (kept between calls).
+    none); ``pushed_ns``: the audio of every ready request; ``arrivals``: updates that
+    arrived at this instant; ``woken``: a wake-up the policy asked for falls at this
+    instant; ``memo``: the policy's own scratch dict for this output (kept between calls).
     """
 
     now_ns: int
@@ -96,6 +98,7 @@ class Observation:
     requests: list[LoopRequest]
     in_flight: list[LoopRequest]
     queued_ns: int
+    pushed_ns: int
     arrivals: int
     woken: bool
     memo: dict[str, Any] = field(default_factory=dict)
@@ -122,7 +125,7 @@ class Observation:
 
     def audio_pushed_ns(self) -> int:
         """The audio of every ready request (ns)."""
-        return sum(r.audio_ns for r in self.requests if r.is_ready)
+        return self.pushed_ns
 
 
 @dataclass(frozen=True)
@@ -165,8 +168,37 @@ class Policy(Rule):
 
 
 def is_closed_loop(rule: Rule) -> bool:
-    """Whether a rule reads feedback (a closed-loop policy)."""
+    """Whether a rule reads feedback: a closed-loop policy, or a commit policy before one."""
+    if isinstance(rule, Committing):
+        return is_closed_loop(rule.rule)
     return bool(getattr(rule, "closed_loop", False))
+
+
+@lru_cache(maxsize=4096)
+def closed_loop_condition(condition: str) -> bool:
+    """Whether a manifest's condition names a closed-loop policy (a label that is no rule
+    string is not one)."""
+    from simulplay.grouping.registry import parse_rule
+
+    try:
+        return is_closed_loop(parse_rule(condition))
+    except InputError:
+        return False
+
+
+#: The signature's ``loop`` value of a closed-loop output replayed under the clock it was
+#: run on, and under another clock (its groups are the recorded ones, not decided again).
+LOOP_RECORDED = "closed"
+LOOP_OTHER_CLOCK = "closed:groups-recorded-under-the-measured-clock"
+
+
+def loop_signature(condition: str, clock_changed: bool) -> dict[str, str]:
+    """What a replayed output's signature adds: nothing for an open-loop rule; for a
+    closed-loop policy ``loop``, which says when the replay's clock (service model,
+    release, trimming, shared servers) is not the one its groups were decided under."""
+    if not closed_loop_condition(condition):
+        return {}
+    return {"loop": LOOP_OTHER_CLOCK if clock_changed else LOOP_RECORDED}
 
 
 @dataclass(frozen=True)
@@ -186,7 +218,7 @@ class OpenLoop(Policy):
 
     def group(self, stream: Stream) -> list[Group]:
         """The rule's own groups."""
-        return self.rule.group(stream)
+        return groups_of(self.rule, stream)
 
 
 @dataclass(frozen=True)
@@ -233,7 +265,7 @@ class OpenReplayed(OpenLoop):
         """The rule's next group once it is due and its updates are held."""
         groups = obs.memo.get("groups")
         if groups is None:
-            groups = obs.memo["groups"] = self.rule.group(obs.stream)
+            groups = obs.memo["groups"] = groups_of(self.rule, obs.stream)
             obs.memo["next"] = 0
         k = obs.memo["next"]
         if k >= len(groups):
@@ -250,6 +282,9 @@ def as_policy(rule: Rule) -> Policy:
     """The policy of a rule: a policy itself, or an open-loop rule's event logic."""
     if isinstance(rule, Policy):
         return rule
+    if getattr(rule, "cuts_updates", False):
+        raise InputError.at(f"--rule {rule.canonical()}", "cuts inside updates (its groups are character spans), "
+                            "and a policy sends whole updates", accepted="the rule's own groups (rule.group)")
     native = getattr(rule, "as_policy", None)
     if callable(native):
         return native()

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from simulplay.core.keys import OUTPUT_KEYS
-from simulplay.grouping.registry import Rule
+from simulplay.grouping.registry import Rule, groups_of
 from simulplay.grouping.splitter import Splitter
 from simulplay.traces.model import Stream, join_texts
 
@@ -24,13 +24,22 @@ def group_requests(stream: Stream, rule: Rule) -> list[dict]:
     """One request per group of one stream (no input limit); ``seq`` = group index (0-based),
     ``dispatch_s`` the group's dispatch in seconds from source start.
 
-    ``glue`` marks a group whose first update is glued to the previous update, so the
-    requests' joined text equals the stream's.
+    ``glue`` marks a group whose first update is glued to the previous update (or, for a
+    group with a character span, that starts inside a word), so the requests' joined text
+    equals the stream's.
     """
     condition = rule.canonical()
     rows = []
-    for g_index, g in enumerate(rule.group(stream)):
+    joined = None
+    stream = rule.prepare(stream)  # what a commit policy speaks of a revising stream, or the stream itself
+    for g_index, g in enumerate(groups_of(rule, stream)):
         members = slice(g.first, g.last + 1)
+        if g.span is None:
+            text = join_texts(stream.texts[members], stream.glue[members])
+            glue = bool(stream.glue[g.first]) if g.first > 0 else False
+        else:
+            joined = stream.joined if joined is None else joined
+            text, glue = span_text(joined, *g.span)
         rows.append({
             "talk_id": stream.talk_id,
             "system": stream.system,
@@ -39,12 +48,22 @@ def group_requests(stream: Stream, rule: Rule) -> list[dict]:
             "dispatch_s": g.dispatch_s,
             "trigger": g.trigger,
             "n_updates": g.n_updates,
-            "text": join_texts(stream.texts[members], stream.glue[members]),
-            "glue": bool(stream.glue[g.first]) if g.first > 0 else False,
+            "text": text,
+            "glue": glue,
             "group": g_index,
             "source_s": stream.source_s,
         })
     return rows
+
+
+def span_text(joined: str, start: int, end: int) -> tuple[str, bool]:
+    """The text of characters ``start:end`` of a stream's joined text, edge whitespace
+    stripped, and whether it continues the text before it without a space (a cut inside
+    a word)."""
+    text = joined[start:end]
+    lead = len(text) - len(text.lstrip())
+    glue = lead == 0 and start > 0 and not joined[start - 1].isspace()
+    return text.strip(), glue
 
 
 def split_rows(rows: Iterable[dict], splitter: Splitter | None = None) -> list[dict]:
@@ -90,7 +109,14 @@ def requests_frame(streams: Iterable[Stream], rules: Iterable[Rule],
 
 
 def request_signatures(requests: pd.DataFrame, splitter: Splitter) -> list[dict]:
-    """One signature per request row: the table, its condition as the rule, the splitter."""
+    """One signature per request row: the table, its condition as the rule, the splitter; a
+    condition after a non-causal commit policy (``final``) is marked ``oracle: non-causal``."""
     from simulplay.core.signature import base_signature
+    from simulplay.grouping.registry import split_commit
 
-    return [base_signature(table="requests", rule=c, splitter=splitter.describe()) for c in requests["condition"]]
+    oracle: dict[str, bool] = {}
+    for c in dict.fromkeys(requests["condition"]):
+        policy, _ = split_commit(str(c))
+        oracle[c] = policy is not None and not policy.causal
+    return [base_signature(table="requests", rule=c, splitter=splitter.describe(),
+                           oracle="non-causal" if oracle[c] else None) for c in requests["condition"]]

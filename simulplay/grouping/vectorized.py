@@ -21,7 +21,8 @@ three facts about the joined pending text (:func:`simulplay.traces.model.join_te
 
 Rules other than ``immediate``, ``timer``, ``punct`` and ``words`` (a rule registered by a
 user, or a subclass with its own ``group``) are grouped by their own ``group``, stream by
-stream. Times are compared in whole nanoseconds, as the rules compare them.
+stream; one whose groups are character spans (a framework rule) is refused.
+Times are compared in whole nanoseconds, as the rules compare them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulplay.grouping.registry import TRIGGERS, Rule
+from simulplay.core.errors import InputError
+from simulplay.grouping.registry import TRIGGERS, Committing, Rule, groups_of
 from simulplay.grouping.rules import Immediate, Punct, Timer, Words, instant_keys
 from simulplay.traces.model import TERMINATORS, Stream, char_count, is_closing_mark
 
@@ -145,7 +147,19 @@ def _kind(rule: Rule) -> str | None:
 
 
 def group_many(table: UpdateTable, rules: Sequence[Rule]) -> Groups:
-    """The groups of every stream of ``table`` under every rule (see :class:`Groups`)."""
+    """The groups of every stream of ``table`` under every rule (see :class:`Groups`).
+
+    A rule after a commit policy groups another stream than the table's: refused."""
+    for rule in rules:
+        if isinstance(rule, Committing) or any(s.revising for s in table.streams):
+            raise InputError.at(f"condition '{rule.canonical()}'", "groups the text a commit policy speaks, "
+                                "which the modelled sweep does not model", accepted="conditions without a commit "
+                                "policy (synthesize the others with synth or run)")
+    for rule in rules:
+        if getattr(rule, "cuts_updates", False):
+            raise InputError.at(f"--rule {rule.canonical()}", "cuts inside updates (its groups are character spans), "
+                                "and the duration model's features are those of whole updates",
+                                accepted="a rule whose groups are whole updates (immediate, timer, punct, words)")
     parts: list[tuple[np.ndarray, ...]] = []
     lanes_r, lanes_s = [], []
     for r, rule in enumerate(rules):
@@ -180,7 +194,7 @@ def _immediate(table: UpdateTable, r: int, s: int) -> tuple[np.ndarray, ...]:
 
 def _by_rule(table: UpdateTable, rule: Rule, r: int, s: int) -> tuple[np.ndarray, ...]:
     """A rule's own ``group`` on one stream (rules the engine does not cover)."""
-    groups = rule.group(table.streams[s])
+    groups = groups_of(rule, table.streams[s])
     lo = int(table.offsets[s])
     k = len(groups)
     return (np.full(k, r), np.full(k, s), np.array([g.first + lo for g in groups], np.int64),

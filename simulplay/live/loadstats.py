@@ -1,5 +1,5 @@
 """The numbers of a load curve, from the recorded requests (docs/many-listeners.md, "The load
-client"; SPEC §8 "Load curve").
+client").
 
 Every time of a request is relative to its own send (seconds): TTFA = first audible − sent
 (the arrival of the piece that ends the first 10 ms window at or above −40 dBFS), first

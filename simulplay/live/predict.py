@@ -28,6 +28,7 @@ prediction's error when the outputs shared one serial server, beside the shared 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.backends import parse_backend
-from simulplay.core.errors import IncompleteError, InputError
+from simulplay.core.errors import IncompleteError, InputError, SimulplayWarning
 from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.core.tables import read_table, stored_signatures, write_table
 from simulplay.grouping import Rule
@@ -46,6 +47,7 @@ from simulplay.sim.servers import Servers
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.run import synthesize_to_manifest
 from simulplay.traces import read_traces, streams_from_frame
+from simulplay.traces.select import prepare_streams
 
 MODELS = ("isolated", "shared", "shared_run", "shared_load")
 #: What each shared prediction's slowdown is, as printed.
@@ -90,14 +92,15 @@ def check_design(design: EtaDesign, plan: pd.DataFrame) -> None:
 
 
 def isolated_synth(traces: Sequence[Path], rules: Sequence[Rule], backend: str, store: AudioStore, out: Path, *,
-                   speed: float, talks: Sequence[str] = ()) -> tuple[pd.DataFrame, dict[str, Any]]:
+                   speed: float, talks: Sequence[str] = (), events: str = "keep"
+                   ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Synthesize the run's requests one at a time into ``out`` and divide its dispatch and
     source times by ``speed`` (the live time base); the manifest and the synthesis counts."""
-    streams = streams_from_frame(read_traces(traces))
-    if talks:
-        streams = [s for s in streams if s.talk_id in set(talks)]
+    with warnings.catch_warnings():  # the live plan has warned about event tags already
+        warnings.simplefilter("ignore", SimulplayWarning)
+        streams, recorded = prepare_streams(streams_from_frame(read_traces(traces)), talks=talks, events=events)
     res = synthesize_to_manifest(streams, list(rules), parse_backend(backend), store, out, traces=traces,
-                                 order="fixed")
+                                 order="fixed", recorded=recorded)
     df, meta = read_table(out)
     df["dispatch_s"] = df["dispatch_s"] / speed
     df["source_s"] = df["source_s"] / speed
@@ -204,7 +207,7 @@ def write_prediction(out: Path, table: pd.DataFrame, eta: pd.DataFrame, sig: dic
 
 def compare_with_isolated(out: Path, live: pd.DataFrame, traces: Sequence[Path], rules: Sequence[Rule],
                           backend: str, store: AudioStore, *, speed: float, talks: Sequence[str] = (),
-                          concurrent: int | None = None, design: EtaDesign | None = None,
+                          events: str = "keep", concurrent: int | None = None, design: EtaDesign | None = None,
                           sig: dict[str, Any] | None = None, load: tuple | None = None) -> dict[str, Any]:
     """Synthesize the run in isolation, replay the predictions (the shared ones calibrated
     from the run's ``requests.parquet`` and from the ``load`` burst: :mod:`.calibrate`),
@@ -212,7 +215,7 @@ def compare_with_isolated(out: Path, live: pd.DataFrame, traces: Sequence[Path],
     from simulplay.live.calibrate import calibrate
 
     manifest, synth = isolated_synth(traces, rules, backend, store, out / "isolated.parquet", speed=speed,
-                                     talks=talks)
+                                     talks=talks, events=events)
     n_outputs = int((live["release"] == "request").sum())
     at_once = n_outputs if concurrent is None else min(concurrent, n_outputs)
     shared = at_once == n_outputs and n_outputs > 1

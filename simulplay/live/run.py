@@ -43,7 +43,7 @@ from simulplay.core.errors import InputError, Interrupted
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import write_table
-from simulplay.grouping import Rule, requests_frame
+from simulplay.grouping import Rule, requests_frame, revising_allowed
 from simulplay.live.client import Endpoint, Record, run_sessions
 from simulplay.live.compare import agreement, agreement_summary
 from simulplay.live.predict import EtaDesign, check_design, compare_with_isolated
@@ -51,7 +51,9 @@ from simulplay.live.server import served
 from simulplay.live.tables import chunk_rows, lateness, live_manifest, player_tables, request_rows
 from simulplay.manifest.columns import chunk_path
 from simulplay.store.store import AudioStore
+from simulplay.synthesis.language import signature_fields, voice_check
 from simulplay.traces import read_traces, streams_from_frame
+from simulplay.traces.select import prepare_streams
 
 
 @dataclass
@@ -68,19 +70,18 @@ class LiveResult:
 
 
 def plan_live(traces: Sequence[Path], rules: Sequence[Rule], *, speed: float, talks: Sequence[str] = (),
-              splitter=None) -> pd.DataFrame:
-    """The requests of every output in session order, times divided by ``speed``."""
+              splitter=None, events: str = "keep", config=None) -> pd.DataFrame:
+    """The requests of every output in session order, times divided by ``speed``; ``talks``
+    picks talks (all when empty), ``events`` keeps or drops non-speech event tags; with the
+    backend ``config``, the text's language is checked against its voice's. What the
+    signature and ``run.json`` record of both is in the plan's ``attrs``."""
     if not speed > 0:
         raise InputError.at(f"--speed {speed}", "must be > 0", accepted="a factor such as 1, 4 or 10")
-    streams = streams_from_frame(read_traces(traces))
-    if talks:
-        known = {s.talk_id for s in streams}
-        missing = [t for t in talks if t not in known]
-        if missing:
-            raise InputError.at(f"--talks {','.join(missing)}", "not in the traces",
-                                accepted=", ".join(sorted(known)[:10]))
-        streams = [s for s in streams if s.talk_id in set(talks)]
+    streams, recorded = prepare_streams(streams_from_frame(read_traces(traces), revising=revising_allowed(None, rules)),
+                                        talks=talks, events=events)
+    language = voice_check(streams, config) if config is not None else {}
     plan = requests_frame(streams, rules, splitter)
+    plan.attrs.update(recorded={**recorded, **signature_fields(language)}, language=language)
     plan["dispatch_s"] = plan["dispatch_s"] / speed
     plan["source_s"] = plan["source_s"] / speed
     return plan
@@ -105,13 +106,13 @@ def _server(spec: str, folder: Path):
 def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: Path, *, speed: float = 1.0,
              talks: Sequence[str] = (), concurrent: int | None = None, timeout: float = 30.0,
              store: Path | None = None, predict: bool = False, design: EtaDesign | None = None,
-             calibrate: bool = False) -> LiveResult:
+             calibrate: bool = False, events: str = "keep") -> LiveResult:
     """Run every output live against ``backend`` and write the run folder ``out``; with
     ``predict``, then comparisons (b) and (c) against an isolated synthesis (:mod:`.predict`);
     ``calibrate`` (with ``predict``) measures a load burst against the server first."""
     local = parse_backend(backend)
     splitter = None if isinstance(local, HttpSettings) else local.create().splitter()
-    plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter)
+    plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter, events=events, config=local)
     if design is not None:
         check_design(design, plan)
     if calibrate and not predict:
@@ -145,8 +146,8 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
                        concurrent=concurrent, backend=backend)
     if predict and interrupted is None:
         result.summary["prediction"] = compare_with_isolated(
-            out, result.player, traces, rules, backend, audio, speed=speed, talks=talks, concurrent=concurrent,
-            design=design, sig=result.signature, load=load)
+            out, result.player, traces, rules, backend, audio, speed=speed, talks=talks, events=events,
+            concurrent=concurrent, design=design, sig=result.signature, load=load)
         _write_summary(out, result.summary)
     if interrupted is not None:
         raise Interrupted(f"{result.summary['sent']} of {result.summary['requests']} requests sent; "
@@ -178,14 +179,15 @@ def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store
     failed = requests[requests["error"] != ""]
     sig = base_signature(table="live", speed=speed, concurrent=concurrent, backend_spec=backend,
                          served=identity.get("served") if isinstance(identity.get("served"), dict) else None,
-                         lateness=late["verdict"])
+                         lateness=late["verdict"], **plan.attrs.get("recorded", {}))
     summary = {"speed": speed, "concurrent": concurrent, "outputs": len(sessions), "requests": len(records),
                "sent": int(requests["sent_s"].notna().sum()), "failed": len(failed),
                "failures": failed["error"].str.slice(0, 80).value_counts().to_dict(),
                "incomplete_outputs": int((~player[player["release"] == "request"]["complete"]).sum()),
                "lateness": late, "agreement": agreement_summary(agree, agree_requests),
                "time_base": f"trace seconds / {speed:g} since each output's time 0", "identity": identity,
-               "store": str(store.root.resolve())}
+               "store": str(store.root.resolve()),
+               **({"language": lang} if (lang := plan.attrs.get("language")) else {})}
     meta = {"signature": sig, "identity": identity, "live": {k: summary[k] for k in ("speed", "lateness")}}
     write_table(manifest, out / "live.parquet", [{**sig, "rule": c} for c in manifest["condition"]], kind="manifest",
                 extra_meta=meta)

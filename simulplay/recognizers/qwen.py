@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from simulplay.core.extras import MissingExtra, require_extra
 from simulplay.core.provenance import cpu_model, folder_sha256, package_version
 from simulplay.recognizers.base import (
     SAMPLE_RATE,
@@ -58,7 +59,7 @@ def _load_asr(config: QwenSettings) -> Any:
     try:
         from qwen_asr import Qwen3ASRModel
     except ImportError as e:
-        raise RecognizerUnavailable("qwen3-asr needs the package qwen-asr (pip install qwen-asr)") from e
+        raise MissingExtra("qwen") from e
     model = Qwen3ASRModel.from_pretrained(config.model, dtype=_torch_dtype(config.dtype), device_map=config.device,
                                           max_inference_batch_size=1, max_new_tokens=config.max_new_tokens,
                                           local_files_only=True)
@@ -93,8 +94,9 @@ class QwenSettings(RecognizerConfig):
             raise ValueError(f"max_new_tokens must be ≥ 1, got {self.max_new_tokens}")
 
     def check(self) -> None:
-        """The model folder exists and holds a Hugging Face model."""
+        """The model folder exists and holds a Hugging Face model; the qwen extra is installed."""
         _check_folder(self.model, "qwen3-asr")
+        require_extra("qwen")
 
     def create(self) -> QwenRecognizer:
         return QwenRecognizer(self)
@@ -151,8 +153,9 @@ class ForcedAligner:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got '{self.dtype}'")
 
     def check(self) -> None:
-        """The model folder exists and holds a Hugging Face model."""
+        """The model folder exists and holds a Hugging Face model; the qwen extra is installed."""
         _check_folder(self.model, "Qwen3-ForcedAligner")
+        require_extra("qwen")
 
     def load(self) -> Any:
         try:
@@ -162,7 +165,7 @@ class ForcedAligner:
         try:
             from qwen_asr import Qwen3ForcedAligner
         except ImportError as e:
-            raise RecognizerUnavailable("the forced aligner needs the package qwen-asr (pip install qwen-asr)") from e
+            raise MissingExtra("qwen") from e
         return Qwen3ForcedAligner.from_pretrained(self.model, dtype=_torch_dtype(self.dtype), device_map=self.device,
                                                   local_files_only=True)
 

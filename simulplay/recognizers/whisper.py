@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from simulplay.core.extras import require_extra
 from simulplay.core.provenance import cpu_model, folder_sha256, package_version
 from simulplay.recognizers.base import (
     Decoded,
@@ -75,7 +76,8 @@ class WhisperSettings(RecognizerConfig):
             raise ValueError("cpu_threads and max_new_tokens must be ≥ 0 (0: default)")
 
     def check(self) -> None:
-        """A given model folder exists and holds a CTranslate2 Whisper model."""
+        """The asr extra is installed; a given model folder exists and holds a CTranslate2 Whisper model."""
+        require_extra("asr")
         if self.model:
             folder = Path(self.model)
             if not folder.is_dir():

@@ -5,17 +5,19 @@ report leaves nothing half-written."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
 import pandas as pd
 
-from simulplay.analysis.small_panels import report_note
+from simulplay.analysis.small_panels import report_note, tie_count
 from simulplay.core.errors import FileFault, InputError
 from simulplay.core.version import __version__
 from simulplay.grouping import canonical_condition
@@ -83,14 +85,16 @@ def load_inputs(inputs: str | Path | Sequence[str | Path], traces: Sequence[str 
 
 def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | None = None,
                  talk: str | None = None, traces: Sequence[str | Path] = (), store: str | Path | None = None,
-                 listen_s: float = LISTEN_S, run: RunData | None = None) -> Report:
+                 listen_s: float = LISTEN_S, run: RunData | None = None, talks: Sequence[str] = ()) -> Report:
     """Read a run folder, or tables and folders of tables (step-by-step work), and compute
     every table and figure (nothing is written). ``traces`` replace the trace files the
     inputs name (Table 11); ``store`` is the audio store of the Listen section (a run
     folder's own by default), which holds the first ``listen_s`` seconds (0: none).
     ``run``: the inputs already read by :func:`load_inputs` (then ``inputs`` and
-    ``traces`` are not read again)."""
-    run = run if run is not None else load_inputs(inputs, traces)
+    ``traces`` are not read again). ``talks``: only these talks (:mod:`simulplay.report.talks`)."""
+    from simulplay.report.talks import pick_run_talks
+
+    run = pick_run_talks(run if run is not None else load_inputs(inputs, traces), talks)
     run.notes += report_note(run.summary.frame["talk_id"].nunique())
     ref = canonical_condition(run.reference)
     others = [c for c in condition_order(run) if c != ref]
@@ -103,7 +107,7 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
         raise InputError.at(f"--condition '{condition}'", "is not a grouped condition of the run",
                             accepted=", ".join(others))
     parts = run.parts if run.parts is not None else replay_parts(
-        run.manifest.frame, run.summary.frame, allow_incomplete=bool(run.record.get("excluded_outputs")),
+        run.manifest.frame, run.summary.frame, allow_incomplete=bool(run.excluded_outputs),
         source=str(run.manifest.path), summary_name=run.summary.path.name,
         silent_parts=silent_reading(run.summary.signatures))
     talks = sorted(run.summary.frame["talk_id"].unique())
@@ -134,7 +138,8 @@ def result_sentence(run: RunData, eta: pd.DataFrame | None = None) -> str:
     where = (" (" + ", ".join(f"{c} {first[c].iloc[0]}" for c in panel) + "; Table 2 has every panel)"
              if panel and len(first) < len(eta) else "")
     parts = [f"{r.eta_s:+.3f} s under {r.condition} (η > 0 in {int(r.n_positive)} of {int(r.n_talks)} talks, "
-             f"η < 0 in {int(r.n_negative)})" for r in first.itertuples()]
+             f"η < 0 in {int(r.n_negative)}" + (f", η = 0 in {tie_count(r)}" if tie_count(r) else "") + ")"
+             for r in first.itertuples()]
     return (f"Result: against {canonical_condition(run.reference)}, the completion gap δ = L({run.a}) − L({run.f}) "
             f"changes by η = {'; '.join(parts)}{where}. A positive η moves the gap toward {run.f} ({run.a}'s lead "
             f"shrinks or {run.f}'s grows), a negative one toward {run.a}; with few talks, read the direction counts "
@@ -150,7 +155,14 @@ def _intro(report: Report) -> str:
             f"seconds from source start; δ = L(A) − L(F) is negative when A finishes earlier and η(w) = δ(w) − δ(0). "
             f"Figures 2–3 show condition {report.condition}; Figure 3 shows talk {report.talk}. Every table and "
             f"figure carries its signature; tables/ holds each table as CSV (full precision, one signature per row) "
-            f"and LaTeX (booktabs). Made by simulplay {__version__}. {measured_sentence(run)}")
+            f"and LaTeX (booktabs). Made by simulplay {__version__} at {made_at()}. {measured_sentence(run)}")
+
+
+@functools.cache
+def made_at() -> str:
+    """When this process made the report (UTC, to the minute): a report regenerated from a run
+    says so, its numbers keep the time and machine of their measurement."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 #: Where the explorer lies seen from the report folder, when ``simulplay explore`` wrote it beside.

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from simulplay.analysis.small_panels import tie_count
 from simulplay.core.signature import merge
 from simulplay.report.load import RunData
 from simulplay.report.model import ReportFigure, ReportTable, extend, signature_lines
@@ -109,7 +110,8 @@ def eta_figure(run: RunData) -> ReportFigure:
                             fmt="D", color="black", ms=4, capsize=3, lw=1,
                             label="mean and interval" if x == 0 else None, zorder=4)
             ax.axhline(0, color="0.5", lw=0.8, zorder=1)
-            labels = [f"{c}\nη<0: {int(r.n_negative)} · η>0: {int(r.n_positive)}\nof {int(r.n_talks)} talks"
+            labels = [f"{c}\nη<0: {int(r.n_negative)} · " + (f"η=0: {tie_count(r)} · " if tie_count(r) else "")
+                      + f"η>0: {int(r.n_positive)}\nof {int(r.n_talks)} talks"
                       for c, r in ((c, g[g["condition"] == c].iloc[0]) for c in conds)]
             ax.set_xticks(range(len(conds)), labels)
             ax.set_xlim(-0.6, len(conds) - 0.4)

@@ -66,13 +66,20 @@ OTHER_KINDS = {
 }
 #: Parquet ``table`` values that are another name of a kind.
 ALIASES = {"request-manifest": "manifest"}
+
+
+def without_ties(columns: tuple[str, ...]) -> tuple[str, ...]:
+    """``columns`` less ``n_zero`` (what a table written before ties were counted has)."""
+    return tuple(c for c in columns if c != "n_zero")
+
+
 #: Recognition by columns, most specific first: (kind, required columns, columns it must not have).
 BY_COLUMNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("eta-edges", ETA_COLUMNS + ("threshold",), ()),
+    ("eta-edges", without_ties(ETA_COLUMNS) + ("threshold",), ()),
     ("quality-intervals", ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive",
                            "n_talks_left_out"), ("talk_id",)),
-    ("eta", ETA_COLUMNS, ("talk_id",)),
-    ("contrast", CONTRAST_COLUMNS, ("talk_id",)),
+    ("eta", without_ties(ETA_COLUMNS), ("talk_id",)),
+    ("contrast", without_ties(CONTRAST_COLUMNS), ("talk_id",)),
     ("eta-per-talk", PER_TALK_COLUMNS, ("n_talks",)),
     ("edges-nonspeech", SHARE_COLUMNS, ()),
     ("content-pairs", ("from_condition", "to_condition", "n_talks"), ()),
@@ -149,7 +156,7 @@ def recognise(path: Path) -> TableFile | None:
         kind = _kind_by_columns(df)
         if kind is None:
             return None
-    frame = df if suffix == ".parquet" else typed_frame(df)
+    frame = with_ties(df if suffix == ".parquet" else typed_frame(df))
     return TableFile(path, kind, frame, row_signatures(meta, df), meta, suffix[1:])
 
 
@@ -176,6 +183,18 @@ def match_structured(table: TableFile, known: Sequence[dict[str, Any]]) -> None:
     """Replace display strings by the structured signatures that render identically."""
     lookup = {format_signature(s): s for s in known}
     table.signatures = [lookup.get(s, s) if isinstance(s, str) else s for s in table.signatures]
+
+
+def with_ties(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with an ``n_zero`` column (talks neither below nor above zero) right after
+    ``n_negative`` when a table written before ties were counted lacks it:
+    ``n_talks − n_negative − n_positive``."""
+    if "n_zero" in df or not {"n_talks", "n_negative", "n_positive"} <= set(df.columns):
+        return df
+    out = df.copy()
+    zero = pd.to_numeric(out["n_talks"]) - pd.to_numeric(out["n_negative"]) - pd.to_numeric(out["n_positive"])
+    out.insert(list(out.columns).index("n_negative") + 1, "n_zero", zero)
+    return out
 
 
 def typed_frame(df: pd.DataFrame) -> pd.DataFrame:

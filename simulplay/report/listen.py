@@ -50,7 +50,7 @@ def find_store(run: RunData, store: str | Path | None) -> tuple[Path | None, str
         return Path(store), ""
     if run.stepwise:
         return None, "no --store was given"
-    named = (run.record.get("experiment") or {}).get("store")
+    named = run.settings.store
     for cand in ([Path(named)] if named else []) + [run.folder / "store"]:
         if (cand / "audio").is_dir():
             return cand, ""

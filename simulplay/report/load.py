@@ -17,7 +17,6 @@ identically (strings are never parsed).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,10 +33,19 @@ from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.core.signature import format_signature
 from simulplay.core.tables import read_table, stored_signatures
 from simulplay.manifest.validate import validate_manifest
-from simulplay.report.inputs import KEY_COLUMNS, Signature, file_hash, signature_fingerprint, typed_frame
+from simulplay.report.inputs import (
+    KEY_COLUMNS,
+    Signature,
+    file_hash,
+    signature_fingerprint,
+    typed_frame,
+    with_ties,
+    without_ties,
+)
+from simulplay.report.record import RunRecord, RunSettings
 
-QUALITY_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive",
-                   "n_talks_left_out")
+QUALITY_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_zero",
+                   "n_positive", "n_talks_left_out")
 OPTIONAL_TABLES = {
     "eta_edges": "eta_edges.csv",
     "edges_nonspeech": "edges_nonspeech.csv",
@@ -92,22 +100,36 @@ class RunData:
     notes: list[str] = field(default_factory=list)
     inputs: list[InputRow] = field(default_factory=list)
     parts: pd.DataFrame | None = None  # per-part primary replay, when the loader already made it
+    run_record: RunRecord | None = None  # run.json as objects; None for step-by-step tables
 
     @property
     def stepwise(self) -> bool:
         """Whether the report reads step-by-step tables (no ``run.json``) rather than a run folder."""
-        return not self.record
+        return self.run_record is None
+
+    @property
+    def settings(self) -> RunSettings | None:
+        """The run's settings from ``run.json``; None for step-by-step tables."""
+        return None if self.run_record is None else self.run_record.settings
 
     @property
     def name(self) -> str:
-        """The experiment's name from ``run.json``, else the folder's name."""
-        return (self.record.get("experiment") or {}).get("name") or self.folder.name
+        """The experiment's name from ``run.json``, else the run folder's name; for step-by-step
+        tables, from its inputs: ``A vs F (η table's file name)``."""
+        if self.stepwise:
+            return f"{self.a} vs {self.f} ({self.eta.path.name})"
+        return self.settings.name or self.folder.resolve().name
+
+    @property
+    def excluded_outputs(self) -> list:
+        """The outputs the run's replay left out (``run.json``); none for step-by-step tables."""
+        return [] if self.run_record is None else self.run_record.excluded_outputs
 
     @property
     def confidence(self) -> float | None:
         """Interval coverage from run.json, else from the η table's structured signature."""
-        if self.record:
-            return float(self.record["experiment"].get("confidence", 0.95))
+        if self.settings is not None:
+            return float(self.settings.bootstrap.confidence)
         sig = next((s for s in self.eta.signatures if isinstance(s, dict)), {})
         return float(sig["confidence"]) if "confidence" in sig else None
 
@@ -119,8 +141,8 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
     if not root.is_dir():
         raise InputError.at(root, "is not a folder" if root.exists() else "no such folder",
                             accepted="a run folder written by `simulplay run` or `simulplay demo`")
-    record = _read_record(root / "run.json")
-    exp = record["experiment"]
+    record = RunRecord.read(root / "run.json")
+    exp = record.settings
     manifest = _read_manifest(root / "manifest.parquet")
     summary = _read_parquet(root / "summary.parquet", (*OUTPUT_KEYS, "n_parts", "first_play_s",
                                                          "audio_s", "idle_s", "offset_s", "source_s"),
@@ -130,8 +152,8 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
     known += _structured(eta)
     per_talk = _read_csv(root / "eta_per_talk.csv", ("talk_id", "condition", "delta_ref_s", "delta_s", "eta_s",
                                                       "duration_part_s", "idle_part_s"), "per-talk η table", known)
-    run = RunData(root, record, exp["a"], exp["f"], exp["reference"], list(exp["rules"]), manifest, summary, eta,
-                  per_talk)
+    run = RunData(root, record.data, exp.a, exp.f, exp.reference, exp.rule_texts, manifest, summary, eta, per_talk,
+                  run_record=record)
     run.inputs = [InputRow("run.json", "run record", "settings and counts", sha256=file_hash(root / "run.json"))]
     _note(run, manifest, "request manifest", "Tables 1, 12; Figures 2–4")
     _note(run, summary, "playback summary", "primary replay (request release, measured service)")
@@ -140,7 +162,7 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
     if (root / "contrasts.csv").exists():
         run.contrasts = _read_csv(root / "contrasts.csv", CONTRAST_COLUMNS, "contrast table", known)
         _note(run, run.contrasts, "contrast table", "primary")
-    for v in exp.get("variants", []):
+    for v in exp.variant_texts:
         label = v.replace("=", "-")
         run.variants[label] = _read_either(root, f"eta.{label}", ETA_COLUMNS, f"η table of variant {v}", known)
         _note(run, run.variants[label], "η table", f"sensitivity replay {v} (Table 8)")
@@ -150,7 +172,7 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
             _note(run, run.optional[key], name.removesuffix(".csv").replace("_", " ") + " table", "shown as it is")
     _read_live(run, root / "live")
     _read_quality(run, root)
-    read_run_traces(run, list(traces) or [Path(p) for p in exp.get("traces", [])],
+    read_run_traces(run, list(traces) or list(exp.traces),
                     "given with --trace" if traces else "named in run.json")
     return run
 
@@ -186,21 +208,6 @@ def _note(run: RunData, table: Signed, kind: str, use: str) -> None:
                                file_hash(table.path)))
 
 
-def _read_record(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise InputError.at(path, "no such file", accepted="the run record written by `simulplay run`")
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError.at(path, f"is not valid JSON ({e})") from e
-    exp = record.get("experiment") if isinstance(record, dict) else None
-    for key in ("a", "f", "reference", "rules"):
-        if not isinstance(exp, dict) or key not in exp:
-            raise InputError.at(path, "is missing", field=f"experiment.{key}", field_label="key",
-                                accepted="the run record written by `simulplay run`")
-    return record
-
-
 def _rows(meta: Mapping[str, Any], n: int, df: pd.DataFrame, path: Path) -> list[Signature]:
     sigs = stored_signatures(meta, n)
     if sigs is not None:
@@ -213,8 +220,8 @@ def _rows(meta: Mapping[str, Any], n: int, df: pd.DataFrame, path: Path) -> list
 
 def _read_parquet(path: Path, required: Sequence[str], what: str) -> Signed:
     df, meta = read_table(path)
-    Checker(str(path), df).require_columns(required, what)
-    return Signed(keys_as_text(df), _rows(meta, len(df), df, path), path)
+    Checker(str(path), df).require_columns(without_ties(tuple(required)), what)
+    return Signed(with_ties(keys_as_text(df)), _rows(meta, len(df), df, path), path)
 
 
 def _read_manifest(path: Path) -> Signed:
@@ -228,10 +235,10 @@ def _read_manifest(path: Path) -> Signed:
 
 def _read_csv(path: Path, required: Sequence[str], what: str, known: list[dict[str, Any]]) -> Signed:
     df, _ = read_table(path)
-    Checker(str(path), df).require_columns(tuple(required) + ("signature",), what)
+    Checker(str(path), df).require_columns(without_ties(tuple(required)) + ("signature",), what)
     lookup = {format_signature(s): s for s in known}
     sigs = [lookup.get(s, s) for s in df["signature"]]
-    return Signed(typed_frame(df), sigs, path)
+    return Signed(with_ties(typed_frame(df)), sigs, path)
 
 
 def _read_either(root: Path, stem: str, required: Sequence[str], what: str, known: list[dict]) -> Signed:

@@ -17,7 +17,7 @@ from simulplay.report.load import RunData
 from simulplay.report.model import ReportTable
 
 LABELS = {"metric": "score", "reference_mean": "reference", "condition_mean": "condition mean", "delta": "Δ",
-          "n_negative": "Δ<0", "n_positive": "Δ>0", "ci_low": "CI low", "ci_high": "CI high",
+          "n_negative": "Δ<0", "n_zero": "Δ=0", "n_positive": "Δ>0", "ci_low": "CI low", "ci_high": "CI high",
           "n_talks_left_out": "talks left out"}
 
 

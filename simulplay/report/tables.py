@@ -11,6 +11,8 @@ non-speech share of the duration reduction; content diagnostics when present.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -30,7 +32,7 @@ from simulplay.report.quality import quality_table
 from simulplay.report.stepwise_tables import inputs_table, player_table, stepwise_overview
 from simulplay.traces.model import ends_terminal, join_texts, word_count
 
-TRIGGERS = ("immediate", "timer", "punct", "words", "eos")
+TRIGGERS = ("immediate", "timer", "punct", "words", "eos", "sentence")
 
 
 def _mean_over_talks(run: RunData) -> tuple[pd.DataFrame, list]:
@@ -156,7 +158,7 @@ def interaction_table(run: RunData) -> ReportTable | None:
         "same differences of η's parts. Voice, frontend, implementation and device differ between backends."
         + setting + note, table, [sigs[i] for i in table.index],
         labels={"backend1": "B1", "backend2": "B2", "eta1_s": "η(B1) (s)", "eta2_s": "η(B2) (s)",
-                "interaction_s": "η(B1)−η(B2) (s)", "n_negative": "<0", "n_positive": ">0"})
+                "interaction_s": "η(B1)−η(B2) (s)", "n_negative": "<0", "n_zero": "=0", "n_positive": ">0"})
 
 
 def contrast_table(run: RunData) -> ReportTable | None:
@@ -169,7 +171,7 @@ def contrast_table(run: RunData) -> ReportTable | None:
         "table09_contrasts", "Buffered-policy contrasts δ(P1) − δ(P2)",
         f"Seconds. Compared directly, with the same paired talk bootstrap ({conf}intervals); the counts are "
         "talks with a negative / positive difference.", c.frame.drop(columns="signature"), c.signatures,
-        labels={"n_negative": "diff<0", "n_positive": "diff>0"}, number="Table 9")
+        labels={"n_negative": "diff<0", "n_zero": "diff=0", "n_positive": "diff>0"}, number="Table 9")
     out.notes = small_panel_notes(c.frame, name="p1", symbol="diff")
     return out
 
@@ -270,28 +272,34 @@ def overview_table(run: RunData) -> ReportTable:
     tables, their overview."""
     if run.stepwise:
         return stepwise_overview(run)
-    r, exp = run.record, run.record["experiment"]
+    rec, exp = run.run_record, run.settings
+    boot = exp.bootstrap
     s = run.summary.frame
     items = [
-        ("experiment", exp.get("name", "")), ("translators", f"A = {run.a}, F = {run.f} (δ = L(A) − L(F))"),
+        ("experiment", exp.name), ("translators", f"A = {run.a}, F = {run.f} (δ = L(A) − L(F))"),
         ("rules", ", ".join(condition_order(run))), ("reference", canonical_condition(run.reference)),
-        ("backend", exp.get("backend", "")), ("realizations", exp.get("realizations", "")),
+        ("backend", exp.backend), ("realizations", exp.realizations),
         ("talks", s["talk_id"].nunique()), ("outputs", len(s)),
-        ("requests", r.get("requests", "")), ("synthesized / already in store / failed",
-                                              f"{r.get('synthesized')} / {r.get('already_in_store')} / "
-                                              f"{r.get('failed')}"),
-        ("reused rows", r.get("reused_rows", "")), ("audio (s)", f"{float(r.get('audio_s', np.nan)):.3f}"),
-        ("excluded outputs", len(r.get("excluded_outputs", []))),
-        ("bootstrap", f"{exp.get('draws')} draws, seed {exp.get('seed')}, quantile {exp.get('quantile_method')}, "
-                      f"confidence {exp.get('confidence')}, generator {exp.get('bootstrap_rng', 'numpy')}, talks "
-                      f"{exp.get('talk_order', 'sorted')}"),
-        ("sensitivity replays", ", ".join(exp.get("variants", [])) or "none"),
+        ("requests", _count(rec, "requests")), ("synthesized / already in store / failed",
+                                                f"{rec.count('synthesized')} / {rec.count('already_in_store')} / "
+                                                f"{rec.count('failed')}"),
+        ("reused rows", _count(rec, "reused_rows")), ("audio (s)", f"{float(_count(rec, 'audio_s', np.nan)):.3f}"),
+        ("excluded outputs", len(rec.excluded_outputs)),
+        ("bootstrap", f"{boot.draws} draws, seed {boot.seed}, quantile {boot.method}, confidence {boot.confidence}, "
+                      f"generator {boot.rng}, talks {boot.talk_order}"),
+        ("sensitivity replays", ", ".join(exp.variant_texts) or "none"),
         *machine_items(run),
     ]
     frame = pd.DataFrame({"item": [k for k, _ in items], "value": [str(v) for _, v in items]})
-    sig = merge(r.get("signature") or {}, base_signature(table="run"))
+    sig = merge(rec.signature, base_signature(table="run"))
     return ReportTable.signed("table00_run", "The run", f"Settings and counts from {run.folder.name}/run.json.",
                               frame, [sig] * len(frame))
+
+
+def _count(rec, key: str, missing: Any = "") -> Any:
+    """A count of ``run.json`` (``missing`` when it lacks it)."""
+    value = rec.count(key)
+    return missing if value is None else value
 
 
 def _confidence(run: RunData) -> str:

@@ -1,4 +1,4 @@
-"""Quality scorers: pure functions of sample arrays (``simulplay quality``, SPEC §8 "Quality").
+"""Quality scorers: pure functions of sample arrays (``simulplay quality``, docs/quality.md).
 
 * :mod:`.dnsmos` — DNSMOS P.835 (SIG, BAK, OVRL) and P.808 from speechmos' bundled ONNX models;
 * :mod:`.similarity` — speaker similarity: cosines of Resemblyzer's GE2E embeddings;

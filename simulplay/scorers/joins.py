@@ -3,8 +3,8 @@ chunks under chunk release) of one output's listener audio.
 
 Input: the output's samples (int16, or float at full scale ±1) at ``rate`` Hz, and each played
 part's first sample and sample count (:class:`~simulplay.sim.listener_audio.Rendered`).
-A sample is **audible** when its magnitude reaches −40 dBFS (0.01 of full scale, the level
-SPEC §8 calls audible). At the join between part j and part j+1:
+A sample is **audible** when its magnitude reaches −40 dBFS (0.01 of full scale;
+docs/quality.md). At the join between part j and part j+1:
 
 * ``silence_before_s``: part j's samples after its last audible one; ``gap_s``: the samples
   between part j's last sample and part j+1's first (the replay's idle time on the sample

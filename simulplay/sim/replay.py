@@ -33,6 +33,7 @@ from simulplay.core.errors import IncompleteError, InputError
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import base_signature, merge
 from simulplay.core.timebase import MAX_S, from_ns, part_dur_ns, to_ns
+from simulplay.grouping.policy import loop_signature
 from simulplay.manifest.validate import has_samples, output_keys, request_dur_ns, samples_disagree
 from simulplay.sim.playback import serial_playback, summarize_playback
 from simulplay.sim.segments import seg_sum
@@ -171,7 +172,9 @@ def replay(
     common = merge(upstream, base_signature(
         release=rel.label(), service=service.label(), trim="none", silent=silent,
         excluded=len(excluded) if allow_incomplete else None))
-    sigs = [merge(common, {"rule": row["condition"], "backend": row.get("backend")}, service.output_signature(row))
+    changed = rel.label() != "request" or service.label() != "measured" or silent != "skip"
+    sigs = [merge(common, {"rule": row["condition"], "backend": row.get("backend")}, service.output_signature(row),
+                  loop_signature(str(row["condition"]), changed))
             for row in summary.to_dict("records")]
     return ReplayResult(summary, parts, sigs, excluded)
 

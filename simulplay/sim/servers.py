@@ -1,4 +1,4 @@
-"""Shared-server replay (docs/many-listeners.md, SPEC §8): the outputs of one share group
+"""Shared-server replay (docs/many-listeners.md): the outputs of one share group
 send their requests to one queue of K identical workers.
 
 Request ``j`` of output ``o`` becomes eligible at ``e_j = max(dispatch_j, ready_{j−1})``
@@ -296,21 +296,3 @@ def servers_model(servers: str | int, share: str, discipline: str, curve: str, w
         raise InputError.at(where, f"unknown discipline '{discipline}'", accepted=" or ".join(DISCIPLINES))
     slowdowns(curve, k, where)
     return Servers(k, share, discipline, curve, flight)
-
-
-def servers_from_flags(servers: int | None, share: str, discipline: str, load_curve: Path | None,
-                       service: str, slowdown: str | None = None) -> Servers | None:
-    """The model ``--servers K --share G --discipline D --load-curve TABLE --slowdown F|TABLE``
-    ask for (``None`` without ``--servers``); the other flags without ``--servers`` or with a
-    service model other than measured are refused (one line, exit code 2)."""
-    if servers is None:
-        if load_curve is not None or share != "panel" or discipline != "fifo" or slowdown is not None:
-            what = "--slowdown" if slowdown is not None else "--share/--discipline/--load-curve"
-            raise InputError.at(what, "need --servers K", accepted="--servers K with them, or none of them")
-        return None
-    if service.strip() != "measured":
-        raise InputError.at(f"--service '{service}'", "shared servers replay the measured service",
-                            accepted="--service measured with --servers")
-    curve = read_load_curve(load_curve) if load_curve is not None else ""
-    flight = parse_flight(slowdown, f"--slowdown '{slowdown}'") if slowdown is not None else ""
-    return servers_model(servers, share, discipline, curve, "--servers", flight)

@@ -212,3 +212,18 @@ def check_clock(manifest: pd.DataFrame, keys: Any, probes: list[dict[str, Any]] 
     wall, waited = (float(service[timed].sum()), float(wait[timed].sum())) if timed.any() else (None, None)
     return ClockCheck(int(measured.sum()), int((~measured).sum()), int(flags.sum()),
                       criterion if measured.any() else "none", list(probes or []), wall, waited)
+
+
+def load_at_measurement(manifest: pd.DataFrame) -> dict[str, Any] | None:
+    """The machine's 1-minute load average while the manifest's requests were measured (its
+    ``load1`` column, each request once by ``audio_key``): median, max and the requests it
+    covers; None when no request recorded one. Unlike the load when a run or report is made,
+    it describes the audio's own service times, also when a later run found them in the store."""
+    if "load1" not in manifest:
+        return None
+    rows = manifest.drop_duplicates("audio_key") if "audio_key" in manifest else manifest
+    load = pd.to_numeric(rows["load1"], errors="coerce").to_numpy(float)
+    load = load[np.isfinite(load)]
+    if not len(load):
+        return None
+    return {"median": round(float(np.median(load)), 2), "max": round(float(load.max()), 2), "requests": len(load)}

@@ -11,9 +11,10 @@ only the requests without a record.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from simulplay.core.plugins import with_plugins
 from simulplay.core.progress import NO_PROGRESS, Progress, tracking
 from simulplay.core.provenance import machine, sha256_of_file
 from simulplay.core.tables import write_table
-from simulplay.grouping import Rule, Splitter
+from simulplay.grouping import Rule, Splitter, revising_allowed
 from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.manifest.columns import chunk_path
 from simulplay.manifest.written import check_written
@@ -33,6 +34,7 @@ from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import check_clock
 from simulplay.synthesis.collect import build_manifest, manifest_signature
 from simulplay.synthesis.executors import ExecutorSpec, execute
+from simulplay.synthesis.loop import LOOP_COLUMNS, expand_plan, has_loops, plan_with_loops
 from simulplay.synthesis.plan import plan_from_requests, plan_requests
 from simulplay.synthesis.space import warn_if_short
 from simulplay.synthesis.stats import SynthStats
@@ -42,10 +44,11 @@ from simulplay.traces.model import Stream
 
 def run_synthesis(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, *,
                   executor: ExecutorSpec | None = None, progress: Progress = NO_PROGRESS,
-                  contention_sample: int = 8) -> SynthStats:
-    """Synthesize every planned key that has no record yet (resumable, shareable store)."""
+                  contention_sample: int = 8, loops: dict | None = None) -> SynthStats:
+    """Synthesize every planned key that has no record yet (resumable, shareable store);
+    ``loops``: closed-loop outputs' loop units (:mod:`.loop`)."""
     return execute(plan, config, store, executor or ExecutorSpec(), progress=progress,
-                   contention_sample=contention_sample)
+                   contention_sample=contention_sample, loops=loops)
 
 
 @dataclass
@@ -57,26 +60,41 @@ class SynthResult:
     stats: SynthStats
     signature: dict
     path: Path
+    language: dict = field(default_factory=dict)  # the text's language against the voice's (synthesis.language)
 
 
 def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: BackendConfig, store: AudioStore,
                            out: Path, *, realizations: int = 1, max_chars: int | None = None,
                            reuse: str | None = None, order: str = "counterbalanced", progress: Progress = NO_PROGRESS,
                            executor: ExecutorSpec | None = None, contention_sample: int = 8,
-                           traces: Sequence[Path] = ()) -> SynthResult:
+                           traces: Sequence[Path] = (), recorded: dict[str, Any] | None = None) -> SynthResult:
     """Plan, synthesize what the store lacks, and write ``out`` plus its chunk table.
 
     The manifest is written even when requests failed (their ``error`` is filled);
     comparisons then refuse the incomplete outputs. ``traces``, the files ``streams``
     came from, are recorded in the manifest's metadata (absolute path and SHA-256 each),
-    so that ``simulplay report`` finds them for its trace statistics.
+    so that ``simulplay report`` finds them for its trace statistics. ``recorded`` adds
+    fields to the signature (how the streams were prepared: ``events``). The text's language
+    is compared with the voice's first (:mod:`simulplay.synthesis.language`): a mismatch warns
+    and is in the signature, the check in ``SynthResult.language``.
     """
+    from simulplay.synthesis.language import signature_fields, voice_check
+
+    language = voice_check(streams, config)
+    recorded = {**(recorded or {}), **signature_fields(language)}
     backend = config.create()
     splitter = Splitter(max_chars) if max_chars else None
-    plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse,
-                         order=order)
-    return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
-                       contention_sample=contention_sample, traces=traces)
+    loops = None
+    if has_loops(rules):  # closed-loop outputs: their requests are made as synthesis goes
+        plan, loops = plan_with_loops(streams, rules, backend, store, realizations=realizations, splitter=splitter,
+                                      reuse=reuse, order=order)
+    else:
+        plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse,
+                             order=order)
+    res = _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
+                      contention_sample=contention_sample, traces=traces, loops=loops, provenance=recorded)
+    res.language = language
+    return res
 
 
 def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: AudioStore, out: Path, *,
@@ -103,16 +121,25 @@ def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: Au
 
 
 def synthesize_files(config: BackendConfig, store: str | Path, out: Path, *, traces: Sequence[Path] = (),
-                     rules: Sequence[Rule] = (), requests: Path | None = None, **options: Any) -> SynthResult:
+                     rules: Sequence[Rule] = (), requests: Path | None = None, talks: Sequence[str] = (),
+                     events: str = "keep", **options: Any) -> SynthResult:
     """Synthesize the requests of a requests file, or of the trace files under ``rules``,
     into the store folder ``store`` (opened, and created, only once the inputs have been
-    read and validated in full); ``options`` go to :func:`synthesize_requests` or
-    :func:`synthesize_to_manifest` (realizations, order, max_chars, progress, executor, …)."""
+    read and validated in full); ``talks`` picks talks (all when empty), ``events`` says what
+    non-speech event tags in the traces do (:mod:`simulplay.traces.events`); ``options`` go to
+    :func:`synthesize_requests` or :func:`synthesize_to_manifest` (realizations, order,
+    max_chars, progress, executor, …)."""
+    from simulplay.traces.select import pick_rows, prepare_streams
+
+    commit = options.pop("commit", None)  # commit policies chosen: revising traces may be grouped
     if requests is not None:
         plan = read_requests(requests)
+        plan = dataclasses.replace(plan, frame=pick_rows(plan.frame, talks))
         return synthesize_requests(plan, config, AudioStore.open(store), out, **options)
-    streams = streams_from_frame(read_traces(traces))
-    return synthesize_to_manifest(streams, list(rules), config, AudioStore.open(store), out, traces=traces, **options)
+    streams = streams_from_frame(read_traces(traces), revising=revising_allowed(commit, rules))
+    streams, recorded = prepare_streams(streams, talks=talks, events=events)
+    return synthesize_to_manifest(streams, list(rules), config, AudioStore.open(store), out, traces=traces,
+                                  recorded=recorded, **options)
 
 
 RUN_ID = re.compile(r"\d+-\d+")  # Driver.run_id: microseconds-pid
@@ -134,15 +161,20 @@ def _prefixed(sig: dict[str, Any]) -> dict[str, Any]:
 def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, store: AudioStore, out: Path, *,
                 progress: Progress, executor: ExecutorSpec | None, contention_sample: int,
                 provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
-                meta: dict[str, Any] | None = None, traces: Sequence[Path] = ()) -> SynthResult:
+                meta: dict[str, Any] | None = None, traces: Sequence[Path] = (),
+                loops: dict | None = None) -> SynthResult:
     todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
     warn_if_short(plan, config, store)
     recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)} for p in traces]  # as read now
     at_start = machine()
     with tracking(progress, todo, backend.label()) as bar:
         stats = run_synthesis(plan, config, store, executor=executor, progress=bar,
-                              contention_sample=contention_sample)
+                              contention_sample=contention_sample, loops=loops)
+    if loops is not None:
+        plan = expand_plan(plan, loops)
     manifest, chunks, runs, seeds = build_manifest(plan, store)
+    if loops is not None:
+        manifest = manifest.assign(**{c: plan[c].to_numpy() for c in LOOP_COLUMNS})
     stats.clock = check_clock(manifest, plan["key"], measuring_probes(runs, store))
     stats.machine = {**at_start, "load_at_end": machine()["load"]}
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}

@@ -93,7 +93,8 @@ def streams_from_frame(df: pd.DataFrame, *, revising: bool = False) -> list[Stre
     has_retract = "retract" in df.columns
     for (talk, system), g in df.groupby(["talk_id", "system"], sort=False):
         g = g.sort_values("seq", kind="stable")
-        retract = g["retract"].to_numpy(dtype=np.int64) if has_retract else None
+        # a stream from a trace without retractions, read with one that has them: NaN, none
+        retract = g["retract"].fillna(0).to_numpy(dtype=np.int64) if has_retract else None
         if retract is not None and not retract.any():
             retract = None
         if retract is not None and not revising:

@@ -45,7 +45,10 @@ def read_traces(paths) -> pd.DataFrame:
             if other != str(p):
                 raise InputError.at(p, f"stream (talk_id={talk}, system={system}) is also in {other}",
                                     accepted="each (talk_id, system) stream in one trace file only")
-    return pd.concat(frames, ignore_index=True)
+    out = pd.concat(frames, ignore_index=True)
+    if "retract" in out.columns:  # the files without retractions retract nothing
+        out["retract"] = out["retract"].fillna(0).astype("int64")
+    return out
 
 
 def _read_jsonl(p: Path) -> tuple[pd.DataFrame, list[str]]:

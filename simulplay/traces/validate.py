@@ -117,7 +117,11 @@ def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
     A trace with retractions also gets ``revisions`` (updates that retract),
     ``retracted_chars`` and ``normalized_erasure`` (retracted words over the words of the
     final hypothesis, :mod:`simulplay.traces.revisions`); ``words`` counts the final
-    hypothesis. Append-only traces keep today's columns."""
+    hypothesis. Append-only traces keep today's columns. A trace holding non-speech event
+    tags (:mod:`simulplay.traces.events`) also gets ``event_tags`` and ``event_updates``
+    (updates holding part of one)."""
+    from simulplay.traces.events import stream_event_stats
+
     rows = []
     revising = "retract" in df.columns
     streams = streams_from_frame(df, revising=True)
@@ -135,8 +139,25 @@ def stream_stats(df: pd.DataFrame) -> pd.DataFrame:
             "after_source_end": int((g["time_s"] > g["source_s"]).sum()),
             "source_s": float(g["source_s"].iloc[0]),
         })
+        rows[-1].update(stream_event_stats(s))
         if revising:
             rev = revision_stats(s)
             rows[-1].update(revisions=rev["revisions"], retracted_chars=rev["retracted_chars"],
                             normalized_erasure=rev["normalized_erasure"])
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    return out if out["event_tags"].any() else out.drop(columns=["event_tags", "event_updates"])
+
+
+def late_streams(stats: pd.DataFrame) -> str:
+    """One warning line when more than half of a stream's updates fall after its source end
+    (a stream's translation cannot run that late: times in milliseconds read as seconds, or a
+    computation-aware clock far behind the source), naming up to three such streams; ``""``
+    when no stream is."""
+    late = stats[stats["after_source_end"] * 2 > stats["updates"]]
+    if late.empty:
+        return ""
+    shown = "; ".join(f"talk {r.talk_id}, system {r.system}: {r.after_source_end} of {r.updates} updates after "
+                      f"{r.source_s:g} s" for r in late.head(3).itertuples())
+    more = f"; and {len(late) - 3} more" if len(late) > 3 else ""
+    return (f"{len(late)} of {len(stats)} stream(s) have most of their updates after the source end ({shown}{more}): "
+            "are the times milliseconds given as seconds, or is a computation-aware clock far behind the source?")

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from simulplay.core.errors import InputError
+from simulplay.core.extras import require_extra
 from simulplay.core.provenance import package_version, sha256_of_file
 from simulplay.core.signature import settings_hash
 from simulplay.vad.frames import FRAME, VAD_RATE, resampled_length
@@ -52,6 +53,7 @@ class SileroVad:
         if self.variant not in VARIANTS:
             raise InputError.at(f"{self.source} '{self.variant}'", "unknown Silero VAD variant",
                                 accepted=", ".join(VARIANTS))
+        require_extra("vad")  # before any work: a command that makes one runs the VAD
 
     @cached_property
     def path(self) -> Path:

@@ -13,6 +13,8 @@ Example (paths are relative to the TOML file)::
     out = "runs/demo"           # output folder
     store = "runs/store"        # audio store (default: <out>/store)
     max_chars = 400             # optional input-limit splitter
+    talks = ["ted_1096"]        # only these talks (default: every talk of the traces)
+    events = "drop"             # non-speech event tags such as (Applaus): "keep" (spoken, default) or "drop"
 
     [backend]                   # name + any setting of that backend
     name = "piper"
@@ -26,6 +28,7 @@ Example (paths are relative to the TOML file)::
     quantile_method = "order:floor((n+1)a)"   # or order:floor(na)+1, order:int(nq), or a NumPy method
     bootstrap_rng = "numpy"     # or "python": random.Random(seed), one randrange per cell
     talk_order = "sorted"       # the index matrix's columns: talk ids sorted, or "given"
+    tie_tolerance = 1e-6        # per-talk values within 1 µs of zero are ties (n_zero)
     # bootstrap = "paper"       # preset: bootstrap_rng "python" and Truong & Le (2026)'s ranks
     confidence = 0.95
     contrasts = [["punct", "timer:w=2"]]
@@ -56,11 +59,23 @@ from typing import TYPE_CHECKING, Any
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.core.errors import InputError
 from simulplay.core.plugins import experiment_plugins
+from simulplay.workflows.experiment_analysis import (
+    analysis_bootstrap,
+    analysis_sweep,
+    analysis_variants,
+    edge_thresholds,
+)
+from simulplay.workflows.experiment_record import (  # noqa: F401 - written: the experiment's own, used with it
+    experiment_fields,
+    experiment_settings,
+    written,
+)
 from simulplay.workflows.quality import DEMO_QUALITY, QualitySettings
 
 if TYPE_CHECKING:
     from simulplay.backends import BackendConfig
     from simulplay.grouping import Rule
+    from simulplay.grouping.grid import RuleGrid
     from simulplay.sim.variants import ReplayVariant
     from simulplay.synthesis.executors import ExecutorSpec
     from simulplay.workflows.diagnostics import ContentSettings
@@ -68,9 +83,9 @@ if TYPE_CHECKING:
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
             "realizations": int, "order": str, "out": str, "store": str, "max_chars": int, "backend": (dict, list),
             "analysis": dict, "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float,
-            "retries": int, "content": dict}
+            "retries": int, "content": dict, "commit": list, "talks": list, "events": str}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "bootstrap": str,
-                 "bootstrap_rng": str, "talk_order": str, "contrasts": list,
+                 "bootstrap_rng": str, "talk_order": str, "tie_tolerance": float, "contrasts": list,
                  "variants": list, "edges": list, "silent_parts": str, "sweep": list, "sweep_confirm": int}
 REQUIRED = ("traces", "a", "f", "rules", "reference")
 
@@ -108,23 +123,26 @@ class Experiment:
     variants: tuple[ReplayVariant, ...] = ()
     edges: tuple[float, ...] = ()  # edge-silence thresholds; empty: no edge replay
     silent_parts: str = "skip"  # skip | hold: the reading of parts without audio in every replay
-    sweep: tuple[str, ...] = ()  # grids of a modelled sweep after the run (simulplay.grouping.grid); empty: none
+    sweep: tuple[RuleGrid, ...] = ()  # grids of a modelled sweep after the run, parsed once; empty: none
     sweep_confirm: int = 0  # the sweep's best unmeasured points synthesized for real
     content: ContentSettings | None = None  # the [content] table; None: no content diagnostics
     quality: QualitySettings | None = None  # how the outputs sound (the demo's DEMO_QUALITY); None: not scored
+    talks: tuple[str, ...] = ()  # only these talks of the traces; empty: all
+    events: str = "keep"  # non-speech event tags: keep (spoken) | drop (removed before grouping)
+    commit: tuple[str, ...] = ()  # commit policies crossed with the rules (rules then hold POLICY+RULE)
     spelled: tuple[tuple[Any, str], ...] = field(default=(), compare=False)  # (config, its text in the file)
     source: str = field(default="experiment", compare=False)
 
+    def to_record(self) -> dict[str, Any]:
+        """``run.json``'s ``experiment`` key (:mod:`simulplay.report.record`, its format version)."""
+        return experiment_settings(self).to_record()
 
-def written(exp: Experiment, config: Any) -> str:
-    """How the experiment writes ``config`` (a rule, backend config or replay variant): its
-    text in the experiment file, else its canonical form."""
-    for known, text in exp.spelled:
-        if type(known) is type(config) and known == config:
-            return text
-    if hasattr(config, "canonical"):
-        return config.canonical()
-    return config.spec()
+    @classmethod
+    def from_record(cls, data: dict[str, Any], *, source: str = "run.json") -> Experiment:
+        """The experiment of :meth:`to_record`'s output: ``from_record(r).to_record() == r``."""
+        from simulplay.report.record import RunSettings
+
+        return cls(**experiment_fields(RunSettings.from_record(data, source=source), source))
 
 
 #: The backends ``simulplay demo --backends`` knows: the bundled traces are English.
@@ -194,6 +212,11 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     from simulplay.grouping import canonical_condition, parse_rule
 
     rules = [parse_rule(r, source=f"{src}: key 'rules'") for r in texts]
+    commits = tuple(_strings(data["commit"], "commit", src)) if "commit" in data else ()
+    if commits:
+        from simulplay.grouping import commit_rules
+
+        rules = commit_rules(rules, list(commits), source=f"{src}: key 'commit'")
     canon = [r.canonical() for r in rules]
     if len(set(canon)) != len(canon):
         twice = next(c for c in canon if canon.count(c) > 1)
@@ -208,27 +231,33 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
             raise _err(src, f"{item!r} is not a pair of rules", field="analysis.contrasts",
                                 accepted='[["punct", "timer:w=2"], …]')
         contrasts.append((item[0], item[1]))
-    variants = _variants(_strings(analysis.get("variants", []), "analysis.variants", src), src)
-    edges = _edge_thresholds(analysis.get("edges", []), src)
+    variants = analysis_variants(_strings(analysis.get("variants", []), "analysis.variants", src), src)
+    edges = edge_thresholds(analysis.get("edges", []), src)
     from simulplay.sim.variants import parse_silent_parts
     from simulplay.workflows.diagnostics import content_settings
 
     silent = parse_silent_parts(analysis.get("silent_parts", "skip"), source=f"{src}: key 'analysis.silent_parts'")
-    sweep, sweep_confirm = _sweep(analysis, src)
+    grids = tuple(_strings(analysis["sweep"], "analysis.sweep", src)) if "sweep" in analysis else ()
+    sweep, sweep_confirm = analysis_sweep(grids, analysis.get("sweep_confirm", 0), src)
     out = _path(base, data.get("out", f"runs/{data.get('name', path.stem)}"), "out", src, must_exist=False)
     store = _path(base, data["store"], "store", src, must_exist=False) if "store" in data else out / "store"
+    from simulplay.traces.events import check_events_mode
+
+    talks = tuple(_strings(data["talks"], "talks", src)) if "talks" in data else ()
+    events = check_events_mode(data.get("events", "keep"), f"{src}: key 'events'")
     realizations = data.get("realizations", 1)
     if realizations < 1:
         raise _err(src, f"{realizations} is not ≥ 1", field="realizations", accepted="an integer ≥ 1")
     return Experiment(
-        name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=tuple(rules),
+        name=data.get("name", path.stem), traces=traces, a=data["a"], f=data["f"], rules=tuple(rules), commit=commits,
         reference=data["reference"], backends=tuple(c for c, _ in backends), out=out, store=store,
         realizations=realizations,
         max_chars=data.get("max_chars"), order=_order(data.get("order", "counterbalanced"), src), source=src,
         content=content_settings(data["content"], src, canon) if "content" in data else None,
-        executor=_executor(data, src), bootstrap=_bootstrap(analysis, src),
+        executor=_executor(data, src), bootstrap=analysis_bootstrap(analysis, src),
         contrasts=tuple(contrasts), variants=tuple(v for v, _ in variants), edges=edges, silent_parts=silent,
-        sweep=sweep, sweep_confirm=sweep_confirm, spelled=(*zip(rules, texts), *backends, *variants))
+        sweep=sweep, sweep_confirm=sweep_confirm, talks=talks, events=events,
+        spelled=(*zip(rules, texts), *backends, *variants))
 
 
 def _executor(data: dict[str, Any], src: str) -> ExecutorSpec:
@@ -243,8 +272,9 @@ def _executor(data: dict[str, Any], src: str) -> ExecutorSpec:
 def _check_keys(data: dict, schema: dict[str, type], prefix: str, src: str) -> None:
     for key, value in data.items():
         if key not in schema:
+            known = [*schema, *(("plugins",) if schema is TOP_KEYS else ())]  # plugins: read first (plugins.py)
             raise _err(src, "is not a known key", field=prefix + key,
-                                accepted="one of " + ", ".join(prefix + k for k in schema))
+                                accepted="one of " + ", ".join(prefix + k for k in known))
         want = schema[key]
         ok = isinstance(value, want) and not (want in (int, float) and isinstance(value, bool))
         if want is float and isinstance(value, int) and not isinstance(value, bool):
@@ -264,7 +294,8 @@ def _describe(key: str, want: type | None = None) -> str:
     hints = {"traces": 'a list of trace files, e.g. ["traces/sample_traces.jsonl"]',
              "rules": 'a list of RULE strings, e.g. ["immediate", "timer:w=4"]',
              "a": "the name of translator A", "f": "the name of translator F",
-             "reference": "the reference rule, e.g. immediate"}
+             "reference": "the reference rule, e.g. immediate",
+             "commit": 'a list of commit policies, e.g. ["eager", "stable:k=2"]'}
     return hints.get(key, _article(want) if want else key)
 
 
@@ -333,65 +364,6 @@ def _order(value: str, src: str) -> str:
     if value not in ORDERS:
         raise _err(src, f"'{value}' is not a synthesis order", field="order", accepted=ORDERS_TEXT)
     return value
-
-
-def _variants(texts: list[str], src: str) -> tuple[tuple[ReplayVariant, str], ...]:
-    """Each variant with its text, each once (two spellings of one variant would replay it twice)."""
-    from simulplay.sim.variants import parse_variant
-
-    out = tuple((parse_variant(v, source=src, key="analysis.variants"), v) for v in texts)
-    for i, (variant, text) in enumerate(out):
-        if any(variant == earlier for earlier, _ in out[:i]):
-            raise _err(src, f"'{text}' repeats a variant listed before it", field="analysis.variants",
-                       accepted="each replay variant once")
-    return out
-
-
-def _edge_thresholds(values: list, src: str) -> tuple[float, ...]:
-    accepted = "distinct speech-probability thresholds in (0, 1], e.g. [0.3, 0.5, 0.7]"
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
-            raise _err(src, f"{v!r} is not a threshold in (0, 1]", field="analysis.edges", accepted=accepted)
-    if len(set(values)) != len(values):
-        raise _err(src, f"{values!r} repeats a threshold", field="analysis.edges", accepted=accepted)
-    return tuple(sorted(float(v) for v in values))
-
-
-def _sweep(analysis: dict[str, Any], src: str) -> tuple[tuple[str, ...], int]:
-    """The sweep's grids (each checked: :mod:`simulplay.grouping.grid`) and how many points to confirm."""
-    from simulplay.grouping.grid import parse_grids
-
-    grids = tuple(_strings(analysis["sweep"], "analysis.sweep", src)) if "sweep" in analysis else ()
-    parse_grids(list(grids), source=f"{src}: key 'analysis.sweep'")
-    confirm = analysis.get("sweep_confirm", 0)
-    if confirm < 0 or (confirm and not grids):
-        raise _err(src, f"{confirm} needs a sweep and must be ≥ 0", field="analysis.sweep_confirm",
-                   accepted="a number of grid points ≥ 0, with analysis.sweep")
-    return grids, confirm
-
-
-def _bootstrap(analysis: dict[str, Any], src: str) -> Bootstrap:
-    """The paired talk bootstrap of the [analysis] keys, a preset (``bootstrap``) applied: a
-    key it sets may be absent or agree with it."""
-    keys = {f: analysis[k] for f, k in (("draws", "draws"), ("seed", "seed"), ("method", "quantile_method"),
-                                        ("confidence", "confidence"), ("rng", "bootstrap_rng"),
-                                        ("talk_order", "talk_order")) if k in analysis}
-    if "bootstrap" in analysis:
-        from simulplay.analysis.bootstrap import PRESETS, apply_preset
-
-        given = {f: keys[f] for f in ("rng", "method") if f in keys}
-        try:
-            keys |= apply_preset(analysis["bootstrap"], given, {},
-                                 names={"rng": "analysis.bootstrap_rng", "method": "analysis.quantile_method"})
-        except ValueError as e:
-            raise _err(src, str(e), field="analysis.bootstrap", accepted=f"one of {', '.join(PRESETS)}, without a "
-                       "different bootstrap_rng or quantile_method") from e
-    try:
-        return Bootstrap(**keys)
-    except ValueError as e:
-        raise _err(src, str(e), field="analysis",
-                            accepted="draws ≥ 1, a NumPy quantile method or an order:… convention, "
-                            "0 < confidence < 1, bootstrap_rng numpy or python, talk_order sorted or given") from e
 
 
 def _err(src: str, message: str, **kw) -> InputError:

@@ -10,9 +10,8 @@ and replays that: every η table then has a panel per backend, and ``eta.interac
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,15 +24,18 @@ from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.core.provenance import sha256_of_file
 from simulplay.core.tables import write_table
 from simulplay.core.version import __version__
+from simulplay.grouping import revising_allowed
 from simulplay.manifest import validate_manifest
 from simulplay.manifest.chunks import chunk_path, validate_chunks
 from simulplay.sim import replay
 from simulplay.sim.replay import ReplayResult
 from simulplay.sim.variants import Measured, RequestRelease
 from simulplay.store.store import AudioStore
+from simulplay.synthesis.clock_check import load_at_measurement
 from simulplay.synthesis.combine import combine_syntheses
 from simulplay.synthesis.run import SynthResult, synthesize_to_manifest
 from simulplay.traces import read_traces, streams_from_frame
+from simulplay.traces.select import prepare_streams
 from simulplay.vad import SileroVad
 from simulplay.workflows.diagnostics import DiagnosticsResult, check_recognizer, run_diagnostics
 from simulplay.workflows.edges import EdgesRun, run_edges, write_edges
@@ -45,6 +47,7 @@ from simulplay.workflows.quality import (
     joins_path,
     quality_paths,
     remember_quality,
+    require_quality_extras,
     reusable_quality,
     score_quality,
     write_quality,
@@ -80,9 +83,13 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     experiment's configs are used as they are (nothing is parsed again)."""
     t0 = time.perf_counter()
     rules = list(exp.rules)
-    streams = streams_from_frame(read_traces(exp.traces))
+    streams, recorded = prepare_streams(
+        streams_from_frame(read_traces(exp.traces), revising=revising_allowed(exp.commit, rules)), talks=exp.talks,
+        events=exp.events, events_flag="the experiment key events")
     check_out_folder(exp.out, "out")  # before any work: the outputs and the store can be written
     check_out_folder(exp.store, "store")
+    if exp.quality is not None:  # the extras the quality step needs, before synthesis starts
+        require_quality_extras(exp.quality.metrics)
     if exp.edges:  # the vad extra must be installed before synthesis starts
         SileroVad(source=f"{exp.source}: key 'analysis.edges'").path  # noqa: B018 - finds the model file
     if exp.content is not None:
@@ -91,7 +98,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     store = AudioStore.open(exp.store, field="store")
     syntheses = [synthesize_to_manifest(streams, rules, config, store, _manifest_path(exp, i),
                                         realizations=exp.realizations, order=exp.order, max_chars=exp.max_chars,
-                                        progress=progress, executor=exp.executor, traces=exp.traces)
+                                        progress=progress, executor=exp.executor, traces=exp.traces,
+                                        recorded=recorded)
                  for i, config in enumerate(exp.backends)]
     synth = syntheses[0] if len(syntheses) == 1 else combine_syntheses(
         syntheses, exp.out / "manifest.parquet",
@@ -102,6 +110,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release=RequestRelease(),
                                      service=Measured(), silent=exp.silent_parts)
     _latency(exp, synth, manifest, allow_incomplete)
+    _spoken(exp, streams, rules)
     variants = {}
     for variant in exp.variants:
         v = written(exp, variant)
@@ -128,8 +137,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
             res.sweep = sweep_run(exp.out, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress)
 
         t3 = time.perf_counter()
-        make_or_reuse(exp.out, "sweep", {"rules": list(exp.sweep), "confirm": exp.sweep_confirm}, make_sweep,
-                      res.reused)
+        make_or_reuse(exp.out, "sweep", {"rules": [g.text for g in exp.sweep], "confirm": exp.sweep_confirm},
+                      make_sweep, res.reused)
         res.timings["sweep_s"] = time.perf_counter() - t3
     _explorer_and_report(exp, res)
     return res
@@ -205,6 +214,20 @@ def _latency(exp, synth, manifest, allow_incomplete):
         write_table(lat.table, exp.out / f"latency{ext}", lat.signatures, kind="latency")
 
 
+def _spoken(exp, streams, rules) -> None:
+    """With commit policies (the key ``commit``, or a rule written ``POLICY+RULE``), what the
+    listener got of each stream under each: spoken.parquet/.csv (docs/retranslation.md)."""
+    from simulplay.analysis.spoken import spoken_table
+    from simulplay.grouping import Committing, parse_commit
+
+    if not revising_allowed(exp.commit, rules):
+        return
+    policies = {r.policy.canonical() if isinstance(r, Committing) else "eager": r for r in rules}
+    table, sig = spoken_table(streams, [parse_commit(p) for p in policies])
+    for ext in (".parquet", ".csv"):
+        write_table(table, exp.out / f"spoken{ext}", sig, kind="spoken")
+
+
 def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
     """Edge-silence replay at the experiment's thresholds: edges_summary.parquet/.csv,
     eta_edges.csv (η per threshold) and edges_nonspeech.csv (reference vs each condition)."""
@@ -265,30 +288,10 @@ def clock_record(st) -> dict[str, Any]:
     return {"machine": st.machine, "clock": None if st.clock is None else st.clock.to_dict()}
 
 
-def experiment_record(exp: Experiment) -> dict[str, Any]:
-    """The experiment as ``run.json`` records it (its ``experiment`` key): every setting under
-    the experiment file's key names, configs as :func:`written`; the report and the sweep read it."""
-    backends = [written(exp, b) for b in exp.backends]
-    boot = exp.bootstrap
-    return {
-        "name": exp.name, "traces": [str(p) for p in exp.traces], "a": exp.a, "f": exp.f,
-        "rules": [written(exp, r) for r in exp.rules], "reference": exp.reference, "backend": backends[0],
-        "out": str(exp.out), "store": str(exp.store), "realizations": exp.realizations, "order": exp.order,
-        "max_chars": exp.max_chars, **exp.executor.to_dict(),
-        "draws": boot.draws, "seed": boot.seed, "quantile_method": boot.method, "confidence": boot.confidence,
-        "bootstrap_rng": boot.rng, "talk_order": boot.talk_order,
-        "contrasts": [list(c) for c in exp.contrasts], "variants": [written(exp, v) for v in exp.variants],
-        "edges": list(exp.edges), "silent_parts": exp.silent_parts, "sweep": list(exp.sweep),
-        "sweep_confirm": exp.sweep_confirm, "content": None if exp.content is None else asdict(exp.content),
-        "extra_backends": backends[1:], "source": exp.source,
-        **({"quality": exp.quality.to_dict()} if exp.quality is not None else {})}
-
-
 def _write_run_record(exp: Experiment, res: RunResult) -> None:
     st = res.synth.stats
     man = res.synth.manifest
     record: dict[str, Any] = {
-        "experiment": experiment_record(exp),
         "requests": int(len(man)),
         "synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed,
         "reused_rows": int(man["reused"].sum()),
@@ -302,13 +305,18 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
             **res.edges.result.vad, "inferred": res.edges.result.stats.inferred,
             "cached": res.edges.result.stats.cached, "inference_s": res.edges.result.stats.inference_s},
         "signature": res.synth.signature,
+        "language": res.synth.language or (res.syntheses[0].language if res.syntheses else {}),
         **clock_record(st),
+        "load_at_measurement": load_at_measurement(man),  # the machine when the audio was timed
     }
     if res.syntheses:  # a run of several engines: each backend's own synthesis
         record["backends"] = [{"spec": written(exp, config), "backend": str(r.manifest["backend"].iloc[0]),
                                "manifest": str(r.path),
                                "synthesized": r.stats.synthesized, "already_in_store": r.stats.skipped,
-                               "failed": r.stats.failed, **clock_record(r.stats)}
+                               "failed": r.stats.failed, "language": r.language, **clock_record(r.stats)}
                               for config, r in zip(exp.backends, res.syntheses)]
+    from simulplay.report.record import RunRecord
+    from simulplay.workflows.experiment_record import experiment_settings
+
     with atomic_path(exp.out / "run.json") as tmp:
-        tmp.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+        tmp.write_text(RunRecord(experiment_settings(exp), record).to_json(), encoding="utf-8")

@@ -1,5 +1,5 @@
 """``simulplay quality``: how each output sounds, per request and per output, and what grouping
-changes about it (SPEC §8 "Quality"; the scorers in :mod:`simulplay.scorers`).
+changes about it (docs/quality.md; the scorers in :mod:`simulplay.scorers`).
 
 Each output of a synthesized manifest is replayed under request release with the measured
 service clock, and scored on two kinds of audio:
@@ -40,6 +40,7 @@ import pandas as pd
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.table_bootstrap import PAIR_SIGN, bootstrap_table
 from simulplay.core.errors import InputError
+from simulplay.core.extras import MissingExtra, found, require_extra
 from simulplay.core.progress import NO_PROGRESS, Progress, tracking
 from simulplay.core.signature import merge
 from simulplay.core.tables import write_table
@@ -54,8 +55,8 @@ METRICS = ("dnsmos", "similarity", "joins")
 SIMILARITY_COLUMNS = ("similarity_output", "similarity_reference")
 #: The scores that ``conditions`` limits (:class:`QualitySettings`); joins are scored on every output.
 LIMITED = (*dnsmos.SCORES, *SIMILARITY_COLUMNS, "similarity_whole_reference")
-DELTA_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive",
-                 "n_talks_left_out")
+DELTA_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_zero",
+                 "n_positive", "n_talks_left_out")
 
 
 @dataclass
@@ -126,6 +127,15 @@ def parse_metrics(text: str) -> tuple[str, ...]:
         raise InputError.at(f"--metrics '{text}'", f"names no metric {', '.join(bad)}".strip() if bad else "is empty",
                             accepted="a comma-separated subset of " + ",".join(METRICS))
     return tuple(m for m in METRICS if m in names)
+
+
+def require_quality_extras(metrics: Sequence[str]) -> None:
+    """Before any work: the quality extra for DNSMOS and similarity, and Resemblyzer (installed
+    without its requirements, docs: Quality) for similarity; joins need neither."""
+    if {"dnsmos", "similarity"} & set(metrics):
+        require_extra("quality")
+    if "similarity" in metrics and not (found("resemblyzer") and found("webrtcvad")):
+        raise MissingExtra("quality", "pip install 'simulplay[quality]' && pip install --no-deps Resemblyzer==0.1.4")
 
 
 def pick_reference(conditions: Sequence[str], reference: str | None, source: str) -> str:

@@ -19,14 +19,13 @@ figure per family), ``confirmed.parquet`` and its chunk table (with ``confirm``)
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from simulplay.analysis.bootstrap import ENDPOINT_METHOD, ENDPOINT_RNG, ENDPOINT_SEED, Bootstrap
+from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep, sweep_service, with_servers
 from simulplay.analysis.sweep_check import SweepCheck, check_sweep
 from simulplay.core.errors import InputError
@@ -36,6 +35,7 @@ from simulplay.grouping import parse_rule
 from simulplay.grouping.grid import MAX_POINTS, RuleGrid, parse_axis, parse_grids
 from simulplay.grouping.registry import canonical_condition
 from simulplay.manifest.validate import read_manifest
+from simulplay.report.record import RunRecord, RunSettings
 from simulplay.sim.servers import Servers, read_load_curve, servers_model
 from simulplay.sim.slowdown import parse_flight
 from simulplay.synthesis.run import SynthResult
@@ -56,7 +56,7 @@ class RunInputs:
     signature, the streams, the backend spec and store, the bootstrap and silent parts."""
 
     folder: Path
-    exp: dict[str, Any]
+    exp: RunSettings
     manifest: pd.DataFrame
     signature: dict[str, Any]
     streams: list[Stream]
@@ -72,19 +72,18 @@ def read_run(folder: str | Path) -> RunInputs:
     if not (root / "run.json").is_file() or not (root / "manifest.parquet").is_file():
         raise InputError.at(root, "has no run.json and manifest.parquet",
                             accepted="a run folder written by `simulplay run` or `simulplay demo`")
-    exp = json.loads((root / "run.json").read_text(encoding="utf-8"))["experiment"]
+    exp = RunRecord.read(root / "run.json").settings
     manifest, meta = read_manifest(root / "manifest.parquet")
-    traces = [Path(p) for p in exp.get("traces", [])]
-    missing = [str(p) for p in traces if not p.is_file()]
-    if missing or not traces:
+    missing = [str(p) for p in exp.traces if not p.is_file()]
+    if missing or not exp.traces:
         raise InputError.at(root / "run.json", f"trace file(s) not found: {', '.join(missing) or 'none named'}",
                             field="experiment.traces", accepted="the trace files the run was synthesized from")
-    streams = streams_from_frame(read_traces(traces))
-    boot = Bootstrap(draws=int(exp.get("draws", 10_000)), seed=int(exp.get("seed", ENDPOINT_SEED)),
-                     method=exp.get("quantile_method", ENDPOINT_METHOD), confidence=float(exp.get("confidence", 0.95)),
-                     rng=exp.get("bootstrap_rng", ENDPOINT_RNG), talk_order=exp.get("talk_order", "sorted"))
-    return RunInputs(root, exp, manifest, meta.get("signature", {}), streams, exp["backend"],
-                     Path(exp.get("store") or root / "store"), boot, exp.get("silent_parts", "skip"))
+    from simulplay.traces.select import prepare_streams
+
+    streams, _ = prepare_streams(streams_from_frame(read_traces(list(exp.traces))), talks=exp.talks,
+                                 events=exp.events, events_flag="the run's events")
+    return RunInputs(root, exp, manifest, meta.get("signature", {}), streams, exp.backend, exp.store or root / "store",
+                     exp.bootstrap, exp.silent_parts)
 
 
 @dataclass
@@ -103,10 +102,11 @@ class SweepRun:
     files: list[Path] = field(default_factory=list)
 
 
-def check_sweep_args(rules: list[str], *, by: str, confirm: int, service: str = "fit",
+def check_sweep_args(rules: list[str] | list[RuleGrid], *, by: str, confirm: int, service: str = "fit",
                      terms: str = "auto") -> list[RuleGrid]:
-    """The arguments that need no run, checked before it is read; the grids."""
-    grids = parse_grids(rules)
+    """The arguments that need no run, checked before it is read; the grids (``rules``: the
+    ``--rule`` texts, parsed here, or grids parsed before, taken as they are)."""
+    grids = list(rules) if all(isinstance(r, RuleGrid) for r in rules) and rules else parse_grids(list(rules))
     sweep_service(service)
     if terms not in TERMS:
         raise InputError.at(f"--duration-terms '{terms}'", "unknown choice", accepted=", ".join(TERMS))
@@ -154,8 +154,8 @@ def check_train(run: RunInputs, train: list[str]) -> None:
                                 accepted=", ".join(dict.fromkeys(run.manifest["condition"])))
 
 
-def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, confirm: int = 0, by: str = "L",
-              train: list[str] = (), folds: int = 5, service: str = "fit", terms: str = "auto",
+def sweep_run(folder: str | Path, rules: list[str] | list[RuleGrid], *, out: Path | None = None, confirm: int = 0,
+              by: str = "L", train: list[str] = (), folds: int = 5, service: str = "fit", terms: str = "auto",
               servers: str | None = None, share: str = "panel", load_curve: Path | None = None,
               slowdown: str | None = None, progress: Progress = NO_PROGRESS) -> SweepRun:
     """Model the grids of ``rules`` on the run in ``folder``, check, confirm and write
@@ -173,8 +173,8 @@ def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, 
     if terms == "phonemes" and phonemize is None:
         raise InputError.at(f"--duration-terms '{terms}'", f"backend {run.backend} has no phonemizer",
                             accepted="auto or text (phonemes: Piper)")
-    result = run_sweep(run.streams, run.manifest, grids, a=run.exp["a"], f=run.exp["f"],
-                       reference=run.exp["reference"], boot=run.boot, phonemize=phonemize,
+    result = run_sweep(run.streams, run.manifest, grids, a=run.exp.a, f=run.exp.f,
+                       reference=run.exp.reference, boot=run.boot, phonemize=phonemize,
                        train=[canonical_condition(t) for t in train] or None, folds=folds, service=service,
                        silent_parts=run.silent, require_phonemes=terms == "phonemes",
                        upstream=run.signature, source=str(run.folder / "manifest.parquet"), servers=shared)
@@ -186,8 +186,8 @@ def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, 
             confirmed_manifest = read_manifest(synth.path)[0]
     sweep = _finish(run, result, confirmed_manifest, out, service, shared)
     sweep.confirmed, sweep.synth, sweep.servers = picked, synth, shared
-    sweep.files = write_sweep(out, sweep.table, sweep.signatures, result, sweep.check, a=run.exp["a"],
-                              f=run.exp["f"], reference=run.exp["reference"])
+    sweep.files = write_sweep(out, sweep.table, sweep.signatures, result, sweep.check, a=run.exp.a,
+                              f=run.exp.f, reference=run.exp.reference)
     return sweep
 
 
@@ -199,15 +199,15 @@ def _finish(run: RunInputs, result: SweepResult, confirmed: pd.DataFrame | None,
     measured_manifest = run.manifest if extra is None or extra.empty else pd.concat([run.manifest, extra],
                                                                                     ignore_index=True)
     parts = [(None if m is None else m.servers,
-              replay_eta(measured_manifest, a=run.exp["a"], f=run.exp["f"], reference=run.exp["reference"],
+              replay_eta(measured_manifest, a=run.exp.a, f=run.exp.f, reference=run.exp.reference,
                          boot=run.boot, service=m or sweep_service(service), silent_parts=run.silent,
                          source=str(run.folder / "manifest.parquet"))) for m in shared or [None]]
     measured = with_servers(parts) if shared else parts[0][1]
     confirmed_conds = set() if extra is None else set(extra["condition"])
     sig = result.signatures[0] if result.signatures else {}
-    check = check_sweep(result.modelled, measured, a=run.exp["a"], f=run.exp["f"],
+    check = check_sweep(result.modelled, measured, a=run.exp.a, f=run.exp.f,
                         sig={k: v for k, v in sig.items() if k not in ("table", "rule")}, confirmed=confirmed_conds)
-    table = measured_columns(result.table, measured, confirmed_conds, a=run.exp["a"], f=run.exp["f"])
+    table = measured_columns(result.table, measured, confirmed_conds, a=run.exp.a, f=run.exp.f)
     return SweepRun(result, table, result.signatures, check, out)
 
 
@@ -219,23 +219,20 @@ def _confirmed(run: RunInputs, out: Path) -> pd.DataFrame | None:
 
 def _phonemizer(run: RunInputs):
     """The backend's own phonemizer (Piper), or None."""
-    from simulplay.backends import parse_backend
-
-    return parse_backend(run.backend, source=f"{run.folder / 'run.json'}: backend").create().phonemizer()
+    return run.exp.backend_config(source=str(run.folder / "run.json")).create().phonemizer()
 
 
 def _synthesize(run: RunInputs, out: Path, picked: list[str], earlier: pd.DataFrame | None,
                 progress: Progress) -> SynthResult:
     """Synthesize the reference, the earlier confirmed points and ``picked`` (what the
     store already holds is reused) into ``confirmed.parquet``."""
-    from simulplay.backends import parse_backend
     from simulplay.store.store import AudioStore
     from simulplay.synthesis.run import synthesize_to_manifest
 
     before = [] if earlier is None else [c for c in dict.fromkeys(earlier["condition"])]
-    conds = list(dict.fromkeys([canonical_condition(run.exp["reference"]), *before, *picked]))
-    config = parse_backend(run.backend, source=f"{run.folder / 'run.json'}: backend")
+    conds = list(dict.fromkeys([canonical_condition(run.exp.reference), *before, *picked]))
+    config = run.exp.backend_config(source=str(run.folder / "run.json"))
     return synthesize_to_manifest(run.streams, [parse_rule(c) for c in conds], config, AudioStore.open(run.store),
-                                  out / CONFIRMED, realizations=int(run.exp.get("realizations", 1)),
-                                  order=run.exp.get("order", "counterbalanced"), max_chars=run.exp.get("max_chars"),
-                                  progress=progress, traces=[Path(p) for p in run.exp["traces"]])
+                                  out / CONFIRMED, realizations=run.exp.realizations,
+                                  order=run.exp.order, max_chars=run.exp.max_chars,
+                                  progress=progress, traces=list(run.exp.traces))

@@ -53,6 +53,7 @@ from simulplay.analysis.textlatency import (
     unit_emissions,
 )
 from simulplay.core.errors import InputError
+from simulplay.core.extras import require_extra
 from simulplay.core.fields import Checker
 from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS
 from simulplay.core.pools import pool, worker_count
@@ -81,11 +82,7 @@ def check_settings(unit: str, lang: str | None) -> None:
     """The unit, and perl for Moses tokenization when ``lang`` asks for it (before any work)."""
     if unit not in UNITS:
         raise InputError.at(f"--unit '{unit}'", "unknown unit", accepted=" or ".join(UNITS))
-    try:
-        import omnisteval  # noqa: F401
-    except ImportError as e:
-        raise InputError.at("textlatency", f"needs OmniSTEval ({e})",
-                            accepted="the textlatency extra: pip install 'simulplay[textlatency]'") from e
+    require_extra("textlatency")
     if lang is None or lang in ("zh", "ja"):  # OmniSTEval does not tokenize these
         return
     perl = shutil.which("perl")

@@ -47,7 +47,7 @@ def run_bootstrap(cli, tmp_path, columns: dict, *args: str) -> tuple[pd.DataFram
     printed = {}
     for line in proc.stdout.splitlines():
         cells = [c.strip() for c in line.split("│")[1:-1]]
-        if len(cells) == 7 and cells[0] != "condition":
+        if len(cells) == 8 and cells[0] != "condition":
             printed[cells[0]] = [float(c) for c in cells[1:]]
     return pd.read_csv(out).set_index("condition"), printed
 

@@ -62,7 +62,7 @@ def test_hand_computed_eta_and_parts():
     assert row["eta_s"] == 2 and row["delta_ref_s"] == -7.5 and row["delta_s"] == -5.5
     assert (row["n_negative"], row["n_positive"], row["n_talks"]) == (1, 1, 2)
     assert list(res.table.columns) == ["condition", "n_talks", "delta_ref_s", "delta_s", "eta_s", "ci_low_s",
-                                       "ci_high_s", "n_negative", "n_positive", "duration_part_s",
+                                       "ci_high_s", "n_negative", "n_zero", "n_positive", "duration_part_s",
                                        "idle_part_s"]
 
 

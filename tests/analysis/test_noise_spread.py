@@ -1,8 +1,10 @@
 """How much of η is synthesis noise: η's spread across realizations and the
 duration noise, on hand-made tables and on real runs of a small experiment.
 
-Every `simulplay run` below is its own process, i.e. an independent run: onnxruntime draws
-Piper's noise from a seed taken once per process.
+Every `simulplay run` below is an independent run, though all run in this test's process:
+each Piper load draws its own noise seed from the OS
+(docs/synthesis.md#pipers-noise-and-reproducible-durations), so two runs differ under the
+paper's noises wherever they run, and agree exactly under durations=fixed.
 """
 
 import math
@@ -12,7 +14,7 @@ import pytest
 
 from simulplay.analysis import EtaResult
 from simulplay.analysis.noise import duration_noise, eta_spread, noise_check
-from tests.support.factories import small_trace
+from tests.support.factories import PIPER_BACKEND, experiment_toml, small_trace
 
 # a module fixture of real runs takes seconds: every test here counts as slow (make test-fast leaves them out)
 pytestmark = pytest.mark.slow
@@ -67,26 +69,11 @@ def test_realizations_that_reuse_the_first_are_named_zero_by_construction():
     assert len(check.notes) == 1 and "0 by construction" in check.notes[0] and "reuse=always" in check.notes[0]
 
 
-EXPERIMENT = """
-name = "noise"
-traces = ["trace.jsonl"]
-a = "A"
-f = "F"
-rules = ["immediate", "timer:w=3"]
-reference = "immediate"
-realizations = 2
-out = "{out}"
 
-[backend]
-name = "piper"
-intra_op_threads = 1
-{backend}
 
-[analysis]
-draws = 200
-seed = 0
-variants = ["service=zero"]
-"""
+def experiment(out: str, backend: dict) -> str:
+    return experiment_toml(name="noise", realizations=2, out=out, backend={**PIPER_BACKEND, **backend},
+                           analysis={"draws": 200, "seed": 0, "variants": ["service=zero"]})
 
 
 @pytest.fixture(scope="module")
@@ -96,14 +83,13 @@ def runs(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("noise")
     small_trace(folder / "trace.jsonl", n_streams=4, n_updates=4)
-    backends = {"fixed": 'durations = "fixed"\nreuse = "same-realization"', "paper": ""}
+    backends = {"fixed": {"durations": "fixed", "reuse": "same-realization"}, "paper": {}}
     out = {}
     for name, backend in backends.items():
         for k in (1, 2):
             toml = folder / f"{name}{k}.toml"
-            toml.write_text(EXPERIMENT.format(out=f"{name}{k}", backend=backend))
-            out[name, k] = (folder / f"{name}{k}", run_cli("run", toml, "--quiet", check=True,
-                                                                  subprocess=True).stdout)
+            toml.write_text(experiment(f"{name}{k}", backend))
+            out[name, k] = (folder / f"{name}{k}", run_cli("run", toml, "--quiet", check=True).stdout)
     return out
 
 

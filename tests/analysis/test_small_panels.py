@@ -62,7 +62,8 @@ def test_one_note_per_small_panel_named_by_its_keys():
     res = compute_eta(both, a="A", f="F", reference="immediate", boot=Bootstrap(draws=50))
     assert [n.split(":")[0] for n in res.notes] == ["small panel (realization 0)", "small panel (realization 1)"]
     brief = small_panel_notes(res.table, brief=True)
-    assert all(n.endswith("read the direction counts (n_negative / n_positive of n_talks) first") for n in brief)
+    assert all(n.endswith("read the direction counts (n_negative / n_zero / n_positive of n_talks) first")
+               for n in brief)
 
 
 @pytest.mark.slow

@@ -138,3 +138,17 @@ def test_each_realization_is_a_panel_of_its_own(tmp_path):
     measured = replay_eta(run.manifest, a="A", f="F", reference="immediate", boot=run.boot)
     check = check_sweep(res.modelled, measured, a="A", f="F", sig={})
     assert len(check.table) == 2 * 3 and check.table["eta_diff_s"].abs().max() < 0.1
+
+
+def test_a_run_with_a_framework_rule_fits_on_its_whole_update_conditions(tmp_path, run):
+    # pipecat's groups are character spans: its requests are left out of the fit, which is
+    # then the fit of the same run without them, and sweeping a framework rule is refused
+    mixed = read_run(synthetic_run(tmp_path / "mixed", rules=("immediate", "timer:w=2", "timer:w=4", "pipecat")))
+    assert (mixed.manifest["condition"] == "pipecat").sum() > 0
+    kw = dict(a="A", f="F", reference="immediate", boot=run.boot)
+    with_it = run_sweep(mixed.streams, mixed.manifest, parse_grids(["timer:w=3"]), **kw)
+    without = run_sweep(run.streams, run.manifest, parse_grids(["timer:w=3"]), **kw)
+    assert with_it.models[0].durations.n == without.models[0].durations.n
+    assert with_it.models[0].durations.coef == without.models[0].durations.coef
+    with pytest.raises(InputError, match="cuts inside updates"):
+        run_sweep(mixed.streams, mixed.manifest, parse_grids(["pipecat"]), **kw)

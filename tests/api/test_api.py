@@ -279,14 +279,15 @@ def test_bootstrap_by_hand():
                           "gain_s": [-1.0, 1.0, 2.0, 2.0]})
     result = simulplay.bootstrap(table, value="gain_s", by="panel", pair=["p,q"])
     out = result.table
-    assert out.columns.tolist() == ["condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive"]
+    assert out.columns.tolist() == ["condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_zero",
+                                   "n_positive"]
     assert out.to_dict("records") == [
         {"condition": "p", "n_talks": 2, "mean": 0.0, "ci_low": -1.0, "ci_high": 1.0, "n_negative": 1,
-         "n_positive": 1},
+         "n_zero": 0, "n_positive": 1},
         {"condition": "q", "n_talks": 2, "mean": 2.0, "ci_low": 2.0, "ci_high": 2.0, "n_negative": 0,
-         "n_positive": 2},
+         "n_zero": 0, "n_positive": 2},
         {"condition": "p − q", "n_talks": 2, "mean": -2.0, "ci_low": -3.0, "ci_high": -1.0, "n_negative": 2,
-         "n_positive": 0}]
+         "n_zero": 0, "n_positive": 0}]
     assert result.signatures[0]["boot_seed"] == 1032026 and result.signature["value"] == "gain_s"
     assert "small panel" in result.notes[0].lower()
 
@@ -334,7 +335,7 @@ def test_bootstrap_passes_every_option_of_the_library_through():
         for function in (simulplay.eta, simulplay.bootstrap):
             assert name in inspect.signature(function).parameters, (function.__name__, name)
         value = {"draws": 300, "seed": 0, "method": "nearest", "confidence": 0.8, "rng": "python",
-                 "talk_order": "given"}[field.name]
+                 "talk_order": "given", "tie_tolerance": 0.05}[field.name]
         out = simulplay.bootstrap(table, value="v", **{name: value})
         boot = Bootstrap(**{field.name: value})
         low, high = boot.interval(np.array([0.5, -0.2, 0.9, 0.1]), boot.indices(4))

@@ -3,11 +3,14 @@ the argument (as the command line names its flag), never a traceback from deep i
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
 import simulplay
 from simulplay.core.errors import IncompleteError, InputError
+from simulplay.grouping.registry import RULES
 
 TRACE = pd.DataFrame({"talk_id": "t1", "system": "A", "seq": [0, 1], "time_s": [0.5, 1.5],
                       "text": ["Hello there.", "Bye."], "source_s": 3.0})
@@ -29,7 +32,7 @@ CASES = {
     "group with no rule": (lambda: simulplay.group(TRACE, []), r"^rule: is empty"),
     "group with an unknown rule": (lambda: simulplay.group(TRACE, "soon"),
                                    r"^rule 'soon': unknown grouping rule 'soon' "
-                                   r"\(expected backlog, immediate, pacer, punct"),
+                                   r"\(expected " + re.escape(", ".join(RULES.names())) + r"\)$"),
     "group with a bad parameter": (lambda: simulplay.group(TRACE, "timer:w=x"), r"^rule 'timer:w=x': 'w=x' is not"),
     "group with a rule twice": (lambda: simulplay.group(TRACE, ["punct", "punct:cap=2,min_words=3"]),
                                 r"is given twice"),

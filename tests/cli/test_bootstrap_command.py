@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from tests.support.checks import assert_one_line_error
+from tests.support.factories import experiment_toml
 
 # Worked by hand (tests/analysis/test_bootstrap_paper.py): talks a, b, c worth 1, 10, 100;
 # random.Random(7) fills 5 draws row by row as [1,0,1], [2,0,0], [2,0,1], [2,0,2], [0,0,0];
@@ -116,14 +117,7 @@ def test_bad_input_is_one_line_and_writes_nothing(cli, tmp_path, columns, args, 
     assert not (tmp_path / "o.csv").exists()
 
 
-EXPERIMENT = """traces = ["trace.jsonl"]
-a = "A"
-f = "F"
-rules = ["immediate", "timer:w=3"]
-reference = "immediate"
-
-[analysis]
-"""
+EXPERIMENT = experiment_toml(name=None, out=None, backend={}, analysis={})  # the analysis keys follow
 
 
 @pytest.mark.parametrize("analysis,want", [
@@ -154,3 +148,27 @@ def test_an_experiment_refuses_a_preset_it_contradicts(tmp_path, analysis, fragm
     with pytest.raises(InputError) as e:
         load_experiment(tmp_path / "exp.toml")
     assert len(str(e.value).splitlines()) == 1 and all(f in str(e.value) for f in fragments), str(e.value)
+
+
+def test_the_command_line_the_api_and_an_experiment_build_a_preset_in_one_place(monkeypatch):
+    """--bootstrap paper, bootstrap="paper" and bootstrap = "paper" all go through
+    Bootstrap.preset, and give the same settings: the paper's generator and ranks."""
+    from simulplay.analysis.bootstrap import Bootstrap
+    from simulplay.api.checks import bootstrap_settings
+    from simulplay.cli.options import bootstrap
+    from simulplay.workflows.experiment_analysis import analysis_bootstrap
+
+    calls, real = [], Bootstrap.preset.__func__
+
+    def counted(cls, name, **kw):
+        calls.append(name)
+        return real(cls, name, **kw)
+
+    monkeypatch.setattr(Bootstrap, "preset", classmethod(counted))
+    built = [bootstrap(300, 5, None, 0.9, preset="paper"),
+             bootstrap_settings(draws=300, seed=5, quantile_method=None, confidence=0.9, bootstrap_rng=None,
+                                bootstrap="paper", talk_order="sorted"),
+             analysis_bootstrap({"draws": 300, "seed": 5, "confidence": 0.9, "bootstrap": "paper"}, "exp.toml")]
+    assert calls == ["paper"] * 3
+    assert built[0] == built[1] == built[2] == Bootstrap(draws=300, seed=5, method="order:int(nq)", confidence=0.9,
+                                                         rng="python")

@@ -43,8 +43,8 @@ def test_replay_then_eta_writes_signed_tables_in_every_format(cli, tmp_path, man
                "--out", tmp_path / "eta.csv", "--per-talk", tmp_path / "talks.md", check=True)
     eta = pd.read_csv(tmp_path / "eta.csv")
     assert list(eta.columns) == ["condition", "n_talks", "delta_ref_s", "delta_s", "eta_s", "ci_low_s",
-                                 "ci_high_s", "n_negative", "n_positive", "duration_part_s", "idle_part_s",
-                                 "signature"]
+                                 "ci_high_s", "n_negative", "n_zero", "n_positive", "duration_part_s",
+                                 "idle_part_s", "signature"]
     assert "draws:300" in eta["signature"][0] and "rule:timer:w=4" in eta["signature"][0]
     assert "signature: " in proc.stdout and "draws:300" in proc.stdout
     md = (tmp_path / "talks.md").read_text()

@@ -110,3 +110,26 @@ def test_replay_and_eta_import_no_pydantic(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_installed_typer_is_a_supported_release_with_every_private_name_used():
+    """coerce.py imports typer's private modules (its comment says why): the installed typer
+    must be one of SUPPORTED_TYPER, pyproject.toml must pin typer to them, and every private
+    name used must be there (a typer that moved one fails here, not in a user's command)."""
+    import importlib
+    import tomllib
+
+    from simulplay.cli import coerce
+
+    major, minor = (int(x) for x in typer.__version__.split(".")[:2])
+    assert (major, minor) in coerce.SUPPORTED_TYPER, typer.__version__
+    deps = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["dependencies"]
+    pins = [d.split("#")[0].strip() for d in deps if d.startswith("typer")]
+    assert pins == [f"typer>={major}.{minor},<{major}.{minor + 1}"] and len(coerce.SUPPORTED_TYPER) == 1
+    for module, names in {"typer._coercion": ("RuntimeParam", "build_runtime_param"),
+                          "typer._param_types": ("coerce_cli_path", "lenient_issubclass"),
+                          "typer.core": ("_TyperParameter",)}.items():
+        for name in names:
+            assert hasattr(importlib.import_module(module), name), (module, name)
+    command, _ = params()
+    assert all(hasattr(p, "_runtime_param") and hasattr(p, "type_descriptor") for p in command.params)

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from simulplay.core.tables import read_table
+from tests.support.factories import PIPER_BACKEND, experiment_toml, small_trace, stream
 from tests.support.factories import manifest as hand_manifest
-from tests.support.factories import small_trace, stream
 from tests.support.synth import PiperRun
 
 
@@ -103,24 +103,8 @@ def test_help_states_units_and_the_rule(cli):
         assert part in out, part
 
 
-EXPERIMENT = """
-name = "edges"
-traces = ["trace.jsonl"]
-a = "A"
-f = "F"
-rules = ["immediate", "timer:w=3"]
-reference = "immediate"
-out = "run"
-
-[backend]
-name = "piper"
-intra_op_threads = 1
-
-[analysis]
-draws = 200
-seed = 0
-edges = [0.5, 0.3]
-"""
+EXPERIMENT = experiment_toml(name="edges", backend=PIPER_BACKEND,
+                             analysis={"draws": 200, "seed": 0, "edges": [0.5, 0.3]})
 
 
 @pytest.mark.slow

@@ -9,31 +9,10 @@ import pytest
 from simulplay.core.errors import InputError
 from simulplay.workflows.experiment import load_experiment
 from tests.support.factories import ASR_TALKS as TALKS
+from tests.support.factories import PIPER_BACKEND, experiment_toml
 
-EXPERIMENT = """
-name = "content"
-traces = ["trace.jsonl"]
-a = "A"
-f = "F"
-rules = ["immediate", "timer:w=3"]
-reference = "immediate"
-out = "run"
-
-[backend]
-name = "piper"
-intra_op_threads = 1
-
-[analysis]
-draws = 200
-seed = 0
-
-[content]
-recognizer = "whisper"
-language = "en"
-window_s = 15
-pairs = [["immediate", "timer:w=3"]]
-timing = true
-"""
+EXPERIMENT = experiment_toml(name="content", backend=PIPER_BACKEND, tables={"content": {
+    "recognizer": "whisper", "language": "en", "window_s": 15, "pairs": [["immediate", "timer:w=3"]], "timing": True}})
 
 
 @pytest.fixture

@@ -101,16 +101,24 @@ def test_sweep_writes_signed_tables_and_one_figure_per_family(run_dir, tmp_path)
 # ---- real Piper (slow) --------------------------------------------------------------
 
 
+#: The real run's rules and backend: Piper with fixed durations on one thread.
+PIPER_RULES, PIPER_FIXED = ("immediate", "timer:w=2", "timer:w=4"), "piper:intra_op_threads=1,durations=fixed"
+
+
 @pytest.fixture(scope="module")
-def piper_run(tmp_path_factory):
+def piper_run(piper_runs, tmp_path_factory):
     """A real run: 3 talks × A/F of 40 short updates (enough requests for the phoneme terms),
-    Piper with fixed durations, one thread, synthesized in this process."""
+    Piper with fixed durations, one thread, one of the session's shared Piper runs (its store
+    is ``piper_runs.store``)."""
+    from simulplay.traces import read_trace, streams_from_frame
     from tests.support.factories import small_trace
     from tests.support.sweep_runs import piper_run as make_run
 
     root = tmp_path_factory.mktemp("piper")
     small_trace(root / "trace.jsonl", n_streams=6, n_updates=40, source_s=90.0)
-    return make_run(root / "run", root / "trace.jsonl")
+    run = piper_runs.run("sweep", streams_from_frame(read_trace(root / "trace.jsonl")), rules=PIPER_RULES,
+                         backend=PIPER_FIXED)
+    return make_run(root / "run", root / "trace.jsonl", run, rules=PIPER_RULES, backend=PIPER_FIXED)
 
 
 @pytest.mark.slow
@@ -149,10 +157,10 @@ def synthesized(store_dir) -> int:
 
 
 @pytest.mark.slow
-def test_confirm_resumes_after_a_kill(piper_run, tmp_path):
+def test_confirm_resumes_after_a_kill(piper_run, piper_runs, tmp_path):
     """--confirm 1 killed (SIGKILL) after its second new request, run again: it synthesizes
     only what is missing, and the confirmed manifest holds the reference and the point."""
-    store = piper_run / "store"
+    store = piper_runs.store
     before = synthesized(store)
     out = tmp_path / "confirm"
     args = (piper_run, "--rule", "timer:w=1..4", "--confirm", "1", "--out", out, "--quiet")
@@ -177,3 +185,21 @@ def test_confirm_resumes_after_a_kill(piper_run, tmp_path):
     assert table.loc[point, "confirmed"] and pd.notna(table.loc[point, "measured_eta_s"])
     check = pd.read_csv(out / "sweep_check.csv").set_index("condition")
     assert check.loc[point, "confirmed"]
+
+
+@pytest.mark.slow
+def test_a_modelled_closed_loop_point_confirmed_by_synthesis_agrees_with_its_measurement(piper_run, tmp_path):
+    """A closed-loop family on the real run: each point runs backlog in its engine on the
+    run's models; the confirmed point is synthesized in closed loop, and its modelled η lies
+    within the measured interval (the check's ``outside`` is false)."""
+    out = tmp_path / "loop"
+    point = "backlog:below=2,max_chars=300,min_words=3"
+    done = cli(piper_run, "--rule", "backlog:below=2", "--confirm", "1", "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    manifest = pd.read_parquet(out / "confirmed.parquet")
+    rows = manifest[manifest["condition"] == point]
+    assert (manifest["error"] == "").all() and len(rows) and rows["queued_s"].notna().all()
+    check = pd.read_csv(out / "sweep_check.csv").set_index("condition")
+    assert check.loc[point, "confirmed"] and check.loc[point, "measured_eta_s"] != 0  # not immediate's groups
+    assert not check.loc[point, "outside"]
+    assert abs(check.loc[point, "eta_diff_s"]) <= check.loc[point, "half_width_s"]

@@ -78,3 +78,14 @@ def test_pacer_waits_for_a_whole_sentence_before_its_first_send():
     # "so" is no sentence: nothing at 0; "far." at 1 completes it → the first send at 1
     res = run_policy(stream([0, 1, 2], ["so", "far.", "end"]), parse_rule("pacer"), fixed_provider(0.3, 2.0))
     assert groups(res)[0] == (0, 1, 1.0, "pacer")
+
+
+def test_a_sentence_ends_with_the_update_that_holds_its_end():
+    from simulplay.grouping.policies import closes_sentence
+
+    texts = ["running. There", "3.5", "„Nein.“ Dann", "so.»", "end", "好。", "z.B. so"]
+    assert [closes_sentence(t) for t in texts] == [True, False, True, True, False, True, True]
+    # "without running. There" holds the first sentence's end: the first send is at 2 with "There" riding along
+    res = run_policy(stream([0, 1, 2, 3], ["When I", "crossed", "without running. There", "was"]),
+                     parse_rule("pacer"), fixed_provider(0.3, 2.0))
+    assert groups(res)[0] == (0, 2, 2.0, "pacer")

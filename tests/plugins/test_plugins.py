@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from simulplay.grouping.registry import RULES
 from tests.support.cli import ROOT
 
 HERE = Path(__file__).parent
@@ -106,7 +107,7 @@ def test_without_the_plugin_the_names_are_unknown_and_built_in_signatures_name_n
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "simulplay: error: --rule 'clause': unknown grouping rule 'clause' "
-        "(expected backlog, immediate, pacer, punct, timer, words)"]
+        f"(expected {', '.join(RULES.names())})"]
     done = simulplay("group", TRACE, "--rule", "punct", "--out", "req.parquet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert all("plugin" not in s for s in signatures(tmp_path / "req.parquet"))

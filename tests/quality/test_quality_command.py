@@ -1,5 +1,5 @@
-"""`simulplay quality` end to end on a tiny real-Piper manifest made by `simulplay synth`, and
-its one-line errors (on a manifest of the deterministic fake backend)."""
+"""`simulplay quality` end to end on a tiny real-Piper manifest (the session's shared Piper
+runs, tests/support/synth.py), and its one-line errors (on a manifest of the deterministic fake backend)."""
 
 import json
 import math
@@ -11,6 +11,7 @@ import pytest
 from simulplay.core.tables import read_table
 from simulplay.scorers import dnsmos
 from tests.support.checks import assert_one_line_error
+from tests.support.factories import stream
 
 UPDATES = {"t1": ["The city built a crossing", "near the school,", "and the children walk", "to class on their own."],
            "t2": ["Last winter the river", "froze over for the first time", "in a decade, and the town",
@@ -25,20 +26,23 @@ def write_trace(path):
 
 
 @pytest.fixture(scope="module")
-def piper_run(tmp_path_factory):
+def piper_run(piper_runs, tmp_path_factory):
+    """The session's real-Piper run of the two talks under immediate and timer:w=4 (which
+    gathers each talk's four updates into one request), and `simulplay quality` of it."""
     from tests.support.cli import run_cli
 
+    streams = [stream([0.5 + i for i in range(len(texts))], texts, talk_id=t, system="A", source_s=12.0)
+               for t, texts in UPDATES.items()]
+    run = piper_runs.run("quality", streams, rules=("immediate", "timer:w=4"))
     d = tmp_path_factory.mktemp("quality")
-    run_cli("synth", write_trace(d / "t.jsonl"), "--rule", "immediate", "--rule", "timer:w=4", "--backend", "piper",
-            "--store", d / "store", "--out", d / "m.parquet", "--quiet", check=True)
-    proc = run_cli("quality", d / "m.parquet", "--store", d / "store", "--out", d / "q.parquet", "--draws", "200",
+    proc = run_cli("quality", run.manifest, "--store", run.store, "--out", d / "q.parquet", "--draws", "200",
                    "--quiet", check=True)
-    return d, proc
+    return d, run, proc
 
 
 @pytest.mark.slow
 def test_writes_three_tables_with_signatures(piper_run):
-    d, proc = piper_run
+    d, _, proc = piper_run
     outputs, meta = read_table(d / "q.parquet")
     requests, _ = read_table(d / "q.requests.parquet")
     intervals, _ = read_table(d / "q.intervals.parquet")
@@ -66,9 +70,9 @@ def test_output_dnsmos_is_that_of_its_requests_back_to_back(piper_run, tmp_path)
     from simulplay.manifest import read_manifest
     from simulplay.store.store import AudioStore
 
-    d, _ = piper_run
-    manifest, _ = read_manifest(d / "m.parquet")
-    store = AudioStore.open(d / "store", create=False)
+    d, run, _ = piper_run
+    manifest, _ = read_manifest(run.manifest)
+    store = AudioStore.open(run.store, create=False)
     rows = manifest[(manifest["talk_id"] == "t2") & (manifest["condition"] == "immediate")].sort_values("seq")
     pieces = [store.load_audio(k) for k in rows["audio_key"]]
     outputs, _ = read_table(d / "q.parquet")

@@ -14,6 +14,7 @@ from simulplay.core.signature import base_signature
 from simulplay.core.tables import write_table
 from simulplay.report import build_report, write_report
 from simulplay.report.queue import queue_delta
+from tests.support.markdown import md_table
 from tests.support.report_runs import CONDITIONS, make_run
 
 FIGURES = ("figure01_eta_per_talk", "figure02_queue_delta", "figure03_timeline", "figure04_request_durations")
@@ -30,18 +31,6 @@ def report30(run30, tmp_path_factory):
     rep = build_report(run30)
     write_report(rep, out)
     return rep, out
-
-
-def md_table(md: str, heading: str) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the first Markdown table after ``heading``."""
-    lines = md[md.index(heading):].splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| "))
-    rows = []
-    for line in lines[start:]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]])
-    return rows[0], [r for r in rows[2:]]
 
 
 def expected_cell(value) -> str:
@@ -69,7 +58,7 @@ def test_markdown_eta_table_equals_the_csv_at_printed_precision(report30, run30)
             if col != "condition":
                 assert text == expected_cell(want[col]), (cells["condition"], col)
                 checked += 1
-    assert checked == 2 * 10
+    assert checked == 2 * 11
 
 
 def test_the_report_opens_with_its_result(report30, run30):

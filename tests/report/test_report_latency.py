@@ -8,24 +8,10 @@ from simulplay.core.tables import read_table, write_table
 from simulplay.manifest import read_manifest
 from simulplay.report import build_report, write_report
 from tests.support import fakes  # noqa: F401  (registers the fake backend)
-from tests.support.factories import small_trace
+from tests.support.factories import experiment_toml, small_trace
 from tests.support.report_runs import make_run
 
-EXPERIMENT = """
-name = "tiny"
-traces = ["trace.jsonl"]
-a = "A"
-f = "F"
-rules = ["immediate", "timer:w=3"]
-reference = "immediate"
-out = "run"
-
-[backend]
-name = "fake-test"
-
-[analysis]
-draws = 50
-"""
+EXPERIMENT = experiment_toml(analysis={"draws": 50})
 
 
 @pytest.mark.slow

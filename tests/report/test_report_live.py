@@ -7,7 +7,7 @@ import pandas as pd
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import write_table
 from simulplay.report import build_report, write_report
-from tests.report.test_report import md_table
+from tests.support.markdown import md_table
 from tests.support.report_runs import make_run
 
 

@@ -16,7 +16,7 @@ from simulplay.core.signature import base_signature
 from simulplay.core.tables import write_table
 from simulplay.report import build_report, write_report
 from simulplay.workflows.quality import interval_table
-from tests.report.test_report import md_table
+from tests.support.markdown import md_table
 from tests.support.report_runs import BACKEND, make_run
 
 TALKS = ["talk00", "talk01", "talk02"]

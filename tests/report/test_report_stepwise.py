@@ -148,6 +148,11 @@ def test_report_on_paths_in_any_order_with_a_trace_option(steps, tmp_path):
     uses = t["inputs"].set_index("path")["use"]
     assert uses["trace.jsonl"] == "Table 11 (given with --trace)"
     assert list(t["inputs"]["path"][:5]) == [p.name for p in paths]  # listed in the order given
+    # no run name: the title comes from the inputs (the translators and the η table)
+    assert (tmp_path / "rep" / "report.md").read_text(encoding="utf-8").splitlines()[0] == \
+        "# simulplay report: A vs F (eta.parquet)"
+    ok("explore", *paths, "--out", tmp_path / "ex")
+    assert "<title>simulplay explorer: A vs F (eta.parquet)</title>" in (tmp_path / "ex" / "index.html").read_text()
 
 
 def test_without_a_per_talk_table_it_is_rebuilt_from_the_summary(steps, tmp_path):

@@ -25,7 +25,7 @@ import pytest
 from simulplay.store.store import AudioStore
 from tests.support.checks import assert_fault, wait_until
 from tests.support.cli import run_cli
-from tests.support.factories import small_trace
+from tests.support.factories import experiment_toml, small_trace
 from tests.support.mounts import NO_FILES_HERE, Mounts, needs_root
 
 pytestmark = needs_root
@@ -181,9 +181,8 @@ def _unwritable(where: str, tmp_path: Path, mounts: Mounts) -> Path:
 
 
 def _experiment(folder: Path, trace: Path, out: Path, store: Path) -> Path:
-    text = (f'name = "tiny"\ntraces = ["{trace}"]\na = "A"\nf = "F"\nrules = ["immediate"]\n'
-            f'reference = "immediate"\nout = "{out}"\nstore = "{store}"\n[backend]\nname = "fake-test"\n'
-            "[analysis]\ndraws = 100\n")
+    text = experiment_toml(traces=[str(trace)], rules=["immediate"], out=str(out), store=str(store),
+                           analysis={"draws": 100})
     (folder / "exp.toml").write_text(text)
     return folder / "exp.toml"
 

@@ -121,3 +121,52 @@ def write_jsonl(folder: Path, lines: list, name: str, *, ensure_ascii: bool = Tr
     p.write_text("".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=ensure_ascii)) + "\n"
                          for x in lines), encoding="utf-8")
     return p
+
+
+#: The backend table of an experiment on real Piper with one onnxruntime thread.
+PIPER_BACKEND = {"name": "piper", "intra_op_threads": 1}
+
+
+def toml_value(value) -> str:
+    """``value`` (a str, bool, number or list of them) as TOML writes it: a JSON string is
+    a TOML basic string, and a list of them a TOML array."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
+
+
+def _toml_keys(table: dict) -> str:
+    return "".join(f"{k} = {toml_value(v)}\n" for k, v in table.items() if v is not None)
+
+
+def experiment_toml(*, backend: dict | list[dict] | None = None, analysis: dict | None = None,
+                    tables: dict[str, dict] | None = None, **keys) -> str:
+    """The text of an experiment file: the tests' tiny experiment (``name = "tiny"``, the
+    trace ``trace.jsonl`` of :func:`small_trace`, systems A and F, rules ``immediate`` and
+    ``timer:w=3`` against ``immediate``, ``out = "run"``) with ``keys`` added or replacing
+    top-level keys (``None`` leaves a key out); ``backend`` the ``[backend]`` table (fake-test
+    unless given; a list: one ``[[backend]]`` table each, ``{}``: none), ``analysis`` the
+    ``[analysis]`` table (draws 200, seed 0 unless given), ``tables`` any further tables."""
+    top = {"name": "tiny", "traces": ["trace.jsonl"], "a": "A", "f": "F", "rules": ["immediate", "timer:w=3"],
+           "reference": "immediate", "out": "run"}
+    text = _toml_keys({**top, **keys})
+    backend = {"name": "fake-test"} if backend is None else backend
+    if isinstance(backend, list):
+        text += "".join(f"\n[[backend]]\n{_toml_keys(b)}" for b in backend)
+    elif backend:
+        text += f"\n[backend]\n{_toml_keys(backend)}"
+    text += f"\n[analysis]\n{_toml_keys({'draws': 200, 'seed': 0} if analysis is None else analysis)}"
+    return text + "".join(f"\n[{name}]\n{_toml_keys(table)}" for name, table in (tables or {}).items())
+
+
+def write_experiment(folder: Path, name: str = "exp.toml", *, trace: bool = True, **options) -> Path:
+    """:func:`experiment_toml` (``options``) written to ``folder/name``, beside a
+    :func:`small_trace` of two talks × A/F of 6 updates at ``folder/trace.jsonl`` unless
+    ``trace`` is False; the file's path."""
+    if trace:
+        small_trace(folder / "trace.jsonl", n_streams=4, n_updates=6)
+    path = folder / name
+    path.write_text(experiment_toml(**options), encoding="utf-8")
+    return path

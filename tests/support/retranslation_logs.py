@@ -10,7 +10,8 @@ the revisions real re-translation logs show:
 * a wrong tail (one to three speculative words) replaced by the right words later;
 * a final ``.`` retracted when the sentence goes on (``gut.`` → ``gut, weil``);
 * a degenerate repetition loop (``▁die ▁die ▁die …``) deleted deep, words before it included;
-* everything retracted and re-emitted when the window match fails.
+* everything in the window (the last ``window`` packets' pieces) retracted and re-emitted
+  when the window match fails.
 
 Every talk records the final text it must import as (words joined by one space).
 """
@@ -47,7 +48,7 @@ def _lcp(a: list[str], b: list[str]) -> int:
 
 
 def revising_talk(talk_id: str, seconds: float, seed: int, *, words_per_s: float = 2.2, rate: float = 0.2,
-                  talk: int = 0, loop_words: int = 8) -> RevisingTalk:
+                  talk: int = 0, loop_words: int = 8, window: int = 8) -> RevisingTalk:
     """A talk of ``seconds`` of source whose packets revise with probability ``rate`` each
     (kinds drawn from :data:`KINDS`, the first four packets that revise taking each kind once)."""
     rng = random.Random(seed)
@@ -57,8 +58,10 @@ def revising_talk(talk_id: str, seconds: float, seed: int, *, words_per_s: float
     times = [float(k + 1) for k in range(n_packets - 1)] + [round(seconds, 6)]
     out = RevisingTalk(talk_id, seconds, " ".join(words), kinds={k: 0 for k in KINDS})
     emitted: list[str] = []
+    starts: list[int] = []  # per packet: how many pieces were emitted before it
     forced = list(KINDS)
     for k in range(n_packets):
+        starts.append(len(emitted))
         last = k == n_packets - 1
         done = len(words) if last else min(len(words), round(len(words) * (k + 1) / n_packets))
         target = [p for ps in pieces[:done] for p in ps]
@@ -73,7 +76,9 @@ def revising_talk(talk_id: str, seconds: float, seed: int, *, words_per_s: float
         elif kind == "loop":  # stuck on a word: the next packet deletes the loop and re-emits what it hid
             loop = pieces_of(rng.choice(("die", "und", "wir")), rng, "de")
             target = [p for ps in pieces[:max(0, done - 2)] for p in ps] + loop * rng.randint(3, loop_words)
-        keep = 0 if kind == "everything" else _lcp(emitted, target)
+        keep = _lcp(emitted, target)
+        if kind == "everything":  # the window's pieces (those emitted by its packets) all go
+            keep = min(keep, starts[max(0, k - window)])
         deleted, generated = emitted[keep:], target[keep:]
         if kind == "period" and target[-1] != ".":
             kind = None

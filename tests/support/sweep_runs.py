@@ -1,12 +1,13 @@
 """A small run folder for the sweep without synthesis: traces, a manifest whose audio and
 service seconds follow a seeded linear formula with noise, and run.json as `simulplay run`
 writes it (the parts a sweep reads); :func:`swept_run` adds the tables the report and the
-explorer read and a real sweep with a confirmed point; :func:`piper_run` synthesizes its
-manifest for real."""
+explorer read and a real sweep with a confirmed point; :func:`piper_run` makes one of a real
+synthesis."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from simulplay.grouping import parse_rule, requests_frame
 from simulplay.traces import write_trace
 from simulplay.traces.model import frame_from_streams
 from tests.support.factories import WORDS, stream
+from tests.support.synth import PiperRun
 
 RATE = 22_050
 
@@ -59,28 +61,23 @@ def synthetic_run(folder: Path, *, rules=("immediate", "timer:w=2", "timer:w=4")
     return folder
 
 
-def piper_run(folder: Path, trace: Path, *, rules=("immediate", "timer:w=2", "timer:w=4"), a: str = "A",
-              f: str = "F", backend: str = "piper:intra_op_threads=1,durations=fixed", draws: int = 2000) -> Path:
-    """A run folder synthesized for real, in this process: what `simulplay run` writes for a
-    sweep (``manifest.parquet`` from the library's synthesis into ``folder/store``,
-    ``run.json``, and ``eta.parquet`` from its replay), without the latency tables, the
-    explorer and the report a full run adds (most of its time)."""
+def piper_run(folder: Path, trace: Path, run: PiperRun, *, rules=("immediate", "timer:w=2", "timer:w=4"),
+              a: str = "A", f: str = "F", backend: str = "piper:intra_op_threads=1,durations=fixed",
+              draws: int = 2000) -> Path:
+    """A run folder from a real synthesis of ``trace`` under ``rules`` with ``backend``
+    (``run``: one of the session's shared Piper runs, tests/support/synth.py): what `simulplay
+    run` writes for a sweep (``manifest.parquet``, the run's manifest and chunk table copied
+    in; ``run.json`` naming the run's store; ``eta.parquet`` from its replay), without the
+    latency tables, the explorer and the report a full run adds (most of its time)."""
     from simulplay.analysis import Bootstrap, compute_eta
-    from simulplay.backends import parse_backend
-    from simulplay.grouping import parse_rule as rule_of
-    from simulplay.manifest import read_manifest
+    from simulplay.manifest import chunk_path, read_manifest
     from simulplay.sim import replay
-    from simulplay.store.store import AudioStore
-    from simulplay.synthesis.run import synthesize_to_manifest
-    from simulplay.traces import read_traces, streams_from_frame
 
     folder.mkdir(parents=True, exist_ok=True)
-    streams = streams_from_frame(read_traces([trace]))
-    store = AudioStore.open(folder / "store")
-    synthesize_to_manifest(streams, [rule_of(r) for r in rules], parse_backend(backend), store,
-                           folder / "manifest.parquet", traces=[trace])
+    shutil.copyfile(run.manifest, folder / "manifest.parquet")
+    shutil.copyfile(chunk_path(run.manifest), chunk_path(folder / "manifest.parquet"))
     exp = {"name": "piper-sweep-test", "traces": [str(trace)], "a": a, "f": f, "rules": list(rules),
-           "reference": rules[0], "backend": backend, "out": str(folder), "store": str(folder / "store"),
+           "reference": rules[0], "backend": backend, "out": str(folder), "store": str(run.store),
            "realizations": 1, "order": "counterbalanced", "max_chars": None, "draws": draws, "seed": 1032026,
            "quantile_method": "order:floor((n+1)a)", "confidence": 0.95, "silent_parts": "skip"}
     (folder / "run.json").write_text(json.dumps({"experiment": exp}, indent=2), encoding="utf-8")

@@ -64,14 +64,18 @@ class PiperRuns:
         self.store = root / "store"
         self.runs: dict[str, tuple[list[tuple], PiperRun]] = {}
 
-    def run(self, name: str, streams: Sequence[Stream]) -> PiperRun:
-        """The run of ``streams`` named ``name``: synthesized on the first call, the same
-        run after (asking again under one name with other streams is an error)."""
+    def run(self, name: str, streams: Sequence[Stream], *, rules: Sequence[str] = RULES,
+            backend: str = PIPER) -> PiperRun:
+        """The run of ``streams`` under ``rules`` with ``backend`` named ``name``: synthesized
+        on the first call, the same run after (asking again under one name with other streams,
+        rules or backend is an error). Another backend than :data:`PIPER` (a Piper with noise)
+        shares no audio with the other sets: its request keys differ."""
         content = [(s.talk_id, s.system, s.source_s, s.times.tolist(), s.texts, s.glue.tolist()) for s in streams]
+        content.append((tuple(rules), backend))
         if name not in self.runs:
             out = self.root / f"{name}.parquet"
-            synth(streams, self.store, out)
+            synth(streams, self.store, out, rules=rules, backend=backend)
             self.runs[name] = (content, PiperRun(out, self.store))
         kept, run = self.runs[name]
-        assert kept == content, f"piper run {name!r} was made from other streams"
+        assert kept == content, f"piper run {name!r} was made from other streams, rules or backend"
         return run

@@ -56,19 +56,19 @@ def test_punctuation_only_request_has_no_samples_but_a_service_time(piper):
 @pytest.mark.slow
 
 
-def test_manifest_from_real_piper(tmp_path):
-    config = parse_backend(PIPER)
-    res = synthesize_to_manifest(short_streams(), [parse_rule("immediate"), parse_rule("timer:w=2")], config,
-                                 AudioStore(tmp_path / "store"), tmp_path / "m.parquet")
-    m, meta = read_manifest(tmp_path / "m.parquet")
+def test_manifest_from_real_piper(piper_runs):
+    """The session's shared Piper run of :func:`short_streams` (immediate and timer:w=2)."""
+    run = piper_runs.run("synthesis", short_streams())
+    m, meta = read_manifest(run.manifest)
     assert (m["audio_s"] == m["n_samples"] / m["sample_rate"]).all()
     assert set(m["backend"]) == {"piper:en_US-joe-medium"} and (m["error"] == "").all()
     assert meta["signature"]["backend"].startswith("piper-tts@") and meta["identity"]["voice_sha256"]
     assert meta["identity"]["threads"] == "intra=1,inter=1,sequential"
-    chunks = read_chunks(tmp_path / "m.parquet")
+    chunks = read_chunks(run.manifest)
     per_request = chunks.groupby(["condition", "system", "seq"])["n_samples"].sum()
     assert per_request.sum() == m["n_samples"].sum()
-    assert res.stats.synthesized == m.drop_duplicates("text").shape[0]  # one realization: reuse by text
+    # one realization: reuse by text (one record per text, the other rows of a text reused)
+    assert m["audio_key"].nunique() == m["text"].nunique() == (~m["reused"]).sum() < len(m)
     request = replay(m).summary
     chunk = replay(m, release="chunk", chunks=chunks).summary
     assert (chunk["end_s"] <= request["end_s"] + 1e-9).all()

@@ -11,7 +11,7 @@ from simulstream.metrics.readers import LogReader
 from simulstream.metrics.stats import NormalizedErasure
 
 from simulplay.core.errors import InputError
-from simulplay.traces import read_trace, streams_from_frame, trace_stats, write_trace
+from simulplay.traces import read_trace, read_traces, streams_from_frame, trace_stats, write_trace
 from simulplay.traces.importers import import_simulstream
 from simulplay.traces.revisions import final_hypothesis
 from tests.support.checks import assert_one_line_error
@@ -145,3 +145,32 @@ def test_normalized_erasure_agrees_with_simulstream(tmp_path):
     stats = trace_stats([res.frame])
     ours = (stats["normalized_erasure"] * stats["words"]).sum() / stats["words"].sum()
     assert expected > 0.1 and ours == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_revising_trace_read_with_an_append_only_one_keeps_the_other_append_only(tmp_path):
+    plain = {"talk_id": "t1", "system": "F", "source_s": 10.0, "updates": [{"time_s": 1.0, "text": "Hallo"}]}
+    df = read_traces([write_lines(tmp_path / "r.jsonl", REVISING), write_lines(tmp_path / "p.jsonl", plain)])
+    assert df["retract"].tolist() == [0, 1, 6, 0, 0] and df["retract"].dtype == "int64"
+    r, p = streams_from_frame(df, revising=True)
+    assert r.revising and not p.revising and p.joined == "Hallo"
+
+
+@pytest.mark.parametrize("unit", ["spm", "word", "char"])
+def test_the_kept_output_is_the_squeezed_detokenization_after_any_pushes_and_pops(unit):
+    import random
+
+    from simulplay.traces.importers.detokenize import Shown, detokenize, squeeze
+
+    rng = random.Random(7)
+    pieces = ["▁wir", "▁", "ä", "ude", ".", "▁▁", " ", "", "a b", "\t", "▁Geb", ",", "x "]
+    shown, tokens = Shown(unit), []
+    for _ in range(400):
+        if tokens and rng.random() < 0.35:
+            k = rng.randint(1, len(tokens))
+            shown.pop(k)
+            del tokens[len(tokens) - k:]
+        else:
+            new = [rng.choice(pieces) for _ in range(rng.randint(0, 4))]
+            shown.push(new)
+            tokens.extend(new)
+        assert shown.text == squeeze(detokenize(tokens, unit)) and shown.tokens == tokens

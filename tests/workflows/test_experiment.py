@@ -1,31 +1,15 @@
 """`simulplay run EXPERIMENT.toml`: validation of keys and values, and a small real run."""
 
 import json
+import sys
 
 import pandas as pd
 import pytest
 
-from tests.support.factories import small_trace
+from tests.support.factories import PIPER_BACKEND, experiment_toml, small_trace
 
-GOOD = """
-name = "tiny"
-traces = ["trace.jsonl"]
-a = "A"
-f = "F"
-rules = ["immediate", "timer:w=3"]
-reference = "immediate"
-out = "run"
-
-[backend]
-name = "piper"
-intra_op_threads = 1
-
-[analysis]
-draws = 200
-seed = 0
-contrasts = [["timer:w=3", "immediate"]]
-variants = ["release=chunk", "service=zero"]
-"""
+GOOD = experiment_toml(backend=PIPER_BACKEND, analysis={
+    "draws": 200, "seed": 0, "contrasts": [["timer:w=3", "immediate"]], "variants": ["release=chunk", "service=zero"]})
 
 
 @pytest.fixture
@@ -64,6 +48,11 @@ def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder
     assert all(f"clock:{label}" in sig for sig in pd.read_csv(out / "eta.release-chunk.csv")["signature"])
     report = (out / "report" / "report.md").read_text()
     assert f"Service times were measured on {record['machine']['cpu']}" in report and clock["verdict"] in report
+    # the load while the audio was measured (the first run's, from the stored requests), not the second run's
+    load = pd.read_parquet(out / "manifest.parquet").drop_duplicates("audio_key")["load1"].dropna()
+    assert record["load_at_measurement"] == {"median": round(float(load.median()), 2),
+                                             "max": round(float(load.max()), 2), "requests": len(load)}
+    assert f"measured: median {load.median():.2f}, max {load.max():.2f} ({len(load)} requests)" in report
 
 
 @pytest.mark.parametrize("edit,fragments", [
@@ -98,10 +87,10 @@ def test_bad_experiment_files_name_the_key(cli, folder, edit, fragments):
     assert not (folder / "run").exists()
 
 
-def test_run_without_the_vad_names_the_experiment_key_before_synthesis(folder, monkeypatch):
+def test_run_without_the_vad_names_the_extra_before_synthesis(folder, monkeypatch):
     import importlib.util
 
-    from simulplay.core.errors import InputError
+    from simulplay.core.extras import MissingExtra
     from simulplay.workflows.experiment import load_experiment
     from simulplay.workflows.pipeline import run_experiment
 
@@ -110,10 +99,10 @@ def test_run_without_the_vad_names_the_experiment_key_before_synthesis(folder, m
     find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "silero_vad" else
                         find_spec(name, *a))  # as if the vad extra were not installed
-    with pytest.raises(InputError) as e:
+    monkeypatch.delitem(sys.modules, "silero_vad", raising=False)
+    with pytest.raises(MissingExtra) as e:
         run_experiment(exp)
-    assert str(e.value).startswith(f"{folder / 'exp.toml'}: key 'analysis.edges': the silero-vad package is not "
-                                   "installed")
+    assert str(e.value) == "simulplay needs the vad extra: pip install 'simulplay[vad]'"  # called from Python
     assert not (folder / "run").exists()  # refused before synthesis
 
 

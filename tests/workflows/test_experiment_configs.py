@@ -28,32 +28,13 @@ from simulplay.sim.variants import (
 )
 from simulplay.synthesis.executors import ExecutorSpec, executor_from_dict
 from simulplay.workflows.experiment import Experiment, load_experiment
-from tests.support.factories import small_trace
+from tests.support.factories import experiment_toml, small_trace
 from tests.support.fakes import FakeSettings
 
-TOML = """
-name = "tiny"
-traces = ["trace.jsonl"]
-a = "A"
-f = "F"
-rules = ["immediate", "punct", "timer:w=3"]
-reference = "immediate"
-out = "run"
-executor = "ray:auto"
-workers = 3
-worker_cpus = 2
-retries = 4
-
-[backend]
-name = "fake-test"
-delay = 0.5
-
-[analysis]
-draws = 200
-seed = 0
-bootstrap = "paper"
-variants = ["release=chunk", "service=scale=0.50", "silent=hold"]
-"""
+TOML = experiment_toml(rules=["immediate", "punct", "timer:w=3"], executor="ray:auto", workers=3, worker_cpus=2,
+                      retries=4, backend={"name": "fake-test", "delay": 0.5},
+                      analysis={"draws": 200, "seed": 0, "bootstrap": "paper",
+                                "variants": ["release=chunk", "service=scale=0.50", "silent=hold"]})
 
 
 @pytest.fixture
@@ -73,21 +54,22 @@ def test_an_experiment_file_loads_into_config_objects(folder):
     assert exp.executor == ExecutorSpec("ray", 3, "auto", 2.0, 0.0, 4)
 
 
-def test_the_run_record_writes_each_config_as_the_file_does(folder):
-    from simulplay.workflows.pipeline import experiment_record
-
+def test_the_run_record_writes_each_config_as_the_file_does_and_as_its_to_dict(folder):
     (folder / "exp.toml").write_text(TOML)
-    record = experiment_record(load_experiment(folder / "exp.toml"))
-    assert record["rules"] == ["immediate", "punct", "timer:w=3"]  # as written, not canonical
-    assert record["backend"] == "fake-test:delay=0.5" and record["extra_backends"] == []
-    assert record["variants"] == ["release=chunk", "service=scale=0.50", "silent=hold"]
-    assert {k: record[k] for k in ("executor", "workers", "worker_cpus", "worker_gpus", "retries")} == \
-        {"executor": "ray:auto", "workers": 3, "worker_cpus": 2, "worker_gpus": 0.0, "retries": 4}
-    assert {k: record[k] for k in ("draws", "seed", "quantile_method", "confidence", "bootstrap_rng",
-                                   "talk_order")} == \
-        {"draws": 200, "seed": 0, "quantile_method": "order:int(nq)", "confidence": 0.95, "bootstrap_rng": "python",
-         "talk_order": "sorted"}
-    assert list(record)[:8] == ["name", "traces", "a", "f", "rules", "reference", "backend", "out"]
+    record = load_experiment(folder / "exp.toml").to_record()
+    assert record["format"] == 1
+    assert [r["written"] for r in record["rules"]] == ["immediate", "punct", "timer:w=3"]  # as written, not canonical
+    assert record["rules"][2]["config"] == {"rule": "timer", "w": 3.0}
+    assert [b["written"] for b in record["backends"]] == ["fake-test:delay=0.5"]
+    assert record["backends"][0]["config"]["backend"] == "fake-test" and record["backends"][0]["config"]["delay"] == 0.5
+    assert [v["written"] for v in record["variants"]] == ["release=chunk", "service=scale=0.50", "silent=hold"]
+    assert record["variants"][1]["config"] == {"release": {"release": "request"},
+                                               "service": {"service": "scale", "factor": 0.5}, "silent": None}
+    assert record["executor"] == {"executor": "ray:auto", "workers": 3, "worker_cpus": 2.0, "worker_gpus": 0.0,
+                                  "retries": 4}
+    assert record["bootstrap"] == {"draws": 200, "seed": 0, "method": "order:int(nq)", "confidence": 0.95,
+                                   "rng": "python", "talk_order": "sorted", "tie_tolerance": 1e-6}
+    assert list(record)[:8] == ["format", "name", "source", "traces", "a", "f", "rules", "reference"]
 
 
 def test_a_variant_listed_twice_is_refused(folder, cli):
@@ -100,7 +82,8 @@ def test_a_variant_listed_twice_is_refused(folder, cli):
 # ---- every config rebuilds itself from to_dict() ----------------------------------
 
 RULE_EXAMPLES = [Immediate(), Timer(w=2.5), Punct(cap=3, min_words=1, unit="char"), Words(n=5, cap=1.5),
-                 Backlog(below=0.5, max_chars=120, min_words=2), Pacer(min_audio_buffer=3, max_text_length=200)]
+                 Backlog(below=0.5, max_chars=120, min_words=2), Pacer(min_audio_buffer=3, max_text_length=200),
+                 *(RULES.get(name, "test")() for name in ("livekit", "pipecat", "realtimetts"))]
 #: settings that the backends without usable defaults require (never loaded: nothing is read)
 BACKEND_SETTINGS = {"cosyvoice": {"prompt_text": "hello", "prompt_wav": "/p.wav", "speed": 1.25},
                     "http": {"base_url": "http://127.0.0.1:8000/v1", "voice": "alloy", "retries": 2},
@@ -187,6 +170,25 @@ def test_the_pipeline_runs_from_config_objects_and_parses_no_spec(tmp_path, monk
     assert list(res.variants) == ["service=scale=2"] and (tmp_path / "run" / "eta.service-scale-2.csv").is_file()
     assert "boot_seed:3|" in (tmp_path / "run" / "eta.csv").read_text()
     record = json.loads((tmp_path / "run" / "run.json").read_text())["experiment"]
-    assert record["rules"] == ["immediate", "punct:cap=2,min_words=3"]  # no text given: the canonical form
-    assert record["backend"].startswith("fake-test:") and record["draws"] == 50 and record["executor"] == "serial"
+    assert [r["written"] for r in record["rules"]] == ["immediate", "punct:cap=2,min_words=3"]  # canonical: no text
+    assert record["backends"][0]["written"].startswith("fake-test:") and record["bootstrap"]["draws"] == 50
+    assert record["executor"]["executor"] == "serial"
     assert dataclasses.replace(exp, source="elsewhere") == exp  # where it came from is no part of it
+
+
+def test_the_sweep_grids_are_parsed_once_when_the_experiment_loads(folder, monkeypatch):
+    import simulplay.grouping.grid as grid
+    from simulplay.workflows.sweep import check_sweep_args
+
+    (folder / "exp.toml").write_text(TOML.replace('seed = 0', 'seed = 0\nsweep = ["timer:w=1..3", "words:n=4,8"]'))
+    exp = load_experiment(folder / "exp.toml")
+    assert [g.text for g in exp.sweep] == ["timer:w=1..3", "words:n=4,8"]
+    assert [len(g.points) for g in exp.sweep] == [3, 2]  # w = 1, 2, 3; n = 4, 8
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"parsed again: {args}")
+
+    monkeypatch.setattr(grid, "parse_grids", refuse)
+    monkeypatch.setattr("simulplay.workflows.sweep.parse_grids", refuse)
+    assert check_sweep_args(list(exp.sweep), by="L", confirm=0) == list(exp.sweep)
+    assert [s for s in exp.to_record()["sweep"]] == ["timer:w=1..3", "words:n=4,8"]

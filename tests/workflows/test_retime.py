@@ -10,10 +10,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from simulplay.manifest import chunk_path
 from tests.support.checks import assert_one_line_error
 from tests.support.factories import small_trace
 
-PIPER_1 = "piper:intra_op_threads=1,noise_scale=0,noise_w_scale=0"
 KEYS = ["talk_id", "system", "condition", "backend", "realization", "seq"]
 # the first test compares two runs' clocks: the whole module (one shared fixture) runs with the machine to itself
 pytestmark = pytest.mark.alone
@@ -24,22 +24,25 @@ def meta(path):
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory):
+def synthesized(piper_runs, tmp_path_factory):
+    """The session's real-Piper run of two streams of :func:`small_trace` (immediate and
+    timer:w=3), re-timed whole into a folder of this module: (folder, run, the command's output)."""
+    from simulplay.traces import read_trace, streams_from_frame
     from tests.support.cli import run_cli as cli
 
     d = tmp_path_factory.mktemp("retime")
     small_trace(d / "trace.jsonl", n_streams=2, n_updates=10)
-    cli("synth", d / "trace.jsonl", "--rule", "immediate", "--rule", "timer:w=3", "--backend", PIPER_1,
-        "--store", d / "store", "--out", d / "m.parquet", "--quiet", check=True)
-    done = cli("retime", d / "m.parquet", "--store", d / "store", "--all", "--out", d / "all.parquet", "--quiet",
+    streams = streams_from_frame(read_trace(d / "trace.jsonl"))
+    run = piper_runs.run("retime", streams, rules=("immediate", "timer:w=3"))
+    done = cli("retime", run.manifest, "--store", run.store, "--all", "--out", d / "all.parquet", "--quiet",
                check=True)
-    return d, done
+    return d, run, done
 
 
 @pytest.mark.slow
 def test_retime_all_keeps_the_audio_and_reproduces_the_service_times_up_to_the_machines_speed(synthesized):
-    d, done = synthesized
-    old, new = pd.read_parquet(d / "m.parquet"), pd.read_parquet(d / "all.parquet")
+    d, run, done = synthesized
+    old, new = pd.read_parquet(run.manifest), pd.read_parquet(d / "all.parquet")
     pd.testing.assert_frame_equal(new[KEYS + ["text", "audio_key", "n_samples", "audio_s", "dispatch_s"]],
                                   old[KEYS + ["text", "audio_key", "n_samples", "audio_s", "dispatch_s"]])
     assert new["retimed"].all() and (new["original_service_s"] == old["service_s"]).all()
@@ -66,8 +69,8 @@ def test_retime_all_keeps_the_audio_and_reproduces_the_service_times_up_to_the_m
 
 @pytest.mark.slow
 def test_the_comparison_holds_each_outputs_median_and_worst_ratio(synthesized):
-    d, _ = synthesized
-    old, new = pd.read_parquet(d / "m.parquet"), pd.read_parquet(d / "all.parquet")
+    d, run, _ = synthesized
+    old, new = pd.read_parquet(run.manifest), pd.read_parquet(d / "all.parquet")
     comp = pd.read_csv(d / "all.retime.csv")
     ratio = new.assign(r=new["service_s"] / old["service_s"])
     assert len(comp) == ratio.groupby(["talk_id", "system", "condition"]).ngroups == 4
@@ -81,7 +84,7 @@ def test_the_comparison_holds_each_outputs_median_and_worst_ratio(synthesized):
 
 @pytest.mark.slow
 def test_replay_reads_the_retimed_manifest_and_its_chunks(cli, synthesized, tmp_path):
-    d, _ = synthesized
+    d, _, _ = synthesized
     cli("replay", d / "all.parquet", "--release", "chunk", "--out", tmp_path / "s.csv", check=True)
     assert "retime:all" in pd.read_csv(tmp_path / "s.csv")["signature"][0]
     chunks, new = pd.read_parquet(d / "all.chunks.parquet"), pd.read_parquet(d / "all.parquet")
@@ -91,10 +94,10 @@ def test_replay_reads_the_retimed_manifest_and_its_chunks(cli, synthesized, tmp_
 
 @pytest.mark.slow
 def test_a_sample_retimes_that_many_distinct_requests(cli, synthesized, tmp_path):
-    d, _ = synthesized
-    cli("retime", d / "m.parquet", "--store", d / "store", "--sample", "3", "--out", tmp_path / "s.parquet",
+    _, run, _ = synthesized
+    cli("retime", run.manifest, "--store", run.store, "--sample", "3", "--out", tmp_path / "s.parquet",
         "--quiet", check=True)
-    old, new = pd.read_parquet(d / "m.parquet"), pd.read_parquet(tmp_path / "s.parquet")
+    old, new = pd.read_parquet(run.manifest), pd.read_parquet(tmp_path / "s.parquet")
     done = new[new["retimed"]]
     assert done["audio_key"].nunique() == 3
     assert (new.loc[~new["retimed"], "service_s"] == old.loc[~new["retimed"], "service_s"]).all()
@@ -102,17 +105,17 @@ def test_a_sample_retimes_that_many_distinct_requests(cli, synthesized, tmp_path
 
 
 def test_another_backend_is_refused_before_loading(cli, synthesized, tmp_path):
-    d, _ = synthesized
-    proc = cli("retime", d / "m.parquet", "--store", d / "store", "--backend", "piper:intra_op_threads=2",
+    _, run, _ = synthesized
+    proc = cli("retime", run.manifest, "--store", run.store, "--backend", "piper:intra_op_threads=2",
                "--out", tmp_path / "x.parquet")
-    assert_one_line_error(proc, "m.parquet", "--backend", "was synthesized with another backend", "threads")
+    assert_one_line_error(proc, run.manifest.name, "--backend", "was synthesized with another backend", "threads")
     assert not (tmp_path / "x.parquet").exists()
 
 
 def test_a_csv_copy_is_refused(cli, synthesized, tmp_path):
-    d, _ = synthesized
-    pd.read_parquet(d / "m.parquet").to_csv(tmp_path / "m.csv", index=False)
-    proc = cli("retime", tmp_path / "m.csv", "--store", d / "store", "--out", tmp_path / "x.parquet")
+    _, run, _ = synthesized
+    pd.read_parquet(run.manifest).to_csv(tmp_path / "m.csv", index=False)
+    proc = cli("retime", tmp_path / "m.csv", "--store", run.store, "--out", tmp_path / "x.parquet")
     assert_one_line_error(proc, "m.csv", "is not a Parquet manifest", "lacks the backend and clock metadata")
 
 
@@ -152,11 +155,11 @@ def test_a_request_that_fails_when_re_timed_keeps_its_old_time_and_is_reported(t
 def test_a_damaged_chunk_table_is_refused_in_one_line_before_any_work(cli, synthesized, tmp_path):
     """The source's chunk table is the user's input: checked as every reader checks it, before
     the backend loads, not caught later as a bug of the writer."""
-    d, _ = synthesized
-    shutil.copy(d / "m.parquet", tmp_path / "m.parquet")
-    chunks = pd.read_parquet(d / "m.chunks.parquet")
+    _, run, _ = synthesized
+    shutil.copy(run.manifest, tmp_path / "m.parquet")
+    chunks = pd.read_parquet(chunk_path(run.manifest))
     chunks.loc[0, "ready_offset_s"] = -1.0
     chunks.to_parquet(tmp_path / "m.chunks.parquet", index=False)
-    proc = cli("retime", tmp_path / "m.parquet", "--store", d / "store", "--out", tmp_path / "x.parquet")
+    proc = cli("retime", tmp_path / "m.parquet", "--store", run.store, "--out", tmp_path / "x.parquet")
     assert_one_line_error(proc, "m.chunks.parquet", "ready_offset_s")
     assert not (tmp_path / "x.parquet").exists()

@@ -13,25 +13,12 @@ from simulplay.core.tables import write_table
 from simulplay.workflows import reuse
 from simulplay.workflows.experiment import load_experiment
 from simulplay.workflows.pipeline import run_experiment
-from tests.support.factories import small_trace
+from tests.support.factories import PIPER_BACKEND, experiment_toml, small_trace
 
-EXPERIMENT = """
-name = "reuse"
-traces = ["trace.jsonl"]
-a = "A"
-f = "F"
-rules = ["immediate", "timer:w=3"]
-reference = "immediate"
-out = "run"
 
-[backend]
-name = "fake-test"
-
-[analysis]
-draws = {draws}
-seed = 0
-variants = ["service=zero"]
-"""
+def experiment(draws: int, backend: dict | None = None) -> str:
+    return experiment_toml(name="reuse", backend=backend,
+                           analysis={"draws": draws, "seed": 0, "variants": ["service=zero"]})
 
 
 def files(folder):
@@ -41,7 +28,7 @@ def files(folder):
 
 
 def run(folder, draws=200):
-    (folder / "exp.toml").write_text(EXPERIMENT.format(draws=draws))
+    (folder / "exp.toml").write_text(experiment(draws))
     return run_experiment(load_experiment(folder / "exp.toml"))
 
 
@@ -106,8 +93,7 @@ def test_the_command_says_what_it_reused(cli, folder):
     """The `run` command itself (a subprocess can load the fake backend only through the
     tests' plugin, so this uses Piper on two short streams)."""
     small_trace(folder / "trace.jsonl", n_streams=2, n_updates=3)
-    (folder / "exp.toml").write_text(EXPERIMENT.format(draws=100).replace(
-        'name = "fake-test"', 'name = "piper"\nintra_op_threads = 1\nnoise_scale = 0\nnoise_w_scale = 0'))
+    (folder / "exp.toml").write_text(experiment(100, {**PIPER_BACKEND, "noise_scale": 0, "noise_w_scale": 0}))
     first = cli("run", folder / "exp.toml", "--quiet", check=True)
     assert "reused" not in first.stdout
     second = cli("run", folder / "exp.toml", "--quiet", check=True)

@@ -23,8 +23,8 @@ from simulplay.report.measured import machine_items
 from simulplay.report.model import signature_lines
 from simulplay.report.order import condition_order, system_order
 
-ETA_SHOWN = ("n_talks", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_positive", "delta_ref_s", "delta_s",
-             "duration_part_s", "idle_part_s")
+ETA_SHOWN = ("n_talks", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_zero", "n_positive", "delta_ref_s",
+             "delta_s", "duration_part_s", "idle_part_s")
 TALK_SHOWN = ("eta_s", "delta_ref_s", "delta_s", "duration_part_s", "idle_part_s")
 
 

@@ -80,7 +80,7 @@ def variant_title(release: str, service: str, silent: str, primary: bool = False
 def allows_incomplete(run: RunData) -> bool:
     """Whether the run's replay excluded incomplete outputs (``--allow-incomplete``): its
     record lists them, or its summary's signatures count them (``excluded``)."""
-    return bool(run.record.get("excluded_outputs")) or any(
+    return bool(run.excluded_outputs) or any(
         isinstance(s, Mapping) and s.get("excluded") is not None for s in run.summary.signatures)
 
 

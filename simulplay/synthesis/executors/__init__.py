@@ -72,18 +72,23 @@ def parse_executor(text: str, *, worker_cpus: float = 1.0, worker_gpus: float = 
             raise InputError.at(f"{source} '{text}'", "needs a worker count", accepted=accepted)
         return ExecutorSpec("process", n, None, worker_cpus, worker_gpus, retries)
     if kind == "ray":
+        from simulplay.core.extras import require_extra
+
+        require_extra("ray")
         return ExecutorSpec("ray", workers, rest or None, worker_cpus, worker_gpus, retries)
     raise InputError.at(f"{source} '{text}'", "unknown executor", accepted=accepted)
 
 
 def execute(plan: pd.DataFrame, config: BackendConfig, store: AudioStore, executor: ExecutorSpec, *,
-            progress: Progress = NO_PROGRESS, contention_sample: int = 8) -> SynthStats:
+            progress: Progress = NO_PROGRESS, contention_sample: int = 8, loops: dict | None = None) -> SynthStats:
     """Synthesize every planned key the store lacks (or holds damaged); only this process
     writes the store, holding its session lock throughout. A write the machine refuses (a
-    full disk) ends the run as a :class:`~simulplay.core.errors.FileFault` saying what was kept."""
+    full disk) ends the run as a :class:`~simulplay.core.errors.FileFault` saying what was kept.
+    ``loops``: the loop units of closed-loop outputs by placeholder key
+    (:mod:`simulplay.synthesis.loop`)."""
     try:
         with store.session():
-            return _execute(plan, config, store, executor, progress, contention_sample)
+            return _execute(plan, config, store, executor, progress, contention_sample, loops)
     except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the store keeps every finished request
         raise Interrupted(_kept(plan, store), e) from None
     except FileFault as e:
@@ -98,11 +103,11 @@ def _kept(plan: pd.DataFrame, store: AudioStore) -> str:
     return f"{done} of {total} requests done and kept; run the same command again to resume"
 
 
-def _execute(plan, config, store, executor, progress, contention_sample) -> SynthStats:
+def _execute(plan, config, store, executor, progress, contention_sample, loops=None) -> SynthStats:
     from simulplay.synthesis.executors.local import run_processes, run_serial
 
     driver = Driver(store, progress)
-    units, done, damaged = todo_jobs(plan, store)
+    units, done, damaged = todo_jobs(plan, store, loops)
     driver.stats.skipped, driver.stats.damaged = done, damaged
     state, finished = None, False
     try:
@@ -126,6 +131,7 @@ def _execute(plan, config, store, executor, progress, contention_sample) -> Synt
             driver.release_all()
             if mine:
                 state = run_serial(config, [mine], driver, state)
+        driver.stats.skipped += sum(u.from_store for u in (loops or {}).values())  # served without synthesis
         if state is not None and state.runs:  # the serial worker's last probe
             driver.stats.probes.append(state.probe("end"))
         if executor.kind != "serial" and contention_sample and driver.stats.synthesized:

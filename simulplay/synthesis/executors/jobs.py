@@ -207,10 +207,12 @@ class Driver:
         self.progress.advance(audio_s=audio_s, work_s=0.0 if out.error else out.service_s)
 
 
-def todo_jobs(plan: pd.DataFrame, store: AudioStore) -> tuple[list[list[Job]], int, int]:
+def todo_jobs(plan: pd.DataFrame, store: AudioStore, loops: dict | None = None) -> tuple[list, int, int]:
     """Units of work: the missing keys grouped by output, in plan order; each key once.
     A completed key whose record or audio is damaged (:meth:`AudioStore.record_problem`) is
-    discarded (logged as ``damaged``) and synthesized again.
+    discarded (logged as ``damaged``) and synthesized again. A placeholder row of a
+    closed-loop output (its key in ``loops``) is that output's loop unit
+    (:class:`simulplay.synthesis.loop.LoopUnit`), at its place in the order.
 
     Returns (units, keys already in the store and sound, keys found damaged)."""
     first = plan.drop_duplicates("key")
@@ -224,10 +226,19 @@ def todo_jobs(plan: pd.DataFrame, store: AudioStore) -> tuple[list[list[Job]], i
             damaged += 1
     todo = first[~first["key"].isin(done)]
     units: dict[tuple, list[Job]] = {}
+    loops = loops or {}
     for row in todo.to_dict("records"):
         out = (row["talk_id"], row["system"], row["condition"], row["realization"])
+        if row["key"] in loops:
+            units[out] = loops[row["key"]]
+            continue
         units.setdefault(out, []).append(Job(row["key"], row["text"], int(row["realization"]), origin_of(row)))
     return list(units.values()), int(len(first) - len(todo)), damaged
+
+
+def is_dynamic(unit) -> bool:
+    """Whether a unit makes its jobs as it goes (a closed-loop output's loop unit)."""
+    return bool(getattr(unit, "dynamic", False))
 
 
 def split_units(units: list[list[Job]], workers: int) -> list[list[Job]]:
@@ -238,6 +249,9 @@ def split_units(units: list[list[Job]], workers: int) -> list[list[Job]]:
     parts = -(-workers // len(units))
     out = []
     for unit in units:
+        if is_dynamic(unit):
+            out.append(unit)
+            continue
         size = max(1, -(-len(unit) // parts))
         out += [unit[i:i + size] for i in range(0, len(unit), size)]
     return out

@@ -11,14 +11,24 @@ from multiprocessing.connection import Connection, wait
 
 from simulplay.backends.base import BackendConfig
 from simulplay.core.errors import SimulplayError
-from simulplay.synthesis.executors.jobs import Driver, Job, WorkerState
+from simulplay.synthesis.executors.jobs import Driver, Job, WorkerState, is_dynamic
 from simulplay.synthesis.executors.schedule import Pool, schedule
 
 
 def run_serial(config: BackendConfig, units: list[list[Job]], driver: Driver, state: WorkerState | None = None,
                ) -> WorkerState | None:
-    """One request at a time in this process; the backend loads only if there is work."""
+    """One request at a time in this process; the backend loads only if there is work.
+    A loop unit's jobs come one by one, each once the previous one is stored."""
     for unit in units:
+        if is_dynamic(unit):
+            while (job := unit.next_job()) is not None:
+                mine, _ = driver.claim([job], wait=True)
+                if mine:
+                    if state is None:
+                        state = WorkerState.start(config, f"serial@{socket.gethostname()}")
+                    driver.outcome(job, state.run(job))
+                unit.finished(job.key)
+            continue
         mine, busy = driver.claim(unit)
         driver.deferred.extend(busy)
         for job in mine:

@@ -12,6 +12,7 @@ import socket
 
 from simulplay.backends.base import BackendConfig
 from simulplay.core.errors import SimulplayError
+from simulplay.core.extras import MissingExtra
 from simulplay.synthesis.executors.jobs import Driver, Job, Outcome, WorkerState
 from simulplay.synthesis.executors.schedule import Pool, schedule
 
@@ -85,7 +86,7 @@ def run_ray(config: BackendConfig, units: list[list[Job]], driver: Driver, addre
     try:
         import ray
     except ImportError as e:
-        raise SimulplayError("the Ray executor needs the extra 'ray' (pip install 'simulplay[ray]')") from e
+        raise MissingExtra("ray") from e
     started = not ray.is_initialized()
     if started:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)

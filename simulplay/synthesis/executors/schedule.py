@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections import deque
 
 from simulplay.core.errors import SimulplayError
-from simulplay.synthesis.executors.jobs import Driver, Job, Outcome, died, end_probe
+from simulplay.synthesis.executors.jobs import Driver, Job, Outcome, died, end_probe, is_dynamic
 
 
 class Pool(ABC):
@@ -34,9 +34,25 @@ class Pool(ABC):
     def stop(self) -> None: ...
 
 
-def schedule(pool: Pool, names: list[str], units: list[list[Job]], driver: Driver, retries: int) -> None:
-    queue: deque[list[Job]] = deque(units)
+def _loop_job(unit, driver: Driver) -> Job | None | bool:
+    """A loop unit's next job, claimed (None: the unit is done; False: another process
+    holds the key, try later). A key whose record appeared meanwhile is served from it."""
+    while (job := unit.next_job()) is not None:
+        mine, busy = driver.claim([job])
+        if mine:
+            return job
+        if busy:
+            return False
+        unit.finished(job.key)
+    return None
+
+
+def schedule(pool: Pool, names: list[str], units: list, driver: Driver, retries: int) -> None:
+    """Run the units on the pool's workers (module docstring); a loop unit (closed-loop
+    output) stays on one worker, which gets each next request once the previous is stored."""
+    queue: deque = deque(units)
     inflight: dict[str, deque[Job]] = {}
+    loop_of: dict[str, object] = {}  # worker → the loop unit it runs
     idle: deque[str] = deque()
     spawned = idle_deaths = 0
     for name in names:
@@ -44,14 +60,26 @@ def schedule(pool: Pool, names: list[str], units: list[list[Job]], driver: Drive
         idle.append(name)
     try:
         while queue or any(inflight.values()):
+            later = []
             while idle and queue:
-                mine, busy = driver.claim(queue.popleft())
+                unit = queue.popleft()
+                if is_dynamic(unit):
+                    job = _loop_job(unit, driver)
+                    if job is False:
+                        later.append(unit)
+                    elif job is not None:
+                        name = idle.popleft()
+                        inflight[name], loop_of[name] = deque([job]), unit
+                        pool.submit(name, [job])
+                    continue
+                mine, busy = driver.claim(unit)
                 driver.deferred.extend(busy)
                 if not mine:
                     continue
                 name = idle.popleft()
                 inflight[name] = deque(mine)
                 pool.submit(name, [mine[0]])
+            queue.extend(later)
             for kind, name, out in pool.poll(0.5):
                 pending = inflight.get(name, deque())
                 if kind == "outcome":
@@ -61,6 +89,15 @@ def schedule(pool: Pool, names: list[str], units: list[list[Job]], driver: Drive
                     if job.key != out.key:
                         raise SimulplayError(f"worker {name} answered {out.key} for {job.key}")
                     driver.outcome(job, out)
+                    if name in loop_of:
+                        loop_of[name].finished(job.key)
+                        nxt = _loop_job(loop_of[name], driver)
+                        if nxt is False:
+                            queue.append(loop_of[name])
+                        elif nxt is not None:
+                            pending.append(nxt)
+                        if not pending:
+                            loop_of.pop(name)
                     if pending:
                         pool.submit(name, [pending[0]])
                     else:
@@ -72,6 +109,7 @@ def schedule(pool: Pool, names: list[str], units: list[list[Job]], driver: Drive
                 if name in idle:
                     idle.remove(name)
                 driver.stats.worker_deaths += 1
+                unit = loop_of.pop(name, None)
                 if pending:
                     job = pending[0]
                     job.attempts += 1
@@ -79,11 +117,15 @@ def schedule(pool: Pool, names: list[str], units: list[list[Job]], driver: Drive
                     if job.attempts > retries:
                         pending.popleft()
                         driver.outcome(job, died(job, name, retries))
+                        if unit is not None:
+                            unit.finished(job.key)
                     for j in pending:  # give the claims back; the requeued unit claims again
                         fd = driver.locks.pop(j.key, None)
                         if fd is not None:
                             driver.store.unlock(fd, j.key)
-                    if pending:
+                    if unit is not None:
+                        queue.appendleft(unit)
+                    elif pending:
                         queue.appendleft(list(pending))
                 else:  # died with nothing to do: not a request's fault, so bounded separately
                     idle_deaths += 1

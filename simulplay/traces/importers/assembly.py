@@ -146,6 +146,11 @@ def finish(streams: list[ParsedStream], *, system: str, source: str, signature: 
         "words": word_count(ref), "retractions": s.retractions,
         "retracted_tokens": s.retracted_tokens, "chars": len(ref), "source_s": s.source_s,
     } for s, ref in zip(streams, references)])
+    from simulplay.traces.events import stream_event_stats
+
+    events = pd.DataFrame([stream_event_stats(m) for m in model])
+    if events["event_tags"].any():
+        stats = pd.concat([stats, events], axis=1)
     return ImportResult("trace", frame, stats, signature)
 
 

@@ -40,6 +40,50 @@ def detokenize(tokens: Sequence[str], unit: str) -> str:
     return "".join(tokens).replace(SPM_SPACE, " ").strip()
 
 
+class Shown:
+    """The squeezed output of a stack of tokens (``squeeze(detokenize(tokens, unit))``), kept
+    token by token so that pushing and popping tokens costs what they hold, not the output:
+    ``squeeze(a + b)`` is ``squeeze(a)``, one space if both are non-empty and whitespace ends
+    ``a`` or starts ``b``, then ``squeeze(b)``."""
+
+    def __init__(self, unit: str):
+        self.unit = unit
+        self.tokens: list[str] = []
+        self.text = ""
+        self._lens = [0]  # len(text) after each prefix of the tokens
+        self._space = [False]  # whether the raw output of each prefix ends in whitespace
+
+    def push(self, tokens: Sequence[str]) -> None:
+        """Append tokens."""
+        parts: list[str] = []
+        n, space = self._lens[-1], self._space[-1]
+        for tok in tokens:
+            if self.unit == "word":
+                raw = (" " if self.tokens else "") + tok
+            else:
+                raw = tok.replace(SPM_SPACE, " ") if self.unit == "spm" else tok
+            core = squeeze(raw)
+            if core:
+                sep = " " if n and (space or raw[0].isspace()) else ""
+                parts.append(sep + core)
+                n += len(sep) + len(core)
+                space = raw[-1].isspace()
+            elif raw:
+                space = True
+            self.tokens.append(tok)
+            self._lens.append(n)
+            self._space.append(space)
+        self.text += "".join(parts)
+
+    def pop(self, k: int) -> None:
+        """Remove the last ``k`` tokens (``k`` ≤ how many there are)."""
+        if k:
+            del self.tokens[len(self.tokens) - k:]
+            del self._lens[len(self._lens) - k:]
+            del self._space[len(self._space) - k:]
+            self.text = self.text[: self._lens[-1]]
+
+
 def segments(groups: Sequence[Sequence[str]], unit: str) -> list[str]:
     """Each group's share of the detokenized output, edge whitespace included."""
     out, started = [], False

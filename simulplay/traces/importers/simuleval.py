@@ -33,7 +33,7 @@ from simulplay.core.fields import Checker
 from simulplay.core.signature import base_signature
 from simulplay.traces.importers.assembly import CLOCKS, ImportResult, ParsedStream, check_unique_talks, finish
 from simulplay.traces.importers.detokenize import SPM_SPACE, UNITS, assemble, detokenize, group_runs, segments, squeeze
-from simulplay.traces.importers.jsonlines import log_fingerprint, read_json_lines, talk_id_from_path
+from simulplay.traces.importers.jsonlines import log_fingerprint, read_json_lines, refuse_other_log, talk_id_from_path
 from simulplay.traces.importers.logfields import Fields, check_choice, check_system, shown
 
 EOS = "</s>"
@@ -68,6 +68,7 @@ def import_simuleval(path: str | Path, *, system: str, clock: str = "source", un
     check = Checker(str(p), pd.DataFrame(), row_label="line")
     if as_manifest:
         lines = read_json_lines(p, check)
+        refuse_other_log(p, lines, "SimulEval")
         parsed = [x for x in (_manifest_instance(Fields(check, n, obj), clock, unit) for n, obj in lines)
                   if x is not None]
     else:
@@ -92,6 +93,7 @@ def parse_text_log(p: Path, check: Checker, clock: str, unit: str) -> tuple[list
     Problems are recorded in ``check`` (a line that fails is left out); the caller raises.
     """
     lines = read_json_lines(p, check)
+    refuse_other_log(p, lines, "SimulEval")
     parsed = [x for x in (_text_instance(Fields(check, n, obj), clock, unit) for n, obj in lines) if x is not None]
     units = {x[1] for x in parsed if x[1]}
     if len(units) > 1:

@@ -42,8 +42,8 @@ from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
 from simulplay.core.signature import base_signature
 from simulplay.traces.importers.assembly import CLOCKS, ImportResult, Origins, ParsedStream, check_unique_talks, finish
-from simulplay.traces.importers.detokenize import SPM_SPACE, UNITS, assemble, detokenize, group_runs, segments, squeeze
-from simulplay.traces.importers.jsonlines import log_fingerprint, read_json_lines, talk_id_from_path
+from simulplay.traces.importers.detokenize import SPM_SPACE, UNITS, Shown, assemble, detokenize, group_runs, segments
+from simulplay.traces.importers.jsonlines import log_fingerprint, read_json_lines, refuse_other_log, talk_id_from_path
 from simulplay.traces.importers.logfields import Fields, check_choice, check_system, shown
 from simulplay.traces.importers.wavinfo import wav_frames
 
@@ -84,7 +84,9 @@ def import_simulstream(path: str | Path, *, system: str, clock: str = "source", 
         raise InputError.at(wavs, "is not a folder", field="--wavs", accepted="the folder holding the talks' wavs")
     p = Path(path)
     check = Checker(str(p), pd.DataFrame(), row_label="line")
-    talks = _talks(read_json_lines(p, check), check)
+    lines = read_json_lines(p, check)
+    refuse_other_log(p, lines, "simulstream")
+    talks = _talks(lines, check)
     check_unique_talks([(t.talk_id, t.line) for t in talks], check)
     check.raise_if_any()
     streams = [_stream(t, clock, retractions, unit, wavs, check) for t in talks]
@@ -186,8 +188,7 @@ def _revising_stream(talk: _Talk, times: list[float], source_s: float, unit: str
     """One update per packet that changes the output: ``retract`` the characters its deleted
     tokens held, ``text`` what its generated tokens add, both measured on the detokenized
     output with whitespace runs squeezed (the trace's own text)."""
-    tokens: list[str] = []
-    shown = ""  # the squeezed output so far
+    shown = Shown(unit)
     t: list[float] = []
     x: list[str] = []
     g: list[bool] = []
@@ -196,23 +197,22 @@ def _revising_stream(talk: _Talk, times: list[float], source_s: float, unit: str
     for k, pk in enumerate(talk.packets):
         retract = 0
         if pk.deleted:
-            if not _deletes_last(talk, k, pk, tokens, check):
+            if not _deletes_last(talk, k, pk, shown.tokens, check):
                 return None
-            del tokens[len(tokens) - len(pk.deleted):]
-            cut = squeeze(detokenize(tokens, unit))
-            retract, shown = len(shown) - len(cut), cut
+            before = len(shown.text)
+            shown.pop(len(pk.deleted))
+            retract = before - len(shown.text)
             n_retractions += 1
             n_retracted += len(pk.deleted)
-        tokens.extend(pk.generated)
-        new = squeeze(detokenize(tokens, unit))
-        added = new[len(shown):]
+        cut = len(shown.text)
+        shown.push(pk.generated)
+        added = shown.text[cut:]
         if added.strip() or retract:
             t.append(times[k])
             x.append(added.strip())
-            g.append(bool(shown) and bool(added) and not added[0].isspace())
+            g.append(bool(cut) and bool(added) and not added[0].isspace())
             r.append(retract)
-        shown = new
-    return ParsedStream(talk.talk_id, talk.line, source_s, t, x, g, detokenize(tokens, unit), n_retractions,
+    return ParsedStream(talk.talk_id, talk.line, source_s, t, x, g, detokenize(shown.tokens, unit), n_retractions,
                         n_retracted, retract=r)
 
 

@@ -9,7 +9,7 @@
   const P = (X.panelView = {});
   const ETA_LABELS = {
     n_talks: "talks", eta_s: "η (s)", ci_low_s: "CI low (s)", ci_high_s: "CI high (s)", n_negative: "η<0",
-    n_positive: "η>0", delta_ref_s: "δ(0) (s)", delta_s: "δ(w) (s)", duration_part_s: "duration part (s)",
+    n_zero: "η=0", n_positive: "η>0", delta_ref_s: "δ(0) (s)", delta_s: "δ(w) (s)", duration_part_s: "duration part (s)",
     idle_part_s: "idle part (s)",
   };
 
@@ -80,7 +80,7 @@
       X.el("h2", { text: "η: " + panel.a + " vs " + panel.f + ", reference " + panel.reference }),
       X.el("p", { class: "caption", text: "Replay: " + v.title + ". η = δ(w) − δ(0) with δ = L(" + panel.a + ") − L(" +
         panel.f + "), equal-talk means in seconds, paired talk-bootstrap intervals; η<0 and η>0 count the talks " +
-        "moving each way." }),
+        "moving each way, η=0 those within the tie tolerance of zero." }),
       etaTable(v, panel.panels), X.notes(v.notes), X.signatures(v.eta_lines),
       X.el("h2", { text: "Per-talk η in " + X.panelName(panel.panels[state.panel]) }),
       X.el("p", { class: "caption", text: "Each cell is one talk's η (s) under one condition against the " +

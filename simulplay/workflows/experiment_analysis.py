@@ -1,0 +1,75 @@
+"""The ``[analysis]`` keys of an experiment file: the paired talk bootstrap (a preset
+applied), the sensitivity replays, the edge-silence thresholds and the modelled sweep,
+each checked with errors that name the TOML key."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from simulplay.analysis.bootstrap import Bootstrap
+from simulplay.core.errors import InputError
+
+if TYPE_CHECKING:
+    from simulplay.grouping.grid import RuleGrid
+    from simulplay.sim.variants import ReplayVariant
+
+
+def analysis_variants(texts: list[str], src: str) -> tuple[tuple[ReplayVariant, str], ...]:
+    """Each variant with its text, each once (two spellings of one variant would replay it twice)."""
+    from simulplay.sim.variants import parse_variant
+
+    out = tuple((parse_variant(v, source=src, key="analysis.variants"), v) for v in texts)
+    for i, (variant, text) in enumerate(out):
+        if any(variant == earlier for earlier, _ in out[:i]):
+            raise _err(src, f"'{text}' repeats a variant listed before it", field="analysis.variants",
+                       accepted="each replay variant once")
+    return out
+
+
+def edge_thresholds(values: list, src: str) -> tuple[float, ...]:
+    accepted = "distinct speech-probability thresholds in (0, 1], e.g. [0.3, 0.5, 0.7]"
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+            raise _err(src, f"{v!r} is not a threshold in (0, 1]", field="analysis.edges", accepted=accepted)
+    if len(set(values)) != len(values):
+        raise _err(src, f"{values!r} repeats a threshold", field="analysis.edges", accepted=accepted)
+    return tuple(sorted(float(v) for v in values))
+
+
+def analysis_sweep(grids: tuple[str, ...], confirm: int, src: str) -> tuple[tuple[RuleGrid, ...], int]:
+    """The sweep's grids, parsed once (:mod:`simulplay.grouping.grid`; the run's sweep takes
+    them as they are), and how many points to confirm."""
+    from simulplay.grouping.grid import parse_grids
+
+    parsed = tuple(parse_grids(list(grids), source=f"{src}: key 'analysis.sweep'"))
+    if confirm < 0 or (confirm and not grids):
+        raise _err(src, f"{confirm} needs a sweep and must be ≥ 0", field="analysis.sweep_confirm",
+                   accepted="a number of grid points ≥ 0, with analysis.sweep")
+    return parsed, confirm
+
+
+def analysis_bootstrap(analysis: dict[str, Any], src: str) -> Bootstrap:
+    """The paired talk bootstrap of the [analysis] keys, a preset (``bootstrap``) applied: a
+    key it sets may be absent or agree with it."""
+    keys = {f: analysis[k] for f, k in (("draws", "draws"), ("seed", "seed"), ("method", "quantile_method"),
+                                        ("confidence", "confidence"), ("rng", "bootstrap_rng"),
+                                        ("talk_order", "talk_order"),
+                                        ("tie_tolerance", "tie_tolerance")) if k in analysis}
+    from simulplay.analysis.bootstrap import PRESETS, PresetError
+
+    try:
+        return Bootstrap.preset(analysis.get("bootstrap"), **keys,
+                                names={"rng": "analysis.bootstrap_rng", "method": "analysis.quantile_method"})
+    except PresetError as e:
+        raise _err(src, str(e), field="analysis.bootstrap", accepted=f"one of {', '.join(PRESETS)}, without a "
+                   "different bootstrap_rng or quantile_method") from e
+    except ValueError as e:
+        raise _err(src, str(e), field="analysis",
+                            accepted="draws ≥ 1, a NumPy quantile method or an order:… convention, "
+                            "0 < confidence < 1, bootstrap_rng numpy or python, talk_order sorted or given, "
+                            "tie_tolerance ≥ 0") from e
+
+
+def _err(src: str, message: str, **kw) -> InputError:
+    """An error located by TOML key (``key 'analysis.draws'``)."""
+    return InputError.at(src, message, field_label="key", **kw)

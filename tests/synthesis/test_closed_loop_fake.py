@@ -1,0 +1,62 @@
+"""Closed-loop synthesis on the fake backend: a commit policy before a policy, a failed
+request ending its output, and open-loop rules beside them untouched."""
+
+import pandas as pd
+
+import tests.support.fakes  # noqa: F401  (registers fake-test)
+from simulplay.backends import parse_backend
+from simulplay.grouping import Served, parse_rule, run_policy
+from simulplay.grouping.registry import commit_rules
+from simulplay.store.store import AudioStore
+from simulplay.synthesis.run import synthesize_to_manifest
+from tests.support.factories import stream
+
+S1 = stream([0, 0.5, 1, 2, 2.5, 4], ["the bridge", "was built", "in spring.", "people crossed", "it", "daily."],
+            source_s=8.0)
+
+
+def served_from(rows: pd.DataFrame):
+    table = rows.set_index("seq")
+    return lambda req: Served(float(table.at[req.seq, "service_s"]), n_samples=int(table.at[req.seq, "n_samples"]),
+                              sample_rate=int(table.at[req.seq, "sample_rate"]))
+
+
+def test_a_commit_policy_before_a_policy_runs_on_what_it_commits(tmp_path):
+    rules = commit_rules([parse_rule("backlog:below=0.5,min_words=1"), parse_rule("immediate")], ["stable:k=2"])
+    res = synthesize_to_manifest([S1], rules, parse_backend("fake-test"), AudioStore(tmp_path / "s"),
+                                 tmp_path / "m.parquet", contention_sample=0)
+    m = res.manifest
+    cond = rules[0].canonical()
+    assert cond.startswith("stable:k=2+backlog") and set(m["condition"]) == {cond, rules[1].canonical()}
+    rows = m[m["condition"] == cond]
+    again = run_policy(rules[0].prepare(S1), rules[0].rule, served_from(rows))
+    assert [(r.text, r.dispatch_s, r.trigger) for r in again.requests] == \
+        list(zip(rows["text"], rows["dispatch_s"], rows["trigger"]))
+
+
+def test_a_failed_request_ends_its_output_and_a_rerun_tries_it_again(tmp_path):
+    store = AudioStore(tmp_path / "s")
+    rule = [parse_rule("backlog:below=0.5,min_words=1")]
+    for run in (1, 2):
+        res = synthesize_to_manifest([S1], rule, parse_backend("fake-test:fail_on=people"), store,
+                                     tmp_path / f"m{run}.parquet", contention_sample=0)
+        m = res.manifest
+        failed = m[m["error"] != ""]
+        # the output stops at the failed request: it is the last row, and the rest was never sent
+        assert len(failed) == 1 and failed.index[0] == m.index[-1] and "people" in failed["text"].iloc[0]
+        assert "daily." not in " ".join(m["text"])
+    # the second run served the stored requests without synthesis and tried the failed one again
+    assert (res.stats.synthesized, res.stats.skipped, res.stats.failed) == (0, len(m) - 1, 1)
+
+
+def test_a_worker_that_dies_on_a_closed_loop_request_is_replaced_and_the_request_retried(tmp_path):
+    from simulplay.synthesis.executors import parse_executor
+
+    backend = parse_backend(f"fake-test:die_on=people,die_marker={tmp_path / 'died'}")
+    res = synthesize_to_manifest([S1], [parse_rule("backlog:below=0.5,min_words=1")], backend,
+                                 AudioStore(tmp_path / "s"), tmp_path / "m.parquet",
+                                 executor=parse_executor("process:1"), contention_sample=0)
+    m = res.manifest
+    assert (m["error"] == "").all() and " ".join(m["text"]).endswith("daily.")
+    assert res.stats.worker_deaths == 1
+    assert m.loc[m["text"].str.contains("people"), "attempts"].tolist() == [2]

@@ -1,0 +1,83 @@
+"""``run.json``'s settings as objects and back: every experiment of examples/ and the demo
+round-trip byte for byte, a real run's whole record too, and a record written before
+records had a format is still read (and refused where objects are needed)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from simulplay.core.errors import InputError
+from simulplay.report.record import RECORD_FORMAT, RunRecord, RunSettings
+from simulplay.workflows.experiment import Experiment, demo_experiment, load_experiment, written
+from tests.support.factories import write_experiment
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+
+
+def experiments(tmp_path):
+    yield from ((p.name, load_experiment(p)) for p in EXAMPLES)
+    yield "demo", demo_experiment(tmp_path / "demo")
+    yield "demo --backends piper,espeak", demo_experiment(tmp_path / "demo2", backends=("piper", "espeak"),
+                                                           piper="durations=fixed", realizations=2)
+
+
+def test_every_example_and_the_demo_round_trip_byte_for_byte(tmp_path):
+    assert EXAMPLES, "no experiment in examples/"
+    for name, exp in experiments(tmp_path):
+        text = json.dumps(exp.to_record(), indent=2)
+        again = Experiment.from_record(json.loads(text))
+        assert again == exp, name
+        assert [written(again, c) for c in (*again.rules, *again.backends, *again.variants)] == \
+            [written(exp, c) for c in (*exp.rules, *exp.backends, *exp.variants)], name
+        assert json.dumps(again.to_record(), indent=2) == text, name
+        assert json.loads(text)["format"] == RECORD_FORMAT
+
+
+@pytest.mark.slow
+def test_a_real_run_json_reads_back_to_the_same_bytes_and_the_same_experiment(tmp_path):
+    import tests.support.fakes  # noqa: F401 - registers fake-test
+    from simulplay.workflows.pipeline import run_experiment
+
+    path = write_experiment(tmp_path, rules=["immediate", "punct", "timer:w=3"],
+                            analysis={"draws": 50, "seed": 0, "variants": ["service=zero", "silent=hold"],
+                                      "sweep": ["timer:w=1..2"]})
+    exp = load_experiment(path)
+    run_experiment(exp)
+    text = (tmp_path / "run" / "run.json").read_text(encoding="utf-8")
+    record = RunRecord.read(tmp_path / "run" / "run.json")
+    assert record.to_json() == text
+    assert Experiment.from_record(json.loads(text)["experiment"]) == exp
+    assert record.settings.rule_texts == ["immediate", "punct", "timer:w=3"]
+    assert record.settings.variant_texts == ["service=zero", "silent=hold"]
+    assert record.count("requests") > 0 and record.excluded_outputs == []
+    assert record.settings.sweep == ("timer:w=1..2",) and (tmp_path / "run" / "sweep").is_dir()  # the parsed grid ran
+
+
+FLAT = {"name": "old", "traces": ["t.jsonl"], "a": "A", "f": "F", "rules": ["immediate", "punct"],
+        "reference": "immediate", "backend": "piper:intra_op_threads=2", "extra_backends": ["espeak:voice=en-us"],
+        "store": "runs/store", "realizations": 2, "draws": 300, "seed": 5, "quantile_method": "linear",
+        "confidence": 0.9, "variants": ["service=zero"]}
+
+
+def test_a_record_without_a_format_is_read_from_its_texts():
+    s = RunSettings.from_record(FLAT)
+    assert s.format == 0 and s.rule_texts == ["immediate", "punct"] and s.variant_texts == ["service=zero"]
+    assert s.backend == "piper:intra_op_threads=2" and [b.text for b in s.backends][1] == "espeak:voice=en-us"
+    assert (s.bootstrap.draws, s.bootstrap.seed, s.bootstrap.method, s.bootstrap.confidence) == (300, 5, "linear", 0.9)
+    assert s.store == Path("runs/store") and s.realizations == 2
+    assert s.backend_config().intra_op_threads == 2  # parsed from its text when asked
+    with pytest.raises(InputError, match="key 'experiment.format'.*before run records had a format"):
+        Experiment.from_record(FLAT)
+
+
+@pytest.mark.parametrize("data, fragment", [
+    ({**FLAT, "format": 99}, "format 99 is not one this version reads"),
+    ({k: v for k, v in FLAT.items() if k != "reference"}, "key 'experiment.reference': is missing"),
+    ({**FLAT, "format": 1}, "is not a run record this version reads"),
+])
+def test_a_record_this_version_cannot_read_is_one_line(data, fragment):
+    with pytest.raises(InputError) as e:
+        RunSettings.from_record(data, source="r/run.json")
+    assert len(str(e.value).splitlines()) == 1 and fragment in str(e.value) and "r/run.json" in str(e.value)
