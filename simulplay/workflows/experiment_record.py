@@ -56,6 +56,11 @@ def experiment_fields(s: RunSettings, source: str = "run.json") -> dict[str, Any
     if s.format == 0:
         raise InputError.at(source, "was written before run records had a format", field="experiment.format",
                             field_label="key", accepted="a run folder written by this version (run it again)")
+    unknown = [w.text for w in (*s.rules, *s.backends, *s.variants) if w.config is None]
+    if unknown:
+        raise InputError.at(source, f"names {', '.join(unknown)}, which no loaded module registers",
+                            field="experiment", field_label="key",
+                            accepted="the plugins the run used, loaded first (--plugin or plugins = [...])")
     rules, backends, variants = (tuple(w.config for w in items) for items in (s.rules, s.backends, s.variants))
     spelled = tuple((w.config, w.text) for w in (*s.rules, *s.backends, *s.variants))
     return dict(

@@ -95,3 +95,15 @@ def test_the_recognizer_is_parsed_once_when_the_experiment_loads(tmp_path):
     assert exp.content.recognizer_config("exp.toml") is exp.content.config  # not parsed again
     record = exp.to_record()["content"]["recognizer"]
     assert record["written"] == "whisper:beam_size=2" and record["config"]["beam_size"] == 2
+
+
+def test_a_plugin_config_this_process_does_not_know_is_read_as_its_text(tmp_path):
+    """A report made without the plugin a run used reads the run's settings as written; an
+    experiment rebuilt from it needs the plugin loaded first."""
+    record = json.loads(json.dumps(load_experiment(write_experiment(tmp_path, backend=PIPER_BACKEND)).to_record()))
+    record["rules"][1] = {"written": "clause:n=2", "config": {"rule": "clause", "n": 2}}  # a plugin's rule
+    settings = RunSettings.from_record(record)
+    assert settings.rule_texts == ["immediate", "clause:n=2"] and settings.rules[1].config is None
+    assert json.dumps(settings.to_record()) == json.dumps(record)  # written back as it was recorded
+    with pytest.raises(InputError, match="names clause:n=2, which no loaded module registers"):
+        Experiment.from_record(record)
