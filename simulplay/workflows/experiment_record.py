@@ -30,10 +30,13 @@ def experiment_settings(exp: Any) -> RunSettings:
         return tuple(Written(written(exp, c), c) for c in configs)
 
     content = None
-    if exp.content is not None:
-        from dataclasses import asdict
+    if exp.content is not None:  # each field, the recognizer as its text and its config
+        from dataclasses import fields
 
-        content = asdict(exp.content)
+        c = exp.content
+        content = {f.name: getattr(c, f.name) for f in fields(c) if f.name != "config"}
+        content["pairs"] = [list(p) for p in c.pairs]
+        content["recognizer"] = Written(c.recognizer, c.recognizer_config(exp.source)).to_record()
     return RunSettings(
         name=exp.name, traces=exp.traces, a=exp.a, f=exp.f, rules=pair(exp.rules), reference=exp.reference,
         backends=pair(exp.backends), out=exp.out, store=exp.store, realizations=exp.realizations, order=exp.order,
@@ -53,6 +56,11 @@ def experiment_fields(s: RunSettings, source: str = "run.json") -> dict[str, Any
     if s.format == 0:
         raise InputError.at(source, "was written before run records had a format", field="experiment.format",
                             field_label="key", accepted="a run folder written by this version (run it again)")
+    unknown = [w.text for w in (*s.rules, *s.backends, *s.variants) if w.config is None]
+    if unknown:
+        raise InputError.at(source, f"names {', '.join(unknown)}, which no loaded module registers",
+                            field="experiment", field_label="key",
+                            accepted="the plugins the run used, loaded first (--plugin or plugins = [...])")
     rules, backends, variants = (tuple(w.config for w in items) for items in (s.rules, s.backends, s.variants))
     spelled = tuple((w.config, w.text) for w in (*s.rules, *s.backends, *s.variants))
     return dict(
@@ -70,9 +78,13 @@ def experiment_fields(s: RunSettings, source: str = "run.json") -> dict[str, Any
 def _content(data: dict[str, Any] | None):
     if data is None:
         return None
+    from simulplay.recognizers.base import RECOGNIZERS
     from simulplay.workflows.diagnostics import ContentSettings
 
-    return ContentSettings(**{**data, "pairs": tuple(tuple(p) for p in data["pairs"])})
+    recognizer = data["recognizer"]
+    config = RECOGNIZERS.from_dict(dict(recognizer["config"]), key="recognizer", source="run.json")
+    return ContentSettings(**{**data, "pairs": tuple(tuple(p) for p in data["pairs"]),
+                              "recognizer": recognizer["written"], "config": config})
 
 
 def _quality(data: dict[str, Any] | None):
