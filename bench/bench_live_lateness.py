@@ -9,7 +9,9 @@ no HTTP at all (and, as a second floor, the client's own wake-up, ``sleep_until`
 Printed per run: p50/p99/max in ms and the ratio live/baseline; then the p99's min and median
 over ``--repeats`` runs (the machine is shared: one run says little). The server process is
 not pinned: it and the client share the machine's cores with whatever else runs (the load
-average is printed). Run:
+average is printed).
+``--server serve``: `simulplay serve`'s own server instead, over a tone backend that answers
+the same way (bench/serve_child.py); the server's CPU time per request is printed. Run:
     .venv/bin/python bench/bench_live_lateness.py [--outputs 27] [--seconds 10] [--repeats 3]
 """
 
@@ -50,6 +52,12 @@ def start_server(ctx, kind: str, workers: int = 1):
         proc = ctx.Process(target=serve, args=(ports, stop), daemon=True)
     proc.start()
     return proc, ports, stop
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def stop_server(proc, stop) -> None:
@@ -132,7 +140,9 @@ def main() -> None:
             base = asyncio.run(baseline(plan))
             until = asyncio.run(baseline_until(plan))
             sessions = [[Record(i, k, t, f"text {i} {k}") for k, t in enumerate(times)] for i, times in enumerate(plan)]
+            cpu0 = cpu_s(proc.pid)
             asyncio.run(run_sessions(endpoint, sessions))
+            server_ms = (cpu_s(proc.pid) - cpu0) * 1e3
             records = [r for s in sessions for r in s]
             failed = sum(1 for r in records if not r.ok)
             late = [r.sent_s - r.due_s for r in records]
@@ -141,6 +151,7 @@ def main() -> None:
             print(f"  baseline (asyncio.sleep alone):  {percentiles(base)}")
             print(f"  sleep_until alone (no HTTP):     {percentiles(until)}")
             print(f"  live client (sent − due):        {percentiles(late)}")
+            print(f"  server CPU: {server_ms / len(records):.3f} ms per request")
             print(f"  ratio live/baseline: p50 {np.percentile(late, 50) / np.percentile(base, 50):.2f}, "
                   f"p99 {np.percentile(late, 99) / np.percentile(base, 99):.2f}")
             for k, v in (("baseline", base), ("sleep_until", until), ("live", late)):

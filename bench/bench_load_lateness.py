@@ -12,7 +12,9 @@ client's loop) answers at once with 0.1 s of audio in one chunk. Two runs of the
 
 Printed per run: p50/p99/max in ms and the open loop's ratio to the baseline; then the p99's
 min and median over ``--repeats`` runs (the machine is shared; the load average is printed).
-The goal (issue 36): p99 ≤ 5 ms. Run:
+The goal (issue 36): p99 ≤ 5 ms.
+``--server serve``: `simulplay serve`'s own server instead, over a tone backend that answers
+the same way (bench/serve_child.py); the server's CPU time per request is printed. Run:
     .venv/bin/python bench/bench_load_lateness.py [--streams 64] [--rate 2] [--seconds 10] [--repeats 3]
 """
 
@@ -32,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_live_lateness import start_server, stop_server  # noqa: E402  (the same fast servers in their own process)
+from bench.bench_live_lateness import cpu_s, start_server, stop_server  # noqa: E402  (the same fast servers in their own process)
 from simulplay.live.client import Endpoint  # noqa: E402
 from simulplay.live.load import LoadPlan, arrivals, measure  # noqa: E402
 from tests.live.fake_server import MODEL  # noqa: E402
@@ -82,18 +84,25 @@ def main() -> None:
         texts = [f"text {i}" for i in range(100)]
         for rep in range(args.repeats):
             base = asyncio.run(baseline(times))
+            cpu0 = cpu_s(proc.pid)
             t_open, r_open = asyncio.run(measure(endpoint, texts, open_plan))
+            cpu1 = cpu_s(proc.pid)
             closed = LoadPlan((c,), requests=args.requests, timeout=10.0)
             t_closed, r_closed = asyncio.run(measure(endpoint, texts, closed))
+            cpu = {"open": cpu1 - cpu0, "closed": cpu_s(proc.pid) - cpu1}
             print(f"run {rep + 1}: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
             for name, t, r in (("open", t_open, r_open), ("closed", t_closed, r_closed)):
                 timed = r[~r["warm"]]
                 print(f"  {name} loop, {c} streams: {len(timed)} requests, {int(t['failed'].sum())} failed, "
                       f"TTFA p50 {t['ttfa_p50_s'].iloc[0] * 1e3:.1f} ms, "
                       f"service p50 {t['service_p50_s'].iloc[0] * 1e3:.1f} ms, "
-                      f"audio per second {t['audio_per_s'].iloc[0]:.1f} s/s")
+                      f"audio per second {t['audio_per_s'].iloc[0]:.1f} s/s, "
+                      f"server CPU {cpu[name] * 1e3 / len(r):.3f} ms per request")
                 p99s[f"{name} audio/s"].append(float(t["audio_per_s"].iloc[0]))
                 print(f"    load client (sent − due):       {percentiles(timed['late_s'])}")
+                errors = r[r["error"].astype(bool)]["error"] if "error" in r else []
+                for message in sorted(set(errors))[:3]:
+                    print(f"    failed: {message}")
                 p99s[name].append(float(np.percentile(timed["late_s"], 99) * 1e3))
                 if name == "closed":  # the first wave: c sends queued behind each other's synchronous start
                     later = timed[timed.duplicated("client")]

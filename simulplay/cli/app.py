@@ -59,7 +59,7 @@ from simulplay.core.errors import (
     interrupt_exit_code,
 )
 from simulplay.core.extras import MissingExtra, set_command
-from simulplay.core.plugins import load_plugins, split_plugin_args
+from simulplay.core.plugins import forget_stored, load_plugins, split_plugin_args
 from simulplay.core.version import __version__
 
 SETTINGS = dict(
@@ -192,6 +192,7 @@ def _commands() -> None:
             rv = app_for(args)(args=args, standalone_mode=False)
         finally:
             set_command("simulplay")  # a later call from Python (a test's in-process run) names no command
+            forget_stored()  # nor the plugin entries of the tables this command read
     except Abort as e:  # click turns KeyboardInterrupt (and our SIGTERM) into Abort
         print("simulplay: interrupted before the command finished (files appear only when complete, so none is "
               "half-written); run the same command again", file=sys.stderr)

@@ -165,11 +165,11 @@ def finish_run(res, exp, one_realization_hint: str = "") -> None:
         print_table(eta_v.table[eta_columns(eta_v.table)], eta_v.table_signatures,
                     title=f"sensitivity replay {name}" + (
                         " (a modelled clock, not a measurement)" if name == "service=fit" else ""),
-                    notes=small_panel_notes(eta_v.table, brief=True))
+                    notes=small_panel_notes(eta_v.table, brief=True) + _loop_notes(eta_v.notes))
     if res.edges is not None:
         print_table(res.edges.eta.table[eta_columns(res.edges.eta.table, "threshold")],
                     res.edges.eta.table_signatures, title="edge-silence replay (η per VAD threshold)",
-                    notes=small_panel_notes(res.edges.eta.table, brief=True))
+                    notes=small_panel_notes(res.edges.eta.table, brief=True) + _loop_notes(res.edges.eta.notes))
     if res.content is not None:
         print_diagnostics(res.content)
     if res.quality is not None:
@@ -232,3 +232,8 @@ def print_noise(check, one_realization_hint: str) -> None:
     print_table(check.durations, check.duration_signatures, title="Same text, another realization: durations")
     for note in check.notes:
         typer.echo(f"note: {note}")
+
+
+def _loop_notes(notes) -> list[str]:
+    """The closed-loop notes of an η result (recorded groups under another clock)."""
+    return [n for n in notes if n.startswith("closed loop: ")]

@@ -213,7 +213,8 @@ def beside(out: Path, infix: str) -> Path:
 SERVICE_HELP = ("measured, zero, scale=F (service time × F), or fit: a modelled clock, each request's service "
                 "time predicted as b0 + b1·audio_s + b2·chars by a least-absolute-deviations fit over the replayed "
                 "requests, one per backend and realization (coefficients in the signature's 'fit'); or "
-                "servers=K,share=G[,load_curve=TABLE] [,slowdown=F|TABLE]: shared servers (replay --servers).")
+                "servers=K,share=G, optionally with ,load_curve=TABLE and ,slowdown=F|TABLE: shared servers "
+                "(replay --servers).")
 SERVERS_HELP = ("Shared servers: the outputs of a share group (--share) queue for K identical workers, one request "
                 "in flight per output; a request starts when it is eligible (dispatched, its output's previous "
                 "request ready) and a worker is free, and takes its measured service × the load curve's slowdown "

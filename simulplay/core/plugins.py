@@ -111,6 +111,11 @@ def _name(spec: str) -> str:
 _STORED: dict[tuple[str, str], str] = {}  # (signature key, name) → the plugin entry a file read here stored
 
 
+def forget_stored() -> None:
+    """Drop what :func:`remember` kept (the command line, after each command)."""
+    _STORED.clear()
+
+
 def remember(meta: Mapping[str, Any]) -> None:
     """Keep the ``plugin`` entries of a table's stored signatures (``signature`` and the
     per-row ``signatures``), each under the component its signature names, so that numbers

@@ -33,14 +33,16 @@ RECORD_FORMAT = 1
 
 @dataclass(frozen=True)
 class Written:
-    """A config and the text the experiment wrote it as; ``config`` is ``None`` in a record
-    without a format until :meth:`parsed` parses the text."""
+    """A config and the text the experiment wrote it as. ``config`` is ``None`` in a record
+    without a format, and for a config of a plugin this process has not loaded (a rule or
+    backend a report need not know): ``data``, its recorded ``to_dict()``, keeps it as written."""
 
     text: str
     config: Any = None
+    data: dict[str, Any] | None = field(default=None, compare=False)
 
     def to_record(self) -> dict[str, Any]:
-        return {"written": self.text, "config": self.config.to_dict()}
+        return {"written": self.text, "config": self.config.to_dict() if self.config is not None else self.data}
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,7 @@ def _from_record(data: Mapping[str, Any], source: str) -> RunSettings:
     from simulplay.sim.variants import variant_from_dict
 
     def written(items, rebuild) -> tuple[Written, ...]:
-        return tuple(Written(w["written"], rebuild(dict(w["config"]))) for w in items)
+        return tuple(Written(w["written"], _rebuilt(rebuild, dict(w["config"])), dict(w["config"])) for w in items)
 
     return RunSettings(
         name=data["name"], source=data["source"], traces=tuple(Path(p) for p in data["traces"]), a=data["a"],
@@ -158,6 +160,15 @@ def _from_record(data: Mapping[str, Any], source: str) -> RunSettings:
         edges=tuple(data["edges"]), silent_parts=data["silent_parts"], sweep=tuple(data["sweep"]),
         sweep_confirm=data["sweep_confirm"], content=data["content"], quality=data["quality"],
         talks=tuple(data["talks"]), events=data["events"], commit=tuple(data["commit"]))
+
+
+def _rebuilt(rebuild, data: dict[str, Any]) -> Any:
+    """The config of ``data``, or None when its registered name is not known here (a plugin's
+    rule or backend the report reads as its text; a run's experiment loads its plugins first)."""
+    try:
+        return rebuild(data)
+    except InputError:
+        return None
 
 
 def _from_flat(data: Mapping[str, Any]) -> RunSettings:

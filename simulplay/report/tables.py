@@ -24,6 +24,7 @@ from simulplay.grouping import canonical_condition
 from simulplay.report.latency_tables import speech_latency_table, text_latency_table
 from simulplay.report.live import live_tables
 from simulplay.report.load import RunData, Signed
+from simulplay.report.loop_tables import loop_table
 from simulplay.report.measured import machine_items
 from simulplay.report.model import ReportTable, extend, row_strings, signature_lines
 from simulplay.report.noise_tables import fit_check_table, realization_table, talk_realizations_table
@@ -313,8 +314,9 @@ def all_tables(run: RunData) -> list[ReportTable]:
     tables = [overview_table(run), inputs_table(run), playback_table(run), speech_latency_table(run),
               text_latency_table(run), eta_table(run), realization_table(run), fit_check_table(run),
               talk_realizations_table(run), per_talk_table(run), interaction_table(run),
-              rules_table(run), contrast_table(run), optional_table(run, "eta_edges"), trace_table(run),
-              requests_table(run), optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
+              rules_table(run), loop_table(run), contrast_table(run), optional_table(run, "eta_edges"),
+              trace_table(run), requests_table(run), optional_table(run, "edges_nonspeech"),
+              optional_table(run, "content"),
               optional_table(run, "content_pairs"), optional_table(run, "word_timing"), player_table(run),
               *live_tables(run), quality_table(run)]
     return [t for t in tables if t is not None]

@@ -52,7 +52,7 @@ def pick_run_talks(run: RunData, talks: Sequence[str]) -> RunData:
     pairs = [] if run.contrasts is None else list(zip(run.contrasts.frame["p1"], run.contrasts.frame["p2"]))
     summary_sigs = [s if isinstance(s, dict) else {} for s in run.summary.signatures]
     res = compute_eta(run.summary.frame, a=run.a, f=run.f, reference=run.reference, boot=_bootstrap(run),
-                      contrasts=pairs, upstream=summary_sigs, allow_incomplete=bool(run.record.get("excluded_outputs")),
+                      contrasts=pairs, upstream=summary_sigs, allow_incomplete=bool(run.excluded_outputs),
                       source=str(run.summary.path))
     run.eta = _signed(res.table, res.table_signatures, run.eta)
     run.per_talk = _signed(res.per_talk, res.per_talk_signatures, run.per_talk)

@@ -89,6 +89,7 @@ class EventCounts:
 
     @property
     def n_tags(self) -> int:
+        """Event tags counted in all updates (an update may hold several)."""
         return sum(self.tags.values())
 
     def line(self) -> str:

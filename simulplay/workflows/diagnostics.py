@@ -40,6 +40,11 @@ class ContentSettings:
     timing: bool = False
     timing_seed: int = WORD_TIMING_SEED  # the word-timing bootstrap (Truong & Le (2026), Table 17: 20261005, linear)
     timing_quantile_method: str = WORD_TIMING_METHOD
+    config: RecognizerConfig | None = None  # ``recognizer`` parsed once, when the table is read
+
+    def recognizer_config(self, src: str) -> RecognizerConfig:
+        """The recognizer's config: parsed when the table was read, else from its text now."""
+        return self.config or parse_recognizer(self.recognizer, source=f"{src}: key 'content.recognizer'")
 
     def timing_bootstrap(self, boot: Bootstrap) -> Bootstrap:
         """The word-timing bootstrap: the experiment's draws and confidence, its own seed and method."""
@@ -70,7 +75,7 @@ def content_settings(table: dict[str, Any], src: str, rules: Sequence[str] = ())
     if not isinstance(table.get("language"), str) or not table["language"].strip():
         raise err("is missing", "language", hints["language"])
     spec = table.get("recognizer", "whisper")
-    parse_recognizer(spec, source=f"{src}: key 'content.recognizer'")
+    config = parse_recognizer(spec, source=f"{src}: key 'content.recognizer'")
     window_rule(float(table.get("window_s", 15.0)), f"{src}: key 'content.window_s'")
     pairs = []
     for item in table.get("pairs", []):
@@ -83,7 +88,7 @@ def content_settings(table: dict[str, Any], src: str, rules: Sequence[str] = ())
         pairs.append(pair)
     settings = ContentSettings(language=table["language"].strip(), recognizer=spec,
                                window_s=float(table.get("window_s", 15.0)), pairs=tuple(pairs),
-                               timing=bool(table.get("timing", False)),
+                               timing=bool(table.get("timing", False)), config=config,
                                **{k: table[k] for k in ("timing_seed", "timing_quantile_method") if k in table})
     try:
         boot = settings.timing_bootstrap(Bootstrap())
@@ -96,7 +101,7 @@ def content_settings(table: dict[str, Any], src: str, rules: Sequence[str] = ())
 
 def check_recognizer(settings: ContentSettings, src: str) -> None:
     """Load the experiment's recognizer once and check its language (before synthesis)."""
-    recognizer = parse_recognizer(settings.recognizer, source=f"{src}: key 'content.recognizer'").create()
+    recognizer = settings.recognizer_config(src).create()
     try:
         recognizer.load()
         recognizer.check_language(settings.language)
@@ -207,7 +212,7 @@ def run_diagnostics(settings: Any, manifest: pd.DataFrame, upstream: dict[str, A
     """The experiment's ``[content]`` table: ``transcripts.parquet``, ``content.csv`` (+
     ``content.pairs.csv``, ``content.per_output.csv``), and with ``timing`` ``word_timing.csv``
     (+ ``word_timing.per_talk.csv``, ``word_timing.words.parquet``) in ``out``."""
-    config = parse_recognizer(settings.recognizer, source=f"{source}: key 'content.recognizer'")
+    config = settings.recognizer_config(source)
     tr = recognize(manifest, upstream, store, config, language=settings.language,
                    rule=window_rule(settings.window_s, f"{source}: key 'content.window_s'"),
                    source=source, progress=progress)

@@ -75,6 +75,7 @@ from simulplay.workflows.quality import DEMO_QUALITY, QualitySettings
 if TYPE_CHECKING:
     from simulplay.backends import BackendConfig
     from simulplay.grouping import Rule
+    from simulplay.grouping.grid import RuleGrid
     from simulplay.sim.variants import ReplayVariant
     from simulplay.synthesis.executors import ExecutorSpec
     from simulplay.workflows.diagnostics import ContentSettings
@@ -122,7 +123,7 @@ class Experiment:
     variants: tuple[ReplayVariant, ...] = ()
     edges: tuple[float, ...] = ()  # edge-silence thresholds; empty: no edge replay
     silent_parts: str = "skip"  # skip | hold: the reading of parts without audio in every replay
-    sweep: tuple[str, ...] = ()  # grids of a modelled sweep after the run (simulplay.grouping.grid); empty: none
+    sweep: tuple[RuleGrid, ...] = ()  # grids of a modelled sweep after the run, parsed once; empty: none
     sweep_confirm: int = 0  # the sweep's best unmeasured points synthesized for real
     content: ContentSettings | None = None  # the [content] table; None: no content diagnostics
     quality: QualitySettings | None = None  # how the outputs sound (the demo's DEMO_QUALITY); None: not scored

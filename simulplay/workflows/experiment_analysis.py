@@ -10,6 +10,7 @@ from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.core.errors import InputError
 
 if TYPE_CHECKING:
+    from simulplay.grouping.grid import RuleGrid
     from simulplay.sim.variants import ReplayVariant
 
 
@@ -35,15 +36,16 @@ def edge_thresholds(values: list, src: str) -> tuple[float, ...]:
     return tuple(sorted(float(v) for v in values))
 
 
-def analysis_sweep(grids: tuple[str, ...], confirm: int, src: str) -> tuple[tuple[str, ...], int]:
-    """The sweep's grids (each checked: :mod:`simulplay.grouping.grid`) and how many points to confirm."""
+def analysis_sweep(grids: tuple[str, ...], confirm: int, src: str) -> tuple[tuple[RuleGrid, ...], int]:
+    """The sweep's grids, parsed once (:mod:`simulplay.grouping.grid`; the run's sweep takes
+    them as they are), and how many points to confirm."""
     from simulplay.grouping.grid import parse_grids
 
-    parse_grids(list(grids), source=f"{src}: key 'analysis.sweep'")
+    parsed = tuple(parse_grids(list(grids), source=f"{src}: key 'analysis.sweep'"))
     if confirm < 0 or (confirm and not grids):
         raise _err(src, f"{confirm} needs a sweep and must be ≥ 0", field="analysis.sweep_confirm",
                    accepted="a number of grid points ≥ 0, with analysis.sweep")
-    return grids, confirm
+    return parsed, confirm
 
 
 def analysis_bootstrap(analysis: dict[str, Any], src: str) -> Bootstrap:

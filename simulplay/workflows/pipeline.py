@@ -137,8 +137,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
             res.sweep = sweep_run(exp.out, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress)
 
         t3 = time.perf_counter()
-        make_or_reuse(exp.out, "sweep", {"rules": list(exp.sweep), "confirm": exp.sweep_confirm}, make_sweep,
-                      res.reused)
+        make_or_reuse(exp.out, "sweep", {"rules": [g.text for g in exp.sweep], "confirm": exp.sweep_confirm},
+                      make_sweep, res.reused)
         res.timings["sweep_s"] = time.perf_counter() - t3
     _explorer_and_report(exp, res)
     return res

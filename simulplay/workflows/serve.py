@@ -1,7 +1,8 @@
 """``simulplay serve``: an OpenAI-compatible speech server over any registered request backend.
 
 An ASGI application (Starlette, simulplay.workflows.serve_app) run by uvicorn on one event
-loop: HTTP/1.1 with keep-alive, pipelining and chunked transfer encoding. ``workers`` (K,
+loop (uvloop and the httptools parser when installed, as the dependencies ask): HTTP/1.1
+with keep-alive, pipelining and chunked transfer encoding. ``workers`` (K,
 default 1) backend instances serve the requests, each on its own thread: each request, once
 read and checked, takes a free instance for the whole of its synthesis; a request that finds
 all K busy waits in a queue without limit and gets the next instance freed, strictly in the
@@ -57,7 +58,7 @@ __all__ = ["MAX_BODY", "BODY_TIMEOUT_S", "SpeechServer", "VoiceMap", "WorkerPool
 
 MAX_BODY = 1 << 20  # bytes: a longer request body gets 413
 BODY_TIMEOUT_S = 30.0  # a request body not complete after this long gets 408
-KEEP_ALIVE_S = 5.0  # an idle kept-alive connection is closed after this long
+KEEP_ALIVE_S = 120.0  # an idle kept-alive connection is closed after this long (it holds no thread)
 
 
 class WorkerPool:
@@ -97,7 +98,8 @@ class WorkerPool:
 
 
 class Worker:
-    """One backend instance's thread (a daemon: a hung synthesis never keeps the process alive)."""
+    """One backend instance's thread (a daemon: a hung synthesis never keeps the process
+    alive), running the jobs it is given one after another."""
 
     def __init__(self, name: str):
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
@@ -105,23 +107,11 @@ class Worker:
 
     def _run(self) -> None:
         while True:
-            loop, future, fn, args = self._jobs.get()
-            try:
-                result = fn(*args)
-            except BaseException as e:  # noqa: BLE001 - handed to the awaiting request
-                loop.call_soon_threadsafe(_settle, future, None, e)
-            else:
-                loop.call_soon_threadsafe(_settle, future, result, None)
+            fn, args = self._jobs.get()
+            fn(*args)  # simulplay.workflows.serve_app.produce: reports every failure itself
 
-    def submit(self, loop: asyncio.AbstractEventLoop, fn: Callable, *args) -> asyncio.Future:
-        future = loop.create_future()
-        self._jobs.put((loop, future, fn, args))
-        return future
-
-
-def _settle(future: asyncio.Future, result, exc) -> None:
-    if not future.done():
-        future.set_exception(exc) if exc is not None else future.set_result(result)
+    def submit(self, fn: Callable, *args) -> None:
+        self._jobs.put((fn, args))
 
 
 class VoiceMap:
@@ -169,7 +159,7 @@ class SpeechServer:
         self.workers = {id(b): Worker(f"simulplay-serve-worker-{i}") for i, b in enumerate(self.pool.backends)}
         self.socket = sock
         app = build_app(self)
-        config = uvicorn.Config(_logged(app, log) if log else app, http="h11", loop="asyncio", lifespan="off",
+        config = uvicorn.Config(_logged(app, log) if log else app, http="auto", loop="auto", lifespan="off",
                                 interface="asgi3", log_config=None, access_log=False, server_header=False,
                                 timeout_keep_alive=KEEP_ALIVE_S, timeout_graceful_shutdown=3)
         self._uvicorn = uvicorn.Server(config)

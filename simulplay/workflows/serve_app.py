@@ -18,11 +18,8 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any
 
-from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from simulplay.backends.audio_formats import CONTENT_TYPES, DEFAULT_FORMAT, FORMATS, WAV_MODES, Encoder
 
@@ -41,18 +38,19 @@ def error(status: int, message: str, kind: str = "invalid_request_error", *, clo
                         headers={"Connection": "close"} if close else None)
 
 
-def build_app(server: SpeechServer) -> Starlette:
+def build_app(server: SpeechServer):
+    """The ASGI application: a plain dispatch on method and path to Starlette requests and
+    responses (Starlette's router and middleware stack cost as much CPU per request as the
+    rest of the server, which a loopback client shares)."""
+
     async def models(request: Request) -> Response:
-        return _denied(server, request) or JSONResponse(
-            {"object": "list", "data": [{"id": server.model, "object": "model", "owned_by": "simulplay"}]})
+        return JSONResponse({"object": "list", "data": [{"id": server.model, "object": "model",
+                                                         "owned_by": "simulplay"}]})
 
     async def identity(request: Request) -> Response:
-        return _denied(server, request) or JSONResponse(server.identity)
+        return JSONResponse(server.identity)
 
     async def speech(request: Request) -> Response:
-        denied = _denied(server, request)
-        if denied:
-            return denied
         body = await read_body(request, server.max_body, server.body_timeout)
         if isinstance(body, Response):
             return body
@@ -67,14 +65,25 @@ def build_app(server: SpeechServer) -> Starlette:
             return error(400, problem)
         return await synthesize(server, data["input"], data.get("response_format") or DEFAULT_FORMAT, wav_mode)
 
-    async def not_found(request: Request, exc: HTTPException) -> Response:
-        return _denied(server, request) or error(exc.status_code, f"no such endpoint {request.method} "
-                                                 f"{request.url.path} (POST /v1/audio/speech, GET /v1/models)")
+    routes = {("POST", "/v1/audio/speech"): speech, ("GET", "/v1/models"): models,
+              ("GET", "/v1/simulplay/identity"): identity}
+    paths = {path for _, path in routes}
 
-    return Starlette(routes=[Route("/v1/audio/speech", speech, methods=["POST"]),
-                             Route("/v1/models", models, methods=["GET"]),
-                             Route("/v1/simulplay/identity", identity, methods=["GET"])],
-                     exception_handlers={404: not_found, 405: not_found})
+    async def app(scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        endpoint = routes.get((scope["method"], scope["path"]))
+        response = _denied(server, request)
+        if response is None and endpoint is None:
+            status = 405 if scope["path"] in paths else 404
+            response = error(status, f"no such endpoint {scope['method']} {scope['path']} "
+                             "(POST /v1/audio/speech, GET /v1/models)")
+        if response is None:
+            response = await endpoint(request)
+        await response(scope, receive, send)
+
+    return app
 
 
 def _denied(server: SpeechServer, request: Request) -> Response | None:
@@ -134,9 +143,45 @@ def check_request(body: Any, model: str, voices: Any) -> str | None:
     return None
 
 
+class Handover:
+    """Items from a worker's thread to a queue on the event loop: what the thread puts while
+    the loop has not yet taken the last batch goes with it, so a fast synthesis wakes the
+    loop once or twice per request, not once per item. ("done", None), the thread's last
+    item, calls ``done`` (the worker is free) instead of entering the queue."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, items: asyncio.Queue, done):
+        self.loop, self.items, self.done = loop, items, done
+        self.pending: list = []
+        self.lock = threading.Lock()
+
+    def __call__(self, item) -> None:
+        with self.lock:
+            self.pending.append(item)
+            if len(self.pending) > 1:  # a wake-up is already on its way
+                return
+        self.loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self.lock:
+            batch, self.pending = self.pending, []
+        for item in batch:
+            if item[0] == "done":
+                self.done()
+            else:
+                self.items.put_nowait(item)
+
+
 def produce(backend: Backend, text: str, fmt: str, wav_mode: str, put, cancel: threading.Event) -> None:
     """On the worker's thread: synthesize, encode, and ``put`` ("start", Encoder), ("data",
-    bytes)…, then ("end", bytes) or ("error", message). Stops early when ``cancel`` is set."""
+    bytes)…, then ("end", bytes) or ("error", message), and last ("done", None). Stops early
+    when ``cancel`` is set."""
+    try:
+        _produce(backend, text, fmt, wav_mode, put, cancel)
+    finally:
+        put(("done", None))
+
+
+def _produce(backend: Backend, text: str, fmt: str, wav_mode: str, put, cancel: threading.Event) -> None:
     encoder = None
     try:
         stream = backend.stream(text)
@@ -163,15 +208,10 @@ async def synthesize(server: SpeechServer, text: str, fmt: str, wav_mode: str) -
     before the first audio (or, for a format sent whole, before the end) is a 500; after
     streamed audio began it cuts the stream (no final chunk), so the client sees a failure."""
     backend = await server.pool.acquire()
-    loop = asyncio.get_running_loop()
     items: asyncio.Queue = asyncio.Queue()
     cancel = threading.Event()
-
-    def put(item) -> None:
-        loop.call_soon_threadsafe(items.put_nowait, item)
-
-    done = server.workers[id(backend)].submit(loop, produce, backend, text, fmt, wav_mode, put, cancel)
-    done.add_done_callback(lambda _: server.pool.release(backend))
+    put = Handover(asyncio.get_running_loop(), items, lambda: server.pool.release(backend))
+    server.workers[id(backend)].submit(produce, backend, text, fmt, wav_mode, put, cancel)
     kind, value = await items.get()
     if kind == "error":
         return server.failed(value)
@@ -205,14 +245,19 @@ class AudioStream(Response):
                 await send({"type": "http.response.body", "body": first, "more_body": True})
             while True:
                 kind, value = await self.items.get()
+                data = b""
+                while kind == "data":  # the pieces already there go in one write
+                    data += value
+                    if self.items.empty():
+                        break
+                    kind, value = self.items.get_nowait()
                 if kind == "error":
                     self.server.failed(value)
                     raise RuntimeError(f"synthesis failed after the stream began: {value}")
-                if value:
-                    await send({"type": "http.response.body", "body": value, "more_body": kind != "end"})
-                if kind == "end":
-                    if not value:
-                        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                if kind == "end":  # the last piece and the end of the stream in one write
+                    await send({"type": "http.response.body", "body": data + value, "more_body": False})
                     return
+                if data:
+                    await send({"type": "http.response.body", "body": data, "more_body": True})
         finally:
             self.cancel.set()

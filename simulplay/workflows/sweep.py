@@ -102,10 +102,11 @@ class SweepRun:
     files: list[Path] = field(default_factory=list)
 
 
-def check_sweep_args(rules: list[str], *, by: str, confirm: int, service: str = "fit",
+def check_sweep_args(rules: list[str] | list[RuleGrid], *, by: str, confirm: int, service: str = "fit",
                      terms: str = "auto") -> list[RuleGrid]:
-    """The arguments that need no run, checked before it is read; the grids."""
-    grids = parse_grids(rules)
+    """The arguments that need no run, checked before it is read; the grids (``rules``: the
+    ``--rule`` texts, parsed here, or grids parsed before, taken as they are)."""
+    grids = list(rules) if all(isinstance(r, RuleGrid) for r in rules) and rules else parse_grids(list(rules))
     sweep_service(service)
     if terms not in TERMS:
         raise InputError.at(f"--duration-terms '{terms}'", "unknown choice", accepted=", ".join(TERMS))
@@ -153,8 +154,8 @@ def check_train(run: RunInputs, train: list[str]) -> None:
                                 accepted=", ".join(dict.fromkeys(run.manifest["condition"])))
 
 
-def sweep_run(folder: str | Path, rules: list[str], *, out: Path | None = None, confirm: int = 0, by: str = "L",
-              train: list[str] = (), folds: int = 5, service: str = "fit", terms: str = "auto",
+def sweep_run(folder: str | Path, rules: list[str] | list[RuleGrid], *, out: Path | None = None, confirm: int = 0,
+              by: str = "L", train: list[str] = (), folds: int = 5, service: str = "fit", terms: str = "auto",
               servers: str | None = None, share: str = "panel", load_curve: Path | None = None,
               slowdown: str | None = None, progress: Progress = NO_PROGRESS) -> SweepRun:
     """Model the grids of ``rules`` on the run in ``folder``, check, confirm and write

@@ -157,13 +157,11 @@ def test_demo_refuses_a_contradicting_preset_before_synthesis(cli, tmp_path):
     assert proc.returncode == 2 and "--realizations" in proc.stderr and not (tmp_path / "demo").exists()
 
 
-@pytest.mark.parametrize("setting,preset", [("deterministic = true", "deterministic"),
-                                            ('durations = "fixed"', "durations=fixed")])
+@pytest.mark.parametrize("setting,preset", [({"deterministic": True}, "deterministic"),
+                                            ({"durations": "fixed"}, "durations=fixed")])
 def test_experiment_files_name_the_presets_as_backend_settings(tmp_path, setting, preset):
     from simulplay.workflows.experiment import load_experiment
+    from tests.support.factories import write_experiment
 
-    (tmp_path / "t.jsonl").write_text('{"talk_id": "t", "system": "A", "source_s": 3, '
-                                      '"updates": [{"time_s": 0, "text": "Hi."}]}\n')
-    (tmp_path / "e.toml").write_text(f'traces = ["t.jsonl"]\na = "A"\nf = "F"\nrules = ["immediate"]\n'
-                                     f'reference = "immediate"\n[backend]\nname = "piper"\n{setting}\n')
-    assert load_experiment(tmp_path / "e.toml").backends[0].preset() == preset  # parsed once, at load
+    path = write_experiment(tmp_path, "e.toml", rules=["immediate"], backend={"name": "piper", **setting})
+    assert load_experiment(path).backends[0].preset() == preset  # parsed once, at load

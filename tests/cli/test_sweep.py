@@ -185,3 +185,21 @@ def test_confirm_resumes_after_a_kill(piper_run, piper_runs, tmp_path):
     assert table.loc[point, "confirmed"] and pd.notna(table.loc[point, "measured_eta_s"])
     check = pd.read_csv(out / "sweep_check.csv").set_index("condition")
     assert check.loc[point, "confirmed"]
+
+
+@pytest.mark.slow
+def test_a_modelled_closed_loop_point_confirmed_by_synthesis_agrees_with_its_measurement(piper_run, tmp_path):
+    """A closed-loop family on the real run: each point runs backlog in its engine on the
+    run's models; the confirmed point is synthesized in closed loop, and its modelled η lies
+    within the measured interval (the check's ``outside`` is false)."""
+    out = tmp_path / "loop"
+    point = "backlog:below=2,max_chars=300,min_words=3"
+    done = cli(piper_run, "--rule", "backlog:below=2", "--confirm", "1", "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    manifest = pd.read_parquet(out / "confirmed.parquet")
+    rows = manifest[manifest["condition"] == point]
+    assert (manifest["error"] == "").all() and len(rows) and rows["queued_s"].notna().all()
+    check = pd.read_csv(out / "sweep_check.csv").set_index("condition")
+    assert check.loc[point, "confirmed"] and check.loc[point, "measured_eta_s"] != 0  # not immediate's groups
+    assert not check.loc[point, "outside"]
+    assert abs(check.loc[point, "eta_diff_s"]) <= check.loc[point, "half_width_s"]

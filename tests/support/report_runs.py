@@ -70,14 +70,16 @@ def with_audio(man: pd.DataFrame, store: Path, rate: int = 16_000) -> pd.DataFra
 
 def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = True, names=None,
              realizations: int = 1, services: tuple[str, ...] = ("zero",), store: Path | None = None,
-             backends: tuple[str, ...] = (BACKEND,)) -> Path:
+             backends: tuple[str, ...] = (BACKEND,), manifest: pd.DataFrame | None = None,
+             rules: list[str] = RULES) -> Path:
     """Write a run folder as `simulplay run` does: manifest, summary, η (+ per talk,
     contrasts), the service variants (``service=zero``), run.json and the trace file it
     names. Realizations after the first repeat the plan with service times drawn afresh
     (uniform 0.5–1.5 × the first's, seeded); with ``store``, the requests' audio (tones)
-    in that audio store, named in run.json."""
+    in that audio store, named in run.json. ``manifest`` and ``rules``: another plan than
+    the synthetic one (the contrast only when both its rules are among them)."""
     folder.mkdir(parents=True, exist_ok=True)
-    man = synthetic_manifest(n_talks, names=names, backends=backends)
+    man = synthetic_manifest(n_talks, names=names, backends=backends) if manifest is None else manifest
     if store is not None:
         man = with_audio(man, store)
     if realizations > 1:
@@ -89,7 +91,7 @@ def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = Tru
                 extra_meta={"signature": common})
     valid = validate_manifest(man, "manifest.parquet")
     boot = Bootstrap(draws=draws, seed=3, method="linear")  # as run.json below says
-    contrasts = [("punct", "timer:w=4")]
+    contrasts = [("punct", "timer:w=4")] if {"punct", "timer:w=4"} <= set(rules) else []
     for suffix, service in (("", "measured"), *((f".service-{v}", v) for v in services)):
         rep = replay(valid, service=parse_service(service), upstream=common)
         write_table(rep.summary, folder / f"summary{suffix}.parquet", rep.signatures, kind="playback-summary")
@@ -108,7 +110,8 @@ def make_run(folder: Path, n_talks: int, *, draws: int = 300, traces: bool = Tru
                 for i, w in enumerate(["Hello there", "world.", "a b c d", "end!"])]
         write_trace(pd.DataFrame(rows), trace_path, base_signature(table="trace"))
     record = {"experiment": {"name": f"synthetic-{n_talks}", "traces": [str(trace_path)], "a": "A", "f": "F",
-                             "rules": RULES, "reference": "immediate", "backend": BACKEND, "realizations": realizations,
+                             "rules": list(rules), "reference": "immediate", "backend": BACKEND,
+                             "realizations": realizations,
                              "draws": draws, "seed": 3, "quantile_method": "linear", "confidence": 0.95,
                              "contrasts": [list(c) for c in contrasts],
                              "variants": [f"service={v}" for v in services],

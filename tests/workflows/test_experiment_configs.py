@@ -82,7 +82,8 @@ def test_a_variant_listed_twice_is_refused(folder, cli):
 # ---- every config rebuilds itself from to_dict() ----------------------------------
 
 RULE_EXAMPLES = [Immediate(), Timer(w=2.5), Punct(cap=3, min_words=1, unit="char"), Words(n=5, cap=1.5),
-                 Backlog(below=0.5, max_chars=120, min_words=2), Pacer(min_audio_buffer=3, max_text_length=200)]
+                 Backlog(below=0.5, max_chars=120, min_words=2), Pacer(min_audio_buffer=3, max_text_length=200),
+                 *(RULES.get(name, "test")() for name in ("livekit", "pipecat", "realtimetts"))]
 #: settings that the backends without usable defaults require (never loaded: nothing is read)
 BACKEND_SETTINGS = {"cosyvoice": {"prompt_text": "hello", "prompt_wav": "/p.wav", "speed": 1.25},
                     "http": {"base_url": "http://127.0.0.1:8000/v1", "voice": "alloy", "retries": 2},
@@ -173,3 +174,21 @@ def test_the_pipeline_runs_from_config_objects_and_parses_no_spec(tmp_path, monk
     assert record["backends"][0]["written"].startswith("fake-test:") and record["bootstrap"]["draws"] == 50
     assert record["executor"]["executor"] == "serial"
     assert dataclasses.replace(exp, source="elsewhere") == exp  # where it came from is no part of it
+
+
+def test_the_sweep_grids_are_parsed_once_when_the_experiment_loads(folder, monkeypatch):
+    import simulplay.grouping.grid as grid
+    from simulplay.workflows.sweep import check_sweep_args
+
+    (folder / "exp.toml").write_text(TOML.replace('seed = 0', 'seed = 0\nsweep = ["timer:w=1..3", "words:n=4,8"]'))
+    exp = load_experiment(folder / "exp.toml")
+    assert [g.text for g in exp.sweep] == ["timer:w=1..3", "words:n=4,8"]
+    assert [len(g.points) for g in exp.sweep] == [3, 2]  # w = 1, 2, 3; n = 4, 8
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"parsed again: {args}")
+
+    monkeypatch.setattr(grid, "parse_grids", refuse)
+    monkeypatch.setattr("simulplay.workflows.sweep.parse_grids", refuse)
+    assert check_sweep_args(list(exp.sweep), by="L", confirm=0) == list(exp.sweep)
+    assert [s for s in exp.to_record()["sweep"]] == ["timer:w=1..3", "words:n=4,8"]

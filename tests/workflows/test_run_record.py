@@ -10,7 +10,7 @@ import pytest
 from simulplay.core.errors import InputError
 from simulplay.report.record import RECORD_FORMAT, RunRecord, RunSettings
 from simulplay.workflows.experiment import Experiment, demo_experiment, load_experiment, written
-from tests.support.factories import write_experiment
+from tests.support.factories import PIPER_BACKEND, write_experiment
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
@@ -21,6 +21,9 @@ def experiments(tmp_path):
     yield "demo", demo_experiment(tmp_path / "demo")
     yield "demo --backends piper,espeak", demo_experiment(tmp_path / "demo2", backends=("piper", "espeak"),
                                                            piper="durations=fixed", realizations=2)
+    content = {"recognizer": "whisper:beam_size=2", "language": "en", "pairs": [["immediate", "timer:w=3"]],
+               "timing": True}
+    yield "[content]", load_experiment(write_experiment(tmp_path, backend=PIPER_BACKEND, tables={"content": content}))
 
 
 def test_every_example_and_the_demo_round_trip_byte_for_byte(tmp_path):
@@ -41,7 +44,8 @@ def test_a_real_run_json_reads_back_to_the_same_bytes_and_the_same_experiment(tm
     from simulplay.workflows.pipeline import run_experiment
 
     path = write_experiment(tmp_path, rules=["immediate", "punct", "timer:w=3"],
-                            analysis={"draws": 50, "seed": 0, "variants": ["service=zero", "silent=hold"]})
+                            analysis={"draws": 50, "seed": 0, "variants": ["service=zero", "silent=hold"],
+                                      "sweep": ["timer:w=1..2"]})
     exp = load_experiment(path)
     run_experiment(exp)
     text = (tmp_path / "run" / "run.json").read_text(encoding="utf-8")
@@ -51,6 +55,7 @@ def test_a_real_run_json_reads_back_to_the_same_bytes_and_the_same_experiment(tm
     assert record.settings.rule_texts == ["immediate", "punct", "timer:w=3"]
     assert record.settings.variant_texts == ["service=zero", "silent=hold"]
     assert record.count("requests") > 0 and record.excluded_outputs == []
+    assert record.settings.sweep == ("timer:w=1..2",) and (tmp_path / "run" / "sweep").is_dir()  # the parsed grid ran
 
 
 FLAT = {"name": "old", "traces": ["t.jsonl"], "a": "A", "f": "F", "rules": ["immediate", "punct"],
@@ -79,3 +84,26 @@ def test_a_record_this_version_cannot_read_is_one_line(data, fragment):
     with pytest.raises(InputError) as e:
         RunSettings.from_record(data, source="r/run.json")
     assert len(str(e.value).splitlines()) == 1 and fragment in str(e.value) and "r/run.json" in str(e.value)
+
+
+def test_the_recognizer_is_parsed_once_when_the_experiment_loads(tmp_path):
+    from simulplay.recognizers import parse_recognizer
+
+    content = {"recognizer": "whisper:beam_size=2", "language": "en"}
+    exp = load_experiment(write_experiment(tmp_path, backend=PIPER_BACKEND, tables={"content": content}))
+    assert exp.content.config == parse_recognizer("whisper:beam_size=2") and exp.content.config.beam_size == 2
+    assert exp.content.recognizer_config("exp.toml") is exp.content.config  # not parsed again
+    record = exp.to_record()["content"]["recognizer"]
+    assert record["written"] == "whisper:beam_size=2" and record["config"]["beam_size"] == 2
+
+
+def test_a_plugin_config_this_process_does_not_know_is_read_as_its_text(tmp_path):
+    """A report made without the plugin a run used reads the run's settings as written; an
+    experiment rebuilt from it needs the plugin loaded first."""
+    record = json.loads(json.dumps(load_experiment(write_experiment(tmp_path, backend=PIPER_BACKEND)).to_record()))
+    record["rules"][1] = {"written": "clause:n=2", "config": {"rule": "clause", "n": 2}}  # a plugin's rule
+    settings = RunSettings.from_record(record)
+    assert settings.rule_texts == ["immediate", "clause:n=2"] and settings.rules[1].config is None
+    assert json.dumps(settings.to_record()) == json.dumps(record)  # written back as it was recorded
+    with pytest.raises(InputError, match="names clause:n=2, which no loaded module registers"):
+        Experiment.from_record(record)

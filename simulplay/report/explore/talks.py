@@ -16,7 +16,8 @@ instead of clocking it), the numbers are written out (``ready``, ``play``).
 Shape (``o`` indexes ``outputs``)::
 
     {"talk": id, "outputs": [{"system", "condition", "backend"?, "realization"?, "source_s"}],
-     "requests": [{"seq", "text", "trigger", "dispatch", "dur", "audio", "n", "rate"}] (per o),
+     "requests": [{"seq", "text", "trigger", "dispatch", "dur", "audio", "n", "rate",
+                   "queued"?, "in_flight"?}] (per o),
      "triggers": [names the requests' "trigger" index],
      "updates": {system: {"t": [s], "text": [...]}},
      "variants": {key: {"silent", "signatures": [...], "outputs": [{"service", "parts": {"count"?,
@@ -28,7 +29,10 @@ per request) and ``off`` (each chunk's readiness after its request's start); ``d
 a part's duration is not its request's (chunks, edge trimming); ``s0``/``s1`` the samples
 of its request's audio a part plays when it is not the whole request. A request's
 ``audio`` is the index of its store key in ``audio_keys`` (-1: no audio), ``n`` its
-sample count and ``rate`` the output's one sample rate in Hz (0: none, or mixed).
+sample count and ``rate`` the output's one sample rate in Hz (0: none, or mixed). A
+closed-loop output (its condition a policy that reads the listener's queue) whose manifest
+recorded what the policy saw adds, per request, ``queued`` (the queued audio q(t) at its
+dispatch, ns) and ``in_flight`` (requests in flight then); an open-loop output has neither.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import pandas as pd
 from simulplay.core.keys import OUTPUT_ID, present
 from simulplay.core.timebase import to_ns
 from simulplay.grouping import canonical_condition
+from simulplay.grouping.policy import closed_loop_condition
 from simulplay.report.explore.variants import Variant, shown_all
 from simulplay.sim.replay import SUMMARY_COLUMNS
 
@@ -158,6 +163,10 @@ class TalkData:
         self.trigger_codes, self.trigger_names = pd.factorize(trigger)
         self.dispatch = ns_array(m["dispatch_s"])
         self.seq = m["seq"].to_numpy(np.int64)
+        self.loop = None
+        if {"queued_s", "in_flight"} <= set(m.columns):
+            closed = m["condition"].astype(str).map(closed_loop_condition).to_numpy(bool)
+            self.loop = (closed, ns_array(m["queued_s"]), m["in_flight"].astype("Int64"))
         self.with_audio = {"audio_key", "n_samples", "sample_rate"} <= set(m.columns)
         if self.with_audio:
             self.n = m["n_samples"].fillna(0).to_numpy(np.int64)
@@ -199,6 +208,10 @@ class TalkData:
         out = {"seq": self.seq[pos].tolist(), "text": self.text[pos].tolist(),
                "trigger": self.trigger_codes[pos].tolist(),
                "dispatch": ns_list(self.dispatch[0][pos], self.dispatch[1][pos]), "dur": primary.dur[ppos].tolist()}
+        if self.loop is not None and self.loop[0][pos].any():
+            _, (queued, given), in_flight = self.loop
+            out |= {"queued": ns_list(queued[pos], given[pos]),
+                    "in_flight": [None if pd.isna(v) else int(v) for v in in_flight.iloc[pos]]}
         if self.with_audio:
             n = self.n[pos]
             rates = set(self.rate[pos][n > 0].tolist())

@@ -37,7 +37,8 @@
       else { start = prevReady === null ? dispatch : Math.max(dispatch, prevReady); ready = start + vo.service[i]; }
       prevReady = ready;
       return { i: i, seq: seq, text: req.text[i], trigger: talk.triggers[req.trigger[i]] || "",
-        dispatch: req.dispatch[i], service: vo.service[i], start: start, ready: ready };
+        dispatch: req.dispatch[i], service: vo.service[i], start: start, ready: ready,
+        queued: req.queued ? req.queued[i] : null, inFlight: req.in_flight ? req.in_flight[i] : null };
     });
     const rows = [];  // [request index, chunk or null, ready]
     if (P.count) {
@@ -63,7 +64,23 @@
         s0: P.s0 ? P.s0[j] : 0, s1: P.s1 ? P.s1[j] : (req.n ? req.n[r] : 0) });
     });
     return { output: talk.outputs[o], o: o, requests: requests, parts: parts, summary: vo.summary,
-      signature: variant.signatures[vo.sig], rate: req.rate || 0 };
+      signature: variant.signatures[vo.sig], rate: req.rate || 0, closed: !!req.queued };
+  };
+
+  /* A closed-loop output's queued audio q(t) = max(0, C_k − t), k the last part ready by t
+   * (C_k its end of playback), as [t, q] corners in ns: it jumps at each readiness and falls
+   * with slope −1 until the next readiness or 0. */
+  T.queued = function (m) {
+    const played = m.parts.filter(function (p) { return p.play !== null; });
+    const pts = [];
+    played.forEach(function (p, k) {
+      const prevC = k ? played[k - 1].end : p.ready;
+      pts.push([p.ready, Math.max(0, prevC - p.ready)], [p.ready, Math.max(0, p.end - p.ready)]);
+      const next = k + 1 < played.length ? played[k + 1].ready : p.end;
+      if (p.end <= next) { if (p.end > p.ready) pts.push([p.end, 0]); }
+      else pts.push([next, p.end - next]);
+    });
+    return pts;
   };
 
   /* Output index of (system, condition) in the chosen panel, or -1. */
@@ -123,6 +140,10 @@
   T.tip = function (lane, kind, i) {
     if (lane.live) return liveTip(lane, kind, i);
     if (kind === "j") return joinTip(lane, i);
+    if (kind === "q") {
+      return "queued audio q(t) = max(0, C_k − t), k the last request ready by t (closed loop); at most " +
+        us(lane.qmax) + " in this lane";
+    }
     if (kind === "u") {
       const u = lane.updates;
       return "text update at " + X.fmt(u.t[i], 6) + " s (" + lane.model.output.system + ")\n" + u.text[i];
@@ -131,6 +152,8 @@
     const r = p ? p.request : lane.model.requests[i];
     const lines = [(p ? "part: request seq " + r.seq + (p.chunk !== null ? ", chunk " + p.chunk : "") : "request seq " + r.seq) +
       (r.trigger ? " · trigger " + r.trigger : ""), "text: " + r.text,
+      ...(r.queued === null ? [] : ["the policy saw at dispatch: queued audio " + us(r.queued) + " · in flight " +
+        (r.inFlight === null ? "–" : r.inFlight)]),
       "dispatch " + us(r.dispatch) + " · synthesis start " + us(r.start) + " · service " + us(r.service) +
       " · ready " + us(r.ready) + " (waited " + us(r.start - r.dispatch) + ")"];
     const shown = p ? [p] : lane.model.parts.filter(function (q) { return q.request === r; });
@@ -173,6 +196,15 @@
         "data-seq": p.seq, "data-chunk": p.chunk === null ? null : p.chunk, "data-ready": s(p.ready),
         "data-play": s(p.play), "data-end": s(p.end), "data-idle": s(p.idle) }));
     });
+    if (m.closed) {
+      const pts = T.queued(m);
+      const qmax = Math.max.apply(null, [0].concat(pts.map(function (q) { return q[1]; })));
+      lane.qmax = qmax;
+      const yq = function (q) { return y + 68 - (qmax > 0 ? q / qmax * 22 : 0); };
+      g.append(X.svg("polyline", { class: "queued", "data-tip": "q:0", "data-max": s(qmax),
+        "data-points": pts.map(function (q) { return s(q[0]) + "," + s(q[1]); }).join(" "),
+        points: pts.map(function (q) { return x(s(q[0])) + "," + yq(q[1]); }).join(" ") }));
+    }
     if (m.summary.end_s !== null) {
       const xe = x(m.summary.end_s);
       g.append(X.svg("line", { class: "out-end", x1: xe, x2: xe, y1: y + 40, y2: y + 74, "data-end": m.summary.end_s }));
