@@ -18,13 +18,12 @@ Every talk records the final text it must import as (words joined by one space).
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.support.simulstream_logs import DE_WORDS, SPM, german_words, pieces_of
+from tests.support.simulstream_logs import DE_WORDS, SPM, german_words, pieces_of, write_log
 
 KINDS = ("tail", "period", "loop", "everything")
 
@@ -92,14 +91,9 @@ def revising_talk(talk_id: str, seconds: float, seed: int, *, words_per_s: float
 
 
 def write_revising_log(path: Path, talks: list[RevisingTalk], *, loading_s: float = 41.5) -> Path:
-    """The talks one after another, each after its metadata line (ids 0, 1, …)."""
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"model_loading_time": loading_s}) + "\n")
-        for k, t in enumerate(talks):
-            f.write(json.dumps({"id": k, "metadata": {"wav_name": f"{t.talk_id}.wav"}}) + "\n")
-            for p in t.packets:
-                f.write(json.dumps({**p, "id": k}, ensure_ascii=False) + "\n")
-    return Path(path)
+    """The talks one after another, each after its metadata line (ids 0, 1, …), written as
+    the append-only logs are."""
+    return write_log(path, talks, loading_s=loading_s).path
 
 
 def revising_log(path: Path, seconds: list[float], *, seed: int = 29, **options) -> list[RevisingTalk]:
