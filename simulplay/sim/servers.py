@@ -43,7 +43,7 @@ from simulplay.core.errors import InputError
 from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
 from simulplay.sim.playback import Clock
 from simulplay.sim.segments import segment_starts
-from simulplay.sim.slowdown import flight_factors, parse_flight
+from simulplay.sim.slowdown import flight_factors, parse_flight, read_level_table
 from simulplay.sim.variants import ServiceModel, register_service_model
 
 SHARES = ("panel", "talk", "system", "output")
@@ -91,22 +91,8 @@ def parse_points(text: str, source: str) -> tuple[np.ndarray, np.ndarray]:
 def read_load_curve(path: str | Path) -> str:
     """A load-curve table's canonical points (module docstring), every row checked; errors
     are one line naming the file, the row and the column (exit code 2)."""
-    from simulplay.core.tables import read_table
-
-    df, _ = read_table(path)
-    for col in ("concurrency", "service_p50_s"):
-        if col not in df:
-            raise InputError.at(path, f"has no column '{col}'", field=col, accepted=CURVE_ACCEPTED)
-    if df.empty:
-        raise InputError.at(path, "has no rows", accepted=CURVE_ACCEPTED)
-    levels = pd.to_numeric(df["concurrency"], errors="coerce").to_numpy(float)
-    p50s = pd.to_numeric(df["service_p50_s"], errors="coerce").to_numpy(float)
-    bad = ~(np.isfinite(levels) & (levels >= 1) & (levels == np.floor(levels)))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError.at(path, f"concurrency '{df['concurrency'].iloc[i]}' is not a whole number ≥ 1",
-                            row=i + 1, field="concurrency", accepted=CURVE_ACCEPTED)
-    return curve_points(*_checked_curve(levels.astype(np.int64), p50s, str(path)))
+    levels, p50s = read_level_table(path, "concurrency", "service_p50_s", CURVE_ACCEPTED)
+    return curve_points(*_checked_curve(levels, p50s, str(path)))
 
 
 def _checked_curve(levels: np.ndarray, p50s: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:

@@ -58,25 +58,32 @@ def parse_flight(text: str, source: str) -> str:
 
 def read_calibration(path: str | Path) -> str:
     """A calibration table's canonical points, every row checked."""
-    from simulplay.core.tables import read_table
-
     if not Path(path).exists():
         raise InputError.at(path, "no such file (a slowdown is a factor, n:f;… points or a table)",
                             accepted=ACCEPTED)
+    levels, factors = read_level_table(path, "in_flight", "slowdown", ACCEPTED)
+    return flight_points(*_checked(levels, factors, str(path)))
+
+
+def read_level_table(path: str | Path, level: str, value: str, accepted: str) -> tuple[np.ndarray, np.ndarray]:
+    """A table of whole-number levels ≥ 1 (column ``level``: requests in flight or in service)
+    and a value per level (column ``value``, as floats, checked by the caller); errors are one
+    line naming the file, the row and the column (exit code 2)."""
+    from simulplay.core.tables import read_table
+
     df, _ = read_table(path)
-    for col in ("in_flight", "slowdown"):
+    for col in (level, value):
         if col not in df:
-            raise InputError.at(path, f"has no column '{col}'", field=col, accepted=ACCEPTED)
+            raise InputError.at(path, f"has no column '{col}'", field=col, accepted=accepted)
     if df.empty:
-        raise InputError.at(path, "has no rows", accepted=ACCEPTED)
-    levels = pd.to_numeric(df["in_flight"], errors="coerce").to_numpy(float)
+        raise InputError.at(path, "has no rows", accepted=accepted)
+    levels = pd.to_numeric(df[level], errors="coerce").to_numpy(float)
     bad = ~(np.isfinite(levels) & (levels >= 1) & (levels == np.floor(levels)))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError.at(path, f"in_flight '{df['in_flight'].iloc[i]}' is not a whole number ≥ 1", row=i + 1,
-                            field="in_flight", accepted=ACCEPTED)
-    factors = pd.to_numeric(df["slowdown"], errors="coerce").to_numpy(float)
-    return flight_points(*_checked(levels.astype(np.int64), factors, str(path)))
+        raise InputError.at(path, f"{level} '{df[level].iloc[i]}' is not a whole number ≥ 1", row=i + 1,
+                            field=level, accepted=accepted)
+    return levels.astype(np.int64), pd.to_numeric(df[value], errors="coerce").to_numpy(float)
 
 
 def _checked(levels: np.ndarray, factors: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
