@@ -84,7 +84,7 @@ class _Durations:
     request with the text, else the duration model (fitted on first need)."""
 
     def __init__(self, manifest: pd.DataFrame, closed: np.ndarray, streams: Sequence[Stream],
-                 phonemize: Phonemizer | None, source: str):
+                 phonemize: Phonemizer | None, source: str, models: Sequence[PanelModel] | None):
         self.panel_keys = present(RUN_PANEL_KEYS, manifest)
         self.samples = has_samples(manifest)
         ok = (manifest["error"] == "").to_numpy() & manifest["audio_s"].notna().to_numpy()
@@ -93,7 +93,7 @@ class _Durations:
         self.streams, self.phonemize, self.source = list(streams), phonemize, source
         self.index = {(s.talk_id, s.system): i for i, s in enumerate(self.streams)}
         self.predictors: dict[tuple, SpanPredictor] | None = None
-        self.models: list[PanelModel] = []
+        self.models: list[PanelModel] = list(models or [])
         self.failed = ""
 
     def table_of(self, rows: pd.DataFrame) -> dict[tuple, tuple[float, int, int, float]]:
@@ -124,7 +124,7 @@ class _Durations:
         table = update_table(self.streams)
         counts = update_counts(table, self.phonemize)
         try:
-            self.models = fit_models(self.train, table, counts, folds=3, source=self.source)
+            self.models = self.models or fit_models(self.train, table, counts, folds=3, source=self.source)
         except InputError as e:
             self.failed = f"a text the run did not synthesize and no duration model ({e})"
             return
@@ -164,16 +164,19 @@ class _Clock:
 
 
 def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: ServiceModel, *, silent: str = "skip",
-             phonemize: Phonemizer | None = None, source: str = "manifest") -> Decided:
+             phonemize: Phonemizer | None = None, models: Sequence[PanelModel] | None = None,
+             source: str = "manifest") -> Decided:
     """Decide every closed-loop output of a validated ``manifest`` again under ``service``
     and the reading ``silent`` of silent parts, on ``streams`` (the run's traces; module
-    docstring). Open-loop outputs keep their rows."""
+    docstring). Open-loop outputs keep their rows. Missing texts take the duration model of
+    ``models`` (one per panel; None: fitted on the manifest's open-loop requests with the
+    features of ``phonemize``, the backend's phonemizer, or the text's without one)."""
     closed = manifest["condition"].astype(str).map(closed_loop_condition).to_numpy(bool)
     if not closed.any():
         return Decided(manifest, service)
     keys = output_keys(manifest)
     clock = _Clock(service, manifest, source)
-    durations = _Durations(manifest, closed, streams, phonemize, source)
+    durations = _Durations(manifest, closed, streams, phonemize, source, models)
     by_name = {(s.talk_id, s.system): s for s in streams}
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
     out = Decided(manifest, service)
