@@ -19,9 +19,9 @@ import pandas as pd
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.commit import parse_commit
 from simulplay.grouping.registry import split_commit
-from simulplay.report.load import RunData
 from simulplay.report.model import ReportTable, extend
 from simulplay.report.order import sort_rows
+from simulplay.report.read_run import RunData
 
 MEANS = ("wer_pct", "cer_pct", "lag_p50_s", "lag_p90_s", "normalized_erasure")
 
