@@ -19,7 +19,7 @@ from simulplay.analysis.eta import EtaResult, compute_eta
 from simulplay.core.errors import IncompleteError, InputError
 from simulplay.grouping import canonical_condition
 from simulplay.report.inputs import TableFile
-from simulplay.report.load import keys_as_text
+from simulplay.report.read_run import keys_as_text
 
 TOL = 1e-9
 PANEL = ("backend", "realization")

@@ -50,7 +50,6 @@ from simulplay.report.inputs import (
     same_content,
     signature_fingerprint,
 )
-from simulplay.report.load import InputRow, RunData, Signed, keys_as_text, read_run_traces, relative_name
 from simulplay.report.match import (
     CONTRAST_POINTS,
     ETA_POINTS,
@@ -65,6 +64,7 @@ from simulplay.report.match import (
     replay_label,
 )
 from simulplay.report.queue import summary_mismatch
+from simulplay.report.read_run import InputRow, RunData, Signed, keys_as_text, read_run_traces, relative_name
 from simulplay.sim import replay
 
 MINIMUM = ("a request manifest, the playback summary of its replay (`simulplay replay`) and an η table computed "

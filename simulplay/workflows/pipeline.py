@@ -134,10 +134,12 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         from simulplay.workflows.sweep import sweep_run
 
         def make_sweep():
-            res.sweep = sweep_run(exp.out, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress)
+            res.sweep = sweep_run(exp.out, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress,
+                                  commits=list(exp.sweep_commit))
 
         t3 = time.perf_counter()
-        make_or_reuse(exp.out, "sweep", {"rules": [g.text for g in exp.sweep], "confirm": exp.sweep_confirm},
+        commit = {"commit": [g.text for g in exp.sweep_commit]} if exp.sweep_commit else {}
+        make_or_reuse(exp.out, "sweep", {"rules": [g.text for g in exp.sweep], "confirm": exp.sweep_confirm, **commit},
                       make_sweep, res.reused)
         res.timings["sweep_s"] = time.perf_counter() - t3
     _explorer_and_report(exp, res)
