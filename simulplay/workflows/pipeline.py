@@ -45,13 +45,12 @@ from simulplay.workflows.quality import (
     QualityResult,
     joins_path,
     quality_paths,
-    remember_quality,
     require_quality_extras,
     reusable_quality,
     score_quality,
     write_quality,
 )
-from simulplay.workflows.reuse import digest, make_or_reuse
+from simulplay.workflows.reuse import digest, make_or_reuse, remember
 from simulplay.workflows.steps import ReplaySettings, replay_deciding
 
 if TYPE_CHECKING:
@@ -274,7 +273,7 @@ def _quality(exp, synth, manifest, store, boot, allow_incomplete, progress, reus
     write_quality(res, out)
     write_table(res.deltas, paths[-1], res.delta_signatures or {"table": "quality-intervals"},
                 kind="quality-intervals", signature_column=True)
-    remember_quality(exp.out / QUALITY_RECORD, key, paths)
+    remember(exp.out / QUALITY_RECORD, key, exp.out, [p.name for p in paths])
     return res
 
 
