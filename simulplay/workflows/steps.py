@@ -19,8 +19,9 @@ import pandas as pd
 from simulplay.analysis import EtaResult, compute_eta
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.core.errors import InputError
+from simulplay.formats.load import read_load_curve
 from simulplay.sim.replay import ReplayResult
-from simulplay.sim.servers import Servers, read_load_curve, servers_model
+from simulplay.sim.servers import Servers, servers_model
 from simulplay.sim.slowdown import parse_flight
 from simulplay.sim.variants import Release, ServiceModel
 
