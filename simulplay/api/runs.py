@@ -89,7 +89,7 @@ def load_run(folder: PathLike, *, trace: Sequence[PathLike] = ()) -> Run:
     Raises:
         InputError: a missing folder or required table, a table that fails its checks.
     """
-    from simulplay.report.load import load_run as load
+    from simulplay.report.read_run import load_run as load
 
     root = as_path(folder, "folder", RUN_FOLDER)
     data = load(root, traces=[as_path(p, "trace", "trace file paths") for p in as_sequence(trace, "trace")])

@@ -48,7 +48,7 @@ from simulplay.report.inputs import (
     same_content,
     signature_fingerprint,
 )
-from simulplay.report.load import InputRow, RunData, Signed, keys_as_text, read_run_traces, relative_name
+from simulplay.report.read_run import InputRow, RunData, Signed, keys_as_text, read_run_traces, relative_name
 
 MINIMUM = ("a request manifest, the playback summary of its replay (`simulplay replay`) and an η table computed "
            "from that summary (`simulplay eta`)")

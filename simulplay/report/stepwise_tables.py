@@ -11,10 +11,10 @@ import pandas as pd
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import base_signature, merge
 from simulplay.grouping import canonical_condition
-from simulplay.report.load import RunData
 from simulplay.report.measured import machine_items
 from simulplay.report.model import ReportTable, extend, signature_lines
 from simulplay.report.order import condition_order, panels, sort_rows
+from simulplay.report.read_run import RunData
 
 #: Player columns shown (equal-talk means per output group and pre-buffer).
 PLAYER_SHOWN = ("first_playable_s", "required_startup_delay_s", "stall_count", "stall_total_s", "fluidity_index",
