@@ -29,7 +29,7 @@ import pandas as pd
 
 from simulplay.analysis.content import edit_counts, normalize_token
 from simulplay.core.signature import base_signature
-from simulplay.grouping.commit import CommitPolicy
+from simulplay.grouping.commit import CommitPolicy, Committed
 from simulplay.traces.model import Stream, word_count
 from simulplay.traces.revisions import revision_stats
 
@@ -81,11 +81,18 @@ class _Input:
         return self.rates[key]
 
 
-def spoken_row(stream: Stream, policy: CommitPolicy, shared: _Input | None = None) -> dict[str, Any]:
-    """One row of :data:`SPOKEN_COLUMNS` for one stream under one policy."""
-    c = policy.commit(stream)
+def stream_input(stream: Stream) -> _Input:
+    """What every policy's row of ``stream`` shares: its final words and normalized erasure."""
+    return _Input(_tokens(stream.joined), revision_stats(stream)["normalized_erasure"])
+
+
+def spoken_row(stream: Stream, policy: CommitPolicy, shared: _Input | None = None,
+               committed: Committed | None = None) -> dict[str, Any]:
+    """One row of :data:`SPOKEN_COLUMNS` for one stream under one policy (``committed``: the
+    policy's result on the stream, when already computed)."""
+    c = committed if committed is not None else policy.commit(stream)
     if shared is None:
-        shared = _Input(_tokens(c.final), revision_stats(stream)["normalized_erasure"])
+        shared = stream_input(stream)
     wer, cer = shared.error_rates(_tokens(c.stream.joined))
     lags = c.lags
     pct = np.percentile(lags, [50, 90]) if len(lags) else [np.nan, np.nan]
@@ -102,7 +109,7 @@ def spoken_table(streams: Sequence[Stream], policies: Sequence[CommitPolicy]) ->
     """The table of what each stream's listener got under each policy (policy by policy,
     stream by stream), and its signature (``commit``: the policies; ``oracle`` when one of
     them is non-causal)."""
-    shared = [_Input(_tokens(s.joined), revision_stats(s)["normalized_erasure"]) for s in streams]
+    shared = [stream_input(s) for s in streams]
     rows = [spoken_row(s, p, i) for p in policies for s, i in zip(streams, shared)]
     sig = base_signature(table="spoken", commit=[p.canonical() for p in policies], normalization="normalized",
                          oracle="non-causal: " + ", ".join(p.canonical() for p in policies if not p.causal)
