@@ -2,7 +2,7 @@
 
 The server (the tests' scripted server, in its own process so that it takes no time from the
 client's loop) answers at once with 0.1 s of audio in one chunk. Two runs of the load client
-(simulplay.live.load.measure, the client `simulplay live` uses):
+(simulplay.loadtest.run.measure, the client `simulplay live` uses):
 
 * open loop: 64 Poisson arrival streams of ``--rate`` requests per second each for
   ``--seconds``; lateness = sent − arrival. The baseline, measured in the same run, is
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_live_lateness import cpu_s, start_server, stop_server  # noqa: E402  (the same fast servers in their own process)
 from simulplay.live.client import Endpoint  # noqa: E402
-from simulplay.live.load import LoadPlan, arrivals, measure  # noqa: E402
+from simulplay.loadtest.run import LoadPlan, arrivals, measure  # noqa: E402
 from tests.live.fake_server import MODEL  # noqa: E402
 
 

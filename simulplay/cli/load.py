@@ -41,7 +41,7 @@ def load(
     audio per second, failures by status and the client's lateness. Exit code 1 when requests
     failed (each is counted, none retried). docs/many-listeners.md.
     """
-    from simulplay.live.load import run_load_command
+    from simulplay.loadtest.run import run_load_command
 
     raise typer.Exit(run_load_command(backend, concurrency, out, requests_from=requests_from, texts=texts,
                                       requests=requests, duration=duration, rate=rate, seed=seed,

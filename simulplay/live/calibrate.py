@@ -100,7 +100,7 @@ def burst(endpoint: Endpoint, texts: Sequence[str], peak: int) -> tuple[pd.DataF
     """The closed-loop burst: levels 1 and ``peak`` (one when ``peak`` is 1), each with
     :data:`MIN_REQUESTS` + 2 timed requests per client (the first and the last wave of a
     level meet fewer in flight); the load table, the requests table and the seconds it took."""
-    from simulplay.live.load import LoadPlan, measure
+    from simulplay.loadtest.run import LoadPlan, measure
 
     levels = tuple(sorted({1, max(1, peak)}))
     t0 = time.perf_counter()

@@ -25,11 +25,11 @@ from simulplay.report import formats, html
 from simulplay.report.figures import all_figures, default_condition, default_talk
 from simulplay.report.listen import LISTEN_S, listen_section
 from simulplay.report.live import live_figures
-from simulplay.report.load import RunData, load_run
 from simulplay.report.measured import measured_sentence
 from simulplay.report.model import ReportAudio, ReportFigure, ReportTable
 from simulplay.report.order import condition_order
 from simulplay.report.queue import replay_parts, silent_reading
+from simulplay.report.read_run import RunData, load_run
 from simulplay.report.stepwise import load_tables
 from simulplay.report.sweep_figures import sweep_report_figures
 from simulplay.report.tables import all_tables, eta_table
@@ -37,8 +37,8 @@ from simulplay.report.tables import all_tables, eta_table
 #: Report order by key prefix; tables and figures not listed follow in their own order.
 #: The report opens with its result (Table 2, η), then the run and its inputs.
 ORDER = ("table02", "table00", "inputs", "table01", "table01b", "table01c", "realizations", "fitclock", "figure01",
-         "table04", "table07", "table08", "table08b", "table09", "table10", "figure02", "figure03", "listen", "table19",
-         "table11", "table12", "figure04", "table16", "table13", "table17")
+         "table04", "table07", "table08", "table08b", "table08c", "table09", "table10", "figure02", "figure03",
+         "listen", "table19", "table11", "table12", "figure04", "table16", "table13", "table17")
 OUTPUTS = ("report.md", "report.html", "tables", "figures", "audio")
 
 
@@ -107,7 +107,7 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
         raise InputError.at(f"--condition '{condition}'", "is not a grouped condition of the run",
                             accepted=", ".join(others))
     parts = run.parts if run.parts is not None else replay_parts(
-        run.manifest.frame, run.summary.frame, allow_incomplete=bool(run.excluded_outputs),
+        run.manifest.frame, run.summary.frame, allow_incomplete=run.stepwise or bool(run.excluded_outputs),
         source=str(run.manifest.path), summary_name=run.summary.path.name,
         silent_parts=silent_reading(run.summary.signatures))
     talks = sorted(run.summary.frame["talk_id"].unique())

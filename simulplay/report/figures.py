@@ -25,10 +25,10 @@ from matplotlib.figure import Figure
 
 from simulplay.analysis.small_panels import tie_count
 from simulplay.core.signature import merge
-from simulplay.report.load import RunData
 from simulplay.report.model import ReportFigure, ReportTable, extend, signature_lines
 from simulplay.report.order import condition_order, panels, system_order
 from simulplay.report.queue import BAND, GRID_POINTS, queue_delta
+from simulplay.report.read_run import RunData
 
 PIXEL_RATIO = 2  # PNG pixels per CSS pixel: the page shows each figure at half its pixel size
 DPI = 110 * PIXEL_RATIO

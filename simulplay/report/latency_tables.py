@@ -9,9 +9,9 @@ import pandas as pd
 
 from simulplay.analysis.latency import METRIC_COLUMNS
 from simulplay.grouping import canonical_condition
-from simulplay.report.load import RunData
 from simulplay.report.model import ReportTable
 from simulplay.report.order import panels, sort_rows
+from simulplay.report.read_run import RunData
 
 SIMULEVAL_LABELS = {"start_offset_ms": "StartOffset", "end_offset_ms": "EndOffset", "atd_ms": "ATD",
                     "num_chunks": "NumChunks", "discontinuity_sum_ms": "Disc. sum", "discontinuity_ave_ms": "Disc. ave",

@@ -30,9 +30,9 @@ from simulplay.core.errors import InputError
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.paths import safe_names
 from simulplay.grouping import canonical_condition
-from simulplay.report.load import RunData
 from simulplay.report.model import AudioClip, ReportAudio, ReportTable, extend
 from simulplay.report.order import panels, system_order
+from simulplay.report.read_run import RunData
 from simulplay.sim.listener_audio import RESAMPLE_QUALITY, Rendered, render_output, resample
 from simulplay.sim.part_audio import PartAudio, part_samples
 

@@ -14,8 +14,8 @@ import numpy as np
 
 from simulplay.core.signature import merge
 from simulplay.report.figures import RC, _figure, _legend_below, render
-from simulplay.report.load import RunData
 from simulplay.report.model import ReportFigure, ReportTable, signature_lines
+from simulplay.report.read_run import RunData
 
 #: The columns of the per-output table, in order (the shared model's only when it ran).
 COLUMNS = ("talk_id", "system", "condition", "L_live_s", "L_isolated_s", "dL_isolated_s", "L_shared_s", "dL_shared_s")

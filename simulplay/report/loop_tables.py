@@ -18,9 +18,9 @@ import pandas as pd
 
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.policy import closed_loop_condition
-from simulplay.report.load import RunData
 from simulplay.report.model import ReportTable, extend
 from simulplay.report.order import panels, sort_rows
+from simulplay.report.read_run import RunData
 
 ETA_PARTS = ("eta_s", "duration_part_s", "idle_part_s")
 

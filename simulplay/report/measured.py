@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from simulplay.core.provenance import machine_line
-from simulplay.report.load import RunData
+from simulplay.report.read_run import RunData
 from simulplay.synthesis.clock_check import ClockCheck, load_at_measurement
 
 NOT_RECORDED = "not recorded"

@@ -12,9 +12,9 @@ import numpy as np
 
 from simulplay.analysis.noise import SPREAD_PANELS, spread_table
 from simulplay.analysis.realizations import has_realizations, talk_sd_summary, talk_spread
-from simulplay.report.load import RunData
 from simulplay.report.model import ReportTable, extend
 from simulplay.report.order import sort_rows
+from simulplay.report.read_run import RunData
 
 FIT_VARIANT = "service-fit"  # the label `simulplay run` gives the replay variant service=fit
 

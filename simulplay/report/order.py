@@ -9,7 +9,7 @@ import pandas as pd
 
 from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.grouping import canonical_condition
-from simulplay.report.load import RunData
+from simulplay.report.read_run import RunData
 
 
 def panels(df: pd.DataFrame) -> list[str]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from simulplay.analysis.quality_table import SUMMARY_METRICS, quality_summary
 from simulplay.grouping import canonical_condition
-from simulplay.report.load import RunData
 from simulplay.report.model import ReportTable
+from simulplay.report.read_run import RunData
 
 LABELS = {"metric": "score", "reference_mean": "reference", "condition_mean": "condition mean", "delta": "Δ",
           "n_negative": "Δ<0", "n_zero": "Δ=0", "n_positive": "Δ>0", "ci_low": "CI low", "ci_high": "CI high",

@@ -11,10 +11,10 @@ import pandas as pd
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import base_signature, merge
 from simulplay.grouping import canonical_condition
-from simulplay.report.load import RunData
 from simulplay.report.measured import machine_items
 from simulplay.report.model import ReportTable, extend, signature_lines
 from simulplay.report.order import condition_order, panels, sort_rows
+from simulplay.report.read_run import RunData
 
 #: Player columns shown (equal-talk means per output group and pre-buffer).
 PLAYER_SHOWN = ("first_playable_s", "required_startup_delay_s", "stall_count", "stall_total_s", "fluidity_index",
@@ -34,8 +34,8 @@ def inputs_table(run: RunData) -> ReportTable | None:
     return ReportTable.signed(
         "inputs", "Inputs", "Every file the report read or found, and what it did with it. Signature fingerprint: "
         "the first 12 hex digits of SHA-256 over the table's distinct display signatures (a Parquet table and its "
-        "CSV copy share it); file sha256: the first 12 hex digits of the file's SHA-256. Roles are decided from each "
-        "table's signature and by recomputing it from the summary, never from file names.", frame,
+        "CSV copy share it); file sha256: the first 12 hex digits of the file's SHA-256. Roles are read from each "
+        "table's structured signature, never from file names.", frame,
         [sig] * len(frame), labels={"signature_fingerprint": "signature fingerprint", "sha256": "file sha256"})
 
 

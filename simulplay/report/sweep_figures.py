@@ -21,8 +21,8 @@ import pandas as pd
 from simulplay.analysis.sweep import SWEEP_KEYS
 from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.report.figures import RC, _figure, _legend_below, render
-from simulplay.report.load import RunData
 from simulplay.report.model import ReportFigure, signature_lines
+from simulplay.report.read_run import RunData
 
 COLORS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860")
 

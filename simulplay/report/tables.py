@@ -23,13 +23,14 @@ from simulplay.core.signature import base_signature, merge
 from simulplay.grouping import canonical_condition
 from simulplay.report.latency_tables import speech_latency_table, text_latency_table
 from simulplay.report.live import live_tables
-from simulplay.report.load import RunData, Signed
 from simulplay.report.loop_tables import loop_table
 from simulplay.report.measured import machine_items
 from simulplay.report.model import ReportTable, extend, row_strings, signature_lines
 from simulplay.report.noise_tables import fit_check_table, realization_table, talk_realizations_table
 from simulplay.report.order import condition_order, panels, sort_rows
 from simulplay.report.quality import quality_table
+from simulplay.report.read_run import RunData, Signed
+from simulplay.report.spoken_tables import spoken_report_table
 from simulplay.report.stepwise_tables import inputs_table, player_table, stepwise_overview
 from simulplay.traces.model import ends_terminal, join_texts, word_count
 
@@ -314,9 +315,9 @@ def all_tables(run: RunData) -> list[ReportTable]:
     tables = [overview_table(run), inputs_table(run), playback_table(run), speech_latency_table(run),
               text_latency_table(run), eta_table(run), realization_table(run), fit_check_table(run),
               talk_realizations_table(run), per_talk_table(run), interaction_table(run),
-              rules_table(run), loop_table(run), contrast_table(run), optional_table(run, "eta_edges"),
-              trace_table(run), requests_table(run), optional_table(run, "edges_nonspeech"),
-              optional_table(run, "content"),
+              rules_table(run), loop_table(run), spoken_report_table(run), contrast_table(run),
+              optional_table(run, "eta_edges"), trace_table(run), requests_table(run),
+              optional_table(run, "edges_nonspeech"), optional_table(run, "content"),
               optional_table(run, "content_pairs"), optional_table(run, "word_timing"), player_table(run),
               *live_tables(run), quality_table(run)]
     return [t for t in tables if t is not None]

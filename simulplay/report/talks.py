@@ -19,7 +19,7 @@ import pandas as pd
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.eta import compute_eta
 from simulplay.core.signature import format_signature
-from simulplay.report.load import RunData, Signed
+from simulplay.report.read_run import RunData, Signed
 from simulplay.traces.select import check_talks
 
 

@@ -211,7 +211,7 @@ def test_the_api_refuses_servers_that_are_no_numbers(run_dir, tmp_path, servers)
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:the model")
 def test_the_report_shows_the_servers_figure_after_the_family_figures(tmp_path):
-    from simulplay.report.load import load_run
+    from simulplay.report.read_run import load_run
     from simulplay.report.sweep_figures import sweep_report_figures
     from tests.support.sweep_runs import swept_run
 

@@ -11,8 +11,8 @@ import pytest
 from simulplay.core.errors import InputError
 from simulplay.core.tables import read_table
 from simulplay.live.client import Record
-from simulplay.live.load import LoadPlan, arrivals, load_curve, texts_sha256
-from simulplay.live.loadstats import knees, underran
+from simulplay.loadtest.run import LoadPlan, arrivals, load_curve, texts_sha256
+from simulplay.loadtest.stats import knees, underran
 from simulplay.sim.servers import read_load_curve, slowdowns
 from tests.live.fake_server import RATE, ScriptedServer
 from tests.support.factories import manifest
@@ -161,7 +161,7 @@ def test_open_loop_sends_at_arrival_however_many_are_in_flight(tmp_path):
 
 def test_texts_come_from_a_file_a_table_or_the_demo_mix(tmp_path):
     from simulplay.core.tables import write_table
-    from simulplay.live.load import default_texts, read_texts
+    from simulplay.loadtest.run import default_texts, read_texts
 
     (tmp_path / "t.txt").write_text("a b\n\n  c  \n")
     assert read_texts(tmp_path / "t.txt", None) == (["a b", "c"], str(tmp_path / "t.txt"))

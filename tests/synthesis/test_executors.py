@@ -129,3 +129,22 @@ def test_driver_sigkill_then_resume_with_ray(tmp_path):
     m = pd.read_parquet(tmp_path / "m.parquet")
     assert (m["error"] == "").all()
 
+
+
+def test_a_closed_loop_policy_under_ray_makes_the_serial_groups(tmp_path, local_ray):
+    # audio is 0.05 s per letter: the first request ("one two three A", 0.6 s) plays until about 0.61 s,
+    # so backlog wakes at its crossing (about 0.41 s) and joins the two updates held then; the next
+    # arrival is 40 ms after it, far beyond the service time's jitter; the rest goes at the last arrival
+    texts = ["one two three", "four", "five", "six seven eight", "nine", "ten"]
+    loop = [stream([0.0, 0.1, 0.2, 0.45, 0.5, 0.9], [f"{x} {s}" for x in texts], talk_id="t", system=s,
+                   source_s=2.0) for s in ("A", "F")]
+    rules = [parse_rule("backlog:below=0.2,min_words=1"), parse_rule("immediate")]
+    cols = ["talk_id", "system", "condition", "seq", "text", "trigger", "n_updates", "group", "in_flight",
+            "audio_key", "n_samples"]
+    got = {e: synthesize_to_manifest(loop, rules, parse_backend("fake-test:delay=0.01"), AudioStore(tmp_path / e),
+                                     tmp_path / f"{e}.parquet", executor=parse_executor(e),
+                                     contention_sample=0).manifest for e in ("serial", "ray")}
+    pd.testing.assert_frame_equal(got["ray"][cols], got["serial"][cols])
+    assert got["ray"]["worker"].str.startswith("ray-").all()
+    backlog = got["serial"][got["serial"]["condition"].str.startswith("backlog")]
+    assert backlog["n_updates"].max() > 1  # some group joined updates: the feedback decided

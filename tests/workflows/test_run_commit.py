@@ -56,3 +56,9 @@ def test_the_run_record_reads_back_with_its_policies(run):
 def test_a_saved_rule_after_a_policy_rebuilds():
     r = parse_rule("hold:t=0.5+punct:min_words=2")
     assert rule_from_dict(r.to_dict()) == r and rule_from_dict(parse_rule("punct").to_dict()) == parse_rule("punct")
+
+
+def test_the_report_shows_what_the_listener_got(run):
+    exp, _ = run
+    report = (exp.out / "report" / "report.md").read_text(encoding="utf-8")
+    assert "Table 8c" in report and "What the listener got under each commit policy" in report

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simulplay.report.listen import find_store
-from simulplay.report.load import RunData
+from simulplay.report.read_run import RunData
 from simulplay.store.store import AudioStore
 
 AUDIO_COLUMNS = ("audio_key", "n_samples", "sample_rate")

@@ -47,8 +47,8 @@ from simulplay.report.explore.variants import (
     primary_variant,
     sensitivity_variants,
 )
-from simulplay.report.load import RunData
 from simulplay.report.order import condition_order
+from simulplay.report.read_run import RunData
 
 #: The page's scripts, in load order (package data under ``assets/``).
 SCRIPTS = ("explore-util.js", "explore-audio.js", "explore-panel.js", "explore-timeline.js", "explore-sweep.js",

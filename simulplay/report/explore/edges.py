@@ -25,8 +25,8 @@ from simulplay.core.keys import OUTPUT_ID, present
 from simulplay.core.signature import settings_hash
 from simulplay.core.tables import read_table, stored_signatures
 from simulplay.report.explore.variants import Variant, allows_incomplete, manifest_signature, per_talk_points
-from simulplay.report.load import RunData, keys_as_text
 from simulplay.report.queue import silent_reading, summary_mismatch
+from simulplay.report.read_run import RunData, keys_as_text
 from simulplay.vad.cache import ProbabilityCache
 
 GUARD_MS = 100.0  # the guard `simulplay run` trims with (workflows.edges default)

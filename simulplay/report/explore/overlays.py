@@ -49,7 +49,7 @@ from simulplay.core.timebase import to_ns
 from simulplay.grouping import canonical_condition
 from simulplay.report.explore.panel import json_value
 from simulplay.report.explore.variants import Variant, shown_all
-from simulplay.report.load import RunData
+from simulplay.report.read_run import RunData
 
 #: The live player's stall: a wait after the first part longer than this (seconds).
 MIN_STALL_S = 0.010

@@ -18,10 +18,10 @@ from simulplay.analysis.small_panels import small_panel_notes
 from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.grouping import canonical_condition
 from simulplay.report.explore.variants import Variant, shown_all
-from simulplay.report.load import RunData
 from simulplay.report.measured import machine_items
 from simulplay.report.model import signature_lines
 from simulplay.report.order import condition_order, system_order
+from simulplay.report.read_run import RunData
 
 ETA_SHOWN = ("n_talks", "eta_s", "ci_low_s", "ci_high_s", "n_negative", "n_zero", "n_positive", "delta_ref_s",
              "delta_s", "duration_part_s", "idle_part_s")

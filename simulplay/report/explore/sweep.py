@@ -26,8 +26,8 @@ from simulplay.grouping import canonical_condition
 from simulplay.grouping.grid import parse_grids
 from simulplay.report.explore.panel import json_value, panel_index, panels_of
 from simulplay.report.explore.variants import shown_all
-from simulplay.report.load import RunData
 from simulplay.report.model import signature_lines
+from simulplay.report.read_run import RunData
 
 #: Where a run folder keeps its sweep table (relative to the folder).
 SWEEP_TABLE = Path("sweep") / "sweep.parquet"

@@ -33,8 +33,8 @@ from simulplay.core.timebase import to_ns
 from simulplay.grouping import canonical_condition
 from simulplay.manifest import output_keys, read_chunks
 from simulplay.manifest.validate import has_samples
-from simulplay.report.load import RunData, Signed, keys_as_text
 from simulplay.report.queue import replay_parts, silent_reading, summary_mismatch
+from simulplay.report.read_run import RunData, Signed, keys_as_text
 from simulplay.sim import replay
 from simulplay.sim.part_audio import part_samples
 from simulplay.sim.playback import serial_clock

@@ -172,6 +172,7 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
             _note(run, run.optional[key], name.removesuffix(".csv").replace("_", " ") + " table", "shown as it is")
     _read_live(run, root / "live")
     _read_quality(run, root)
+    _read_spoken(run, root)
     read_run_traces(run, list(traces) or list(exp.traces),
                     "given with --trace" if traces else "named in run.json")
     return run
@@ -200,6 +201,17 @@ def _read_quality(run: RunData, root: Path) -> None:
     run.optional["quality"] = _read_either(root, "quality.intervals", QUALITY_COLUMNS, "quality interval table",
                                            _structured(run.manifest, run.summary, run.eta))
     _note(run, run.optional["quality"], "quality interval table", "Table 19")
+
+
+def _read_spoken(run: RunData, root: Path) -> None:
+    """What the listener got under each commit policy (a run with commit policies writes
+    ``spoken.parquet``/``.csv``), when present: Table 8c."""
+    from simulplay.analysis.spoken import SPOKEN_COLUMNS
+
+    if not any((root / f"spoken{ext}").exists() for ext in (".parquet", ".csv")):
+        return
+    run.optional["spoken"] = _read_either(root, "spoken", SPOKEN_COLUMNS, "spoken table", [])
+    _note(run, run.optional["spoken"], "spoken table", "Table 8c")
 
 
 def _note(run: RunData, table: Signed, kind: str, use: str) -> None:

@@ -14,7 +14,7 @@ the timed requests, on the same asyncio client as ``simulplay live``
 A level ends after ``requests`` timed requests, or once ``duration_s`` seconds have passed
 since its start (no new request after that; those in flight finish). Texts are used in
 order, cycling, from the first at every level. A failed request is counted under its
-status and never retried. The numbers are :mod:`.loadstats`'.
+status and never retried. The numbers are :mod:`.stats`'.
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ import numpy as np
 import pandas as pd
 
 from simulplay.backends import parse_backend
-from simulplay.backends.served import HttpBackend, HttpSettings
+from simulplay.backends.http_client import HttpBackend, HttpSettings
 from simulplay.core.errors import InputError
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import read_table, write_table
 from simulplay.live.client import NAN, Endpoint, Record, clock, frozen_heap, http_clients, send, sleep_until
-from simulplay.live.loadstats import LOAD_COLUMNS, knees, level_row, request_frame
-from simulplay.live.server import served
+from simulplay.live.launcher import served
 from simulplay.live.tables import LAG_P99_S
+from simulplay.loadtest.stats import LOAD_COLUMNS, knees, level_row, request_frame
 
 DEMO_RULES = ("immediate", "timer:w=2", "timer:w=4", "punct", "words")
 MIX_SEED = 0  # the order of the default mix
