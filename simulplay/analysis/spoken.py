@@ -115,3 +115,28 @@ def spoken_table(streams: Sequence[Stream], policies: Sequence[CommitPolicy]) ->
                          oracle="non-causal: " + ", ".join(p.canonical() for p in policies if not p.causal)
                          if any(not p.causal for p in policies) else None)
     return pd.DataFrame(rows, columns=list(SPOKEN_COLUMNS)), sig
+
+
+#: The per-policy columns of :func:`spoken_per_policy`.
+PER_POLICY_COLUMNS = ("commit", "system", "talks", "words_spoken", "spoken_then_retracted", "retracted_per_min",
+                      "wer_pct", "cer_pct", "lag_p50_s", "lag_p90_s", "lag_max_s", "normalized_erasure")
+_MEANS = ("wer_pct", "cer_pct", "lag_p50_s", "lag_p90_s", "normalized_erasure")
+
+
+def spoken_per_policy(spoken: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
+    """Per (commit policy, system) of a :func:`spoken_table` (rows in their first order): the talks,
+    the words spoken and spoken-then-retracted summed over the talks, the spoken-then-retracted
+    words per minute of source (``source``: ``talk_id``, ``system``, ``source_s`` in seconds; the
+    sum over the talks' summed minutes), the equal-talk means of WER, CER, lag p50 and p90 and
+    normalized erasure, and the largest lag; ``_first``: the index of the group's first row."""
+    s = spoken.assign(_first=range(len(spoken))).merge(
+        source.drop_duplicates(["talk_id", "system"])[["talk_id", "system", "source_s"]],
+        on=["talk_id", "system"], how="left")
+    per = s.groupby(["commit", "system"], sort=False).agg(
+        talks=("talk_id", "nunique"), words_spoken=("words_spoken", "sum"),
+        spoken_then_retracted=("spoken_then_retracted", "sum"), _seconds=("source_s", "sum"),
+        lag_max_s=("lag_max_s", "max"), _first=("_first", "first"), **{c: (c, "mean") for c in _MEANS}).reset_index()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per["retracted_per_min"] = np.where(per["_seconds"] > 0,
+                                            per["spoken_then_retracted"] * 60.0 / per["_seconds"], np.nan)
+    return per[[*PER_POLICY_COLUMNS, "_first"]]

@@ -39,7 +39,7 @@ import pandas as pd
 from simulplay.backends import parse_backend
 from simulplay.core.errors import IncompleteError, InputError, SimulplayWarning
 from simulplay.core.keys import OUTPUT_KEYS
-from simulplay.core.tables import read_table, stored_signatures, write_table
+from simulplay.core.tables import read_table, write_table
 from simulplay.grouping import Rule
 from simulplay.manifest import validate_manifest
 from simulplay.sim import replay
@@ -52,7 +52,6 @@ from simulplay.traces.select import prepare_streams
 MODELS = ("isolated", "shared", "shared_run", "shared_load")
 #: What each shared prediction's slowdown is, as printed.
 SLOWDOWN_OF = {"shared": "slowdown 1", "shared_run": "calibrated from this run", "shared_load": "load curve"}
-_META_OWN = ("table", "signatures", "row_signature", "notes")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,21 +93,15 @@ def check_design(design: EtaDesign, plan: pd.DataFrame) -> None:
 def isolated_synth(traces: Sequence[Path], rules: Sequence[Rule], backend: str, store: AudioStore, out: Path, *,
                    speed: float, talks: Sequence[str] = (), events: str = "keep"
                    ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Synthesize the run's requests one at a time into ``out`` and divide its dispatch and
-    source times by ``speed`` (the live time base); the manifest and the synthesis counts."""
+    """Synthesize the run's requests one at a time into ``out``, its dispatch and source times
+    divided by ``speed`` (the live time base; written once); the manifest and the synthesis counts."""
     with warnings.catch_warnings():  # the live plan has warned about event tags already
         warnings.simplefilter("ignore", SimulplayWarning)
         streams, recorded = prepare_streams(streams_from_frame(read_traces(traces)), talks=talks, events=events)
     res = synthesize_to_manifest(streams, list(rules), parse_backend(backend), store, out, traces=traces,
-                                 order="fixed", recorded=recorded)
-    df, meta = read_table(out)
-    df["dispatch_s"] = df["dispatch_s"] / speed
-    df["source_s"] = df["source_s"] / speed
-    sigs = [{**s, "speed": speed} for s in stored_signatures(meta, len(df)) or [{}] * len(df)]
-    write_table(df, out, sigs, kind=meta.get("table", "manifest"),
-                extra_meta={k: v for k, v in meta.items() if k not in _META_OWN})
+                                 order="fixed", recorded=recorded, speed=speed)
     st = res.stats
-    return df, {"synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed}
+    return res.manifest, {"synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed}
 
 
 def predictions(manifest: pd.DataFrame, *, shared: bool, slowdowns: dict[str, str] | None = None

@@ -67,7 +67,8 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
                            out: Path, *, realizations: int = 1, max_chars: int | None = None,
                            reuse: str | None = None, order: str = "counterbalanced", progress: Progress = NO_PROGRESS,
                            executor: ExecutorSpec | None = None, contention_sample: int = 8,
-                           traces: Sequence[Path] = (), recorded: dict[str, Any] | None = None) -> SynthResult:
+                           traces: Sequence[Path] = (), recorded: dict[str, Any] | None = None,
+                           speed: float | None = None) -> SynthResult:
     """Plan, synthesize what the store lacks, and write ``out`` plus its chunk table.
 
     The manifest is written even when requests failed (their ``error`` is filled);
@@ -92,7 +93,8 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
         plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse,
                              order=order)
     res = _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
-                      contention_sample=contention_sample, traces=traces, loops=loops, provenance=recorded)
+                      contention_sample=contention_sample, traces=traces, loops=loops, provenance=recorded,
+                      speed=speed)
     res.language = language
     return res
 
@@ -162,7 +164,7 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
                 progress: Progress, executor: ExecutorSpec | None, contention_sample: int,
                 provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
                 meta: dict[str, Any] | None = None, traces: Sequence[Path] = (),
-                loops: dict | None = None) -> SynthResult:
+                loops: dict | None = None, speed: float | None = None) -> SynthResult:
     todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
     warn_if_short(plan, config, store)
     recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)} for p in traces]  # as read now
@@ -179,6 +181,9 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     stats.machine = {**at_start, "load_at_end": machine()["load"]}
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
+    if speed is not None:
+        manifest = manifest.assign(dispatch_s=manifest["dispatch_s"] / speed, source_s=manifest["source_s"] / speed)
+        extra = [{**x, "speed": speed} for x in extra]
     sigs = [with_plugins({**common, "rule": c, **x}) for c, x in zip(manifest["condition"], extra)]
     check_written(manifest, chunks, out)  # a table the reader refuses is a bug, caught before it is written
     try:
