@@ -8,16 +8,24 @@
    thread) of the sample traces' first ``--streams`` streams, then open-loop ``synth
    --requests`` of exactly the requests it made into a fresh store: wall seconds per request
    both ways, and what the driver spends outside synthesis (wall − Σ service) per request.
-3. **sweep** — with a demo run folder (``simulplay demo --out-dir DIR``): the whole
+3. **redecide** — a replay variant decided again: the synthetic panel's manifest under
+   ``immediate``, ``timer:w=2``, ``timer:w=4``, ``punct`` and ``words:n=8`` and ``backlog``
+   (its requests run in the engine on the stored formula), replayed with ``service=zero``
+   (:func:`simulplay.durationmodel.redecide.replay_deciding`): ``backlog`` decided again from
+   the durations the manifest holds by text, the duration model fitted on the open-loop
+   requests for the texts it lacks; seconds of the whole replay, of deciding, of the fit,
+   against the plain replay of the recorded groups.
+4. **sweep** — with a demo run folder (``simulplay demo --out-dir DIR``): the whole
    ``simulplay sweep DIR --rule 'backlog:below=0.1..4:0.1'`` command (40 closed-loop points).
 
 Run:
-    .venv/bin/python bench/bench_closed_loop.py [--parts engine,synth,sweep] [--demo DIR] [--streams 2]
+    .venv/bin/python bench/bench_closed_loop.py [--parts engine,synth,redecide,sweep] [--demo DIR] [--streams 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -96,6 +104,62 @@ def synth(n_streams: int) -> None:
         assert list(opened.manifest["text"]) == list(m["text"])
 
 
+def panel_manifest(streams) -> pd.DataFrame:
+    """The synthetic panel's manifest: open-loop rules grouped, ``backlog`` run in the engine,
+    every request's service and samples from :func:`stored` (the measured clock)."""
+    from simulplay.grouping import requests_frame
+    from simulplay.manifest.validate import validate_manifest
+
+    opens = ["immediate", "timer:w=2", "timer:w=4", "punct:cap=2,min_words=3", "words:n=8,cap=2"]
+    req = requests_frame(streams, [parse_rule(r) for r in opens])
+    served = [stored(t) for t in req["text"]]
+    frames = [req.assign(service_s=[x.service_s for x in served], n_samples=[x.n_samples for x in served])]
+    rule = parse_rule("backlog")
+    for s in streams:
+        res = run_policy(s, rule, stored_provider)
+        frames.append(pd.DataFrame({
+            "talk_id": s.talk_id, "system": s.system, "condition": rule.canonical(),
+            "seq": [r.seq for r in res.requests], "dispatch_s": [r.dispatch_s for r in res.requests],
+            "trigger": [r.trigger for r in res.requests], "n_updates": [r.last - r.first + 1 for r in res.requests],
+            "text": [r.text for r in res.requests], "glue": [r.glue for r in res.requests],
+            "group": [r.group for r in res.requests], "source_s": s.source_s,
+            "service_s": [stored(r.text).service_s for r in res.requests],
+            "n_samples": [stored(r.text).n_samples for r in res.requests],
+            "queued_s": [r.queued_ns / 1e9 for r in res.requests], "in_flight": [r.in_flight for r in res.requests]}))
+    m = pd.concat(frames, ignore_index=True).assign(sample_rate=RATE, backend="synthetic", realization=0)
+    m["audio_s"] = m["n_samples"] / RATE
+    return validate_manifest(m, "synthetic panel")
+
+
+def stored_provider(req) -> Served:
+    return stored(req.text)
+
+
+def redecide_part() -> None:
+    from simulplay.durationmodel.redecide import redecide, replay_deciding
+    from simulplay.sim.replay import replay
+    from simulplay.sim.variants import RequestRelease, Zero
+
+    streams = synthetic_streams()
+    m = panel_manifest(streams)
+    closed = int((m["condition"] == parse_rule("backlog").canonical()).sum())
+    print(f"redecide: {len(streams)} streams, {len(m):,} requests ({closed:,} of them backlog's), load "
+          f"{os.getloadavg()[0]:.1f}")
+    t = time.perf_counter()
+    replay(m, service=Zero())
+    plain = time.perf_counter() - t
+    t = time.perf_counter()
+    d = redecide(m, streams, Zero())
+    decide = time.perf_counter() - t
+    t = time.perf_counter()
+    rep = replay_deciding(m, service=Zero(), release=RequestRelease(), silent="skip", streams=streams)
+    whole = time.perf_counter() - t
+    n, k = sum(v[0] for v in d.outputs.values()), sum(v[1] for v in d.outputs.values())
+    print(f"  plain replay of the recorded groups (service zero) {plain:6.2f} s; deciding again {decide:6.2f} s "
+          f"({n:,} requests, {k:,} modelled); the whole replay that decides again {whole:6.2f} s "
+          f"({len(rep.summary)} outputs)")
+
+
 def sweep(demo: Path) -> None:
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
@@ -109,7 +173,7 @@ def sweep(demo: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--parts", default="engine,synth,sweep")
+    ap.add_argument("--parts", default="engine,synth,redecide,sweep")
     ap.add_argument("--demo", type=Path)
     ap.add_argument("--streams", type=int, default=2)
     args = ap.parse_args()
@@ -119,6 +183,8 @@ def main() -> None:
     if "synth" in parts:
         print(f"synth: backlog on {args.streams} sample streams, {PIPER}")
         synth(args.streams)
+    if "redecide" in parts:
+        redecide_part()
     if "sweep" in parts and args.demo is not None:
         sweep(args.demo)
 

@@ -137,16 +137,15 @@ class _Durations:
 
     def table_of(self, rows: pd.DataFrame) -> dict[tuple, tuple[float, int, int, float]]:
         """(panel, text) → (service_s, n_samples, sample_rate, audio_s), the first row of each."""
-        panel = [rows[k].astype(str).to_numpy() for k in self.panel_keys]
-        n = rows["n_samples"].to_numpy() if self.samples else np.zeros(len(rows), int)
-        rate = rows["sample_rate"].to_numpy() if self.samples else np.zeros(len(rows), int)
-        out: dict[tuple, tuple[float, int, int, float]] = {}
-        for i, (text, svc, audio) in enumerate(zip(rows["text"].to_numpy(), rows["service_s"].to_numpy(float),
-                                                  rows["audio_s"].to_numpy(float))):
-            key = (tuple(zip(self.panel_keys, (p[i] for p in panel))), text)
-            if key not in out:
-                out[key] = (float(np.nan_to_num(svc)), int(n[i]), int(rate[i]), float(audio))
-        return out
+        first = rows.drop_duplicates([*self.panel_keys, "text"])
+        values = zip(*(first[k].astype(str).tolist() for k in self.panel_keys)) if self.panel_keys \
+            else [()] * len(first)
+        panels = [tuple(zip(self.panel_keys, v)) for v in values]
+        n = first["n_samples"].to_numpy(np.int64).tolist() if self.samples else [0] * len(first)
+        rate = first["sample_rate"].to_numpy(np.int64).tolist() if self.samples else [0] * len(first)
+        served = zip(np.nan_to_num(first["service_s"].to_numpy(float)).tolist(), n, rate,
+                     first["audio_s"].to_numpy(float).tolist())
+        return dict(zip(zip(panels, first["text"].tolist()), served))
 
     def modelled(self, panel: tuple, stream: Stream, first: int, last: int) -> tuple[float, int, int, float]:
         if self.predictors is None:
@@ -183,6 +182,8 @@ class _Clock:
     def __call__(self, panel: tuple, base_s: float, audio_s: float, chars: int) -> float:
         if self.service.name == "fit":
             return float(self.fits[panel].predict(np.array([audio_s]), np.array([chars]))[0])
+        if type(self.service).apply is ServiceModel.apply:  # × factor, the same product as replay's
+            return base_s * self.service.factor
         return float(self.service.apply(np.array([base_s]))[0])
 
     def bound_to(self, manifest: pd.DataFrame) -> ServiceModel:
