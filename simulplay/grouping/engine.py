@@ -27,7 +27,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 
 from simulplay.core.timebase import NS_PER_S, from_ns, scalar_dur_ns, scalar_ns
-from simulplay.grouping.policy import LoopRequest, Observation, as_policy
+from simulplay.grouping.policy import Decision, LoopRequest, Observation, Policy, as_policy
 from simulplay.grouping.registry import Group, Rule
 from simulplay.grouping.rules import instant_keys
 from simulplay.traces.model import Stream, join_texts
@@ -68,7 +68,7 @@ def fixed_provider(service_s: float | Sequence[float], audio_s: float | Sequence
     return lambda req: Served(pick(service_s, req.seq), pick(audio_s, req.seq))
 
 
-class _Output:
+class LoopState:
     """The mutable state of one output's run."""
 
     def __init__(self, stream: Stream, splitter, silent: str):
@@ -98,7 +98,9 @@ class _Output:
                            [self.requests[j] for j in self.in_flight], self.queued(now), self.pushed, arrivals, woken,
                            self.memo)
 
-    def send(self, now: int, k: int, trigger: str, dispatch_s: float) -> Generator[LoopRequest, Served, None]:
+    def open_group(self, now: int, k: int, trigger: str, dispatch_s: float) -> list[LoopRequest]:
+        """The first ``k`` held updates as one group sent at ``now``: its requests (one per
+        piece of the splitter), not yet started; the updates are no longer held."""
         s, first = self.stream, self.held_first
         last = first + k - 1
         text = join_texts(s.texts[first:last + 1], s.glue[first:last + 1])
@@ -109,22 +111,25 @@ class _Output:
             raise ValueError(f"dispatch label {dispatch_s!r} s is not the instant {from_ns(now)!r} s")
         seen_q, seen_flight = self.queued(now), len(self.in_flight)
         self.groups.append(Group(first, last, dispatch_s, trigger))
-        for p, (piece, glued) in enumerate(pieces):
-            start = max(dispatch, self.synth_free)
-            req = LoopRequest(len(self.requests), len(self.groups) - 1, piece, glue if p == 0 else bool(glued),
-                              first, last, trigger, dispatch_s, dispatch, seen_q, seen_flight, start_ns=start)
+        self.held_first = last + 1
+        return [LoopRequest(len(self.requests) + p, len(self.groups) - 1, piece, glue if p == 0 else bool(glued),
+                            first, last, trigger, dispatch_s, dispatch, seen_q, seen_flight)
+                for p, (piece, glued) in enumerate(pieces)]
+
+    def send(self, now: int, k: int, trigger: str, dispatch_s: float) -> Generator[LoopRequest, Served, None]:
+        for req in self.open_group(now, k, trigger, dispatch_s):
+            req.start_ns = start = max(req.dispatch_ns, self.synth_free)
             served = yield req
             service = scalar_ns(served.service_s)
             if service < 0:
                 raise ValueError(f"service time {served.service_s!r} s of request {req.seq} is negative")
-            req.service_ns, req.audio_ns = service, self._audio(served)
+            req.service_ns, req.audio_ns = service, self.audio_of(served)
             self.synth_free = start + service
             self.requests.append(req)
             self.in_flight.append(req.seq)
             heapq.heappush(self.heap, (max(self.synth_free, now), READY, req.seq))
-        self.held_first = last + 1
 
-    def _audio(self, served: Served) -> int:
+    def audio_of(self, served: Served) -> int:
         if served.n_samples is None:
             return scalar_ns(served.audio_s)
         n, sr = int(served.n_samples), served.sample_rate
@@ -173,7 +178,7 @@ def policy_steps(stream: Stream, rule: Rule, *, splitter=None,
     its :class:`Served` back (``send``), so that a caller can synthesize it elsewhere (a
     worker process) before the run goes on; it returns the :class:`LoopResult`."""
     policy = as_policy(rule)
-    out = _Output(stream, splitter, silent)
+    out = LoopState(stream, splitter, silent)
     keys, n = out.keys, len(out.keys)
     t = 0
     while True:
@@ -184,25 +189,37 @@ def policy_steps(stream: Stream, rule: Rule, *, splitter=None,
             yield from out.send(t, n - out.held_first, "eos", t / NS_PER_S)
             continue
         t = min(nexts)
-        woken = _apply(out, t)
-        arrivals = 0
-        while out.next_arrival < n and keys[out.next_arrival] == t:
-            out.next_arrival += 1
-            arrivals += 1
-        now_s = float(stream.times[out.next_arrival - 1]) if arrivals else t / NS_PER_S
+        woken = apply_events(out, t)
+        arrivals, now_s = arrive(out, t)
         while True:
-            d = policy.decide(out.observe(t, now_s, arrivals, woken))
-            if d.wake_ns is not None and d.wake_ns > t:
-                heapq.heappush(out.heap, (int(d.wake_ns), WAKE, -1))
-            k = min(d.send, out.next_arrival - out.held_first)
+            k, d = ask(policy, out, t, now_s, arrivals, woken)
             if k <= 0:
                 break
             yield from out.send(t, k, d.trigger, now_s if d.dispatch_s is None else d.dispatch_s)
-            _apply(out, t)
+            apply_events(out, t)
     return LoopResult(out.groups, out.requests)
 
 
-def _apply(out: _Output, t: int) -> bool:
+def arrive(out: LoopState, t: int) -> tuple[int, float]:
+    """Apply the arrivals at instant ``t``: how many arrived, and the instant in seconds
+    (the last arrival's own float time when one arrived)."""
+    arrivals, keys = 0, out.keys
+    while out.next_arrival < len(keys) and keys[out.next_arrival] == t:
+        out.next_arrival += 1
+        arrivals += 1
+    return arrivals, float(out.stream.times[out.next_arrival - 1]) if arrivals else t / NS_PER_S
+
+
+def ask(policy: Policy, out: LoopState, t: int, now_s: float, arrivals: int, woken: bool) -> tuple[int, Decision]:
+    """Ask the policy at instant ``t``: its wake-up goes on the heap; how many held updates
+    it sends (0: none) and its decision."""
+    d = policy.decide(out.observe(t, now_s, arrivals, woken))
+    if d.wake_ns is not None and d.wake_ns > t:
+        heapq.heappush(out.heap, (int(d.wake_ns), WAKE, -1))
+    return min(d.send, out.next_arrival - out.held_first), d
+
+
+def apply_events(out: LoopState, t: int) -> bool:
     """Apply the engine's events at ``t`` (ready in order, playback ends, wake-ups);
     whether a wake-up fell at ``t``."""
     woken = False
