@@ -1,7 +1,7 @@
 """`simulplay serve`'s own server over a fast tone backend, in a child process, for the client benches.
 
 ``--server serve`` in bench_live_lateness.py and bench_load_lateness.py: instead of the tests'
-scripted server, the child runs :func:`simulplay.workflows.serve.make_server` (the server
+scripted server, the child runs :func:`simulplay.workflows.server.make_server` (the server
 `simulplay serve` runs) over :class:`ToneBackend`, which answers every request at once with
 0.1 s of 24 kHz audio in one chunk (the scripted server's default answer), so the figures
 measure the HTTP server and the client, not a synthesizer.
@@ -49,7 +49,7 @@ class ToneBackend(Backend):
 
 def serve_simulplay(port_queue, workers: int, model: str) -> None:
     """Run `simulplay serve`'s server on a free loopback port until the process is terminated."""
-    from simulplay.workflows.serve import make_server, serve_until_interrupted
+    from simulplay.workflows.server import make_server, serve_until_interrupted
 
     server = make_server([ToneSettings().create() for _ in range(workers)], "127.0.0.1", 0, model=model)
     port_queue.put(int(server.url.split(":")[2].split("/")[0]))

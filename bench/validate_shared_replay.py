@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from simulplay.core.keys import OUTPUT_KEYS  # noqa: E402
-from simulplay.live.server import served  # noqa: E402
+from simulplay.live.launcher import served  # noqa: E402
 
 PIPER = "piper:durations=fixed,intra_op_threads=1"
 TRACE = ROOT / "traces" / "sample_traces.jsonl"

@@ -24,7 +24,7 @@ from simulplay.core.keys import OUTPUT_KEYS, PANEL_KEYS, PER_ROW_SIGNATURE_KEYS
 from simulplay.core.signature import base_signature, format_signature, merge
 from simulplay.core.tables import read_table, stored_signatures
 from simulplay.grouping import canonical_condition
-from simulplay.grouping.policy import LOOP_OTHER_CLOCK
+from simulplay.grouping.policy import LOOP_OTHER_CLOCK, decided_again
 
 SUMMARY_REQUIRED = (*OUTPUT_KEYS, "audio_s", "idle_s", "offset_s", "source_s")
 ETA_COLUMNS = ("condition", "n_talks", "delta_ref_s", "delta_s", "eta_s", "ci_low_s", "ci_high_s",
@@ -159,10 +159,22 @@ def loop_notes(summary: pd.DataFrame, upstream: Sequence[dict[str, Any]]) -> lis
     another clock than the one they were decided under (signature ``loop``)."""
     other = sorted({c for c, i in zip(summary["condition"], summary["_sig"])
                     if upstream[i].get("loop") == LOOP_OTHER_CLOCK})
-    if not other:
-        return []
-    return [f"closed loop: {', '.join(other)} replayed with the groups recorded under the measured clock; under this "
-            "clock the policy would have decided other groups (not decided again here)"]
+    notes = [] if not other else [
+        f"closed loop: {', '.join(other)} replayed with the groups recorded under the measured clock; under this "
+        "clock the policy would have decided other groups (not decided again here)"]
+    again: dict[str, list[int]] = {}
+    for c, i in zip(summary["condition"], summary["_sig"]):
+        counts = decided_again(upstream[i].get("loop"))
+        if counts is not None:
+            total = again.setdefault(c, [0, 0])
+            total[0], total[1] = total[0] + counts[0], total[1] + counts[1]
+    for c in sorted(again):
+        m, n = again[c]
+        modelled = f"; {m} of its {n} requests take their durations from the duration model (texts the run did not " \
+                   "synthesize): modelled, not measured" if m else "; every duration is one the run synthesized"
+        notes.append(f"closed loop: {c} decided again under this clock (its groups are the policy's under this "
+                     f"clock, not the recorded ones){modelled}")
+    return notes
 
 
 @dataclass(frozen=True)

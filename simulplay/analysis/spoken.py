@@ -29,7 +29,7 @@ import pandas as pd
 
 from simulplay.analysis.content import edit_counts, normalize_token
 from simulplay.core.signature import base_signature
-from simulplay.grouping.commit import CommitPolicy
+from simulplay.grouping.commit import CommitPolicy, Committed
 from simulplay.traces.model import Stream, word_count
 from simulplay.traces.revisions import revision_stats
 
@@ -81,11 +81,18 @@ class _Input:
         return self.rates[key]
 
 
-def spoken_row(stream: Stream, policy: CommitPolicy, shared: _Input | None = None) -> dict[str, Any]:
-    """One row of :data:`SPOKEN_COLUMNS` for one stream under one policy."""
-    c = policy.commit(stream)
+def stream_input(stream: Stream) -> _Input:
+    """What every policy's row of ``stream`` shares: its final words and normalized erasure."""
+    return _Input(_tokens(stream.joined), revision_stats(stream)["normalized_erasure"])
+
+
+def spoken_row(stream: Stream, policy: CommitPolicy, shared: _Input | None = None,
+               committed: Committed | None = None) -> dict[str, Any]:
+    """One row of :data:`SPOKEN_COLUMNS` for one stream under one policy (``committed``: the
+    policy's result on the stream, when already computed)."""
+    c = committed if committed is not None else policy.commit(stream)
     if shared is None:
-        shared = _Input(_tokens(c.final), revision_stats(stream)["normalized_erasure"])
+        shared = stream_input(stream)
     wer, cer = shared.error_rates(_tokens(c.stream.joined))
     lags = c.lags
     pct = np.percentile(lags, [50, 90]) if len(lags) else [np.nan, np.nan]
@@ -102,9 +109,34 @@ def spoken_table(streams: Sequence[Stream], policies: Sequence[CommitPolicy]) ->
     """The table of what each stream's listener got under each policy (policy by policy,
     stream by stream), and its signature (``commit``: the policies; ``oracle`` when one of
     them is non-causal)."""
-    shared = [_Input(_tokens(s.joined), revision_stats(s)["normalized_erasure"]) for s in streams]
+    shared = [stream_input(s) for s in streams]
     rows = [spoken_row(s, p, i) for p in policies for s, i in zip(streams, shared)]
     sig = base_signature(table="spoken", commit=[p.canonical() for p in policies], normalization="normalized",
                          oracle="non-causal: " + ", ".join(p.canonical() for p in policies if not p.causal)
                          if any(not p.causal for p in policies) else None)
     return pd.DataFrame(rows, columns=list(SPOKEN_COLUMNS)), sig
+
+
+#: The per-policy columns of :func:`spoken_per_policy`.
+PER_POLICY_COLUMNS = ("commit", "system", "talks", "words_spoken", "spoken_then_retracted", "retracted_per_min",
+                      "wer_pct", "cer_pct", "lag_p50_s", "lag_p90_s", "lag_max_s", "normalized_erasure")
+_MEANS = ("wer_pct", "cer_pct", "lag_p50_s", "lag_p90_s", "normalized_erasure")
+
+
+def spoken_per_policy(spoken: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
+    """Per (commit policy, system) of a :func:`spoken_table` (rows in their first order): the talks,
+    the words spoken and spoken-then-retracted summed over the talks, the spoken-then-retracted
+    words per minute of source (``source``: ``talk_id``, ``system``, ``source_s`` in seconds; the
+    sum over the talks' summed minutes), the equal-talk means of WER, CER, lag p50 and p90 and
+    normalized erasure, and the largest lag; ``_first``: the index of the group's first row."""
+    s = spoken.assign(_first=range(len(spoken))).merge(
+        source.drop_duplicates(["talk_id", "system"])[["talk_id", "system", "source_s"]],
+        on=["talk_id", "system"], how="left")
+    per = s.groupby(["commit", "system"], sort=False).agg(
+        talks=("talk_id", "nunique"), words_spoken=("words_spoken", "sum"),
+        spoken_then_retracted=("spoken_then_retracted", "sum"), _seconds=("source_s", "sum"),
+        lag_max_s=("lag_max_s", "max"), _first=("_first", "first"), **{c: (c, "mean") for c in _MEANS}).reset_index()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per["retracted_per_min"] = np.where(per["_seconds"] > 0,
+                                            per["spoken_then_retracted"] * 60.0 / per["_seconds"], np.nan)
+    return per[[*PER_POLICY_COLUMNS, "_first"]]

@@ -23,6 +23,7 @@ import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.eta import compute_eta
+from simulplay.analysis.sweep_commit import commit_tables, listener_columns
 from simulplay.core.errors import InputError
 from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.core.signature import base_signature, merge
@@ -32,7 +33,6 @@ from simulplay.durationmodel.modelled import PanelModel, fit_models, predicted_m
 from simulplay.grouping.grid import RuleGrid
 from simulplay.grouping.policy import closed_loop_condition
 from simulplay.grouping.registry import canonical_condition, parse_rule
-from simulplay.grouping.vectorized import group_many, update_table
 from simulplay.sim.replay import replay
 from simulplay.sim.servers import Servers
 from simulplay.sim.variants import Measured, ServiceModel, parse_service
@@ -138,27 +138,35 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
               reference: str, boot: Bootstrap, phonemize: Phonemizer | None = None,
               train: Collection[str] | None = None, folds: int = 5, service: str = "fit",
               silent_parts: str = "skip", require_phonemes: bool = False, upstream: dict[str, Any] | None = None,
-              source: str = "manifest", servers: Sequence[Servers] = ()) -> SweepResult:
+              source: str = "manifest", servers: Sequence[Servers] = (), listener: bool = False) -> SweepResult:
     """Fit the models on ``manifest`` (a validated run manifest of ``streams``; ``phonemize``
     the backend's phonemizer, or None: the text features) and model every grid point, the
     reference and every measured condition (see the module docstring); ``service`` as
     :func:`sweep_service` reads it. ``servers``: a grid axis of shared-server models
     (:mod:`simulplay.sim.servers`, over the fitted clock), each grid point replayed on each;
-    the table gains the column ``servers`` and every row's signature the model's keys."""
+    the table gains the column ``servers`` and every row's signature the model's keys.
+    A condition after a commit policy groups what the policy commits
+    (:mod:`simulplay.analysis.sweep_commit`); ``listener``: the table gains what the
+    listener got under each point's policy (exact, no model)."""
     model = sweep_service(service)
-    table = update_table(streams)
-    counts = update_counts(table, phonemize)
     reference = canonical_condition(reference)
-    train = None if train is None else {canonical_condition(t) for t in train}
-    open_loop = ~manifest["condition"].map(closed_loop_condition).to_numpy(bool)  # the models learn from these
-    models = fit_models(manifest[open_loop].reset_index(drop=True), table, counts, train=train, folds=folds,
-                        source=source, require_phonemes=require_phonemes)
     # a framework rule's measured requests cut inside updates: they are neither fitted nor modelled
     measured = [c for c in dict.fromkeys(manifest["condition"]) if not getattr(parse_rule(c), "cuts_updates", False)]
     conditions = list(dict.fromkeys([reference, *measured, *(r.canonical() for g in grids for r in g.rules())]))
     loops = [c for c in conditions if closed_loop_condition(c)]
     opens = [c for c in conditions if c not in loops]
-    groups = group_many(table, [parse_rule(c) for c in opens])
+    committed = commit_tables(streams, [parse_rule(c) for c in [*manifest["condition"].unique(), *opens]])
+    if loops and not committed.only_eager:
+        raise InputError.at(f"condition '{loops[0]}'", "a closed-loop policy is modelled on the translator's "
+                            "own updates, not beside commit policies", accepted="closed-loop rules in a sweep "
+                            "without commit policies")
+    table = committed.table
+    counts = update_counts(table, phonemize)
+    train = None if train is None else {canonical_condition(t) for t in train}
+    open_loop = ~manifest["condition"].map(closed_loop_condition).to_numpy(bool)  # the models learn from these
+    models = fit_models(manifest[open_loop].reset_index(drop=True), table, counts, train=train, folds=folds,
+                        source=source, require_phonemes=require_phonemes, group=committed.group)
+    groups = committed.group([parse_rule(c) for c in opens])
     predicted = predicted_manifest(table, counts, groups, opens, models)
     if loops:  # closed-loop policies run in the engine on the models' durations and clock
         predicted = pd.concat([predicted, loop_manifest(table, counts, loops, models,
@@ -178,7 +186,10 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
         tables.append(rows)
         sigs += row_sigs
     modelled = with_servers(parts) if servers else parts[0][1]
-    return SweepResult(pd.concat(tables, ignore_index=True), sigs, models, modelled, list(grids))
+    table = pd.concat(tables, ignore_index=True)
+    if listener:
+        table = listener_columns(table, committed, streams, a=a, f=f)
+    return SweepResult(table, sigs, models, modelled, list(grids))
 
 
 def _described(models: Sequence[PanelModel], which: str) -> str:

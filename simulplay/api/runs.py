@@ -112,7 +112,7 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
           by: str = "L", train: str | Sequence[str] = (), service: str = "fit", folds: int = 5,
           duration_terms: str = "auto", servers: str | int | Sequence[int] | None = None, share: str = "panel",
           load_curve: PathLike | None = None, slowdown: float | PathLike | None = None,
-          progress: Any = None) -> SweepOutput:
+          progress: Any = None, commit: str | Sequence[str] = ()) -> SweepOutput:
     """Model η and the end offset L at every point of grids of a grouping rule's parameters
     from a run folder's own requests, check the model against what the run measured, and
     write the sweep's files (``simulplay sweep``, docs/sweeps.md).
@@ -162,6 +162,13 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
         progress: A ``Progress`` (``simulplay.core.progress.Progress``) that the confirming
             synthesis reports to (default None: nothing; the command line shows a
             progress bar unless ``--quiet``).
+        commit: Families of commit policies in the grid's syntax (``--commit``, one or a
+            list): ``"stable:k=1..4"``, ``"hold:t=0.25..2:0.25"``, ``"mask:k=0..6"``,
+            ``"final"``; each crossed with every grid of ``rule`` (conditions
+            ``POLICY+RULE``, the run's traces may revise), the table gaining ``commit``
+            and, per translator, ``spoken_then_retracted_a``/``_f``,
+            ``retracted_per_min_a``/``_f``, ``wer_pct_a``/``_f`` and ``cer_pct_a``/``_f``:
+            what the listener got, exact (default: none; docs/retranslation.md).
 
     Returns:
         A [`SweepOutput`][simulplay.api.SweepOutput]. Its ``table`` holds the rows of ``sweep.parquet`` (its
@@ -205,7 +212,8 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
                     servers=_servers_text(servers), share=as_text(share, "share"),
                     load_curve=None if load_curve is None else as_path(load_curve, "load_curve", "a load table"),
                     slowdown=slowdown_text(slowdown),
-                    progress=progress or NO_PROGRESS)
+                    progress=progress or NO_PROGRESS,
+                    commits=as_strings(commit, "commit", "a family of commit policies, or a list of them"))
     check = res.check
     for w in check.warnings:
         warnings.warn(w, stacklevel=3)  # the caller of sweep, past @renamed

@@ -10,8 +10,8 @@ from typing import Any
 from simulplay.backends import (
     cosyvoice,  # noqa: F401  (imports the checkout only when used)
     espeak,  # noqa: F401  (loads libespeak-ng only when used)
+    http_client,  # noqa: F401  (the http: backend)
     piper,  # noqa: F401
-    served,  # noqa: F401  (the http client)
     xtts,  # noqa: F401  (imports torch/TTS only when used)
 )
 from simulplay.backends.base import BACKENDS, REUSE_POLICIES, Backend, BackendConfig, BackendError, register_backend

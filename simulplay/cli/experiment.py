@@ -78,6 +78,11 @@ def demo(
                                     "realtimetts) against immediate and the paper's rules, into OUT_DIR/frameworks "
                                     "(the demo's store is reused), and print η, mean L, first playback, idle time "
                                     "and joins per minute for each (docs: Framework grouping)."),
+    revisions: bool = typer.Option(False, "--revisions", help="Instead: a re-translating translator (it revises "
+                                   "what it emitted) against eager under the commit policies eager, stable:k=2, "
+                                   "hold:t=1, mask:k=3 and final (a non-causal oracle), each then punct, into "
+                                   "OUT_DIR/revisions (the demo's store is reused), and print what the listener "
+                                   "got under each, mean L and η (docs: Re-translation)."),
 ):
     """The embedded demo: the bundled sample traces (3 talks, translators `eager` and
     `batched`) synthesized with Piper's en_US-joe-medium voice on the CPU under immediate,
@@ -105,8 +110,8 @@ def demo(
     from simulplay.workflows.experiment import demo_experiment, parse_demo_backends
     from simulplay.workflows.pipeline import run_experiment
 
-    if frameworks:
-        return print_frameworks(out_dir, piper=piper, quiet=quiet)
+    if frameworks or revisions:
+        return (print_frameworks if frameworks else print_revisions)(out_dir, piper=piper, quiet=quiet)
     if live:
         from simulplay.cli.live import finish_live
         from simulplay.live.demo import demo_live
@@ -129,6 +134,26 @@ def print_frameworks(out_dir: Path, *, piper: str, quiet: bool) -> None:
     res = run_experiment(exp, progress=progress_bar(quiet))
     print_table(frameworks_table(res.eta.table, res.replay.summary), res.eta.table_signatures,
                 title=f"Framework grouping: η ({exp.a} vs {exp.f}, reference {exp.reference}) and playback, seconds")
+
+
+def print_revisions(out_dir: Path, *, piper: str, quiet: bool) -> None:
+    """``demo --revisions``: run the commit policies on the re-translating translator and print them side by side."""
+    import pandas as pd
+
+    from simulplay.cli.console import print_table, progress_bar
+    from simulplay.core.signature import base_signature
+    from simulplay.workflows.pipeline import run_experiment
+    from simulplay.workflows.revisions import revisions_experiment, revisions_table
+
+    exp = revisions_experiment(out_dir, piper=piper)
+    typer.echo(f"revisions folder: {exp.out}")
+    res = run_experiment(exp, progress=progress_bar(quiet))
+    finish_run(res, exp)
+    table = revisions_table(pd.read_parquet(exp.out / "spoken.parquet"), res.replay.summary, res.eta.table,
+                            a=exp.a, reference=exp.reference)
+    print_table(table, base_signature(table="revisions-demo", reference=exp.reference),
+                title=f"Commit policies side by side: what the listener of {exp.a} got, mean L and η (seconds; "
+                      "final is a non-causal oracle)")
 
 
 #: Printed under the demo's η table when it ran one realization.

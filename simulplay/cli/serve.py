@@ -38,7 +38,7 @@ def serve(
     --backend http:base_url=http://HOST:PORT/v1,model=MODEL. Stop with Ctrl-C.
     """
     from simulplay.backends import parse_backend
-    from simulplay.workflows.serve import log_stderr, make_server, serve_until_interrupted
+    from simulplay.workflows.server import log_stderr, make_server, serve_until_interrupted
 
     config = parse_backend(backend)
     server = make_server([config.create() for _ in range(workers)], host, port, model=model, api_key_env=api_key_env,

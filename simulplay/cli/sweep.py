@@ -50,6 +50,12 @@ def sweep(
                                         "or a calibration table (columns in_flight and slowdown; `simulplay live "
                                         "--predict` writes calibration.parquet): service × the factor at the "
                                         "number of requests in flight; default: 1."),
+    commit: list[str] = typer.Option([], "--commit", help="A family of commit policies in the grid's syntax, "
+                                     "repeatable: 'stable:k=1..4', 'hold:t=0.25..2:0.25', 'mask:k=0..6', 'final'. "
+                                     "Every policy is crossed with every --rule point (conditions POLICY+RULE, "
+                                     "on the run's revising traces); the table gains, per translator, what the "
+                                     "listener got: spoken-then-retracted words (and per minute of source), WER "
+                                     "and CER of the spoken text against the final hypothesis, exact (no model)."),
     quiet: bool = quiet_option(),
 ):
     """Model η and the end offset L at every point of a grid of a rule's parameters, from a
@@ -69,14 +75,17 @@ def sweep(
     parts and direction counts, modelled L of A and F with intervals, requests per system,
     measured/confirmed flags and measured values), sweep_check.*, sweep_models.csv and one
     figure per family (sweep_K_RULE.png/.svg). With --servers, one row per number of servers
-    too, and sweep_servers.png/.svg. Columns ending in _s are seconds.
+    too, and sweep_servers.png/.svg. With --commit, one family per policy family × rule
+    family, each point the rule after the policy (its committed text grouped and modelled),
+    with the columns commit, spoken_then_retracted_a/_f, retracted_per_min_a/_f, wer_pct_a/_f
+    and cer_pct_a/_f. Columns ending in _s are seconds.
     """
     from simulplay.cli.console import progress_bar
     from simulplay.workflows.sweep import sweep_run
 
     res = sweep_run(run_dir, rule, out=out, confirm=confirm, by=by, train=train, folds=folds, service=service,
                     terms=duration_terms, servers=servers, share=share, load_curve=load_curve,
-                    slowdown=slowdown, progress=progress_bar(quiet))
+                    slowdown=slowdown, progress=progress_bar(quiet), commits=commit)
     print_sweep(res)
 
 
@@ -86,8 +95,9 @@ def print_sweep(res, *, brief: bool = False) -> None:
     from simulplay.cli.console import print_table
     from simulplay.core.signature import compact_signatures
 
-    cols = [c for c in ("family", "rule", "servers", "modelled_eta_s", "modelled_ci_low_s", "modelled_ci_high_s",
-                        "modelled_L_a_s", "modelled_L_f_s", "measured_eta_s") if c in res.table]
+    cols = [c for c in ("family", "rule", "servers", "retracted_per_min_a", "retracted_per_min_f", "modelled_eta_s",
+                        "modelled_ci_low_s", "modelled_ci_high_s", "modelled_L_a_s", "modelled_L_f_s",
+                        "measured_eta_s") if c in res.table]
     print_table(res.table[cols], compact_signatures(res.signatures)[:1],
                 title="modelled sweep (a model of the run's requests, not a measurement): η and L, seconds")
     check = res.check

@@ -25,7 +25,7 @@ from simulplay.grouping.registry import parse_rule
 from simulplay.grouping.vectorized import Groups, UpdateTable
 
 
-class _Predictor:
+class SpanPredictor:
     """Each (stream, first, last) span's modelled audio seconds, samples and service seconds."""
 
     def __init__(self, table: UpdateTable, counts: UpdateCounts, model: PanelModel):
@@ -56,7 +56,7 @@ def loop_manifest(table: UpdateTable, counts: UpdateCounts, conditions: Sequence
     every stream of ``table``, once per panel: the columns of a predicted manifest."""
     rows = []
     for m in models:
-        predict = _Predictor(table, counts, m)
+        predict = SpanPredictor(table, counts, m)
         for cond in conditions:
             rule = parse_rule(cond)
             for s, stream in enumerate(table.streams):

@@ -12,7 +12,7 @@ predictions: a manifest like any other, for :func:`simulplay.sim.replay` and η.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -76,18 +76,21 @@ def measured_rules(manifest: pd.DataFrame, source: str) -> list[Rule]:
 
 def fit_models(manifest: pd.DataFrame, table: UpdateTable, counts: UpdateCounts, *,
                train: Collection[str] | None = None, folds: int = 5, source: str = "manifest",
-               require_phonemes: bool = False) -> list[PanelModel]:
+               require_phonemes: bool = False, group: Callable[[list[Rule]], Groups] | None = None
+               ) -> list[PanelModel]:
     """One :class:`PanelModel` per panel of a validated manifest, fitted on its requests
     without error under the conditions ``train`` (canonical RULE strings; None: all).
     With a phonemizer in ``counts``, a panel with too few requests for the phoneme terms
     is fitted on the text terms (its model says so), or refused with ``require_phonemes``.
-    Requests of a rule that cuts inside updates (a framework rule) are left out of the fit."""
+    Requests of a rule that cuts inside updates (a framework rule) are left out of the fit.
+    ``group``: how the manifest's rules group the table (default :func:`group_many`; the
+    commit policies' tables, :mod:`simulplay.analysis.sweep_commit`)."""
     rules = measured_rules(manifest, source)
     cut = [r.canonical() for r in rules if getattr(r, "cuts_updates", False)]  # not whole updates: not fitted
     if cut:
         manifest = manifest[~manifest["condition"].map(canonical_condition).isin(cut)].reset_index(drop=True)
         rules = [r for r in rules if not getattr(r, "cuts_updates", False)]
-    groups = group_many(table, rules)
+    groups = group(rules) if group is not None else group_many(table, rules)
     frame = request_frame(table, groups, [r.canonical() for r in rules])
     feats = request_features(table, counts, groups)
     text_feats = None

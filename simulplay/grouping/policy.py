@@ -23,6 +23,7 @@ dispatches (``dispatch_s``), so that open-loop groups keep their exact float dis
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -190,6 +191,18 @@ def closed_loop_condition(condition: str) -> bool:
 #: run on, and under another clock (its groups are the recorded ones, not decided again).
 LOOP_RECORDED = "closed"
 LOOP_OTHER_CLOCK = "closed:groups-recorded-under-the-measured-clock"
+#: … and decided again under the replay's own clock (:mod:`simulplay.durationmodel.redecide`),
+#: followed by ``, M of N requests modelled`` (the duration model gave M of its N durations).
+LOOP_DECIDED_AGAIN = "closed:decided-again-under-this-clock"
+
+
+def decided_again(loop: str | None) -> tuple[int, int] | None:
+    """For a ``loop`` value of an output decided again, (modelled requests, requests); None
+    for any other value."""
+    if not str(loop or "").startswith(LOOP_DECIDED_AGAIN):
+        return None
+    counts = re.search(r", (\d+) of (\d+) requests modelled$", str(loop))
+    return (int(counts.group(1)), int(counts.group(2))) if counts else (0, 0)
 
 
 def loop_signature(condition: str, clock_changed: bool) -> dict[str, str]:

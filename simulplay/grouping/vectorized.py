@@ -146,15 +146,18 @@ def _kind(rule: Rule) -> str | None:
     return None
 
 
-def group_many(table: UpdateTable, rules: Sequence[Rule]) -> Groups:
-    """The groups of every stream of ``table`` under every rule (see :class:`Groups`).
+def group_many(table: UpdateTable, rules: Sequence[Rule], streams: Sequence[range] | None = None) -> Groups:
+    """The groups of every stream of ``table`` under every rule (see :class:`Groups`);
+    ``streams``: per rule, the indices of the streams it groups (None: all).
 
-    A rule after a commit policy groups another stream than the table's: refused."""
+    A rule after a commit policy groups another stream than the table's: refused (the
+    sweep groups the plain rule on its policy's committed streams,
+    :mod:`simulplay.analysis.sweep_commit`)."""
     for rule in rules:
         if isinstance(rule, Committing) or any(s.revising for s in table.streams):
             raise InputError.at(f"condition '{rule.canonical()}'", "groups the text a commit policy speaks, "
-                                "which the modelled sweep does not model", accepted="conditions without a commit "
-                                "policy (synthesize the others with synth or run)")
+                                "not this table's updates", accepted="the plain rule on a table of the committed "
+                                "streams (the modelled sweep builds one per policy)")
     for rule in rules:
         if getattr(rule, "cuts_updates", False):
             raise InputError.at(f"--rule {rule.canonical()}", "cuts inside updates (its groups are character spans), "
@@ -165,7 +168,7 @@ def group_many(table: UpdateTable, rules: Sequence[Rule]) -> Groups:
     for r, rule in enumerate(rules):
         kind = _kind(rule)
         for s, stream in enumerate(table.streams):
-            if len(stream) == 0:
+            if len(stream) == 0 or (streams is not None and s not in streams[r]):
                 continue
             if kind == "immediate":
                 parts.append(_immediate(table, r, s))

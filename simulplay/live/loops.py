@@ -12,7 +12,6 @@ when it sent each (``queued_s``, ``in_flight``), as a closed-loop ``synth`` reco
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,12 +22,8 @@ from simulplay.grouping import Rule, Splitter, is_closed_loop
 from simulplay.grouping.registry import Committing
 from simulplay.grouping.wallclock import WallClockLoop
 from simulplay.live.client import LoopRecords
+from simulplay.synthesis.loop import scaled
 from simulplay.traces.model import Stream
-
-
-def scaled(stream: Stream, speed: float) -> Stream:
-    """The stream on the run's time base: its times and source duration divided by ``speed``."""
-    return dataclasses.replace(stream, times=stream.times / speed, source_s=stream.source_s / speed)
 
 
 def loop_outputs(streams: Sequence[Stream], rules: Sequence[Rule], *, speed: float,

@@ -39,10 +39,9 @@ import pandas as pd
 from simulplay.backends import parse_backend
 from simulplay.core.errors import IncompleteError, InputError, SimulplayWarning
 from simulplay.core.keys import OUTPUT_KEYS
-from simulplay.core.tables import read_table, stored_signatures, write_table
-from simulplay.grouping import Rule, is_closed_loop, revising_allowed
+from simulplay.core.tables import read_table, write_table
+from simulplay.grouping import Rule
 from simulplay.manifest import validate_manifest
-from simulplay.manifest.columns import chunk_path
 from simulplay.sim import replay
 from simulplay.sim.servers import Servers
 from simulplay.store.store import AudioStore
@@ -53,7 +52,6 @@ from simulplay.traces.select import prepare_streams
 MODELS = ("isolated", "shared", "shared_run", "shared_load")
 #: What each shared prediction's slowdown is, as printed.
 SLOWDOWN_OF = {"shared": "slowdown 1", "shared_run": "calibrated from this run", "shared_load": "load curve"}
-_META_OWN = ("table", "signatures", "row_signature", "notes")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,47 +93,15 @@ def check_design(design: EtaDesign, plan: pd.DataFrame) -> None:
 def isolated_synth(traces: Sequence[Path], rules: Sequence[Rule], backend: str, store: AudioStore, out: Path, *,
                    speed: float, talks: Sequence[str] = (), events: str = "keep"
                    ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Synthesize the run's requests one at a time into ``out`` on the live time base; the
-    manifest and the synthesis counts. Open-loop rules group the trace as it is and their
-    dispatch and source times are divided by ``speed`` after; closed-loop policies run in
-    closed loop (synthesis in the loop) on the stream with its times divided by ``speed``,
-    the clock the live run's policies decided on."""
-    from simulplay.live.loops import scaled
-
+    """Synthesize the run's requests one at a time into ``out``, its dispatch and source times
+    divided by ``speed`` (the live time base; written once); the manifest and the synthesis counts."""
     with warnings.catch_warnings():  # the live plan has warned about event tags already
         warnings.simplefilter("ignore", SimulplayWarning)
-        streams, recorded = prepare_streams(streams_from_frame(read_traces(traces), revising=revising_allowed(
-            None, rules)), talks=talks, events=events)
-    frames, chunks, sigs, meta = [], [], [], {}
-    counts = {"synthesized": 0, "already_in_store": 0, "failed": 0}
-    parts = [(r, closed) for closed in (False, True) if (r := [x for x in rules if is_closed_loop(x) == closed])]
-    for n, (part, closed) in enumerate(parts):
-        path = out if n == 0 else out.with_name(f"{out.stem}.loop.parquet")
-        res = synthesize_to_manifest([scaled(s, speed) for s in streams] if closed else streams, part,
-                                     parse_backend(backend), store, path, traces=traces, order="fixed",
-                                     recorded=recorded)
-        df, got = read_table(path)
-        if not closed:
-            df["dispatch_s"] = df["dispatch_s"] / speed
-            df["source_s"] = df["source_s"] / speed
-        frames.append(df)
-        chunks.append(read_table(chunk_path(path))[0])
-        sigs += [{**x, "speed": speed} for x in stored_signatures(got, len(df)) or [{}] * len(df)]
-        meta = meta or got
-        for k, v in (("synthesized", res.stats.synthesized), ("already_in_store", res.stats.skipped),
-                     ("failed", res.stats.failed)):
-            counts[k] += v
-        if n:  # one isolated manifest: the closed-loop part joins the open-loop one
-            path.unlink()
-            chunk_path(path).unlink()
-    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    if "in_flight" in df:
-        df["in_flight"] = df["in_flight"].astype("Int64")
-    write_table(df, out, sigs, kind=meta.get("table", "manifest"),
-                extra_meta={k: v for k, v in meta.items() if k not in _META_OWN})
-    if len(frames) > 1:
-        write_table(pd.concat(chunks, ignore_index=True), chunk_path(out), sigs[0], kind="chunks")
-    return df, counts
+        streams, recorded = prepare_streams(streams_from_frame(read_traces(traces)), talks=talks, events=events)
+    res = synthesize_to_manifest(streams, list(rules), parse_backend(backend), store, out, traces=traces,
+                                 order="fixed", recorded=recorded, speed=speed)
+    st = res.stats
+    return res.manifest, {"synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed}
 
 
 def predictions(manifest: pd.DataFrame, *, shared: bool, slowdowns: dict[str, str] | None = None

@@ -37,7 +37,7 @@ from typing import Any
 import pandas as pd
 
 from simulplay.backends import parse_backend
-from simulplay.backends.served import HttpBackend, HttpSettings
+from simulplay.backends.http_client import HttpBackend, HttpSettings
 from simulplay.core.atomic import write_bytes_atomic
 from simulplay.core.errors import InputError, Interrupted
 from simulplay.core.keys import OUTPUT_ID
@@ -46,9 +46,9 @@ from simulplay.core.tables import write_table
 from simulplay.grouping import Rule, is_closed_loop, requests_frame, revising_allowed
 from simulplay.live.client import Endpoint, Record, run_sessions
 from simulplay.live.compare import agreement, agreement_summary
+from simulplay.live.launcher import served
 from simulplay.live.loops import loop_outputs, loop_rows, loop_sessions
 from simulplay.live.predict import EtaDesign, check_design, compare_with_isolated
-from simulplay.live.server import served
 from simulplay.live.tables import chunk_rows, lateness, live_manifest, player_tables, request_rows
 from simulplay.manifest.columns import chunk_path
 from simulplay.store.store import AudioStore

@@ -34,12 +34,12 @@ import numpy as np
 import pandas as pd
 
 from simulplay.backends import parse_backend
-from simulplay.backends.served import HttpBackend, HttpSettings
+from simulplay.backends.http_client import HttpBackend, HttpSettings
 from simulplay.core.errors import InputError
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import read_table, write_table
 from simulplay.live.client import NAN, Endpoint, Record, clock, frozen_heap, http_clients, send, sleep_until
-from simulplay.live.server import served
+from simulplay.live.launcher import served
 from simulplay.live.tables import LAG_P99_S
 from simulplay.loadtest.stats import LOAD_COLUMNS, knees, level_row, request_frame
 

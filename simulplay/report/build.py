@@ -107,7 +107,7 @@ def build_report(inputs: str | Path | Sequence[str | Path], *, condition: str | 
         raise InputError.at(f"--condition '{condition}'", "is not a grouped condition of the run",
                             accepted=", ".join(others))
     parts = run.parts if run.parts is not None else replay_parts(
-        run.manifest.frame, run.summary.frame, allow_incomplete=bool(run.excluded_outputs),
+        run.manifest.frame, run.summary.frame, allow_incomplete=run.stepwise or bool(run.excluded_outputs),
         source=str(run.manifest.path), summary_name=run.summary.path.name,
         silent_parts=silent_reading(run.summary.signatures))
     talks = sorted(run.summary.frame["talk_id"].unique())

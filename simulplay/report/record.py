@@ -74,6 +74,7 @@ class RunSettings:
     silent_parts: str = "skip"
     sweep: tuple[str, ...] = ()
     sweep_confirm: int = 0
+    sweep_commit: tuple[str, ...] = ()  # commit-policy families crossed with the sweep's grids
     content: dict[str, Any] | None = None
     quality: dict[str, Any] | None = None
     talks: tuple[str, ...] = ()  # only these talks of the traces; empty: all
@@ -116,7 +117,8 @@ class RunSettings:
             "executor": self.executor, "bootstrap": self.bootstrap.to_dict(),
             "contrasts": [list(c) for c in self.contrasts], "variants": [v.to_record() for v in self.variants],
             "edges": list(self.edges), "silent_parts": self.silent_parts, "sweep": list(self.sweep),
-            "sweep_confirm": self.sweep_confirm, "content": self.content, "quality": self.quality,
+            "sweep_confirm": self.sweep_confirm, "sweep_commit": list(self.sweep_commit), "content": self.content,
+            "quality": self.quality,
             "talks": list(self.talks), "events": self.events, "commit": list(self.commit)}
 
     @classmethod
@@ -158,7 +160,8 @@ def _from_record(data: Mapping[str, Any], source: str) -> RunSettings:
         bootstrap=Bootstrap.from_dict(data["bootstrap"]), contrasts=tuple(tuple(c) for c in data["contrasts"]),
         variants=written(data["variants"], lambda d: variant_from_dict(d, source=source)),
         edges=tuple(data["edges"]), silent_parts=data["silent_parts"], sweep=tuple(data["sweep"]),
-        sweep_confirm=data["sweep_confirm"], content=data["content"], quality=data["quality"],
+        sweep_confirm=data["sweep_confirm"], sweep_commit=tuple(data.get("sweep_commit", ())), content=data["content"],
+        quality=data["quality"],
         talks=tuple(data["talks"]), events=data["events"], commit=tuple(data["commit"]))
 
 

@@ -13,9 +13,7 @@ rows under two rules agree.
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
+from simulplay.analysis.spoken import spoken_per_policy
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.commit import parse_commit
 from simulplay.grouping.registry import split_commit
@@ -23,29 +21,11 @@ from simulplay.report.model import ReportTable, extend
 from simulplay.report.order import sort_rows
 from simulplay.report.read_run import RunData
 
-MEANS = ("wer_pct", "cer_pct", "lag_p50_s", "lag_p90_s", "normalized_erasure")
-
 
 def condition_parts(condition: str) -> tuple[str, str]:
     """``POLICY+RULE`` → (the policy's table label, the canonical rule); a plain rule is under ``eager``."""
     policy, rule = split_commit(canonical_condition(condition))
     return (policy or parse_commit("eager")).label(), rule
-
-
-def _per_policy(run: RunData) -> pd.DataFrame:
-    """Per (commit label, system): talks, sums, per-minute rate, means and max, and the first row's index."""
-    spoken = run.optional["spoken"].frame.assign(_sig=range(len(run.optional["spoken"].frame)))
-    source = run.summary.frame.drop_duplicates(["talk_id", "system"])[["talk_id", "system", "source_s"]]
-    s = spoken.merge(source, on=["talk_id", "system"], how="left")
-    g = s.groupby(["commit", "system"], sort=False)
-    per = g.agg(talks=("talk_id", "nunique"), words_spoken=("words_spoken", "sum"),
-                spoken_then_retracted=("spoken_then_retracted", "sum"), _minutes=("source_s", "sum"),
-                lag_max_s=("lag_max_s", "max"), _sig=("_sig", "first"),
-                **{c: (c, "mean") for c in MEANS}).reset_index()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per["retracted_per_min"] = np.where(per["_minutes"] > 0,
-                                            per["spoken_then_retracted"] * 60.0 / per["_minutes"], np.nan)
-    return per.drop(columns="_minutes")
 
 
 def spoken_report_table(run: RunData) -> ReportTable | None:
@@ -56,12 +36,12 @@ def spoken_report_table(run: RunData) -> ReportTable | None:
     parts = [condition_parts(c) for c in conds["condition"]]
     rows = conds.assign(condition=[canonical_condition(c) for c in conds["condition"]],
                         commit=[p for p, _ in parts], rule=[r for _, r in parts])
-    table = rows.merge(_per_policy(run), on=["commit", "system"], how="inner")
+    spoken = run.optional["spoken"]
+    table = rows.merge(spoken_per_policy(spoken.frame, run.summary.frame), on=["commit", "system"], how="inner")
     table = sort_rows(table, run, ["condition", "system"]).drop(columns="condition")
     cols = ["commit", "rule", "system", "talks", "words_spoken", "spoken_then_retracted", "retracted_per_min",
             "wer_pct", "cer_pct", "lag_p50_s", "lag_p90_s", "lag_max_s", "normalized_erasure"]
-    sigs = [extend(run.optional["spoken"].signatures[int(i)], {"table": "spoken-per-condition"})
-            for i in table["_sig"]]
+    sigs = [extend(spoken.signatures[int(i)], {"table": "spoken-per-condition"}) for i in table["_first"]]
     labels = {"words_spoken": "words spoken", "spoken_then_retracted": "spoken then retracted",
               "retracted_per_min": "retracted/min", "wer_pct": "WER vs final (%)", "cer_pct": "CER vs final (%)",
               "lag_p50_s": "lag p50 (s)", "lag_p90_s": "lag p90 (s)", "lag_max_s": "lag max (s)",

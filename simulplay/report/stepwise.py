@@ -9,24 +9,20 @@ sensitivity replays (Table 8), edge-silence η and non-speech share tables, cont
 word-timing and player tables, and traces (Table 11: ``--trace``, else traces among the
 inputs, else the trace files the manifest records).
 
-Roles come from the tables, never from file names:
+Roles are read from each table's structured signature, never from file names: the replay a
+summary, η, per-talk or contrast table comes from (its ``release``, ``service``, ``trim`` and
+``silent``: the primary replay, or a sensitivity replay by its label) and the comparison
+an η table makes (``a``, ``f``, ``reference``). A CSV table's signature is a display string
+(never parsed): it is used when a Parquet input holds a signature that renders identically
+(its Parquet copy, or the η table a contrast row comes from), else it is listed as not
+used. The report replays the manifest once for its figures, which checks that the summary
+is the manifest's.
 
-* the primary summary is the one the manifest's primary replay reproduces (every
-  output's D, I and L to 1 ns);
-* A, F and the reference come from the η table's structured signature; for an η table
-  whose signature is only a display string (CSV; never parsed) the reference is the one
-  summary condition the table lacks, and A and F the ordered pair of systems whose gaps
-  reproduce it;
-* an η, per-talk or contrast table is the primary one when the primary summary
-  reproduces its point values (means, parts and counts, to 1 ns; intervals are taken as
-  they are); one whose structured signature names another replay belongs to that
-  sensitivity replay.
-
-Refused (one line, exit 2): a required table missing; two tables of one role that differ
-(identical copies, such as a Parquet table and its CSV, are fine: the Parquet one is
-used); a table whose structured signature makes it the primary one while the summary
-does not reproduce it; η tables that compare different translators or references;
-traces lacking a stream of the manifest.
+Refused (one line, exit 2): a required table missing, or present only as CSV (rerun the
+step with a Parquet ``--out``, or give the Parquet copy too); two tables of one role that
+differ (identical copies, such as a Parquet table and its CSV, are fine: the Parquet one
+is used); a summary the manifest's replay does not reproduce; η tables that compare different
+translators or references; traces lacking a stream of the manifest.
 """
 
 from __future__ import annotations
@@ -38,6 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simulplay.analysis.bootstrap import Bootstrap
+from simulplay.analysis.eta import compute_eta
 from simulplay.core.errors import InputError
 from simulplay.core.signature import base_signature
 from simulplay.grouping import canonical_condition
@@ -50,22 +48,7 @@ from simulplay.report.inputs import (
     same_content,
     signature_fingerprint,
 )
-from simulplay.report.match import (
-    CONTRAST_POINTS,
-    ETA_POINTS,
-    PANEL,
-    TALK_POINTS,
-    Rebuild,
-    canonical,
-    infer_names,
-    names_of,
-    points_mismatch,
-    primary_replay,
-    replay_label,
-)
-from simulplay.report.queue import summary_mismatch
 from simulplay.report.read_run import InputRow, RunData, Signed, keys_as_text, read_run_traces, relative_name
-from simulplay.sim import replay
 
 MINIMUM = ("a request manifest, the playback summary of its replay (`simulplay replay`) and an η table computed "
            "from that summary (`simulplay eta`)")
@@ -76,6 +59,10 @@ OPTIONAL = {"eta_edges": ("eta-edges", "Table 10"), "edges_nonspeech": ("edges-n
             "latency": ("latency", "Table 1b"), "text_latency": ("text-latency-compare", "Table 1c"),
             "quality": ("quality-intervals", "Table 19")}
 NOT_PARSED = "its signature is a display string (never parsed)"
+#: The step that writes each role's table, for the refusal of a CSV-only one.
+STEP = {"playback summary": "replay", "η table": "eta"}
+PANEL = ("backend", "realization")
+Names = tuple[str, str, str]
 
 
 def load_tables(paths: Sequence[Path], traces: Sequence[Path] = ()) -> RunData:
@@ -89,26 +76,25 @@ def load_tables(paths: Sequence[Path], traces: Sequence[Path] = ()) -> RunData:
     by = {k: [t for t in tables if t.kind == k] for k in {t.kind for t in tables}}
     for t in tables:
         t.use = f"not used: {t.what}"
-
     manifest_t = _choose(by.get("manifest", []), "request manifest", where)
     manifest = _manifest(manifest_t)
-    summary_t, res = _primary_summary(by.get("playback-summary", []), manifest, where)
+    summary_t = _primary(by.get("playback-summary", []), "playback summary", where)
+    summary_t.use = "primary replay (request release, measured service): Tables 1, 2, 4–5, 8; Figures 1–3"
     summary = Signed(canonical(keys_as_text(summary_t.frame)), summary_t.signatures, summary_t.path)
-    rebuild = Rebuild(summary.frame)
-    eta_t, names = _primary_eta(by.get("eta", []), rebuild, where, summary_t.path.name)
-    a, f, ref = names
-    eta = Signed(keys_as_text(eta_t.frame), eta_t.signatures, eta_t.path)
-    rules = [ref] + [c for c in dict.fromkeys(eta.frame["condition"]) if c != ref]
-    run = RunData(paths[0] if paths[0].is_dir() else paths[0].parent, {}, a, f, ref, rules, manifest, summary, eta,
-                  _per_talk(by.get("eta-per-talk", []), rebuild, names, eta, where))
-    run.parts = res.parts
-    run.contrasts = _contrasts(by.get("contrast", []), rebuild, names, where)
-    run.variants = _variants(by.get("eta", []), names, where)
+    names = _names(by.get("eta", []), where)
+    eta_t = _primary(by.get("eta", []), "η table", where)
+    eta_t.use = "primary: Tables 2, 8; Figure 1"
+    eta = _signed(eta_t)
+    rules = [names[2]] + [c for c in dict.fromkeys(eta.frame["condition"]) if c != names[2]]
+    run = RunData(paths[0] if paths[0].is_dir() else paths[0].parent, {}, *names, rules, manifest, summary, eta,
+                  _per_talk(by.get("eta-per-talk", []), summary, names, eta, where))
+    run.contrasts = _contrasts(by.get("contrast", []), where)
+    run.variants = _variants(by.get("eta", []), where)
     for key, (kind, use) in OPTIONAL.items():
         t = _choose(by.get(kind, []), _what(by, kind), where, required=False)
         if t is not None:
             t.use = use
-            run.optional[key] = Signed(keys_as_text(t.frame), t.signatures, t.path)
+            run.optional[key] = _signed(t)
     _traces(run, by.get("trace", []), manifest_t, list(traces))
     run.inputs = _input_rows(tables, skipped, run)
     unused = sum(r.use.startswith("not used") for r in run.inputs)
@@ -119,6 +105,15 @@ def load_tables(paths: Sequence[Path], traces: Sequence[Path] = ()) -> RunData:
 
 def _what(by: dict[str, list[TableFile]], kind: str) -> str:
     return by[kind][0].what if by.get(kind) else kind
+
+
+def _signed(t: TableFile) -> Signed:
+    return Signed(keys_as_text(t.frame), t.signatures, t.path)
+
+
+def canonical(df: pd.DataFrame) -> pd.DataFrame:
+    """Conditions as canonical rule strings (``punct`` → ``punct:cap=2,min_words=3``)."""
+    return df.assign(condition=df["condition"].map(canonical_condition)) if "condition" in df else df
 
 
 def _complete_signatures(t: TableFile, known: list[dict[str, Any]]) -> None:
@@ -141,6 +136,61 @@ def _match_contrasts(tables: list[TableFile]) -> None:
                for sig in t.signatures if isinstance(sig, dict) for p, q in pairs if sig.get("rule") == p]
     for t in csv:
         match_structured(t, derived)
+
+
+def replay_of(t: TableFile) -> str | None:
+    """The replay a table comes from, by its structured signature: ``""`` for the primary one
+    (request release, measured service, no trim, silent parts skipped), else the label a
+    sensitivity replay's files get (``service-zero``, ``release-chunk+service-zero``);
+    ``None`` when its signature is a display string."""
+    sig = t.signatures[0] if t.signatures else None
+    if not isinstance(sig, dict) or not t.structured:
+        return None
+    changed = {k: sig[k] for k, default in (("release", "request"), ("service", "measured"), ("trim", "none"),
+                                             ("silent", "skip")) if sig.get(k, default) != default}
+    return "+".join(f"{k}={v}" for k, v in changed.items()).replace("=", "-")
+
+
+def _primary(cands: list[TableFile], what: str, where: str, *, required: bool = True) -> TableFile | None:
+    """The one ``what`` of the primary replay; the others are marked with the replay they
+    come from. A required one given only with a display signature (CSV) is refused."""
+    if required and not cands:
+        raise InputError.at(where, f"no {what} among the inputs", accepted=MINIMUM)
+    primary = []
+    for t in cands:
+        label = replay_of(t)
+        if label is None:
+            t.use = f"not used: {NOT_PARSED}; give its Parquet copy"
+        elif label:
+            t.use = f"not used: {'summary' if what == 'playback summary' else what} of the {label} replay" + \
+                (" (Table 8 shows its η)" if what == "playback summary" else "")
+        else:
+            primary.append(t)
+    unparsed = [t for t in cands if replay_of(t) is None]
+    if required and not primary and unparsed:
+        raise InputError.at(unparsed[0].path, f"{NOT_PARSED}: it does not say which replay or comparison it comes "
+                            f"from; rerun `simulplay {STEP[what]}` with --out ending in .parquet, or give the "
+                            "Parquet table too", accepted=f"the {what} as Parquet (its signature is structured)")
+    return _choose(primary, f"{what} of the primary replay", where, required=required)
+
+
+def _names(etas: list[TableFile], where: str) -> Names:
+    """(A, F, reference) that the η tables' structured signatures name: one comparison."""
+    named = {(s["a"], s["f"], canonical_condition(s["reference"])) for t in etas if replay_of(t) is not None
+             for s in t.signatures if {"a", "f", "reference"} <= s.keys()}
+    if len(named) > 1:
+        shown = sorted(named)[:2]
+        raise InputError.at(where, f"the η tables among the inputs compare different translators or references: "
+                            f"{shown[0][0]} vs {shown[0][1]} against {shown[0][2]}, and {shown[1][0]} vs "
+                            f"{shown[1][1]} against {shown[1][2]}", accepted="the η tables of one comparison")
+    if not named and etas:
+        _primary(etas, "η table", where)  # refuses a CSV-only η table
+        raise InputError.at(etas[0].path, "names no translators A, F and no reference in its signature (an older "
+                            "simulplay's); rerun `simulplay eta` on its summary", accepted="an η table written by "
+                            "`simulplay eta`")
+    if not named:
+        raise InputError.at(where, "no η table among the inputs", accepted=MINIMUM)
+    return named.pop()
 
 
 def _choose(cands: list[TableFile], what: str, where: str, *, required: bool = True) -> TableFile | None:
@@ -170,99 +220,19 @@ def _manifest(t: TableFile) -> Signed:
     return Signed(canonical(valid.drop(columns="_sig")), sigs, t.path)
 
 
-def _primary_summary(cands: list[TableFile], manifest: Signed, where: str):
-    if not cands:
-        raise InputError.at(where, "no playback summary among the inputs", accepted=MINIMUM)
-    res = replay(manifest.frame, allow_incomplete=True, source=str(manifest.path))
-    primary, first_miss = [], None
-    for t in cands:
-        miss = summary_mismatch(res.summary, canonical(keys_as_text(t.frame)))
-        if miss is None:
-            primary.append(t)
-            continue
-        kind = primary_replay(t.signatures[0])
-        if kind is False:
-            t.use = f"not used: summary of the {replay_label(t.signatures[0])} replay (Table 8 shows its η)"
-        elif kind is None:
-            t.use = f"not used: not the manifest's primary replay, and {NOT_PARSED}"
-            first_miss = first_miss or (t, miss)
-        else:
-            first_miss = (t, miss)
-            break
-    if first_miss and (not primary or primary_replay(first_miss[0].signatures[0])):
-        t, miss = first_miss
-        raise InputError.at(manifest.path, f"replaying it does not reproduce {t.path} for {miss}",
-                            accepted="the manifest and the playback summary of its replay")
-    if not primary:
-        raise InputError.at(where, "no playback summary of the manifest's primary replay (request release, "
-                            "measured service)", accepted=MINIMUM)
-    chosen = _choose(primary, "playback summary of the primary replay", where)
-    chosen.use = "primary replay (request release, measured service): Tables 1, 2, 4–5, 8; Figures 1–3"
-    return chosen, res
+def _rebuild(summary: Signed, names: Names):
+    """The per-talk η table recomputed from the summary (one bootstrap draw: the per-talk
+    table has no interval)."""
+    return compute_eta(summary.frame, a=names[0], f=names[1], reference=names[2], boot=Bootstrap(draws=1, seed=0),
+                       allow_incomplete=True)
 
 
-def _primary_eta(cands: list[TableFile], rebuild: Rebuild, where: str, summary_name: str):
-    if not cands:
-        raise InputError.at(where, "no η table among the inputs", accepted=MINIMUM)
-    claimed = {n for t in cands if names_of(t) and primary_replay(t.signatures[0]) for n in names_of(t)}
-    if not claimed:
-        claimed = {n for t in cands if names_of(t) for n in names_of(t)}  # from sensitivity replays' η tables
-    if not claimed:
-        for t in cands:
-            found = infer_names(t, rebuild)
-            if len(found) > 1:
-                raise InputError.at(t.path, f"matches the summary both as {found[0][0]} vs {found[0][1]} and as "
-                                    f"{found[1][0]} vs {found[1][1]}; {NOT_PARSED}", accepted="the η table as "
-                                    "Parquet (its signature names A, F and the reference)")
-            claimed |= set(found)
-    if len(claimed) > 1:
-        shown = sorted(claimed)[:2]
-        raise InputError.at(where, f"the η tables among the inputs compare different translators or references: "
-                            f"{shown[0][0]} vs {shown[0][1]} against {shown[0][2]}, and {shown[1][0]} vs "
-                            f"{shown[1][1]} against {shown[1][2]}", accepted="the η tables of one comparison")
-    if not claimed:
-        raise InputError.at(cands[0].path, f"does not come from {summary_name}: no pair of its systems and no "
-                            "reference reproduces it", accepted=f"an η table computed by `simulplay eta` from "
-                            f"{summary_name}")
-    names = claimed.pop()
-    res = rebuild(names)
-    primary = _matching(cands, None if res is None else res.table, PANEL + ("condition",), ETA_POINTS,
-                        summary_name, "η table")
-    chosen = _choose(primary, "η table of the primary replay", where)
-    chosen.use = "primary: Tables 2, 8; Figure 1"
-    return chosen, names
-
-
-def _matching(cands: list[TableFile], rebuilt: pd.DataFrame | None, keys, cols, summary_name: str, what: str, *,
-              subset: bool = False) -> list[TableFile]:
-    """The candidates the summary reproduces; the others are marked (a sensitivity
-    replay's, or unknown) or refused (a primary signature the summary contradicts)."""
-    out = []
-    for t in cands:
-        if primary_replay(t.signatures[0]) is False:
-            t.use = f"not used: {what} of the {replay_label(t.signatures[0])} replay"
-            continue
-        miss = "no such comparison in the summary" if rebuilt is None else \
-            points_mismatch(t.frame, rebuilt, keys, cols, subset=subset)
-        if miss is None:
-            out.append(t)
-        elif primary_replay(t.signatures[0]) is None or names_of(t) is None:
-            t.use = f"not used: not computed from {summary_name}, and {NOT_PARSED}"
-        else:
-            article = "an" if what.startswith("η") else "a"
-            raise InputError.at(t.path, f"does not come from {summary_name}: {miss}",
-                                accepted=f"{article} {what} computed by `simulplay eta` from {summary_name}")
-    return out
-
-
-def _per_talk(cands: list[TableFile], rebuild: Rebuild, names, eta: Signed, where: str) -> Signed:
-    res = rebuild(names)
-    keys = PANEL + ("talk_id", "condition")
-    chosen = _choose(_matching(cands, res.per_talk, keys, TALK_POINTS, eta.path.name, "per-talk η table"),
-                     "per-talk η table of the primary replay", where, required=False)
+def _per_talk(cands: list[TableFile], summary: Signed, names: Names, eta: Signed, where: str) -> Signed:
+    chosen = _primary(cands, "per-talk η table", where, required=False)
     if chosen is not None:
         chosen.use = "primary: Tables 4–5; Figure 1"
-        return Signed(keys_as_text(chosen.frame), chosen.signatures, chosen.path)
+        return _signed(chosen)
+    res = _rebuild(summary, names)
     pk = [k for k in PANEL if k in res.per_talk]
     index = {tuple(r): i for i, r in enumerate(eta.frame[pk + ["condition"]].astype(str).itertuples(index=False))}
     sigs = [eta.signatures[index[tuple(r)]] for r in res.per_talk[pk + ["condition"]].astype(str)
@@ -270,41 +240,27 @@ def _per_talk(cands: list[TableFile], rebuild: Rebuild, names, eta: Signed, wher
     return Signed(res.per_talk, sigs, Path("(rebuilt from the summary)"))
 
 
-def _contrasts(cands: list[TableFile], rebuild: Rebuild, names, where: str) -> Signed | None:
-    if not cands:
-        return None
-    conds = set(rebuild.summary["condition"])
-    pairs = tuple(dict.fromkeys((canonical_condition(p), canonical_condition(q)) for t in cands
-                                for p, q in zip(t.frame["p1"], t.frame["p2"])
-                                if {canonical_condition(p), canonical_condition(q)} <= conds))
-    res = rebuild(names, pairs)
+def _contrasts(cands: list[TableFile], where: str) -> Signed | None:
     for t in cands:
         t.frame = t.frame.assign(p1=t.frame["p1"].map(canonical_condition), p2=t.frame["p2"].map(canonical_condition))
-    matched = _matching(cands, None if res is None else res.contrasts, PANEL + ("p1", "p2"), CONTRAST_POINTS,
-                        "the summary", "contrast table", subset=True)
-    chosen = _choose(matched, "contrast table of the primary replay", where, required=False)
+    chosen = _primary(cands, "contrast table", where, required=False)
     if chosen is None:
         return None
     chosen.use = "primary: Table 9"
-    return Signed(keys_as_text(chosen.frame), chosen.signatures, chosen.path)
+    return _signed(chosen)
 
 
-def _variants(cands: list[TableFile], names, where: str) -> dict[str, Signed]:
+def _variants(etas: list[TableFile], where: str) -> dict[str, Signed]:
     """η tables whose structured signature names a sensitivity replay, by its label."""
     by_label: dict[str, list[TableFile]] = {}
-    for t in cands:
-        if primary_replay(t.signatures[0]) is False and names_of(t):
-            if names_of(t) != {names}:
-                n = sorted(names_of(t))[0]
-                raise InputError.at(t.path, f"compares {n[0]} vs {n[1]} against {n[2]}, the primary η table "
-                                    f"{names[0]} vs {names[1]} against {names[2]}",
-                                    accepted="the η tables of one comparison")
-            by_label.setdefault(replay_label(t.signatures[0]), []).append(t)
+    for t in etas:
+        if replay_of(t):
+            by_label.setdefault(replay_of(t), []).append(t)
     out = {}
     for label, ts in sorted(by_label.items()):  # file names say nothing: in label order
         t = _choose(ts, f"η table of the {label} replay", where)
         t.use = f"sensitivity replay {label}: Table 8"
-        out[label] = Signed(keys_as_text(t.frame), t.signatures, t.path)
+        out[label] = _signed(t)
     return out
 
 

@@ -34,8 +34,8 @@ def inputs_table(run: RunData) -> ReportTable | None:
     return ReportTable.signed(
         "inputs", "Inputs", "Every file the report read or found, and what it did with it. Signature fingerprint: "
         "the first 12 hex digits of SHA-256 over the table's distinct display signatures (a Parquet table and its "
-        "CSV copy share it); file sha256: the first 12 hex digits of the file's SHA-256. Roles are decided from each "
-        "table's signature and by recomputing it from the summary, never from file names.", frame,
+        "CSV copy share it); file sha256: the first 12 hex digits of the file's SHA-256. Roles are read from each "
+        "table's structured signature, never from file names.", frame,
         [sig] * len(frame), labels={"signature_fingerprint": "signature fingerprint", "sha256": "file sha256"})
 
 

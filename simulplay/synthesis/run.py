@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
@@ -27,6 +28,7 @@ from simulplay.core.progress import NO_PROGRESS, Progress, tracking
 from simulplay.core.provenance import machine, sha256_of_file
 from simulplay.core.tables import write_table
 from simulplay.grouping import Rule, Splitter, revising_allowed
+from simulplay.grouping.policy import closed_loop_condition
 from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.manifest.columns import chunk_path
 from simulplay.manifest.written import check_written
@@ -67,7 +69,8 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
                            out: Path, *, realizations: int = 1, max_chars: int | None = None,
                            reuse: str | None = None, order: str = "counterbalanced", progress: Progress = NO_PROGRESS,
                            executor: ExecutorSpec | None = None, contention_sample: int = 8,
-                           traces: Sequence[Path] = (), recorded: dict[str, Any] | None = None) -> SynthResult:
+                           traces: Sequence[Path] = (), recorded: dict[str, Any] | None = None,
+                           speed: float | None = None) -> SynthResult:
     """Plan, synthesize what the store lacks, and write ``out`` plus its chunk table.
 
     The manifest is written even when requests failed (their ``error`` is filled);
@@ -76,7 +79,10 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     so that ``simulplay report`` finds them for its trace statistics. ``recorded`` adds
     fields to the signature (how the streams were prepared: ``events``). The text's language
     is compared with the voice's first (:mod:`simulplay.synthesis.language`): a mismatch warns
-    and is in the signature, the check in ``SynthResult.language``.
+    and is in the signature, the check in ``SynthResult.language``. ``speed`` puts the
+    manifest on a time base ``speed`` times faster (a live run's): open-loop rules group the
+    streams as they are and their dispatch and source times are divided after; closed-loop
+    policies run on the divided times (the clock a live run's policies decided on).
     """
     from simulplay.synthesis.language import signature_fields, voice_check
 
@@ -87,12 +93,13 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     loops = None
     if has_loops(rules):  # closed-loop outputs: their requests are made as synthesis goes
         plan, loops = plan_with_loops(streams, rules, backend, store, realizations=realizations, splitter=splitter,
-                                      reuse=reuse, order=order)
+                                      reuse=reuse, order=order, speed=speed)
     else:
         plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse,
                              order=order)
     res = _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
-                      contention_sample=contention_sample, traces=traces, loops=loops, provenance=recorded)
+                      contention_sample=contention_sample, traces=traces, loops=loops, provenance=recorded,
+                      speed=speed)
     res.language = language
     return res
 
@@ -162,7 +169,7 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
                 progress: Progress, executor: ExecutorSpec | None, contention_sample: int,
                 provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
                 meta: dict[str, Any] | None = None, traces: Sequence[Path] = (),
-                loops: dict | None = None) -> SynthResult:
+                loops: dict | None = None, speed: float | None = None) -> SynthResult:
     todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
     warn_if_short(plan, config, store)
     recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)} for p in traces]  # as read now
@@ -179,6 +186,10 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     stats.machine = {**at_start, "load_at_end": machine()["load"]}
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
+    if speed is not None:  # closed-loop outputs ran on the divided times already (plan_with_loops)
+        div = np.where(manifest["condition"].map(closed_loop_condition).to_numpy(bool), 1.0, speed)
+        manifest = manifest.assign(dispatch_s=manifest["dispatch_s"] / div, source_s=manifest["source_s"] / div)
+        extra = [{**x, "speed": speed} for x in extra]
     sigs = [with_plugins({**common, "rule": c, **x}) for c, x in zip(manifest["condition"], extra)]
     check_written(manifest, chunks, out)  # a table the reader refuses is a bug, caught before it is written
     try:

@@ -37,6 +37,7 @@ Example (paths are relative to the TOML file)::
     silent_parts = "skip"       # or "hold": a part without audio holds the clock (every replay)
     sweep = ["timer:w=1..6", "words:n=4..12:4"]   # a modelled sweep after the run (`simulplay sweep`)
     sweep_confirm = 1           # …and its best point synthesized for real
+    sweep_commit = ["stable:k=1..4"]  # commit-policy families crossed with the sweep's grids (revising traces)
 
     [content]                   # content diagnostics (extra 'asr'): transcripts, edits, word timing
     recognizer = "whisper"      # or "whisper:model=PATH", "qwen3-asr:model=PATH"
@@ -62,6 +63,7 @@ from simulplay.core.plugins import experiment_plugins
 from simulplay.workflows.experiment_analysis import (
     analysis_bootstrap,
     analysis_sweep,
+    analysis_sweep_commit,
     analysis_variants,
     edge_thresholds,
 )
@@ -86,7 +88,8 @@ TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "ref
             "retries": int, "content": dict, "commit": list, "talks": list, "events": str}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "bootstrap": str,
                  "bootstrap_rng": str, "talk_order": str, "tie_tolerance": float, "contrasts": list,
-                 "variants": list, "edges": list, "silent_parts": str, "sweep": list, "sweep_confirm": int}
+                 "variants": list, "edges": list, "silent_parts": str, "sweep": list, "sweep_confirm": int,
+                 "sweep_commit": list}
 REQUIRED = ("traces", "a", "f", "rules", "reference")
 
 
@@ -125,6 +128,7 @@ class Experiment:
     silent_parts: str = "skip"  # skip | hold: the reading of parts without audio in every replay
     sweep: tuple[RuleGrid, ...] = ()  # grids of a modelled sweep after the run, parsed once; empty: none
     sweep_confirm: int = 0  # the sweep's best unmeasured points synthesized for real
+    sweep_commit: tuple[RuleGrid, ...] = ()  # commit-policy families crossed with the sweep's grids
     content: ContentSettings | None = None  # the [content] table; None: no content diagnostics
     quality: QualitySettings | None = None  # how the outputs sound (the demo's DEMO_QUALITY); None: not scored
     talks: tuple[str, ...] = ()  # only these talks of the traces; empty: all
@@ -239,6 +243,8 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
     silent = parse_silent_parts(analysis.get("silent_parts", "skip"), source=f"{src}: key 'analysis.silent_parts'")
     grids = tuple(_strings(analysis["sweep"], "analysis.sweep", src)) if "sweep" in analysis else ()
     sweep, sweep_confirm = analysis_sweep(grids, analysis.get("sweep_confirm", 0), src)
+    families = _strings(analysis["sweep_commit"], "analysis.sweep_commit", src) if "sweep_commit" in analysis else []
+    sweep_commit = analysis_sweep_commit(families, sweep, src)
     out = _path(base, data.get("out", f"runs/{data.get('name', path.stem)}"), "out", src, must_exist=False)
     store = _path(base, data["store"], "store", src, must_exist=False) if "store" in data else out / "store"
     from simulplay.traces.events import check_events_mode
@@ -256,7 +262,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
         content=content_settings(data["content"], src, canon) if "content" in data else None,
         executor=_executor(data, src), bootstrap=analysis_bootstrap(analysis, src),
         contrasts=tuple(contrasts), variants=tuple(v for v, _ in variants), edges=edges, silent_parts=silent,
-        sweep=sweep, sweep_confirm=sweep_confirm, talks=talks, events=events,
+        sweep=sweep, sweep_confirm=sweep_confirm, sweep_commit=sweep_commit, talks=talks, events=events,
         spelled=(*zip(rules, texts), *backends, *variants))
 
 

@@ -48,6 +48,18 @@ def analysis_sweep(grids: tuple[str, ...], confirm: int, src: str) -> tuple[tupl
     return parsed, confirm
 
 
+def analysis_sweep_commit(families: list[str], sweep: tuple[RuleGrid, ...], src: str) -> tuple[RuleGrid, ...]:
+    """The commit-policy families crossed with the sweep's grids (``analysis.sweep_commit``),
+    parsed once; they need a sweep."""
+    from simulplay.grouping.grid import parse_commit_grids
+
+    parsed = tuple(parse_commit_grids(list(families), source=f"{src}: key 'analysis.sweep_commit'"))
+    if parsed and not sweep:
+        raise _err(src, f"{list(families)!r} needs a sweep", field="analysis.sweep_commit",
+                   accepted="commit-policy families with analysis.sweep")
+    return parsed
+
+
 def analysis_bootstrap(analysis: dict[str, Any], src: str) -> Bootstrap:
     """The paired talk bootstrap of the [analysis] keys, a preset (``bootstrap``) applied: a
     key it sets may be absent or agree with it."""

@@ -42,7 +42,8 @@ def experiment_settings(exp: Any) -> RunSettings:
         backends=pair(exp.backends), out=exp.out, store=exp.store, realizations=exp.realizations, order=exp.order,
         max_chars=exp.max_chars, executor=exp.executor.to_dict(), bootstrap=exp.bootstrap, contrasts=exp.contrasts,
         variants=pair(exp.variants), edges=exp.edges, silent_parts=exp.silent_parts,
-        sweep=tuple(g.text for g in exp.sweep), sweep_confirm=exp.sweep_confirm, content=content,
+        sweep=tuple(g.text for g in exp.sweep), sweep_confirm=exp.sweep_confirm,
+        sweep_commit=tuple(g.text for g in exp.sweep_commit), content=content,
         quality=None if exp.quality is None else exp.quality.to_dict(), talks=exp.talks, events=exp.events,
         commit=exp.commit, source=exp.source)
 
@@ -50,7 +51,7 @@ def experiment_settings(exp: Any) -> RunSettings:
 def experiment_fields(s: RunSettings, source: str = "run.json") -> dict[str, Any]:
     """The fields of the :class:`~simulplay.workflows.experiment.Experiment` a record's
     settings describe (a record without a format is refused: it kept only texts)."""
-    from simulplay.grouping.grid import parse_grids
+    from simulplay.grouping.grid import parse_commit_grids, parse_grids
     from simulplay.synthesis.executors import executor_from_dict
 
     if s.format == 0:
@@ -71,6 +72,7 @@ def experiment_fields(s: RunSettings, source: str = "run.json") -> dict[str, Any
         silent_parts=s.silent_parts,
         sweep=tuple(parse_grids(list(s.sweep), source=f"{source}: key 'experiment.sweep'")),
         sweep_confirm=s.sweep_confirm, content=_content(s.content),
+        sweep_commit=tuple(parse_commit_grids(list(s.sweep_commit), source=f"{source}: key 'experiment.sweep_commit'")),
         quality=_quality(s.quality), talks=s.talks, events=s.events, commit=s.commit, spelled=spelled,
         source=s.source)
 

@@ -27,7 +27,6 @@ from simulplay.core.version import __version__
 from simulplay.grouping import revising_allowed
 from simulplay.manifest import validate_manifest
 from simulplay.manifest.chunks import chunk_path, validate_chunks
-from simulplay.sim import replay
 from simulplay.sim.replay import ReplayResult
 from simulplay.sim.variants import Measured, RequestRelease
 from simulplay.store.store import AudioStore
@@ -46,13 +45,13 @@ from simulplay.workflows.quality import (
     QualityResult,
     joins_path,
     quality_paths,
-    remember_quality,
     require_quality_extras,
     reusable_quality,
     score_quality,
     write_quality,
 )
-from simulplay.workflows.reuse import digest, make_or_reuse
+from simulplay.workflows.reuse import digest, make_or_reuse, remember
+from simulplay.workflows.steps import ReplaySettings, replay_deciding
 
 if TYPE_CHECKING:
     from simulplay.workflows.sweep import SweepRun
@@ -116,7 +115,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         v = written(exp, variant)
         variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + v.replace("=", "-"), allow_incomplete,
                                       release=variant.release, service=variant.service,
-                                      silent=variant.silent or exp.silent_parts)
+                                      silent=variant.silent or exp.silent_parts, streams=streams)
     edges = _edges(exp, synth, manifest, store, boot, allow_incomplete, progress) if exp.edges else None
     content = _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete, progress) \
         if exp.content is not None else None
@@ -134,10 +133,12 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         from simulplay.workflows.sweep import sweep_run
 
         def make_sweep():
-            res.sweep = sweep_run(exp.out, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress)
+            res.sweep = sweep_run(exp.out, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress,
+                                  commits=list(exp.sweep_commit))
 
         t3 = time.perf_counter()
-        make_or_reuse(exp.out, "sweep", {"rules": [g.text for g in exp.sweep], "confirm": exp.sweep_confirm},
+        commit = {"commit": [g.text for g in exp.sweep_commit]} if exp.sweep_commit else {}
+        make_or_reuse(exp.out, "sweep", {"rules": [g.text for g in exp.sweep], "confirm": exp.sweep_confirm, **commit},
                       make_sweep, res.reused)
         res.timings["sweep_s"] = time.perf_counter() - t3
     _explorer_and_report(exp, res)
@@ -189,10 +190,12 @@ def _explorer_and_report(exp: Experiment, res: RunResult) -> None:
     make_or_reuse(exp.out, "report", settings, make_report, res.reused)
 
 
-def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service, silent):
+def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service, silent, streams=None):
+    """One replay and its η tables; a variant's closed-loop outputs decided again on ``streams``
+    (:func:`~simulplay.workflows.steps.replay_deciding`)."""
     chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if release.needs_chunks else None
-    rep = replay(manifest, service=service, release=release, chunks=chunks, allow_incomplete=allow_incomplete,
-                 upstream=synth.signature, source=str(synth.path), silent_parts=silent)
+    rep = replay_deciding(manifest, ReplaySettings(release, service, silent), streams, chunks=chunks,
+                          allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path))
     write_table(rep.summary, exp.out / f"summary{suffix}.parquet", rep.signatures, kind="playback-summary")
     write_table(rep.summary, exp.out / f"summary{suffix}.csv", rep.signatures, kind="playback-summary")
     pairs = backend_pairs(manifest)
@@ -270,7 +273,7 @@ def _quality(exp, synth, manifest, store, boot, allow_incomplete, progress, reus
     write_quality(res, out)
     write_table(res.deltas, paths[-1], res.delta_signatures or {"table": "quality-intervals"},
                 kind="quality-intervals", signature_column=True)
-    remember_quality(exp.out / QUALITY_RECORD, key, paths)
+    remember(exp.out / QUALITY_RECORD, key, exp.out, [p.name for p in paths])
     return res
 
 

@@ -19,7 +19,7 @@ the mean similarities over its embedded requests with ``n_embedded`` / ``n_too_s
 join summary (:func:`simulplay.scorers.joins.summarize`).
 
 Every per-output score goes through the paired talk bootstrap of ``simulplay bootstrap``
-(:func:`simulplay.analysis.table_bootstrap.bootstrap_table`), per panel (system, backend,
+(:func:`simulplay.analysis.quality_intervals.interval_table`), per panel (system, backend,
 realization): each condition's equal-talk mean, and each condition's Δ against the reference
 (``condition − reference``), with intervals and direction counts. A talk without a finite score
 under every condition of its panel (every request too short to embed, a single-request output
@@ -28,7 +28,6 @@ without joins) is left out of that score's rows and counted in ``n_talks_left_ou
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,8 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
-from simulplay.analysis.table_bootstrap import PAIR_SIGN, bootstrap_table
+from simulplay.analysis.quality_intervals import SIMILARITY_COLUMNS, interval_table
+from simulplay.analysis.table_bootstrap import PAIR_SIGN
 from simulplay.core.errors import InputError
 from simulplay.core.extras import MissingExtra, found, require_extra
 from simulplay.core.progress import NO_PROGRESS, Progress, tracking
@@ -52,11 +52,6 @@ from simulplay.sim.part_audio import LoadAudio, PartAudio, part_samples, require
 from simulplay.sim.replay import replay
 
 METRICS = ("dnsmos", "similarity", "joins")
-SIMILARITY_COLUMNS = ("similarity_output", "similarity_reference")
-#: The scores that ``conditions`` limits (:class:`QualitySettings`); joins are scored on every output.
-LIMITED = (*dnsmos.SCORES, *SIMILARITY_COLUMNS, "similarity_whole_reference")
-DELTA_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_zero",
-                 "n_positive", "n_talks_left_out")
 
 
 @dataclass
@@ -292,45 +287,6 @@ def _similarity(rows: list[dict], pieces: list[np.ndarray], speech: np.ndarray, 
             "similarity_whole_reference": similarity.cosine(whole, reference)}
 
 
-def score_columns(outputs: pd.DataFrame, keys: Sequence[str]) -> list[str]:
-    """The per-output score columns that get intervals: every numeric column but the keys and counts."""
-    skip = {*keys, "audio_s", "n_requests", "n_embedded", "n_too_short", "dnsmos_windows", "n_words", "n_joins"}
-    return [c for c in outputs.columns if c not in skip and pd.api.types.is_numeric_dtype(outputs[c])]
-
-
-def interval_table(outputs: pd.DataFrame, keys: list[str], ref: str, boot: Bootstrap,
-                   sig: Mapping[str, Any], limited: Sequence[str] = (),
-                   upstream: Mapping[tuple, Mapping[str, Any]] | None = None,
-                   ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """Per panel and score: each condition's mean and its Δ against ``ref``, with paired
-    talk-bootstrap intervals (module docstring); one signature per row, which starts from
-    ``upstream[(panel values, condition)]`` (the replay's, as the η table's rows do; a Δ row:
-    its condition's). The scores of :data:`LIMITED` compare only the ``limited`` conditions
-    when given."""
-    panel_keys = [k for k in keys if k not in ("talk_id", "condition")]
-    rows, sigs = [], []
-    panels = outputs.groupby(panel_keys, sort=False) if panel_keys else [((), outputs)]
-    for panel, frame in panels:
-        panel = panel if isinstance(panel, tuple) else (panel,)
-        for col in score_columns(outputs, keys):
-            df = frame[frame["condition"].isin(limited)] if limited and col in LIMITED else frame
-            conditions = list(dict.fromkeys(df["condition"]))
-            wide = df.pivot(index="talk_id", columns="condition", values=col)
-            complete = wide.notna().all(axis=1) & np.isfinite(wide.astype(float)).all(axis=1)
-            kept = df[df["talk_id"].isin(wide.index[complete])]
-            if len(kept) == 0 or ref not in conditions:
-                continue
-            pairs = [f"{c},{ref}" for c in conditions if c != ref]
-            res = bootstrap_table(kept, value=[col], by=["condition"], pairs=pairs, boot=boot, source="quality")
-            for r in res.table.to_dict("records"):
-                rows.append({**dict(zip(panel_keys, panel)), "metric": col, **r,
-                             "n_talks_left_out": int((~complete).sum())})
-                first = str(r["condition"]).partition(PAIR_SIGN)[0]
-                sigs.append(merge((upstream or {}).get((panel, first)), sig, res.signature,
-                                  {"table": "quality-intervals", "value": "metric"}))
-    return pd.DataFrame(rows, columns=[*panel_keys, *DELTA_COLUMNS]), sigs
-
-
 def quality_paths(out: Path) -> tuple[Path, Path, Path]:
     """The three tables: per output (``OUT``), per request and intervals beside it
     (``OUT.requests``, ``OUT.intervals`` before the suffix)."""
@@ -347,27 +303,14 @@ def joins_path(out: Path) -> Path:
 QUALITY_RECORD = ".quality-inputs.json"
 
 
-def remember_quality(record: Path, key: Mapping[str, Any], paths: Sequence[Path]) -> None:
-    """Record ``key`` (what the tables were made from) and the SHA-256 of each table."""
-    from simulplay.core.atomic import write_atomic
-    from simulplay.core.provenance import sha256_of_file
-
-    files = {p.name: sha256_of_file(p) for p in paths}
-    write_atomic(record, json.dumps({"key": key, "files": files}, indent=1, default=str).encode("utf-8"))
-
-
 def reusable_quality(record: Path, key: Mapping[str, Any], paths: Sequence[Path],
                      reference: str) -> QualityResult | None:
-    """The tables read back when ``record`` names ``key`` and every table is unchanged; else None."""
-    from simulplay.core.provenance import sha256_of_file
+    """The tables read back when ``record`` (:func:`simulplay.workflows.reuse.remember`) names
+    ``key`` and every table is unchanged; else None."""
     from simulplay.core.tables import read_table, stored_signatures
+    from simulplay.workflows.reuse import reusable
 
-    try:
-        saved = json.loads(record.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if saved.get("key") != json.loads(json.dumps(key, default=str)) or not all(
-            p.is_file() and saved.get("files", {}).get(p.name) == sha256_of_file(p) for p in paths):
+    if not reusable(record, key, record.parent, [p.name for p in paths]):
         return None
     frames = []
     for p in [*paths[:3], *(p for p in paths if p == joins_path(paths[0]))]:  # joins: when they were written

@@ -17,13 +17,16 @@ metadata), the run's timings and what it did itself rather than found done (``ru
 inferences against cached ones). A reused report therefore shows the load averages and
 these counts of the run that made it. The audio itself needs no digest:
 the manifests name every request's audio by the SHA-256 key of its samples.
+
+The quality tables of a run keep the same record (:func:`remember`, :func:`reusable`) in
+``.quality-inputs.json`` beside them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,25 +126,30 @@ def inputs_key(run_dir: Path, folder: str, settings: Mapping[str, Any]) -> dict[
     return {"version": __version__, "settings": json.loads(json.dumps(settings, default=str)), "inputs": files}
 
 
-def _files(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): sha256_of_file(p) for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != RECORD}
+def _files(folder: Path) -> list[str]:
+    return [p.relative_to(folder).as_posix() for p in sorted(folder.rglob("*")) if p.is_file() and p.name != RECORD]
 
 
-def reusable(folder: Path, key: Mapping[str, Any]) -> bool:
-    """Whether ``folder`` was made from ``key`` and still holds every file it was made with."""
+def reusable(record: Path, key: Mapping[str, Any], base: Path, names: Sequence[str] | None = None) -> bool:
+    """Whether ``record`` (:func:`remember`) was made from ``key`` and every file it lists (or
+    each of ``names``, when given), relative to ``base``, is still there unchanged."""
     try:
-        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+        saved = json.loads(record.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    if record.get("key") != key or not isinstance(record.get("files"), dict):
+    files = saved.get("files") if isinstance(saved, dict) else None
+    if not isinstance(files, dict) or saved.get("key") != json.loads(json.dumps(key, default=str)):
         return False
-    return all((folder / rel).is_file() and sha256_of_file(folder / rel) == h for rel, h in record["files"].items())
+    listed = files if names is None else {n: files.get(n) for n in names}
+    return all((base / rel).is_file() and sha256_of_file(base / rel) == h for rel, h in listed.items())
 
 
-def remember(folder: Path, key: Mapping[str, Any]) -> None:
-    """Record ``key`` and the files ``folder`` holds now (written whole, or not at all)."""
-    write_atomic(folder / RECORD, json.dumps({"key": key, "files": _files(folder)}, indent=1).encode("utf-8"))
+def remember(record: Path, key: Mapping[str, Any], base: Path, names: Sequence[str]) -> None:
+    """Record ``key`` (what the files were made from) and the SHA-256 of each file of ``names``
+    relative to ``base``, written whole or not at all: a derived folder's record and that of
+    the quality tables."""
+    files = {n: sha256_of_file(base / n) for n in names}
+    write_atomic(record, json.dumps({"key": key, "files": files}, indent=1, default=str).encode("utf-8"))
 
 
 def make_or_reuse(run_dir: Path, folder: str, settings: Mapping[str, Any], make: Callable[[], Any],
@@ -150,11 +158,11 @@ def make_or_reuse(run_dir: Path, folder: str, settings: Mapping[str, Any], make:
     name is added to ``reused``. Returns whether it was reused."""
     target = run_dir / folder
     key = inputs_key(run_dir, folder, settings)
-    if reusable(target, key):
+    if reusable(target / RECORD, key, target):
         reused.append(f"{folder}/")
         return True
     make()
-    remember(target, key)
+    remember(target / RECORD, key, target, _files(target))
     return False
 
 

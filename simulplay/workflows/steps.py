@@ -23,6 +23,7 @@ from simulplay.sim.replay import ReplayResult
 from simulplay.sim.servers import Servers, read_load_curve, servers_model
 from simulplay.sim.slowdown import parse_flight
 from simulplay.sim.variants import Release, ServiceModel
+from simulplay.traces.model import Stream
 
 #: How the command line names the replay's settings …
 FLAGS = {"release": "--release", "service": "--service", "silent_parts": "--silent-parts"}
@@ -63,7 +64,6 @@ def replay_manifest(manifest: Path | pd.DataFrame, settings: ReplaySettings, *,
     these talks' rows (``--talks``; empty: every talk)."""
     from simulplay.manifest import read_chunks, read_manifest, validate_manifest
     from simulplay.manifest.chunks import validate_chunks
-    from simulplay.sim import replay
     from simulplay.traces.select import pick_rows
 
     if isinstance(manifest, pd.DataFrame):
@@ -79,8 +79,53 @@ def replay_manifest(manifest: Path | pd.DataFrame, settings: ReplaySettings, *,
         chunk_df = validate_chunks(chunks, "chunks") if isinstance(chunks, pd.DataFrame) else \
             read_chunks(source, chunks)
         chunk_df = pick_rows(chunk_df, talks) if "talk_id" in chunk_df else chunk_df
-    return replay(df, service=settings.service, release=settings.release, chunks=chunk_df,
-                  allow_incomplete=allow_incomplete, upstream=upstream, source=source, silent_parts=settings.silent)
+    streams = recorded_streams(meta.get("traces")) \
+        if not isinstance(manifest, pd.DataFrame) and decides_again(df, settings) else None
+    return replay_deciding(df, settings, streams, chunks=chunk_df, allow_incomplete=allow_incomplete,
+                           upstream=upstream, source=source)
+
+
+def replay_deciding(manifest: pd.DataFrame, settings: ReplaySettings, streams: Sequence[Stream] | None, *,
+                    chunks: pd.DataFrame | None = None, allow_incomplete: bool = False,
+                    upstream: dict[str, Any] | None = None, source: str = "manifest") -> ReplayResult:
+    """Replay a validated manifest; under a clock other than the measured one, its closed-loop
+    outputs are decided again on ``streams`` first where the variant allows it
+    (:mod:`simulplay.durationmodel.redecide`; without ``streams`` they keep their recorded
+    groups, labelled)."""
+    from simulplay.durationmodel.redecide import labelled, redecide
+    from simulplay.sim import replay
+
+    kwargs = dict(release=settings.release, chunks=chunks, allow_incomplete=allow_incomplete, upstream=upstream,
+                  source=source, silent_parts=settings.silent)
+    if not (streams and decides_again(manifest, settings)):
+        return replay(manifest, service=settings.service, **kwargs)
+    decided = redecide(manifest, streams, settings.service, silent=settings.silent, source=source)
+    return labelled(replay(decided.manifest, service=decided.service, **kwargs), decided)
+
+
+def decides_again(manifest: pd.DataFrame, settings: ReplaySettings) -> bool:
+    """Whether a replay under ``settings`` decides the manifest's closed-loop outputs again:
+    it has some, and the settings change the clock in a way the engine can run."""
+    from simulplay.durationmodel.redecide import decidable, has_closed_loop
+
+    changed = settings.release.name != "request" or settings.service.name != "measured" or settings.silent != "skip"
+    return changed and decidable(settings.release, settings.service) and has_closed_loop(manifest)
+
+
+def recorded_streams(traces: Any) -> list[Stream] | None:
+    """The streams of the trace files a manifest records (``[{path, sha256}, …]``), when each
+    file is still there unchanged; None otherwise."""
+    from simulplay.core.provenance import sha256_of_file
+    from simulplay.traces import read_traces, streams_from_frame
+
+    if not traces or not all(isinstance(t, dict) and Path(str(t.get("path", ""))).is_file() for t in traces):
+        return None
+    if any(sha256_of_file(t["path"]) != t.get("sha256") for t in traces):
+        return None
+    try:
+        return streams_from_frame(read_traces([t["path"] for t in traces]), revising=True)
+    except InputError:
+        return None
 
 
 def eta_of_summary(summary: Path | pd.DataFrame, *, a: str, f: str, reference: str, boot: Bootstrap,

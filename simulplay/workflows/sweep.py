@@ -28,11 +28,12 @@ import pandas as pd
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep, sweep_service, with_servers
 from simulplay.analysis.sweep_check import SweepCheck, check_sweep
+from simulplay.analysis.sweep_commit import crossed_grids
 from simulplay.core.errors import InputError
 from simulplay.core.paths import check_out_folder
 from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.grouping import parse_rule
-from simulplay.grouping.grid import MAX_POINTS, RuleGrid, parse_axis, parse_grids
+from simulplay.grouping.grid import MAX_POINTS, RuleGrid, parse_axis, parse_commit_grids, parse_grids
 from simulplay.grouping.registry import canonical_condition
 from simulplay.manifest.validate import read_manifest
 from simulplay.report.record import RunRecord, RunSettings
@@ -66,8 +67,9 @@ class RunInputs:
     silent: str
 
 
-def read_run(folder: str | Path) -> RunInputs:
-    """Read and check a run folder written by ``simulplay run`` or ``demo``."""
+def read_run(folder: str | Path, *, revising: bool = False) -> RunInputs:
+    """Read and check a run folder written by ``simulplay run`` or ``demo`` (``revising``:
+    streams with retractions allowed, for commit policies; a run with policies allows them)."""
     root = Path(folder)
     if not (root / "run.json").is_file() or not (root / "manifest.parquet").is_file():
         raise InputError.at(root, "has no run.json and manifest.parquet",
@@ -80,7 +82,8 @@ def read_run(folder: str | Path) -> RunInputs:
                             field="experiment.traces", accepted="the trace files the run was synthesized from")
     from simulplay.traces.select import prepare_streams
 
-    streams, _ = prepare_streams(streams_from_frame(read_traces(list(exp.traces))), talks=exp.talks,
+    revising = revising or bool(exp.commit)
+    streams, _ = prepare_streams(streams_from_frame(read_traces(list(exp.traces)), revising=revising), talks=exp.talks,
                                  events=exp.events, events_flag="the run's events")
     return RunInputs(root, exp, manifest, meta.get("signature", {}), streams, exp.backend, exp.store or root / "store",
                      exp.bootstrap, exp.silent_parts)
@@ -103,10 +106,13 @@ class SweepRun:
 
 
 def check_sweep_args(rules: list[str] | list[RuleGrid], *, by: str, confirm: int, service: str = "fit",
-                     terms: str = "auto") -> list[RuleGrid]:
+                     terms: str = "auto", commits: list[str] | list[RuleGrid] = ()) -> list[RuleGrid]:
     """The arguments that need no run, checked before it is read; the grids (``rules``: the
-    ``--rule`` texts, parsed here, or grids parsed before, taken as they are)."""
-    grids = list(rules) if all(isinstance(r, RuleGrid) for r in rules) and rules else parse_grids(list(rules))
+    ``--rule`` texts, parsed here, or grids parsed before, taken as they are; ``commits``:
+    families of commit policies, the same, crossed with the rules)."""
+    grids = _grids(list(rules), parse_grids)
+    if commits:
+        grids = crossed_grids(_grids(list(commits), parse_commit_grids), grids)
     sweep_service(service)
     if terms not in TERMS:
         raise InputError.at(f"--duration-terms '{terms}'", "unknown choice", accepted=", ".join(TERMS))
@@ -115,6 +121,10 @@ def check_sweep_args(rules: list[str] | list[RuleGrid], *, by: str, confirm: int
     if confirm < 0:
         raise InputError.at(f"--confirm {confirm}", "is negative", accepted="a number of grid points ≥ 0")
     return grids
+
+
+def _grids(texts: list, parse) -> list[RuleGrid]:
+    return list(texts) if texts and all(isinstance(r, RuleGrid) for r in texts) else parse(list(texts))
 
 
 def servers_axis(servers: str | None, *, share: str = "panel", load_curve: Path | None = None,
@@ -157,14 +167,16 @@ def check_train(run: RunInputs, train: list[str]) -> None:
 def sweep_run(folder: str | Path, rules: list[str] | list[RuleGrid], *, out: Path | None = None, confirm: int = 0,
               by: str = "L", train: list[str] = (), folds: int = 5, service: str = "fit", terms: str = "auto",
               servers: str | None = None, share: str = "panel", load_curve: Path | None = None,
-              slowdown: str | None = None, progress: Progress = NO_PROGRESS) -> SweepRun:
+              slowdown: str | None = None, progress: Progress = NO_PROGRESS,
+              commits: list[str] | list[RuleGrid] = ()) -> SweepRun:
     """Model the grids of ``rules`` on the run in ``folder``, check, confirm and write
     (``terms``: one of :data:`TERMS`; ``servers``: the number of shared servers as a grid
-    axis, :func:`servers_axis`)."""
-    grids = check_sweep_args(list(rules), by=by, confirm=confirm, service=service, terms=terms)
+    axis, :func:`servers_axis`; ``commits``: families of commit policies crossed with the
+    rules, the table then holding what the listener got under each)."""
+    grids = check_sweep_args(list(rules), by=by, confirm=confirm, service=service, terms=terms, commits=commits)
     shared = servers_axis(servers, share=share, load_curve=load_curve, service=service,
                           points=sum(len(g.points) for g in grids), slowdown=slowdown)
-    run = read_run(folder)
+    run = read_run(folder, revising=bool(commits))
     check_train(run, list(train))
     out = check_out_folder(Path(out) if out is not None else run.folder / "sweep")
     out.mkdir(parents=True, exist_ok=True)
@@ -177,7 +189,8 @@ def sweep_run(folder: str | Path, rules: list[str] | list[RuleGrid], *, out: Pat
                        reference=run.exp.reference, boot=run.boot, phonemize=phonemize,
                        train=[canonical_condition(t) for t in train] or None, folds=folds, service=service,
                        silent_parts=run.silent, require_phonemes=terms == "phonemes",
-                       upstream=run.signature, source=str(run.folder / "manifest.parquet"), servers=shared)
+                       upstream=run.signature, source=str(run.folder / "manifest.parquet"), servers=shared,
+                       listener=bool(commits))
     picked, synth = [], None
     if confirm:
         picked = pick_points(result.table, confirm, by)

@@ -12,7 +12,7 @@ import pytest
 from simulplay.backends import parse_backend
 from simulplay.backends.audio_formats import FORMATS
 from simulplay.live.client import Endpoint, Record, clock, http_client, send
-from simulplay.workflows.serve import make_server
+from simulplay.workflows.server import make_server
 from tests.support.fakes import FakeBackend, FakeSettings
 
 TEXT = "Hello there. And now the second sentence."

@@ -11,7 +11,7 @@ import threading
 import numpy as np
 import pytest
 
-from simulplay.workflows.serve import MAX_BODY, make_server
+from simulplay.workflows.server import MAX_BODY, make_server
 from tests.support.checks import wait_until
 from tests.support.fakes import FakeBackend, FakeSettings
 

@@ -14,7 +14,7 @@ import pytest
 import soundfile as sf
 
 from simulplay.backends.audio_formats import decoder_for
-from simulplay.workflows.serve import make_server
+from simulplay.workflows.server import make_server
 from tests.support.fakes import FakeBackend, FakeSettings
 
 KEY = "sk-sdk-0a9f"

@@ -9,7 +9,7 @@ import urllib.request
 import numpy as np
 
 from simulplay.backends import parse_backend
-from simulplay.workflows.serve import WorkerPool, make_server
+from simulplay.workflows.server import WorkerPool, make_server
 from tests.support.checks import wait_until
 from tests.support.fakes import FakeBackend, FakeSettings
 

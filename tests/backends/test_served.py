@@ -23,7 +23,7 @@ from simulplay.manifest import read_chunks, read_manifest
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.request import synthesize_request
 from simulplay.synthesis.run import synthesize_to_manifest
-from simulplay.workflows.serve import make_server
+from simulplay.workflows.server import make_server
 from tests.support.checks import wait_until
 from tests.support.factories import stream
 from tests.support.fakes import FakeBackend, FakeSettings

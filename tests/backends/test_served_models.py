@@ -12,7 +12,7 @@ from simulplay.backends import parse_backend
 from simulplay.backends.base import identity_key
 from simulplay.core.errors import InputError
 from simulplay.synthesis.request import synthesize_request
-from simulplay.workflows.serve import make_server
+from simulplay.workflows.server import make_server
 from tests.support.fakes import FakeBackend, FakeSettings
 
 

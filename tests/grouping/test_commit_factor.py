@@ -111,10 +111,10 @@ def test_api_group_takes_commit_policies(tmp_path):
         simulplay.group(trace, "immediate")
 
 
-def test_the_modelled_sweep_refuses_a_commit_condition(tmp_path):
+def test_the_vectorized_engine_refuses_a_commit_condition_on_raw_updates(tmp_path):
     small_trace(trace := tmp_path / "trace.jsonl", n_streams=2, n_updates=4)
     table = update_table(streams_from_frame(read_traces([trace])))
-    with pytest.raises(InputError, match="does not model"):
+    with pytest.raises(InputError, match="not this table's updates"):
         group_many(table, [parse_rule("stable+punct")])
 
 

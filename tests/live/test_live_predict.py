@@ -125,3 +125,35 @@ def test_outputs_played_one_at_a_time_get_no_shared_server_prediction(cli, tmp_p
         assert row["dL_isolated_s"] == pytest.approx(iso[key] - live[key], abs=1e-6)
     pred = json.loads((run / "run.json").read_text())["prediction"]
     assert pred["outputs_at_once"] == 1 and "shared" not in pred and not (run / "prediction_eta.parquet").exists()
+
+
+def test_the_isolated_synthesis_is_written_once_in_the_live_time_base(tmp_path, monkeypatch):
+    """``isolated.parquet`` is written once, already on the live time base: dispatch and source
+    times are the trace's divided by the speed, and each row's signature records the speed."""
+    import simulplay.core.tables as tables
+    import simulplay.live.predict as predict
+    import simulplay.synthesis.run as synthesis
+    from simulplay.grouping import parse_rule
+    from simulplay.live.predict import isolated_synth
+    from simulplay.store.store import AudioStore
+    from simulplay.traces import read_trace
+    from tests.support import fakes  # noqa: F401  (registers the fake backend)
+    from tests.support.factories import small_trace
+
+    small_trace(tmp_path / "t.jsonl", n_streams=2, n_updates=4, source_s=12.0)
+    writes = []
+    real = tables.write_table
+    for module in (synthesis, predict):  # every writer the isolated synthesis could go through
+        monkeypatch.setattr(module, "write_table", lambda df, path, *a, **k: (writes.append(path),
+                                                                              real(df, path, *a, **k)))
+    out = tmp_path / "isolated.parquet"
+    manifest, counts = isolated_synth([tmp_path / "t.jsonl"], [parse_rule("immediate")], "fake-test:reuse=never",
+                                      AudioStore(tmp_path / "store"), out, speed=4.0)
+    assert writes.count(out) == 1 and counts["synthesized"] == 8
+    trace = read_trace(tmp_path / "t.jsonl").sort_values(["talk_id", "system", "seq"])
+    got = manifest.sort_values(["talk_id", "system", "seq"])
+    assert got["dispatch_s"].tolist() == (trace["time_s"] / 4.0).tolist()  # immediate: one request per update
+    assert set(got["source_s"]) == {3.0}
+    written, meta = tables.read_table(out)
+    pd.testing.assert_frame_equal(written.reset_index(drop=True), manifest.reset_index(drop=True), check_dtype=False)
+    assert {s["speed"] for s in tables.stored_signatures(meta, len(written))} == {4.0}

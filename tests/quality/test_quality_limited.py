@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from simulplay.analysis.bootstrap import Bootstrap
-from simulplay.workflows.quality import interval_table
+from simulplay.analysis.quality_intervals import interval_table
 from tests.report.test_report_quality import per_output
 
 KEYS = ["talk_id", "system", "condition", "backend", "realization"]

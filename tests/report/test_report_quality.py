@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.bootstrap import Bootstrap
+from simulplay.analysis.quality_intervals import interval_table
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import write_table
 from simulplay.report import build_report, write_report
-from simulplay.workflows.quality import interval_table
 from tests.support.markdown import md_table
 from tests.support.report_runs import BACKEND, make_run
 

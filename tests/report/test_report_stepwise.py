@@ -165,32 +165,35 @@ def test_without_a_per_talk_table_it_is_rebuilt_from_the_summary(steps, tmp_path
     assert "Trace statistics (Table 11) are left out" in md and "table09" not in " ".join(t)
 
 
-def test_csv_tables_and_their_translators_come_from_the_numbers(steps, tmp_path):
-    """CSV signatures are display strings (never parsed): A, F and the reference are the ones
-    that reproduce the η table from the summary. Swapping --a and --f must show."""
+def test_roles_come_from_signatures_and_a_csv_only_table_is_refused(steps, tmp_path):
+    """A CSV signature is a display string (never parsed): a summary or η table given only as
+    CSV is refused in one line naming it and the step to rerun. The translators come from
+    the η table's structured signature: swapping --a and --f must show."""
     d, _ = steps
     c = tmp_path / "csv"
     c.mkdir()
     shutil.copy(d / "my requests.csv", c)
     ok("replay", c / "my requests.csv", "--out", c / "summary.csv")
-    ok("eta", c / "summary.csv", *AFR, "--out", c / "eta.csv", "--per-talk", c / "talks.csv",
-       "--contrast", "punct,timer:w=4")
-    ok("report", c, "--out", tmp_path / "rep")
-    read = lambda p: pd.read_csv(p, keep_default_na=False, na_values=[""])  # noqa: E731
-    check_against_inputs(tmp_path / "rep", c, eta="eta.csv", talks="talks.csv", contrasts="eta.contrasts.csv",
-                         summary="summary.csv", read=read)
-    assert "translators A = A and F = F, reference condition immediate" in (tmp_path / "rep" / "report.md").read_text()
+    ok("eta", c / "summary.csv", *AFR[:-1], "50", "--out", c / "eta.csv")
+    bad = run_cli("report", c, "--out", tmp_path / "rep")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert f"{c / 'summary.csv'}: its signature is a display string" in bad.stderr
+    assert "rerun `simulplay replay` with --out ending in .parquet" in bad.stderr
+    shutil.copy(d / "summary.parquet", c)  # the summary as Parquet: now the η table is the one refused
+    bad = run_cli("report", c, "--out", tmp_path / "rep")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert f"{c / 'eta.csv'}: its signature is a display string" in bad.stderr and "rerun `simulplay eta`" in bad.stderr
     swapped = tmp_path / "swapped"
     swapped.mkdir()
-    for name in ("my requests.csv", "summary.csv"):
-        shutil.copy(c / name, swapped)
-    ok("eta", swapped / "summary.csv", "--a", "F", "--f", "A", "--reference", "timer:w=4", "--draws", "50",
-       "--out", swapped / "gaps.csv")
+    for name in ("my requests.csv", "summary.parquet"):
+        shutil.copy(d / name, swapped)
+    ok("eta", swapped / "summary.parquet", "--a", "F", "--f", "A", "--reference", "timer:w=4", "--draws", "50",
+       "--out", swapped / "gaps.parquet")
     ok("report", swapped, "--out", tmp_path / "rep2")
     md = (tmp_path / "rep2" / "report.md").read_text()
     assert "translators A = F and F = A, reference condition timer:w=4" in md
     t2 = report_tables(tmp_path / "rep2")["table02_eta"]
-    assert_same_numbers(t2, read(swapped / "gaps.csv"), ["condition"], ETA)
+    assert_same_numbers(t2, pd.read_parquet(swapped / "gaps.parquet"), ["condition"], ETA)
 
 
 def test_identical_copies_are_one_table(steps, tmp_path):

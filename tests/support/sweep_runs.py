@@ -17,7 +17,7 @@ from simulplay.core.signature import base_signature
 from simulplay.core.tables import write_table
 from simulplay.grouping import parse_rule, requests_frame
 from simulplay.traces import write_trace
-from simulplay.traces.model import frame_from_streams
+from simulplay.traces.model import Stream, frame_from_streams
 from tests.support.factories import WORDS, stream
 from tests.support.synth import PiperRun
 
@@ -41,14 +41,28 @@ def sweep_streams(n_talks: int = 4, n_updates: int = 30, seed: int = 11) -> list
     return [stream(s.times, s.texts, talk_id=s.talk_id, system=s.system, source_s=source[s.talk_id]) for s in out]
 
 
+def revising(streams: list, every: int = 3) -> list:
+    """The streams with every ``every``-th update (the third, sixth, …) replacing the one
+    before it: it retracts that update's text and the space before it."""
+    out = []
+    for s in streams:
+        retract = np.zeros(len(s), np.int64)
+        for i in range(every - 1, len(s), every):
+            retract[i] = len(s.texts[i - 1]) + 1
+        out.append(Stream(s.talk_id, s.system, s.source_s, s.times, s.texts, s.glue, retract))
+    return out
+
+
 def synthetic_run(folder: Path, *, rules=("immediate", "timer:w=2", "timer:w=4"), n_talks: int = 4,
                   backend: str = "piper:intra_op_threads=1", noise_s: float = 0.03, seed: int = 11,
-                  realizations: int = 1) -> Path:
+                  realizations: int = 1, revise: bool = False) -> Path:
     """A run folder in ``folder`` (created): ``run.json``, ``manifest.parquet`` and the
     trace it names. Audio: 0.2 s + 0.06 s per character + 0.15 s per comma or full stop
-    + N(0, noise_s), drawn anew for each realization; service: 0.05 s + 0.2 × audio."""
+    + N(0, noise_s), drawn anew for each realization; service: 0.05 s + 0.2 × audio.
+    ``revise``: the traces revise (:func:`revising`; ``rules`` may then name commit policies)."""
     folder.mkdir(parents=True, exist_ok=True)
     streams = sweep_streams(n_talks, seed=seed)
+    streams = revising(streams) if revise else streams
     trace = folder / "trace.jsonl"
     write_trace(frame_from_streams(streams), trace, {"table": "trace"})
     write_manifest(folder / "manifest.parquet", streams, rules, np.random.default_rng(seed), realizations=realizations,

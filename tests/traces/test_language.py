@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulplay.backends import parse_backend
-from simulplay.backends.served import HttpSettings
+from simulplay.backends.http_client import HttpSettings
 from simulplay.traces import read_traces, streams_from_frame
 from simulplay.traces.language import base_code, mismatch_line, talk_languages
 from simulplay.traces.model import Stream

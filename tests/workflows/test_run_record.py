@@ -107,3 +107,15 @@ def test_a_plugin_config_this_process_does_not_know_is_read_as_its_text(tmp_path
     assert json.dumps(settings.to_record()) == json.dumps(record)  # written back as it was recorded
     with pytest.raises(InputError, match="names clause:n=2, which no loaded module registers"):
         Experiment.from_record(record)
+
+
+def test_the_sweeps_commit_families_round_trip_and_need_a_sweep(tmp_path):
+    exp = load_experiment(write_experiment(tmp_path, backend=PIPER_BACKEND, analysis={"sweep": ["timer:w=1..2"],
+                                                               "sweep_commit": ["stable:k=1..4", "mask:k=0..6"]}))
+    assert [g.text for g in exp.sweep_commit] == ["stable:k=1..4", "mask:k=0..6"]
+    assert [len(g.points) for g in exp.sweep_commit] == [4, 7]
+    text = json.dumps(exp.to_record(), indent=2)
+    assert json.loads(text)["sweep_commit"] == ["stable:k=1..4", "mask:k=0..6"]
+    assert Experiment.from_record(json.loads(text)) == exp
+    with pytest.raises(InputError, match="key 'analysis.sweep_commit'.*needs a sweep"):
+        load_experiment(write_experiment(tmp_path, backend=PIPER_BACKEND, analysis={"sweep_commit": ["stable:k=1"]}))

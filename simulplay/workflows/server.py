@@ -1,6 +1,6 @@
 """``simulplay serve``: an OpenAI-compatible speech server over any registered request backend.
 
-An ASGI application (Starlette, simulplay.workflows.serve_app) run by uvicorn on one event
+An ASGI application (Starlette, simulplay.workflows.server_app) run by uvicorn on one event
 loop (uvloop and the httptools parser when installed, as the dependencies ask): HTTP/1.1
 with keep-alive, pipelining and chunked transfer encoding. ``workers`` (K,
 default 1) backend instances serve the requests, each on its own thread: each request, once
@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 
 from simulplay.backends.base import Backend
 from simulplay.core.errors import InputError
-from simulplay.workflows.serve_app import build_app, check_request, error
+from simulplay.workflows.server_app import build_app, check_request, error
 
 __all__ = ["MAX_BODY", "BODY_TIMEOUT_S", "SpeechServer", "VoiceMap", "WorkerPool", "check_request", "make_server",
            "serve_until_interrupted"]
@@ -108,7 +108,7 @@ class Worker:
     def _run(self) -> None:
         while True:
             fn, args = self._jobs.get()
-            fn(*args)  # simulplay.workflows.serve_app.produce: reports every failure itself
+            fn(*args)  # simulplay.workflows.server_app.produce: reports every failure itself
 
     def submit(self, fn: Callable, *args) -> None:
         self._jobs.put((fn, args))

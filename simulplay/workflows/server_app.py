@@ -26,7 +26,7 @@ from simulplay.backends.audio_formats import CONTENT_TYPES, DEFAULT_FORMAT, FORM
 if TYPE_CHECKING:
     from simulplay.backends.base import Backend
 
-SpeechServer = Any  # simulplay.workflows.serve.SpeechServer (which imports this module)
+SpeechServer = Any  # simulplay.workflows.server.SpeechServer (which imports this module)
 
 FIELDS = ("model", "input", "voice", "response_format", "speed", "stream_format")
 REFUSED_FORMATS = {"aac": "no encoder of it is installed (libsndfile writes mp3, opus and flac)"}

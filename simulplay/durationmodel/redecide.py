@@ -1,0 +1,288 @@
+"""Closed-loop outputs decided again under a replay variant's clock.
+
+A closed-loop policy's groups depend on the clock they were decided under: with zero service
+its requests are ready at once, so the listener's queue it reads is another one. A replay
+variant that changes the clock (``service=zero``, ``scale=F``, ``fit``, ``silent=hold``) runs
+the policy of every closed-loop output again in the discrete-event engine
+(:func:`simulplay.grouping.engine.run_policy`) under that clock, and the variant replays the
+requests it decided in place of the recorded ones. Each request's audio and base service
+time come from the run itself when the run synthesized its text (the output's own request
+first, else any request of the same panel, backend and realization, with that text: the
+store reuses audio by text the same way), and otherwise from the run's duration model and
+fitted clock (:mod:`simulplay.durationmodel.modelled`, fitted on the run's open-loop
+requests, once, only when a text is missing), counted as *modelled*. The variant's service
+model then maps the base seconds as the replay does (× 0, × F, the fitted clock of the
+recorded requests), so that the replay of the decided rows is the engine's own clock.
+
+An output is kept as recorded (and labelled so by the replay) when it cannot be decided
+again: its trace is not among the streams, its requests were split by an input limit, they
+are not the groups its trace gives, or a missing text cannot be modelled (no open-loop
+requests to fit on, or a commit policy before the policy). Releases by chunk, shared
+servers and edge trimming are not decided again here (their outputs keep the label).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simulplay.core.errors import InputError
+from simulplay.core.keys import OUTPUT_ID, RUN_PANEL_KEYS, present
+from simulplay.core.signature import merge
+from simulplay.durationmodel.features import Phonemizer, update_counts
+from simulplay.durationmodel.loop import SpanPredictor
+from simulplay.durationmodel.modelled import PanelModel, fit_models
+from simulplay.grouping.engine import Served, run_policy
+from simulplay.grouping.policy import LOOP_DECIDED_AGAIN, closed_loop_condition
+from simulplay.grouping.registry import Committing, parse_rule
+from simulplay.grouping.vectorized import update_table
+from simulplay.manifest.validate import has_samples, output_keys
+from simulplay.sim.replay import ReplayResult
+from simulplay.sim.servicefit import text_chars
+from simulplay.sim.variants import FittedClock, Release, ServiceModel
+from simulplay.traces.model import Stream, join_texts
+
+#: The service models under which a closed-loop output is decided again.
+DECIDABLE = ("measured", "zero", "scale", "fit")
+
+
+class _Keep(Exception):
+    """An output that cannot be decided again (the reason is the message)."""
+
+
+@dataclass
+class Decided:
+    """A manifest whose closed-loop outputs were decided again: the rows (each decided
+    output's in place of its recorded ones), the service model to replay them with, each
+    decided output's (requests, modelled requests) by its key tuple (:func:`output_keys`
+    order), the outputs kept as recorded with the reason, and the duration model's
+    description when it gave a duration."""
+
+    manifest: pd.DataFrame
+    service: ServiceModel
+    outputs: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+    kept: dict[tuple, str] = field(default_factory=dict)
+    model: str = ""
+
+
+def decidable(release: Release, service: ServiceModel) -> bool:
+    """Whether a replay under ``release`` and ``service`` decides closed-loop outputs again."""
+    return release.name == "request" and service.name in DECIDABLE
+
+
+def has_closed_loop(manifest: pd.DataFrame) -> bool:
+    """Whether any condition of the manifest is a closed-loop policy."""
+    return bool(any(closed_loop_condition(str(c)) for c in manifest["condition"].unique()))
+
+
+class _Durations:
+    """Each request's base service seconds, samples, rate and audio seconds: the run's own
+    request with the text, else the duration model (fitted on first need)."""
+
+    def __init__(self, manifest: pd.DataFrame, closed: np.ndarray, streams: Sequence[Stream],
+                 phonemize: Phonemizer | None, source: str, models: Sequence[PanelModel] | None):
+        self.panel_keys = present(RUN_PANEL_KEYS, manifest)
+        self.samples = has_samples(manifest)
+        ok = (manifest["error"] == "").to_numpy() & manifest["audio_s"].notna().to_numpy()
+        self.stored = self.table_of(manifest[ok])
+        self.train = manifest[~closed].reset_index(drop=True)
+        self.streams, self.phonemize, self.source = list(streams), phonemize, source
+        self.index = {(s.talk_id, s.system): i for i, s in enumerate(self.streams)}
+        self.predictors: dict[tuple, SpanPredictor] | None = None
+        self.models: list[PanelModel] = list(models or [])
+        self.failed = ""
+
+    def table_of(self, rows: pd.DataFrame) -> dict[tuple, tuple[float, int, int, float]]:
+        """(panel, text) → (service_s, n_samples, sample_rate, audio_s), the first row of each."""
+        panel = [rows[k].astype(str).to_numpy() for k in self.panel_keys]
+        n = rows["n_samples"].to_numpy() if self.samples else np.zeros(len(rows), int)
+        rate = rows["sample_rate"].to_numpy() if self.samples else np.zeros(len(rows), int)
+        out: dict[tuple, tuple[float, int, int, float]] = {}
+        for i, (text, svc, audio) in enumerate(zip(rows["text"].to_numpy(), rows["service_s"].to_numpy(float),
+                                                  rows["audio_s"].to_numpy(float))):
+            key = (tuple(zip(self.panel_keys, (p[i] for p in panel))), text)
+            if key not in out:
+                out[key] = (float(np.nan_to_num(svc)), int(n[i]), int(rate[i]), float(audio))
+        return out
+
+    def modelled(self, panel: tuple, stream: Stream, first: int, last: int) -> tuple[float, int, int, float]:
+        if self.predictors is None:
+            self._fit()
+        predict = self.predictors.get(panel)
+        s = self.index.get((stream.talk_id, stream.system))
+        if predict is None or s is None or self.streams[s] is not stream:
+            raise _Keep(self.failed or "a text the run did not synthesize has no duration model for its panel")
+        audio_s, n, service = predict(s, first, last)
+        return service, n, predict.model.sample_rate if self.samples else 0, audio_s
+
+    def _fit(self) -> None:
+        self.predictors = {}
+        table = update_table(self.streams)
+        counts = update_counts(table, self.phonemize)
+        try:
+            self.models = self.models or fit_models(self.train, table, counts, folds=3, source=self.source)
+        except InputError as e:
+            self.failed = f"a text the run did not synthesize and no duration model ({e})"
+            return
+        self.predictors = {m.panel: SpanPredictor(table, counts, m) for m in self.models}
+
+    def describe(self) -> str:
+        return "; ".join((m.label() + ": " if m.label() else "") + m.durations.describe() for m in self.models)
+
+
+class _Clock:
+    """The variant's service seconds of a request from its base seconds (as replay maps them)."""
+
+    def __init__(self, service: ServiceModel, manifest: pd.DataFrame, source: str):
+        self.service = service.bind(manifest, source)
+        self.fits = {f.panel: f for f in getattr(self.service, "fits", ())}
+
+    def __call__(self, panel: tuple, base_s: float, audio_s: float, chars: int) -> float:
+        if self.service.name == "fit":
+            return float(self.fits[panel].predict(np.array([audio_s]), np.array([chars]))[0])
+        return float(self.service.apply(np.array([base_s]))[0])
+
+    def bound_to(self, manifest: pd.DataFrame) -> ServiceModel:
+        """The model that replays ``manifest``'s rows as the engine's clock did."""
+        if self.service.name != "fit":
+            return self.service
+        keys = [k for k, _ in next(iter(self.fits))] if self.fits else []
+        panels = list(self.fits)
+        labels = list(zip(*(manifest[k].astype(str) for k in keys))) if keys else [()] * len(manifest)
+        codes = np.array([panels.index(tuple(zip(keys, v))) for v in labels], int)
+        audio, chars = manifest["audio_s"].to_numpy(float), text_chars(manifest)
+        predicted = np.zeros(len(manifest))
+        for c, panel in enumerate(panels):
+            rows = codes == c
+            predicted[rows] = self.fits[panel].predict(audio[rows], chars[rows])
+        return FittedClock(tuple(self.fits.values()), codes, predicted,
+                           np.nan_to_num(manifest["service_s"].to_numpy(float)))
+
+
+def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: ServiceModel, *, silent: str = "skip",
+             phonemize: Phonemizer | None = None, models: Sequence[PanelModel] | None = None,
+             source: str = "manifest") -> Decided:
+    """Decide every closed-loop output of a validated ``manifest`` again under ``service``
+    and the reading ``silent`` of silent parts, on ``streams`` (the run's traces; module
+    docstring). Open-loop outputs keep their rows. Missing texts take the duration model of
+    ``models`` (one per panel; None: fitted on the manifest's open-loop requests with the
+    features of ``phonemize``, the backend's phonemizer, or the text's without one)."""
+    closed = manifest["condition"].astype(str).map(closed_loop_condition).to_numpy(bool)
+    if not closed.any():
+        return Decided(manifest, service)
+    keys = output_keys(manifest)
+    clock = _Clock(service, manifest, source)
+    durations = _Durations(manifest, closed, streams, phonemize, source, models)
+    by_name = {(s.talk_id, s.system): s for s in streams}
+    codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
+    out = Decided(manifest, service)
+    frames, decided_codes = [], []
+    for code in np.unique(codes[closed]):
+        rows = manifest[codes == code]
+        key = tuple(rows[k].iloc[0] for k in keys)
+        try:
+            new, modelled = _decide(rows, keys, by_name, durations, clock, silent)
+        except _Keep as why:
+            out.kept[key] = str(why)
+            continue
+        frames.append(new.assign(_code=code))
+        decided_codes.append(code)
+        out.outputs[key] = (len(new), modelled)
+    if not frames:
+        out.service = clock.service
+        return out
+    kept = manifest.assign(_code=codes)[~np.isin(codes, decided_codes)]
+    both = pd.concat([kept, *frames], ignore_index=True).sort_values("_code", kind="stable")
+    out.manifest = both.drop(columns="_code").reset_index(drop=True)
+    out.manifest["in_flight"] = out.manifest["in_flight"].astype("Int64")
+    out.service = clock.bound_to(out.manifest)
+    out.model = durations.describe() if any(m for _, m in out.outputs.values()) else ""
+    return out
+
+
+def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Durations, clock: _Clock,
+            silent: str) -> tuple[pd.DataFrame, int]:
+    """One output's requests decided again, and how many of them have modelled durations."""
+    first = rows.iloc[0]
+    stream = by_name.get((first["talk_id"], first["system"]))
+    if stream is None:
+        raise _Keep("its trace is not among the run's traces")
+    if ((rows["error"] != "") | rows["audio_s"].isna()).any():
+        raise _Keep("it has failed requests")
+    if "group" in rows and (rows["group"].to_numpy() != rows["seq"].to_numpy()).any():
+        raise _Keep("an input limit split its groups into several requests")
+    rule = parse_rule(str(first["condition"]))
+    original = stream
+    if isinstance(rule, Committing):
+        stream, rule = rule.prepare(stream), rule.rule
+    _check_recorded(rows, stream)
+    panel = tuple((k, str(first[k])) for k in durations.panel_keys)
+    own = durations.table_of(rows)
+    used: list[tuple[float, int, int, float, bool]] = []
+
+    def provider(req) -> Served:
+        hit = own.get((panel, req.text)) or durations.stored.get((panel, req.text))
+        if hit is None:
+            if stream is not original:
+                raise _Keep("a text the run did not synthesize under a commit policy (no duration model)")
+            hit = durations.modelled(panel, stream, req.first, req.last)
+        base, n, rate, audio = hit
+        used.append((base, n, rate, audio, (panel, req.text) not in own and (panel, req.text) not in durations.stored))
+        svc = clock(panel, base, audio, len(req.text))
+        return Served(svc, n_samples=n, sample_rate=rate) if rate else Served(svc, audio)
+
+    result = run_policy(stream, rule, provider, silent=silent)
+    new = pd.DataFrame({
+        **{k: [first[k]] * len(result.requests) for k in keys},
+        "seq": [r.seq for r in result.requests],
+        "dispatch_s": [r.dispatch_s for r in result.requests],
+        "service_s": [u[0] for u in used],
+        "audio_s": [u[3] for u in used],
+        "source_s": float(first["source_s"]),
+        "text": [r.text for r in result.requests],
+        "glue": [r.glue for r in result.requests],
+        "trigger": [r.trigger for r in result.requests],
+        "n_updates": [r.last - r.first + 1 for r in result.requests],
+        "group": [r.group for r in result.requests],
+        "ready_s": np.nan,
+        "error": "",
+        "queued_s": [r.queued_ns / 1e9 for r in result.requests],
+        "in_flight": [r.in_flight for r in result.requests],
+    })
+    if durations.samples:
+        new["n_samples"] = np.array([u[1] for u in used], np.int64)
+        new["sample_rate"] = np.array([u[2] for u in used], np.int64)
+    return new, sum(u[4] for u in used)
+
+
+def _check_recorded(rows: pd.DataFrame, stream: Stream) -> None:
+    """The recorded requests are whole runs of the stream's updates, in order, with their texts."""
+    n = rows["n_updates"].to_numpy(int) if "n_updates" in rows else None
+    if n is None or n.sum() > len(stream) or (n < 1).any():
+        raise _Keep("its recorded requests are not the groups its trace gives")
+    ends = np.cumsum(n)
+    for text, a, b in zip(rows["text"].to_numpy(), ends - n, ends):
+        if join_texts(stream.texts[a:b], stream.glue[a:b]) != text:
+            raise _Keep("its recorded requests are not the groups its trace gives")
+
+
+def labelled(result: ReplayResult, decided: Decided) -> ReplayResult:
+    """The replay with each decided output's signature ``loop`` saying so (and how many of
+    its requests have modelled durations), and every row the duration model's description
+    (``loop_model``) when it gave a duration."""
+    keys = [k for k in result.summary.columns if k in OUTPUT_ID]
+    order = [k for k in output_keys(result.summary) if k in keys]
+    sigs = []
+    for row, sig in zip(result.summary[order].itertuples(index=False), result.signatures):
+        got = decided.outputs.get(tuple(row))
+        extra: dict[str, Any] = {"loop_model": decided.model or None}
+        if got is not None:
+            n, m = got
+            extra["loop"] = f"{LOOP_DECIDED_AGAIN}, {m} of {n} requests modelled"
+        sigs.append(merge(sig, extra))
+    result.signatures = sigs
+    return result

@@ -1,0 +1,117 @@
+"""A replay variant that changes the clock decides a closed-loop output again (hand-worked)."""
+
+import pandas as pd
+import pytest
+
+from simulplay.analysis.eta import loop_notes
+from simulplay.durationmodel.fit import DurationFit
+from simulplay.durationmodel.modelled import PanelModel
+from simulplay.durationmodel.redecide import labelled, redecide
+from simulplay.grouping.policy import LOOP_DECIDED_AGAIN, LOOP_OTHER_CLOCK
+from simulplay.manifest import validate_manifest
+from simulplay.sim import replay
+from simulplay.sim.servicefit import ServiceFit
+from simulplay.sim.variants import Measured, RequestRelease, Scale, Zero
+from simulplay.workflows.steps import ReplaySettings, replay_deciding
+from tests.support.factories import stream
+
+BACKLOG = "backlog:below=1,max_chars=300,min_words=3"
+S = stream([0, 0, 1, 2], ["aaa bbb ccc.", "dd", "ee ff gg.", "hh"], source_s=5.0)
+# audio seconds of each text, as the run synthesized them
+AUDIO = {"aaa bbb ccc. dd": 0.8, "ee ff gg. hh": 1.5, "aaa bbb ccc.": 0.6, "dd": 0.2, "ee ff gg.": 1.0, "hh": 0.4}
+# The recorded run (measured clock): at 0 the first two updates (4 words, q = 0) go as one request,
+# in flight until 2.5 (service 2.5 s); "ee ff gg." (1 s) and "hh" (2 s, the end) arrive while it is in
+# flight; at 2.5 it is ready and plays 2.5–3.3, q = 0.8 ≤ 1 with 4 words held: "ee ff gg. hh" goes
+# (service 0.5: ready 3.0, plays 3.3–4.8). L = 4.8 − 5 = −0.2 s.
+RECORDED = [("aaa bbb ccc. dd", 2, 0.0, 2.5, "backlog", 0.0, 0), ("ee ff gg. hh", 2, 2.5, 0.5, "backlog", 0.8, 0)]
+IMMEDIATE = [("aaa bbb ccc.", 1, 0.0), ("dd", 1, 0.0), ("ee ff gg.", 1, 1.0), ("hh", 1, 2.0)]
+# audio = 0.1 s + 0.2 s a character, service 0.2 s (a duration model for texts the run lacks)
+MODEL = PanelModel((), DurationFit((), ("intercept", "chars"), (0.1, 0.2), ("intercept", "chars"), 1, 0),
+                   ServiceFit((), (0.2, 0.0, 0.0), (), 1, 0.0), 0)
+
+
+def run_manifest(with_immediate=True):
+    rows = [{"condition": BACKLOG, "seq": i, "text": t, "n_updates": n, "dispatch_s": d, "service_s": s,
+             "trigger": tr, "queued_s": q, "in_flight": f, "group": i}
+            for i, (t, n, d, s, tr, q, f) in enumerate(RECORDED)]
+    if with_immediate:
+        rows += [{"condition": "immediate", "seq": i, "text": t, "n_updates": n, "dispatch_s": d, "service_s": 0.3,
+                  "trigger": "immediate", "group": i} for i, (t, n, d) in enumerate(IMMEDIATE)]
+    df = pd.DataFrame(rows).assign(talk_id="t1", system="A", source_s=5.0, glue=False)
+    df["audio_s"] = df["text"].map(AUDIO)
+    return validate_manifest(df, "test")
+
+
+def backlog_rows(m):
+    b = m[m["condition"] == BACKLOG]
+    return [(r.text, r.dispatch_s, r.trigger) for r in b.itertuples()]
+
+
+def offset(rep, cond=BACKLOG):
+    s = rep.summary
+    return float(s.loc[s["condition"] == cond, "offset_s"].iloc[0])
+
+
+def test_the_measured_clock_decides_the_recorded_groups_and_replays_to_the_same_L_exactly():
+    m = run_manifest()
+    decided = redecide(m, [S], Measured())
+    assert backlog_rows(decided.manifest) == [(t, d, tr) for t, _, d, _, tr, _, _ in RECORDED]
+    assert decided.outputs == {("t1", "A", BACKLOG): (2, 0)}
+    assert list(decided.manifest["queued_s"].iloc[:2]) == [0.0, 0.8]
+    assert offset(replay(m)) == pytest.approx(-0.2, abs=1e-9)
+    assert offset(replay(decided.manifest, service=decided.service)) == offset(replay(m))  # to the nanosecond
+
+
+def test_zero_service_decides_other_groups_from_stored_durations():
+    # Zero service: the first request is ready at 0 and plays 0–0.8; at 1, q = 0 and "ee ff gg." (3 words)
+    # goes alone (plays 1–2, its 1.0 s stored from immediate's request); at 2 "hh" ends the stream, nothing in
+    # flight, 1 word: it goes (eos; 0.4 s stored), plays 2–2.4. L = 2.4 − 5 = −2.6 s. The recorded groups
+    # under zero service would end at 4.0 (the second request ready at 2.5, 1.5 s): L = −1.0 s.
+    m = run_manifest()
+    decided = redecide(m, [S], Zero())
+    assert backlog_rows(decided.manifest) == [("aaa bbb ccc. dd", 0.0, "backlog"), ("ee ff gg.", 1.0, "backlog"),
+                                              ("hh", 2.0, "eos")]
+    assert decided.outputs == {("t1", "A", BACKLOG): (3, 0)} and decided.model == ""
+    assert offset(replay(decided.manifest, service=decided.service)) == pytest.approx(-2.6, abs=1e-9)
+    assert offset(replay(m, service=Zero())) == pytest.approx(-1.0, abs=1e-9)
+    assert offset(replay(decided.manifest, service=decided.service), "immediate") == pytest.approx(-2.6, abs=1e-9)
+
+
+def test_texts_the_run_lacks_are_modelled_and_labelled():
+    # Without immediate's requests, "ee ff gg." (9 characters: 0.1 + 1.8 = 1.9 s) and "hh" (0.5 s) are
+    # modelled: at 1 "ee ff gg." goes (plays 1–2.9); at 2 "hh" goes (eos), plays 2.9–3.4: L = −1.6 s.
+    m = run_manifest(with_immediate=False)
+    decided = redecide(m, [S], Zero(), models=[MODEL])
+    assert backlog_rows(decided.manifest) == [("aaa bbb ccc. dd", 0.0, "backlog"), ("ee ff gg.", 1.0, "backlog"),
+                                              ("hh", 2.0, "eos")]
+    assert list(decided.manifest["audio_s"]) == pytest.approx([0.8, 1.9, 0.5])
+    assert decided.outputs == {("t1", "A", BACKLOG): (3, 2)} and "modelled durations" in decided.model
+    rep = labelled(replay(decided.manifest, service=decided.service), decided)
+    assert offset(rep) == pytest.approx(-1.6, abs=1e-9)
+    assert rep.signatures[0]["loop"] == f"{LOOP_DECIDED_AGAIN}, 2 of 3 requests modelled"
+    assert rep.signatures[0]["loop_model"] == decided.model
+    notes = loop_notes(rep.summary.assign(_sig=[0]), rep.signatures)
+    assert notes == [f"closed loop: {BACKLOG} decided again under this clock (its groups are the policy's under this "
+                     "clock, not the recorded ones); 2 of its 3 requests take their durations from the duration model "
+                     "(texts the run did not synthesize): modelled, not measured"]
+
+
+def test_scaled_service_maps_stored_service_as_the_replay_does():
+    # scale=0.1: the first request is ready at 0.25 (plays 0.25–1.05); at 1, q = 0.05 ≤ 1: "ee ff gg." goes
+    # (service 0.3 stored × 0.1: ready 1.03, plays 1.05–2.05); at 2 "hh" (eos, ready 2.03, plays 2.05–2.45).
+    m = run_manifest()
+    decided = redecide(m, [S], Scale(0.1))
+    assert backlog_rows(decided.manifest)[1:] == [("ee ff gg.", 1.0, "backlog"), ("hh", 2.0, "eos")]
+    assert offset(replay(decided.manifest, service=decided.service)) == pytest.approx(-2.55, abs=1e-9)
+
+
+def test_without_the_traces_the_recorded_groups_stay_labelled():
+    m = run_manifest()
+    settings = ReplaySettings(RequestRelease(), Zero(), "skip")
+    kept = replay_deciding(m, settings, None)
+    assert {s.get("loop") for s in kept.signatures} == {None, LOOP_OTHER_CLOCK}
+    again = replay_deciding(m, settings, [S])
+    assert {s.get("loop") for s in again.signatures} == {None, f"{LOOP_DECIDED_AGAIN}, 0 of 3 requests modelled"}
+    other = stream([0, 1], ["x y z.", "w"], source_s=5.0)  # a trace that does not give the recorded requests
+    assert redecide(m, [other], Zero()).kept == {("t1", "A", BACKLOG): "its recorded requests are not the groups "
+                                                                       "its trace gives"}
