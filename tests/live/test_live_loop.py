@@ -50,6 +50,8 @@ def test_backlog_live_records_its_decisions_and_the_isolated_closed_loop_synth_p
     assert (live["trigger"] == "eos").sum() + (live["trigger"] == "backlog").sum() == len(live)
     iso = pd.read_parquet(run / "isolated.parquet")
     assert set(iso["condition"]) == {RULE} and np.isfinite(iso["queued_s"]).all()
+    # on the live time base once: the first update (0.5 s in the trace, --speed 4) went at 0.125 s, S = 8 / 4
+    assert iso.groupby("system")["dispatch_s"].min().tolist() == [0.125, 0.125] and (iso["source_s"] == 2.0).all()
     # comparison (b): the isolated closed-loop synth against the live run, per output
     table = pd.read_parquet(run / "prediction.parquet")
     pred = json.loads((run / "run.json").read_text())["prediction"]
