@@ -81,15 +81,12 @@ class WallClockLoop:
                 continue
             woken = apply_events(st, t)
             arrivals, now_s = arrive(st, t)
-            while True:
-                k, d = ask(self.policy, st, t, now_s, arrivals, woken)
-                if k <= 0:
-                    break
-                sent += self._send(t, k, d.trigger, now_s if d.dispatch_s is None else d.dispatch_s)
+            while (send := ask(self.policy, st, t, now_s, arrivals, woken)) is not None:
+                sent += self._send(t, *send)
         return sent
 
-    def _send(self, t: int, k: int, trigger: str, dispatch_s: float) -> list[LoopRequest]:
-        reqs = self.state.open_group(t, k, trigger, dispatch_s)
+    def _send(self, t: int, k: int, trigger: str, dispatch_s: float, upto: int | None = None) -> list[LoopRequest]:
+        reqs = self.state.open_group(t, k, trigger, dispatch_s, upto)
         for req in reqs:
             self.state.requests.append(req)
             self.state.in_flight.append(req.seq)

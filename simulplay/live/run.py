@@ -200,14 +200,22 @@ def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store
                "store": str(store.root.resolve()),
                **({"language": lang} if (lang := plan.attrs.get("language")) else {})}
     meta = {"signature": sig, "identity": identity, "live": {k: summary[k] for k in ("speed", "lateness")}}
-    write_table(manifest, out / "live.parquet", [{**sig, "rule": c} for c in manifest["condition"]], kind="manifest",
-                extra_meta=meta)
+    write_table(manifest, out / "live.parquet", [{**sig, "rule": c, **_oracle(c)} for c in manifest["condition"]],
+                kind="manifest", extra_meta=meta)
     write_table(chunks, chunk_path(out / "live.parquet"), sig, kind="chunks")
     for name, table in (("requests", requests), ("player", player), ("timeline", timeline),
                         ("agreement", agree), ("agreement_requests", agree_requests)):
         write_table(table, out / f"{name}.parquet", sig, kind=f"live-{name}")
     _write_summary(out, summary)
     return LiveResult(out, player, agree, summary, sig)
+
+
+def _oracle(condition: str) -> dict[str, str]:
+    """``oracle: non-causal`` for a condition after a non-causal commit policy (``final``)."""
+    from simulplay.grouping.registry import split_commit
+
+    policy, _ = split_commit(str(condition))
+    return {"oracle": "non-causal"} if policy is not None and not policy.causal else {}
 
 
 def _write_summary(out: Path, summary: dict[str, Any]) -> None:

@@ -19,8 +19,9 @@ import pandas as pd
 from simulplay.analysis import EtaResult, compute_eta
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.core.errors import InputError
+from simulplay.formats.load import read_load_curve
 from simulplay.sim.replay import ReplayResult
-from simulplay.sim.servers import Servers, read_load_curve, servers_model
+from simulplay.sim.servers import Servers, servers_model
 from simulplay.sim.slowdown import parse_flight
 from simulplay.sim.variants import Release, ServiceModel
 from simulplay.traces.model import Stream
@@ -128,13 +129,22 @@ def recorded_streams(traces: Any) -> list[Stream] | None:
         return None
 
 
-def eta_of_summary(summary: Path | pd.DataFrame, *, a: str, f: str, reference: str, boot: Bootstrap,
+def eta_of_summary(summary: Path | pd.DataFrame, *, a: str, f: str, reference: str | None, boot: Bootstrap,
                    contrasts: Sequence[tuple[str, str]] = (), interactions: Sequence[tuple[str, str]] = (),
                    allow_incomplete: bool = False, upstream: list[dict[str, Any]] | None = None,
-                   check: Callable[[pd.DataFrame], None] | None = None) -> EtaResult:
+                   check: Callable[[pd.DataFrame], None] | None = None,
+                   reference_commit: str | None = None) -> EtaResult:
     """The η step: a playback summary file (read and validated) or table (validated,
     ``upstream`` its rows' signatures), ``check``-ed before any computation (a command's
-    own condition on the table), then η, its intervals, the contrasts and the interactions."""
+    own condition on the table), then η, its intervals, the contrasts and the interactions.
+    With ``reference_commit`` instead of ``reference``: commit policies against that policy,
+    the rule fixed (:mod:`simulplay.analysis.commit_eta`; no contrasts or interactions)."""
+    if (reference is None) == (reference_commit is None):
+        raise InputError.at("--reference/--reference-commit", "give exactly one of them",
+                            accepted="--reference CONDITION, or --reference-commit POLICY")
+    if reference_commit is not None and (contrasts or interactions):
+        raise InputError.at(f"--reference-commit '{reference_commit}'", "compares policies rule by rule, "
+                            "not with --contrast or --interaction", accepted="--reference CONDITION for those")
     from simulplay.analysis import read_summary
     from simulplay.analysis.eta import validate_summary
 
@@ -146,6 +156,11 @@ def eta_of_summary(summary: Path | pd.DataFrame, *, a: str, f: str, reference: s
         df, upstream = read_summary(source)
     if check is not None:
         check(df)
+    if reference_commit is not None:
+        from simulplay.analysis.commit_eta import commit_eta
+
+        return commit_eta(df, a=a, f=f, reference_commit=reference_commit, boot=boot,
+                          allow_incomplete=allow_incomplete, upstream=upstream, source=source)
     return compute_eta(df, a=a, f=f, reference=reference, boot=boot, contrasts=list(contrasts),
                        interactions=list(interactions), allow_incomplete=allow_incomplete, upstream=upstream,
                        source=source)
