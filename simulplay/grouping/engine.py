@@ -152,7 +152,8 @@ class _Output:
         for p, (piece, glued) in enumerate(pieces):
             start = max(dispatch, self.synth_free)
             req = LoopRequest(len(self.requests), len(self.groups) - 1, piece, glue if p == 0 else bool(glued),
-                              first, last, trigger, dispatch_s, dispatch, seen_q, seen_flight, start_ns=start)
+                              first, last, trigger, dispatch_s, dispatch, seen_q, seen_flight, start_ns=start,
+                              span=span)
             served = yield req
             service = scalar_ns(served.service_s)
             if service < 0:
