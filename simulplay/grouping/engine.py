@@ -153,7 +153,7 @@ class LoopState:
         seen_q, seen_flight = self.queued(now), len(self.in_flight)
         self.groups.append(Group(first, last, dispatch_s, trigger, span))
         return [LoopRequest(len(self.requests) + p, len(self.groups) - 1, piece, glue if p == 0 else bool(glued),
-                            first, last, trigger, dispatch_s, dispatch, seen_q, seen_flight)
+                            first, last, trigger, dispatch_s, dispatch, seen_q, seen_flight, span=span)
                 for p, (piece, glued) in enumerate(pieces)]
 
     def send(self, now: int, k: int, trigger: str, dispatch_s: float,
