@@ -31,11 +31,11 @@ from simulplay.api.results import (
 
 
 @renamed(method="quantile_method", rng="bootstrap_rng", contrasts="contrast", interactions="interaction")
-def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str, f: str, reference: str,
+def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str, f: str, reference: str | None = None,
         contrast: Sequence[str | tuple[str, str]] = (), interaction: Sequence[str | tuple[str, str]] = (),
         allow_incomplete: bool = False, draws: int = 10_000, seed: int = 1032026, quantile_method: str | None = None,
         confidence: float = 0.95, bootstrap_rng: str | None = None, bootstrap: str | None = None,
-        talk_order: str = "sorted", tie_tolerance: float = 1e-6) -> EtaOutput:
+        talk_order: str = "sorted", tie_tolerance: float = 1e-6, reference_commit: str | None = None) -> EtaOutput:
     """η of translator ``a`` against ``f`` under each grouping condition, against the
     ``reference`` condition, with paired talk-bootstrap intervals (``simulplay eta``).
 
@@ -50,7 +50,7 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
         a: Translator A, as the summary's ``system`` column names it.
         f: Translator F.
         reference: The reference condition (e.g. ``"immediate"``); every other condition
-            gets a row.
+            gets a row. Give it or ``reference_commit``.
         contrast: Buffered-policy contrasts, each ``"P1,P2"`` or a tuple ``(P1, P2)``:
             δ(P1) − δ(P2) per talk with the same bootstrap (default: none). ``contrasts=``
             is its old name (deprecated).
@@ -87,6 +87,11 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
         tie_tolerance: A per-talk value whose magnitude is below this is a tie: taken as 0
             and counted in ``n_zero``, neither negative nor positive (default 1e-6, in the
             values' unit: 1 µs for seconds; ``--tie-tolerance``). In the signature.
+        reference_commit: Instead of ``reference``, a commit policy (``--reference-commit``,
+            e.g. ``"eager"`` or ``"final"``): each condition ``P+RULE`` against
+            ``reference_commit+RULE``, the rule fixed (a plain rule is after ``eager``); the
+            tables gain ``rule`` and ``reference`` after ``condition``; no ``contrast`` or
+            ``interaction`` with it (docs/retranslation.md).
 
     Returns:
         An [`EtaOutput`][simulplay.api.EtaOutput]: the η table (``backend, realization, condition, n_talks,
@@ -104,7 +109,9 @@ def eta(summary: ReplayOutput | SignedTable | pd.DataFrame | PathLike, *, a: str
     from simulplay.grouping import parse_pair
     from simulplay.workflows.steps import eta_of_summary
 
-    names = {k: as_text(v, k) for k, v in (("a", a), ("f", f), ("reference", reference))}
+    names = {k: as_text(v, k) for k, v in (("a", a), ("f", f))}
+    names |= {k: None if v is None else as_text(v, k) for k, v in (("reference", reference),
+                                                                    ("reference_commit", reference_commit))}
     pairs = [as_pair(p, "contrast", parse_pair) for p in as_sequence(contrast, "contrast")]
     backends = [as_pair(p, "interaction", parse_backend_pair) for p in as_sequence(interaction, "interaction")]
     boot = bootstrap_settings(draws=draws, seed=seed, quantile_method=quantile_method, confidence=confidence,

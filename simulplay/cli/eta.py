@@ -30,7 +30,12 @@ def eta(
     summary: Path = typer.Argument(..., help="Playback summary from `simulplay replay`."),
     a: str = typer.Option(..., "--a", help="Translator A (δ = L(A) − L(F); negative: A finishes earlier)."),
     f: str = typer.Option(..., "--f", help="Translator F."),
-    reference: str = typer.Option(..., "--reference", help="Reference condition (e.g. immediate)."),
+    reference: str | None = typer.Option(None, "--reference", help="Reference condition (e.g. immediate); or "
+                                         "--reference-commit."),
+    reference_commit: str | None = typer.Option(None, "--reference-commit", help="Compare commit policies "
+                                                "instead: each condition POLICY+RULE against REFERENCE_COMMIT+RULE, "
+                                                "the rule fixed (e.g. eager or final; a plain rule is after eager); "
+                                                "the table gains the columns rule and reference."),
     out: Path = out_option("η table, one row per other condition."),
     draws: int = draws_option(),
     seed: int = seed_option(),
@@ -67,7 +72,9 @@ def eta(
     value within it is taken as 0), duration_part_s + idle_part_s (= eta_s),
     signature. Talks weigh equally; each backend and realization is a panel. Under 10 talks,
     read the direction counts first (a note says so). --interaction adds η(B1) − η(B2) per
-    condition with its interval. Details: docs/concepts.md#the-comparison.
+    condition with its interval. With --reference-commit P, each condition P2+RULE against
+    P+RULE (columns rule and reference after condition). Details:
+    docs/concepts.md#the-comparison.
     """
     from simulplay.analysis.interaction import parse_backend_pair
     from simulplay.core.tables import check_distinct
@@ -83,9 +90,10 @@ def eta(
     boot = bootstrap(draws, seed, quantile_method, confidence, rng=bootstrap_rng, preset=preset,
                      talk_order=talk_order, tie_tolerance=tie_tolerance)
     res = eta_of_summary(summary, a=a, f=f, reference=reference, boot=boot, contrasts=pairs, interactions=backends,
-                         allow_incomplete=allow_incomplete,
+                         allow_incomplete=allow_incomplete, reference_commit=reference_commit,
                          check=lambda df: check_realizations(df, talk_spread, summary))
-    _write_eta(res, out, title=f"η: {a} vs {f}, reference {reference}", per_talk=per_talk,
+    _write_eta(res, out, title=f"η: {a} vs {f}, reference " + (reference or f"policy {reference_commit}, rule fixed"),
+               per_talk=per_talk,
                contrast_out=(contrast_out or beside(out, ".contrasts")) if pairs else None,
                interaction_out=(interaction_out or beside(out, ".interaction")) if backends else None,
                interaction_per_talk=interaction_per_talk)

@@ -6,12 +6,15 @@ from pathlib import Path
 
 import typer
 
-from simulplay.cli.options import events_option, out_option, talks_from_option, talks_option
+from simulplay.cli.options import COMMIT_HELP, commit_option, events_option, out_option, talks_from_option, talks_option
 
 
 def live(
     trace: list[Path] = typer.Argument(..., help="Trace files (.jsonl, .csv, .parquet)."),
-    rule: list[str] = typer.Option(..., "--rule", help="Grouping rule (repeatable): immediate, timer:w=4, …"),
+    rule: list[str] = typer.Option(..., "--rule", help="Grouping rule (repeatable): immediate, timer:w=4, …, or a "
+                                   "closed-loop policy (backlog:below=1, pacer), run on the wall clock."),
+    commit: list[str] | None = commit_option(COMMIT_HELP + " Requests leave at their commit times: hold's "
+                                             "wake-ups are timers on the live clock."),
     backend: str = typer.Option("piper", "--backend", help="A local request backend (piper[:…], espeak, …), "
                                 "served for the run on a free loopback port, or http:base_url=URL[,model=…] "
                                 "for a running OpenAI-compatible server."),
@@ -42,7 +45,10 @@ def live(
 
     Each output (talk × system × rule) is a session on a monotonic clock whose time 0 is
     the source start; the rule releases requests at their dispatch times (divided by
-    --speed) and one request is in flight per output. A virtual player plays each part
+    --speed) and one request is in flight per output. A closed-loop policy (backlog,
+    pacer) decides on the wall clock instead, at each arrival, request ready, part
+    played and wake-up, from what the virtual player holds; the live manifest records
+    its trigger and what it saw (queued_s, in_flight). A virtual player plays each part
     once it has arrived and the previous part has ended. Writes the live manifest
     (live.parquet, read by replay, eta and player like a synth manifest), the requests,
     player and timeline tables, the agreement of replay with the live player and
@@ -53,15 +59,20 @@ def live(
     the slowdown calibrated from the run's own busy periods (calibration.parquet) and, with
     --calibrate, the slowdown of a load burst measured before the run. Exit code 1 when requests failed
     (their outputs are incomplete), 130 on Ctrl-C after writing what was measured.
+
+    With --commit, a revising trace (updates with retract) is played as each commit policy
+    speaks it: every rule groups what the policy commits and its requests leave at their
+    commit times (hold's wake-ups included); outputs are keyed POLICY+RULE, and one after
+    the oracle final is marked non-causal in the live manifest's signatures.
     """
     from simulplay.core.paths import check_new_folder
-    from simulplay.grouping import parse_rule, unique_rules
+    from simulplay.grouping import commit_rules, parse_rule, unique_rules
     from simulplay.live.predict import design_from_flags
     from simulplay.live.run import live_run
     from simulplay.traces.select import talk_ids
 
-    rules = unique_rules([parse_rule(r) for r in rule])
-    design = design_from_flags(a, f, reference, rule, predict)
+    rules = commit_rules(unique_rules([parse_rule(r) for r in rule]), commit)
+    design = design_from_flags(a, f, reference, [r.canonical() for r in rules], predict)
     check_new_folder(out)
     res = live_run(trace, rules, backend, out, speed=speed, talks=talk_ids(talks, talks_from), events=events,
                    concurrent=concurrent, timeout=timeout,

@@ -33,12 +33,13 @@ from simulplay.analysis.sweep_commit import crossed_grids
 from simulplay.core.errors import InputError
 from simulplay.core.paths import check_out_folder
 from simulplay.core.progress import NO_PROGRESS, Progress
+from simulplay.formats.load import read_load_curve
 from simulplay.grouping import parse_rule
 from simulplay.grouping.grid import MAX_POINTS, RuleGrid, parse_axis, parse_commit_grids, parse_grids
 from simulplay.grouping.registry import canonical_condition
 from simulplay.manifest.validate import read_manifest
 from simulplay.report.record import RunRecord, RunSettings
-from simulplay.sim.servers import Servers, read_load_curve, servers_model
+from simulplay.sim.servers import Servers, servers_model
 from simulplay.sim.slowdown import parse_flight
 from simulplay.synthesis.run import SynthResult
 from simulplay.traces import read_traces, streams_from_frame
