@@ -24,6 +24,7 @@ from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.core.provenance import sha256_of_file
 from simulplay.core.tables import write_table
 from simulplay.core.version import __version__
+from simulplay.formats.summary import variant_label
 from simulplay.grouping import revising_allowed
 from simulplay.manifest import validate_manifest
 from simulplay.manifest.chunks import chunk_path, validate_chunks
@@ -113,7 +114,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     variants = {}
     for variant in exp.variants:
         v = written(exp, variant)
-        variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + v.replace("=", "-"), allow_incomplete,
+        variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + variant_label(v), allow_incomplete,
                                       release=variant.release, service=variant.service,
                                       silent=variant.silent or exp.silent_parts, streams=streams)
     edges = _edges(exp, synth, manifest, store, boot, allow_incomplete, progress) if exp.edges else None
@@ -176,7 +177,7 @@ def _explorer_and_report(exp: Experiment, res: RunResult) -> None:
         synth = res.synth
         chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) \
             if any(v.release.needs_chunks for v in exp.variants) else None
-        computed = Computed({v.replace("=", "-"): rep for v, (rep, _) in res.variants.items()}, chunks,
+        computed = Computed({variant_label(v): rep for v, (rep, _) in res.variants.items()}, chunks,
                             res.edges.result if res.edges is not None else None)
         write_explorer(explore_run(run(), computed=computed), exp.out / "explore")
 

@@ -48,11 +48,11 @@ import pandas as pd
 
 from simulplay.core.keys import OUTPUT_ID, present
 from simulplay.core.timebase import to_ns
+from simulplay.formats.summary import SUMMARY_COLUMNS
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.policy import closed_loop_condition
 from simulplay.report.explore.revisions import revising_streams, revision_payload
 from simulplay.report.explore.variants import Variant, shown_all
-from simulplay.sim.replay import SUMMARY_COLUMNS
 
 OutputKey = tuple[str, ...]
 
