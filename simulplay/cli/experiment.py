@@ -107,7 +107,10 @@ def demo(
     interaction η(Piper) − η(eSpeak NG) per rule with its paired talk-bootstrap interval.
 
     --live plays the demo for real instead (docs: Live runs): twelve outputs at once in
-    real time against Piper served on loopback, and the simulator checked against them."""
+    real time against Piper served on loopback, and the simulator checked against them.
+
+    --revisions runs a re-translating translator instead (docs: Re-translation): what the
+    listener gets under five commit policies, side by side, with mean L and η."""
     from simulplay.cli.console import progress_bar
     from simulplay.workflows.experiment import demo_experiment, parse_demo_backends
     from simulplay.workflows.pipeline import run_experiment

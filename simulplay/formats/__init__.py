@@ -2,6 +2,8 @@
 its reader and its validation in one place, what the step that writes it and every step that
 reads it share.
 
-``load`` (the load table of ``simulplay load`` and the load curve replay reads from it),
-``calibration`` (the calibrated slowdown's table of ``simulplay live --predict``).
+``summary`` (the playback summary, and the file label of a replay variant's tables), ``eta``
+(the η, contrast and per-talk tables), ``load`` (the load table of ``simulplay load`` and the
+load curve replay reads from it), ``calibration`` (the calibrated slowdown's table of
+``simulplay live --predict``).
 """

@@ -121,7 +121,8 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter, events=events, config=local,
                      loops=loops)
     if design is not None:
-        check_design(design, plan)
+        check_design(design, pd.concat([plan[["system", "condition"]],  # the closed-loop outputs too
+                                        pd.DataFrame([k for k, _ in loops], columns=["system", "condition"])]))
     if calibrate and not predict:
         raise InputError.at("--calibrate", "calibrates the shared-server prediction", accepted="--predict --calibrate")
     load = None

@@ -1,7 +1,8 @@
 """A closed-loop policy live against real Piper (durations=fixed) served on loopback: the
 policy decides on the wall clock from what the virtual player holds, the live manifest
 records each decision (trigger, what the policy saw), and comparison (b) against an
-isolated closed-loop synth stays within 0.3 s at p95."""
+isolated closed-loop synth stays within 0.3 s at p95. A closed-loop policy can be the
+reference of η."""
 
 import json
 
@@ -28,8 +29,9 @@ def queued_at(req: pd.DataFrame, t: float, before: int) -> float:
 
 @pytest.mark.slow
 def test_backlog_live_records_its_decisions_and_the_isolated_closed_loop_synth_predicts_it(cli, tmp_path):
+    # one output at a time: the serial server's queue (comparison (c)'s subject) stays out of (b)
     res = cli("live", trace(tmp_path / "t.jsonl"), "--rule", "backlog:below=1,min_words=1", "--backend", PIPER,
-              "--out", tmp_path / "run", "--speed", "4", "--predict")
+              "--out", tmp_path / "run", "--speed", "4", "--predict", "--concurrent", "1")
     assert res.returncode == 0, res.stderr
     run = tmp_path / "run"
     live, req = pd.read_parquet(run / "live.parquet"), pd.read_parquet(run / "requests.parquet")
@@ -59,3 +61,12 @@ def test_backlog_live_records_its_decisions_and_the_isolated_closed_loop_synth_p
     assert pred["isolated"]["p95_abs_dL_ms"] == pytest.approx(np.percentile(d, 95), abs=1e-3)
     assert pred["isolated"]["p95_abs_dL_ms"] <= 300, pred["isolated"]
     assert "(b) isolated synthesis" in res.stdout
+
+
+def test_a_closed_loop_policy_is_a_reference_the_run_has(cli, tmp_path):
+    # the η design is checked before anything runs: the policy passes, and the unreachable
+    # server is what stops the run
+    res = cli("live", trace(tmp_path / "t.jsonl"), "--rule", "immediate", "--rule", "backlog", "--backend",
+              "http:base_url=http://127.0.0.1:9/v1", "--out", tmp_path / "run", "--predict", "--a", "A", "--f", "F",
+              "--reference", "backlog")
+    assert res.returncode == 2 and "--reference" not in res.stderr and "127.0.0.1:9" in res.stderr, res.stderr
