@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,7 @@ from simulplay.grouping.policy import LOOP_DECIDED_AGAIN, closed_loop_condition
 from simulplay.grouping.registry import Committing, parse_rule
 from simulplay.grouping.vectorized import update_table
 from simulplay.manifest.validate import has_samples, output_keys
-from simulplay.sim.replay import ReplayResult
+from simulplay.sim.replay import ReplayResult, replay
 from simulplay.sim.servicefit import text_chars
 from simulplay.sim.variants import FittedClock, Release, ServiceModel
 from simulplay.traces.model import Stream, join_texts
@@ -72,6 +73,44 @@ class Decided:
 def decidable(release: Release, service: ServiceModel) -> bool:
     """Whether a replay under ``release`` and ``service`` decides closed-loop outputs again."""
     return release.name == "request" and service.name in DECIDABLE
+
+
+def decides_again(manifest: pd.DataFrame, release: Release, service: ServiceModel, silent: str) -> bool:
+    """Whether a replay decides the manifest's closed-loop outputs again: it has some, and
+    ``release``, ``service`` and ``silent`` change the clock in a way the engine runs."""
+    changed = release.name != "request" or service.name != "measured" or silent != "skip"
+    return changed and decidable(release, service) and has_closed_loop(manifest)
+
+
+def replay_deciding(manifest: pd.DataFrame, *, service: ServiceModel, release: Release, silent: str,
+                    streams: Sequence[Stream] | None, chunks: pd.DataFrame | None = None,
+                    allow_incomplete: bool = False, upstream: dict[str, Any] | None = None,
+                    source: str = "manifest") -> ReplayResult:
+    """:func:`simulplay.sim.replay` of a validated manifest, whose closed-loop outputs are
+    first decided again on ``streams`` when the clock changes (:func:`decides_again`;
+    without ``streams`` they keep their recorded groups, labelled so by the replay)."""
+    kwargs = dict(release=release, chunks=chunks, allow_incomplete=allow_incomplete, upstream=upstream,
+                  source=source, silent_parts=silent)
+    if not (streams and decides_again(manifest, release, service, silent)):
+        return replay(manifest, service=service, **kwargs)
+    decided = redecide(manifest, streams, service, silent=silent, source=source)
+    return labelled(replay(decided.manifest, service=decided.service, **kwargs), decided)
+
+
+def recorded_streams(traces: Any) -> list[Stream] | None:
+    """The streams of the trace files a manifest records (``[{path, sha256}, …]``), when each
+    file is still there unchanged; None otherwise."""
+    from simulplay.core.provenance import sha256_of_file
+    from simulplay.traces import read_traces, streams_from_frame
+
+    if not traces or not all(isinstance(t, dict) and Path(str(t.get("path", ""))).is_file() for t in traces):
+        return None
+    if any(sha256_of_file(t["path"]) != t.get("sha256") for t in traces):
+        return None
+    try:
+        return streams_from_frame(read_traces([t["path"] for t in traces]), revising=True)
+    except InputError:
+        return None
 
 
 def has_closed_loop(manifest: pd.DataFrame) -> bool:

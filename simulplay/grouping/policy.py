@@ -47,7 +47,8 @@ class LoopRequest:
     ``ready_ns``, ``audio_ns``, ``service_ns`` and ``end_ns`` are filled only once the
     request is ready (a policy never sees them earlier); ``end_ns`` is ``C_j``, when its
     audio finishes playing (under ``skip``, a silent request keeps the previous end).
-    ``queued_ns`` and ``in_flight`` are what the policy saw when it sent the request. The
+    ``queued_ns`` and ``in_flight`` are what the policy saw when it sent the request; ``span``
+    the group's character span of the joined text when the policy sent a span. The
     engine fills the fields as they become known; a policy reads them and never writes.
     """
 
@@ -67,6 +68,7 @@ class LoopRequest:
     service_ns: int = -1
     audio_ns: int = -1
     end_ns: int = -1
+    span: tuple[int, int] | None = None
 
     @property
     def is_ready(self) -> bool:
@@ -86,7 +88,9 @@ class Observation:
     ``queued_ns``: ``q(t) = max(0, C_k − t)`` with ``k`` the last ready request (0 when
     none); ``pushed_ns``: the audio of every ready request; ``arrivals``: updates that
     arrived at this instant; ``woken``: a wake-up the policy asked for falls at this
-    instant; ``memo``: the policy's own scratch dict for this output (kept between calls).
+    instant; ``memo``: the policy's own scratch dict for this output (kept between calls);
+    ``sent_chars``: how many characters of the stream's joined text (``Stream.joined``) have
+    been sent, where the held text starts (a policy that sends spans reads it).
     """
 
     now_ns: int
@@ -103,6 +107,7 @@ class Observation:
     arrivals: int
     woken: bool
     memo: dict[str, Any] = field(default_factory=dict)
+    sent_chars: int = 0
 
     @property
     def n_held(self) -> int:
@@ -134,6 +139,11 @@ class Decision:
     """Send the first ``send`` held updates now as one group released by ``trigger``
     (0: send nothing), and/or wake at ``wake_ns`` (ignored unless later than now).
 
+    A policy that cuts inside updates sends a span instead: ``upto`` is the end (exclusive)
+    of the characters to send in the stream's joined text, from ``Observation.sent_chars``
+    on (``send`` is then ignored); the group's span is those characters without edge
+    whitespace, and ``upto`` may not pass the end of the last update that has arrived.
+
     ``dispatch_s`` labels the group's dispatch in float seconds when the policy knows a
     more exact float than the instant's own (open-loop rules keep their deadlines'
     floats); it must round to the instant within 1 ns.
@@ -143,6 +153,7 @@ class Decision:
     trigger: str = ""
     wake_ns: int | None = None
     dispatch_s: float | None = None
+    upto: int | None = None
 
 
 NOTHING = Decision()
@@ -272,7 +283,7 @@ class OpenBuffered(OpenLoop):
 @dataclass(frozen=True)
 class OpenReplayed(OpenLoop):
     """Any other rule: its own groups, each sent at its dispatch instant (or once its
-    updates have all arrived, if later)."""
+    updates have all arrived, if later); a group with a character span as that span."""
 
     def decide(self, obs: Observation) -> Decision:
         """The rule's next group once it is due and its updates are held."""
@@ -285,9 +296,11 @@ class OpenReplayed(OpenLoop):
             return NOTHING
         g = groups[k]
         due = int(np.round(g.dispatch_s * 1e9))
-        if due <= obs.now_ns and obs.held_stop > g.last and obs.held_first == g.first:
+        whole = g.span is None and obs.held_first == g.first
+        if due <= obs.now_ns and obs.held_stop > g.last and (whole or g.span is not None):
             obs.memo["next"] = k + 1
-            return Decision(g.n_updates, g.trigger, dispatch_s=g.dispatch_s if due == obs.now_ns else None)
+            return Decision(g.n_updates, g.trigger, dispatch_s=g.dispatch_s if due == obs.now_ns else None,
+                            upto=None if g.span is None else g.span[1])
         return Decision(wake_ns=due)
 
 
@@ -295,9 +308,6 @@ def as_policy(rule: Rule) -> Policy:
     """The policy of a rule: a policy itself, or an open-loop rule's event logic."""
     if isinstance(rule, Policy):
         return rule
-    if getattr(rule, "cuts_updates", False):
-        raise InputError.at(f"--rule {rule.canonical()}", "cuts inside updates (its groups are character spans), "
-                            "and a policy sends whole updates", accepted="the rule's own groups (rule.group)")
     native = getattr(rule, "as_policy", None)
     if callable(native):
         return native()

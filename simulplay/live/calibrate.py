@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simulplay.formats.calibration import CAL_COLUMNS
 from simulplay.live.client import Endpoint
 
 #: Numbers in flight with fewer requests than this are left out of the calibration.
 MIN_REQUESTS = 10
 #: The burst's seed (the order of its texts).
 BURST_SEED = 0
-CAL_COLUMNS = ("in_flight", "requests", "busy_s", "isolated_s", "slowdown")
 
 
 def busy_periods(sent: np.ndarray, first_byte: np.ndarray, last_byte: np.ndarray) -> pd.DataFrame:
@@ -81,7 +81,7 @@ def overall(busy: pd.Series, isolated: pd.Series) -> float:
 def summary(table: pd.DataFrame, busy: pd.DataFrame, isolated: pd.Series) -> dict[str, Any]:
     """What ``run.json`` keeps of a calibration: the factor over every request, the points,
     the medians of busy and isolated service and the requests served out of order."""
-    from simulplay.sim.slowdown import flight_points
+    from simulplay.formats.calibration import flight_points
 
     return {"factor": overall(busy["busy_s"], isolated), "points": flight_points(table["in_flight"], table["slowdown"])
             if len(table) else "", "requests": int(busy["busy_s"].notna().sum()),

@@ -43,10 +43,11 @@ from simulplay.core.errors import InputError, Interrupted
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import write_table
-from simulplay.grouping import Rule, requests_frame, revising_allowed
+from simulplay.grouping import Rule, is_closed_loop, requests_frame, revising_allowed
 from simulplay.live.client import Endpoint, Record, run_sessions
 from simulplay.live.compare import agreement, agreement_summary
 from simulplay.live.launcher import served
+from simulplay.live.loops import loop_outputs, loop_rows, loop_sessions
 from simulplay.live.predict import EtaDesign, check_design, compare_with_isolated
 from simulplay.live.tables import chunk_rows, lateness, live_manifest, player_tables, request_rows
 from simulplay.manifest.columns import chunk_path
@@ -70,17 +71,21 @@ class LiveResult:
 
 
 def plan_live(traces: Sequence[Path], rules: Sequence[Rule], *, speed: float, talks: Sequence[str] = (),
-              splitter=None, events: str = "keep", config=None) -> pd.DataFrame:
-    """The requests of every output in session order, times divided by ``speed``; ``talks``
-    picks talks (all when empty), ``events`` keeps or drops non-speech event tags; with the
-    backend ``config``, the text's language is checked against its voice's. What the
-    signature and ``run.json`` record of both is in the plan's ``attrs``."""
+              splitter=None, events: str = "keep", config=None, loops: list | None = None) -> pd.DataFrame:
+    """The requests of every open-loop output in session order, times divided by ``speed``;
+    ``talks`` picks talks (all when empty), ``events`` keeps or drops non-speech event tags;
+    with the backend ``config``, the text's language is checked against its voice's. What
+    the signature and ``run.json`` record of both is in the plan's ``attrs``. The
+    closed-loop outputs (their requests made during the run) are appended to ``loops``
+    (:func:`simulplay.live.loops.loop_outputs`)."""
     if not speed > 0:
         raise InputError.at(f"--speed {speed}", "must be > 0", accepted="a factor such as 1, 4 or 10")
     streams, recorded = prepare_streams(streams_from_frame(read_traces(traces), revising=revising_allowed(None, rules)),
                                         talks=talks, events=events)
     language = voice_check(streams, config) if config is not None else {}
-    plan = requests_frame(streams, rules, splitter)
+    plan = requests_frame(streams, [r for r in rules if not is_closed_loop(r)], splitter)
+    if loops is not None:
+        loops += loop_outputs(streams, rules, speed=speed, splitter=splitter)
     plan.attrs.update(recorded={**recorded, **signature_fields(language)}, language=language)
     plan["dispatch_s"] = plan["dispatch_s"] / speed
     plan["source_s"] = plan["source_s"] / speed
@@ -112,9 +117,12 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     ``calibrate`` (with ``predict``) measures a load burst against the server first."""
     local = parse_backend(backend)
     splitter = None if isinstance(local, HttpSettings) else local.create().splitter()
-    plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter, events=events, config=local)
+    loops: list = []
+    plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter, events=events, config=local,
+                     loops=loops)
     if design is not None:
-        check_design(design, plan)
+        check_design(design, pd.concat([plan[["system", "condition"]],  # the closed-loop outputs too
+                                        pd.DataFrame([k for k, _ in loops], columns=["system", "condition"])]))
     if calibrate and not predict:
         raise InputError.at("--calibrate", "calibrates the shared-server prediction", accepted="--predict --calibrate")
     load = None
@@ -130,6 +138,7 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
                             timeout=min(timeout, settings.timeout), api_key=client._key)
         plan["backend"], plan["realization"] = f"http:{model}", 0
         sessions = _records(plan)
+        sessions += loop_sessions(loops, len(sessions))
         if calibrate:
             from simulplay.live.calibrate import burst
 
@@ -142,6 +151,9 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     for rec in (r for s in sessions for r in s):
         if not rec.ok and not rec.error:
             rec.error = "not sent (interrupted)" if rec.sent_s != rec.sent_s else "interrupted"
+    if loops:  # the closed-loop outputs' requests, as the policies sent them
+        plan = pd.concat([plan, loop_rows(loops, backend=f"http:{model}")], ignore_index=True)
+        sessions = [s for s in sessions if len(s)]  # an output interrupted before its first request has none
     result = write_run(plan, sessions, out, audio, identity=identity, speed=speed,
                        concurrent=concurrent, backend=backend)
     if predict and interrupted is None:

@@ -38,10 +38,11 @@ from simulplay.backends.http_client import HttpBackend, HttpSettings
 from simulplay.core.errors import InputError
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import read_table, write_table
+from simulplay.formats.load import LOAD_COLUMNS
 from simulplay.live.client import NAN, Endpoint, Record, clock, frozen_heap, http_clients, send, sleep_until
 from simulplay.live.launcher import served
 from simulplay.live.tables import LAG_P99_S
-from simulplay.loadtest.stats import LOAD_COLUMNS, knees, level_row, request_frame
+from simulplay.loadtest.stats import knees, level_row, request_frame
 
 DEMO_RULES = ("immediate", "timer:w=2", "timer:w=4", "punct", "words")
 MIX_SEED = 0  # the order of the default mix

@@ -23,14 +23,6 @@ import pandas as pd
 
 from simulplay.live.client import Record
 
-#: Columns of the load table, in order (``concurrency`` and ``service_p50_s`` make it a load
-#: curve that ``replay --load-curve`` reads as it is).
-LOAD_COLUMNS = (
-    "concurrency", "requests", "ok", "failed", "failures", "warm_failed",
-    "ttfa_p50_s", "ttfa_p95_s", "ttfa_p99_s", "first_byte_p50_s", "first_byte_p95_s", "first_byte_p99_s",
-    "service_p50_s", "service_p95_s", "rtf_p50", "rtf_p95", "underran", "audio_s", "wall_s", "audio_per_s",
-    "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms",
-)
 _KINDS = (("connection failed", "connection"), ("stalled", "stalled"), ("stream broken", "broken"),
           ("interrupted", "interrupted"), ("not sent", "not sent"))
 

@@ -26,12 +26,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
 from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.core.signature import format_signature
 from simulplay.core.tables import read_table, stored_signatures
+from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS
+from simulplay.formats.summary import variant_label
 from simulplay.manifest.validate import validate_manifest
 from simulplay.report.inputs import (
     KEY_COLUMNS,
@@ -134,14 +135,15 @@ class RunData:
         return float(sig["confidence"]) if "confidence" in sig else None
 
 
-def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
+def load_run(folder: str | Path, *, traces: Sequence[Path] = (), record: RunRecord | None = None) -> RunData:
     """Read and check a run folder; an InputError names the first missing file or column.
-    ``traces`` replace the trace files named in ``run.json`` (Table 11)."""
+    ``traces`` replace the trace files named in ``run.json`` (Table 11); ``record``: the run's
+    record as the run holds it in memory (else ``run.json`` is read)."""
     root = Path(folder)
     if not root.is_dir():
         raise InputError.at(root, "is not a folder" if root.exists() else "no such folder",
                             accepted="a run folder written by `simulplay run` or `simulplay demo`")
-    record = RunRecord.read(root / "run.json")
+    record = record or RunRecord.read(root / "run.json")
     exp = record.settings
     manifest = _read_manifest(root / "manifest.parquet")
     summary = _read_parquet(root / "summary.parquet", (*OUTPUT_KEYS, "n_parts", "first_play_s",
@@ -163,7 +165,7 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
         run.contrasts = _read_csv(root / "contrasts.csv", CONTRAST_COLUMNS, "contrast table", known)
         _note(run, run.contrasts, "contrast table", "primary")
     for v in exp.variant_texts:
-        label = v.replace("=", "-")
+        label = variant_label(v)
         run.variants[label] = _read_either(root, f"eta.{label}", ETA_COLUMNS, f"η table of variant {v}", known)
         _note(run, run.variants[label], "η table", f"sensitivity replay {v} (Table 8)")
     for key, name in OPTIONAL_TABLES.items():

@@ -23,7 +23,9 @@ distinct, 1 among them) and ``service_p50_s`` (the median service seconds at tha
 level must reach K (a request never meets more than K in service). The curve is kept as
 canonical text ``c:p50;…`` (each p50 as Python's ``repr``); its SHA-256 is that text's, so
 one curve read from CSV or Parquet has one digest, and a signature's ``service`` label
-rebuilds it without the file.
+rebuilds it without the file. The table is read and checked in its home,
+:mod:`simulplay.formats.load` (here only for a spec's ``load_curve=TABLE``; the commands read
+``--load-curve`` there and hand this module the canonical points).
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ import hashlib
 import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,9 +42,10 @@ import pandas as pd
 
 from simulplay.core.errors import InputError
 from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
+from simulplay.formats.load import checked_curve, curve_points, read_load_curve
 from simulplay.sim.playback import Clock
 from simulplay.sim.segments import segment_starts
-from simulplay.sim.slowdown import flight_factors, parse_flight, read_level_table
+from simulplay.sim.slowdown import flight_factors, parse_flight
 from simulplay.sim.variants import ServiceModel, register_service_model
 
 SHARES = ("panel", "talk", "system", "output")
@@ -52,9 +54,6 @@ DISCIPLINES = ("fifo",)
 SHARE_KEYS = {"panel": (), "talk": ("talk_id",), "system": ("system",), "output": ("talk_id", "system")}
 SYNTAX = ("servers=K[,share=panel|talk|system|output][,discipline=fifo][,load_curve=TABLE][,slowdown=F|TABLE] "
           "with K ≥ 1")
-CURVE_ACCEPTED = ("a table with columns concurrency (whole numbers ≥ 1, distinct, 1 among them) and "
-                  "service_p50_s (median service seconds > 0)")
-
 
 @dataclass(frozen=True)
 class SharedClock(Clock):
@@ -70,12 +69,6 @@ class SharedClock(Clock):
     in_flight: np.ndarray
 
 
-def curve_points(levels, p50s, source: str = "load curve") -> str:
-    """The canonical text ``c:p50;…`` (levels ascending) of a validated curve."""
-    pairs = sorted(zip((int(c) for c in levels), (float(p) for p in p50s)))
-    return ";".join(f"{c}:{p!r}" for c, p in pairs)
-
-
 def parse_points(text: str, source: str) -> tuple[np.ndarray, np.ndarray]:
     """Levels and p50 seconds of canonical text ``c:p50;…``, checked as a table's rows."""
     try:
@@ -85,34 +78,7 @@ def parse_points(text: str, source: str) -> tuple[np.ndarray, np.ndarray]:
     except ValueError as e:
         raise InputError.at(source, f"load curve '{text}' is not c:p50;… points",
                             accepted="concurrency:service_p50_s pairs joined by ';'") from e
-    return _checked_curve(np.array(levels), np.array(p50s), source)
-
-
-def read_load_curve(path: str | Path) -> str:
-    """A load-curve table's canonical points (module docstring), every row checked; errors
-    are one line naming the file, the row and the column (exit code 2)."""
-    levels, p50s = read_level_table(path, "concurrency", "service_p50_s", CURVE_ACCEPTED)
-    return curve_points(*_checked_curve(levels, p50s, str(path)))
-
-
-def _checked_curve(levels: np.ndarray, p50s: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
-    def refuse(i: int, field: str, message: str):
-        raise InputError.at(source, message, row=i + 1, field=field, accepted=CURVE_ACCEPTED)
-
-    for i, (c, p) in enumerate(zip(levels, p50s)):
-        if c < 1:
-            refuse(i, "concurrency", f"concurrency {c} is not ≥ 1")
-        if not (np.isfinite(p) and p > 0):
-            refuse(i, "service_p50_s", f"service_p50_s '{p}' is not a number > 0")
-    seen = pd.Index(levels).duplicated()
-    if seen.any():
-        i = int(np.flatnonzero(seen)[0])
-        refuse(i, "concurrency", f"concurrency {levels[i]} repeats")
-    if 1 not in set(levels.tolist()):
-        raise InputError.at(source, "has no row at concurrency 1 (the isolated service slowdowns divide by)",
-                            field="concurrency", accepted=CURVE_ACCEPTED)
-    order = np.argsort(levels)
-    return levels[order], p50s[order]
+    return checked_curve(np.array(levels), np.array(p50s), source)
 
 
 def slowdowns(curve: str, k: int, source: str = "load curve") -> list[float]:

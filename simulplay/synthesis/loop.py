@@ -15,6 +15,7 @@ when it sent it (``queued_s``, ``in_flight``).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -112,18 +113,29 @@ def has_loops(rules: list[Rule]) -> bool:
     return any(is_closed_loop(r) for r in rules)
 
 
+def scaled(stream: Stream, speed: float | None) -> Stream:
+    """The stream on a time base ``speed`` times faster: its times and source duration
+    divided by ``speed`` (the stream itself when ``speed`` is None)."""
+    if speed is None:
+        return stream
+    return dataclasses.replace(stream, times=stream.times / speed, source_s=stream.source_s / speed)
+
+
 def plan_with_loops(streams: list[Stream], rules: list[Rule], backend: Backend, store: AudioStore, *,
                     realizations: int = 1, splitter: Splitter | None = None, reuse: str | None = None,
-                    order: str = "counterbalanced") -> tuple[pd.DataFrame, dict[str, LoopUnit]]:
+                    order: str = "counterbalanced", speed: float | None = None
+                    ) -> tuple[pd.DataFrame, dict[str, LoopUnit]]:
     """The plan of open-loop rules' requests and one placeholder row per closed-loop output
-    (key ``loop:<n>``), all in the synthesis order, and the loop unit of each placeholder."""
+    (key ``loop:<n>``), all in the synthesis order, and the loop unit of each placeholder.
+    With ``speed``, the policies run on the stream's times divided by ``speed`` (the time
+    base a live run's policies decided on) and their rows are on it already."""
     rows: list[dict[str, Any]] = []
     for rule in rules:
         for s in streams:
             if is_closed_loop(rule):
                 rows.append({"talk_id": s.talk_id, "system": s.system, "condition": rule.canonical(), "seq": 0,
                              "dispatch_s": 0.0, "trigger": "", "n_updates": 0, "text": PLACEHOLDER, "glue": False,
-                             "group": 0, "source_s": s.source_s, "_loop": True})
+                             "group": 0, "source_s": scaled(s, speed).source_s, "_loop": True})
             else:
                 rows += [{**r, "_loop": False} for r in group_requests(s, rule)]
     frame = pd.DataFrame(rows, columns=[*REQUEST_COLUMNS, "_loop"])
@@ -138,7 +150,7 @@ def plan_with_loops(streams: list[Stream], rules: list[Rule], backend: Backend, 
         row = plan.iloc[i].to_dict()
         keys[i] = f"loop:{len(loops)}"
         rule = by_cond[row["condition"]]
-        stream = rule.prepare(by_name[row["talk_id"], row["system"]])  # what a commit policy commits, or the stream
+        stream = scaled(rule.prepare(by_name[row["talk_id"], row["system"]]), speed)  # what a commit policy commits
         rule = rule.rule if isinstance(rule, Committing) else rule
         loops[keys[i]] = LoopUnit(stream, rule, splitter, row, ident, plan.attrs["reuse"], store)
     plan["key"] = keys

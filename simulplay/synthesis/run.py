@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
@@ -27,6 +28,7 @@ from simulplay.core.progress import NO_PROGRESS, Progress, tracking
 from simulplay.core.provenance import machine, sha256_of_file
 from simulplay.core.tables import write_table
 from simulplay.grouping import Rule, Splitter, revising_allowed
+from simulplay.grouping.policy import closed_loop_condition
 from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.manifest.columns import chunk_path
 from simulplay.manifest.written import check_written
@@ -77,7 +79,10 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     so that ``simulplay report`` finds them for its trace statistics. ``recorded`` adds
     fields to the signature (how the streams were prepared: ``events``). The text's language
     is compared with the voice's first (:mod:`simulplay.synthesis.language`): a mismatch warns
-    and is in the signature, the check in ``SynthResult.language``.
+    and is in the signature, the check in ``SynthResult.language``. ``speed`` puts the
+    manifest on a time base ``speed`` times faster (a live run's): open-loop rules group the
+    streams as they are and their dispatch and source times are divided after; closed-loop
+    policies run on the divided times (the clock a live run's policies decided on).
     """
     from simulplay.synthesis.language import signature_fields, voice_check
 
@@ -88,7 +93,7 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     loops = None
     if has_loops(rules):  # closed-loop outputs: their requests are made as synthesis goes
         plan, loops = plan_with_loops(streams, rules, backend, store, realizations=realizations, splitter=splitter,
-                                      reuse=reuse, order=order)
+                                      reuse=reuse, order=order, speed=speed)
     else:
         plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse,
                              order=order)
@@ -181,8 +186,9 @@ def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, sto
     stats.machine = {**at_start, "load_at_end": machine()["load"]}
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
-    if speed is not None:
-        manifest = manifest.assign(dispatch_s=manifest["dispatch_s"] / speed, source_s=manifest["source_s"] / speed)
+    if speed is not None:  # closed-loop outputs ran on the divided times already (plan_with_loops)
+        div = np.where(manifest["condition"].map(closed_loop_condition).to_numpy(bool), 1.0, speed)
+        manifest = manifest.assign(dispatch_s=manifest["dispatch_s"] / div, source_s=manifest["source_s"] / div)
         extra = [{**x, "speed": speed} for x in extra]
     sigs = [with_plugins({**common, "rule": c, **x}) for c, x in zip(manifest["condition"], extra)]
     check_written(manifest, chunks, out)  # a table the reader refuses is a bug, caught before it is written

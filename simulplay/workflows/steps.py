@@ -19,8 +19,9 @@ import pandas as pd
 from simulplay.analysis import EtaResult, compute_eta
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.core.errors import InputError
+from simulplay.formats.load import read_load_curve
 from simulplay.sim.replay import ReplayResult
-from simulplay.sim.servers import Servers, read_load_curve, servers_model
+from simulplay.sim.servers import Servers, servers_model
 from simulplay.sim.slowdown import parse_flight
 from simulplay.sim.variants import Release, ServiceModel
 from simulplay.traces.model import Stream
@@ -62,6 +63,7 @@ def replay_manifest(manifest: Path | pd.DataFrame, settings: ReplaySettings, *,
     release needs one, ``chunks`` or the file beside it) or a manifest table (validated,
     ``upstream`` its signature; the chunk table then a table in ``chunks``); ``talks``: only
     these talks' rows (``--talks``; empty: every talk)."""
+    from simulplay.durationmodel.redecide import recorded_streams
     from simulplay.manifest import read_chunks, read_manifest, validate_manifest
     from simulplay.manifest.chunks import validate_chunks
     from simulplay.traces.select import pick_rows
@@ -88,44 +90,20 @@ def replay_manifest(manifest: Path | pd.DataFrame, settings: ReplaySettings, *,
 def replay_deciding(manifest: pd.DataFrame, settings: ReplaySettings, streams: Sequence[Stream] | None, *,
                     chunks: pd.DataFrame | None = None, allow_incomplete: bool = False,
                     upstream: dict[str, Any] | None = None, source: str = "manifest") -> ReplayResult:
-    """Replay a validated manifest; under a clock other than the measured one, its closed-loop
-    outputs are decided again on ``streams`` first where the variant allows it
-    (:mod:`simulplay.durationmodel.redecide`; without ``streams`` they keep their recorded
-    groups, labelled)."""
-    from simulplay.durationmodel.redecide import labelled, redecide
-    from simulplay.sim import replay
+    """Replay a validated manifest under ``settings``, its closed-loop outputs decided again
+    on ``streams`` where the clock changes (:func:`simulplay.durationmodel.redecide.replay_deciding`)."""
+    from simulplay.durationmodel.redecide import replay_deciding as replay_again
 
-    kwargs = dict(release=settings.release, chunks=chunks, allow_incomplete=allow_incomplete, upstream=upstream,
-                  source=source, silent_parts=settings.silent)
-    if not (streams and decides_again(manifest, settings)):
-        return replay(manifest, service=settings.service, **kwargs)
-    decided = redecide(manifest, streams, settings.service, silent=settings.silent, source=source)
-    return labelled(replay(decided.manifest, service=decided.service, **kwargs), decided)
+    return replay_again(manifest, service=settings.service, release=settings.release, silent=settings.silent,
+                        streams=streams, chunks=chunks, allow_incomplete=allow_incomplete, upstream=upstream,
+                        source=source)
 
 
 def decides_again(manifest: pd.DataFrame, settings: ReplaySettings) -> bool:
-    """Whether a replay under ``settings`` decides the manifest's closed-loop outputs again:
-    it has some, and the settings change the clock in a way the engine can run."""
-    from simulplay.durationmodel.redecide import decidable, has_closed_loop
+    """Whether a replay under ``settings`` decides the manifest's closed-loop outputs again."""
+    from simulplay.durationmodel.redecide import decides_again as again
 
-    changed = settings.release.name != "request" or settings.service.name != "measured" or settings.silent != "skip"
-    return changed and decidable(settings.release, settings.service) and has_closed_loop(manifest)
-
-
-def recorded_streams(traces: Any) -> list[Stream] | None:
-    """The streams of the trace files a manifest records (``[{path, sha256}, …]``), when each
-    file is still there unchanged; None otherwise."""
-    from simulplay.core.provenance import sha256_of_file
-    from simulplay.traces import read_traces, streams_from_frame
-
-    if not traces or not all(isinstance(t, dict) and Path(str(t.get("path", ""))).is_file() for t in traces):
-        return None
-    if any(sha256_of_file(t["path"]) != t.get("sha256") for t in traces):
-        return None
-    try:
-        return streams_from_frame(read_traces([t["path"] for t in traces]), revising=True)
-    except InputError:
-        return None
+    return again(manifest, settings.release, settings.service, settings.silent)
 
 
 def eta_of_summary(summary: Path | pd.DataFrame, *, a: str, f: str, reference: str | None, boot: Bootstrap,
@@ -144,8 +122,7 @@ def eta_of_summary(summary: Path | pd.DataFrame, *, a: str, f: str, reference: s
     if reference_commit is not None and (contrasts or interactions):
         raise InputError.at(f"--reference-commit '{reference_commit}'", "compares policies rule by rule, "
                             "not with --contrast or --interaction", accepted="--reference CONDITION for those")
-    from simulplay.analysis import read_summary
-    from simulplay.analysis.eta import validate_summary
+    from simulplay.formats.summary import read_summary, validate_summary
 
     if isinstance(summary, pd.DataFrame):
         source = "summary"

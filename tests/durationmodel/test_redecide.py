@@ -3,7 +3,10 @@
 import pandas as pd
 import pytest
 
+import simulplay
 from simulplay.analysis.eta import loop_notes
+from simulplay.core.provenance import sha256_of_file
+from simulplay.core.tables import write_table
 from simulplay.durationmodel.fit import DurationFit
 from simulplay.durationmodel.modelled import PanelModel
 from simulplay.durationmodel.redecide import labelled, redecide
@@ -12,6 +15,8 @@ from simulplay.manifest import validate_manifest
 from simulplay.sim import replay
 from simulplay.sim.servicefit import ServiceFit
 from simulplay.sim.variants import Measured, RequestRelease, Scale, Zero
+from simulplay.traces import write_trace
+from simulplay.traces.model import frame_from_streams
 from simulplay.workflows.steps import ReplaySettings, replay_deciding
 from tests.support.factories import stream
 
@@ -115,3 +120,30 @@ def test_without_the_traces_the_recorded_groups_stay_labelled():
     other = stream([0, 1], ["x y z.", "w"], source_s=5.0)  # a trace that does not give the recorded requests
     assert redecide(m, [other], Zero()).kept == {("t1", "A", BACKLOG): "its recorded requests are not the groups "
                                                                        "its trace gives"}
+
+
+def test_replaying_a_manifest_file_decides_again_on_the_traces_it_records(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    write_trace(frame_from_streams([S]), trace, {})
+    path = tmp_path / "m.parquet"
+    write_table(run_manifest(), path, {"table": "manifest"}, kind="manifest",
+                extra_meta={"traces": [{"path": str(trace), "sha256": sha256_of_file(trace)}]})
+    out = simulplay.replay(path, service="zero")
+    s = out.summary.set_index("condition")
+    assert s.loc[BACKLOG, "offset_s"] == pytest.approx(-2.6, abs=1e-9)  # decided again (recorded groups: −1.0)
+    assert [g.get("loop") for g in out.signatures] == [f"{LOOP_DECIDED_AGAIN}, 0 of 3 requests modelled", None]
+    trace.write_text(trace.read_text() + "\n", encoding="utf-8")  # the recorded trace changed: groups kept, labelled
+    out = simulplay.replay(path, service="zero")
+    assert out.summary.set_index("condition").loc[BACKLOG, "offset_s"] == pytest.approx(-1.0, abs=1e-9)
+    assert [g.get("loop") for g in out.signatures] == [LOOP_OTHER_CLOCK, None]
+
+
+def test_the_explorer_leaves_decided_outputs_out_of_the_timeline():
+    from simulplay.report.explore.variants import recorded_only
+
+    m = run_manifest()
+    decided = redecide(m, [S], Zero())
+    rep = labelled(replay(decided.manifest, service=decided.service), decided)
+    drawn, rows, kept, notes = recorded_only(rep, m, "service-zero")
+    assert list(drawn.summary["condition"]) == ["immediate"] and len(drawn.parts) == 4 == len(rows)
+    assert list(kept) == [False, False, True, True, True, True] and len(notes) == 1

@@ -14,6 +14,7 @@ from simulplay.grouping.requests import group_requests, span_text
 from simulplay.grouping.vectorized import group_many, update_table
 from simulplay.traces.model import join_texts
 from tests.support.factories import stream
+from tests.support.framework_streams import real_shaped_streams
 
 
 def test_canonical_strings_name_the_library_defaults():
@@ -51,18 +52,37 @@ def test_a_group_cut_inside_an_update_names_the_updates_it_touches():
     assert [(r["text"], r["glue"], r["n_updates"]) for r in rows] == [("Hello.", False, 1), ("Next one.", False, 2)]
 
 
-def test_the_duration_model_refuses_a_rule_that_cuts_updates():
+def test_the_duration_model_counts_a_span_groups_terms_on_its_text():
+    # "Hello. N" + "ext one." glued: pipecat's groups "Hello." (update 0) and "Next one."
+    # (updates 0-1). By hand: 6 and 9 characters, 1 and 2 words, one punctuation mark each,
+    # both end a sentence; update 0's last character (the "N") is in the second group, so the
+    # first is anchored on no update and the second on updates 0 and 1
+    from simulplay.durationmodel.features import anchor_spans, request_features, update_counts
+
     table = update_table([stream([0.0, 1.0], ["Hello. N", "ext one."], glue=[False, True])])
-    with pytest.raises(InputError, match="character spans"):
-        group_many(table, [parse_rule("pipecat")])
+    groups = group_many(table, [parse_rule("pipecat")])
+    assert groups.spanned.tolist() == [True, True]
+    feats = request_features(table, update_counts(table), groups)
+    assert {k: feats[k].tolist() for k in ("chars", "words", "punct", "final")} == {
+        "chars": [6.0, 9.0], "words": [1.0, 2.0], "punct": [1.0, 1.0], "final": [1.0, 1.0]}
+    first, last = anchor_spans(table, groups)
+    assert (first.tolist(), last.tolist()) == ([0, 0], [-1, 1])
 
 
-def test_the_policy_engine_refuses_a_rule_that_cuts_updates():
-    from simulplay.grouping import as_policy
+def test_the_policy_engine_sends_a_framework_rules_own_spans():
+    # "Hello. N" + "ext one." glued, as above: through the engine, "Hello." goes at 0 s with
+    # update 0 still held (its "N" is not sent), then "Next one." at 1 s; every request's text
+    # and glue as the open-loop requests have them
+    from simulplay.grouping import fixed_provider, run_policy
 
-    with pytest.raises(InputError, match="a policy sends whole updates"):
-        as_policy(parse_rule("livekit"))
-    assert as_policy(parse_rule("punct")) is not None
+    s = stream([0.0, 1.0], ["Hello. N", "ext one."], glue=[False, True])
+    got = run_policy(s, parse_rule("pipecat"), fixed_provider(0.5, 1.0))
+    assert got.groups == parse_rule("pipecat").group(s)
+    assert [(r.text, r.glue, r.first, r.last, r.dispatch_s) for r in got.requests] == [
+        ("Hello.", False, 0, 0, 0.0), ("Next one.", False, 0, 1, 1.0)]
+    for rule in ("livekit", "pipecat", "realtimetts", "pipecat:mode=token"):
+        for t in real_shaped_streams(per_language=2):
+            assert run_policy(t, parse_rule(rule), fixed_provider(0.3, 2.0)).groups == parse_rule(rule).group(t), rule
 
 
 def test_a_missing_splitter_says_which_extra_installs_it(monkeypatch):
@@ -111,3 +131,7 @@ def test_framework_groups_cover_the_text_in_order_and_never_before_it_is_availab
         # released at an availability, never before the group's last character was available
         assert g.dispatch_s in set(s.times.tolist()) and g.dispatch_s >= s.times[g.last]
     assert [g.dispatch_s for g in groups] == sorted(g.dispatch_s for g in groups)
+    # the policy engine sends the same spans at the same times
+    from simulplay.grouping import fixed_provider, run_policy
+
+    assert run_policy(s, parse_rule(rule), fixed_provider(0.0, 1.0)).groups == groups

@@ -10,10 +10,11 @@ import pytest
 
 from simulplay.core.errors import InputError
 from simulplay.core.tables import read_table
+from simulplay.formats.load import read_load_curve
 from simulplay.live.client import Record
 from simulplay.loadtest.run import LoadPlan, arrivals, load_curve, texts_sha256
 from simulplay.loadtest.stats import knees, underran
-from simulplay.sim.servers import read_load_curve, slowdowns
+from simulplay.sim.servers import slowdowns
 from tests.live.fake_server import RATE, ScriptedServer
 from tests.support.factories import manifest
 

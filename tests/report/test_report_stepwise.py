@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.core.signature import base_signature
+from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.traces import write_trace
 from tests.support.cli import run_cli
 from tests.support.report_runs import synthetic_manifest

@@ -7,9 +7,10 @@ import pytest
 
 from simulplay.core.errors import InputError
 from simulplay.core.timebase import to_ns
+from simulplay.formats.load import read_load_curve
 from simulplay.manifest.validate import validate_manifest
 from simulplay.sim import replay
-from simulplay.sim.servers import SHARES, Servers, parse_servers, read_load_curve, slowdowns
+from simulplay.sim.servers import SHARES, Servers, parse_servers, slowdowns
 from simulplay.sim.variants import parse_service, parse_variant
 from tests.support.factories import manifest
 from tests.support.report_runs import synthetic_manifest

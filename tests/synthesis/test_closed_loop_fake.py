@@ -60,3 +60,32 @@ def test_a_worker_that_dies_on_a_closed_loop_request_is_replaced_and_the_request
     assert (m["error"] == "").all() and " ".join(m["text"]).endswith("daily.")
     assert res.stats.worker_deaths == 1
     assert m.loc[m["text"].str.contains("people"), "attempts"].tolist() == [2]
+
+
+def test_framework_policies_synthesize_spans_and_replay_to_their_clock(tmp_path):
+    # LiveKit's pacer and RealtimeTTS with a buffer threshold send character spans of the text
+    # (a sentence may end inside an update): the manifest's requests join to the stream's text,
+    # the engine fed the recorded service and samples sends the same requests, and the replay
+    # of the manifest ends where the engine's playback ended
+    import simulplay
+    from simulplay.core.timebase import to_ns
+    from simulplay.traces.model import join_texts
+
+    s = stream([0, 0.7, 1.4, 2.1, 2.8, 3.5, 4.2],
+               ["The bridge was built in spring. Peo", "ple crossed it daily, and", "the city grew. It was",
+                "a good year. Then the", "rain came. Everyone stayed", "home for a week.", "It ended."],
+               glue=[False, True, False, False, False, False, False], source_s=8.0)
+    rules = [parse_rule("livekit-pacer:min_audio_buffer=1,max_text_length=300,min_sentence_len=20"),
+             parse_rule("realtimetts:buffer_threshold=0.5")]
+    res = synthesize_to_manifest([s], rules, parse_backend("fake-test"), AudioStore(tmp_path / "s"),
+                                 tmp_path / "m.parquet", contention_sample=0)
+    m = res.manifest
+    summary = simulplay.replay(tmp_path / "m.parquet").summary.set_index("condition")
+    for rule in rules:
+        rows = m[m["condition"] == rule.canonical()]
+        assert join_texts(list(rows["text"]), list(rows["glue"])) == s.joined
+        again = run_policy(s, rule, served_from(rows))
+        assert [(r.text, r.dispatch_s) for r in again.requests] == list(zip(rows["text"], rows["dispatch_s"]))
+        assert to_ns(summary.loc[rule.canonical(), "end_s"]) == max(r.end_ns for r in again.requests)
+    cut = m[m["condition"] == rules[0].canonical()]["text"].iloc[0]
+    assert cut == "The bridge was built in spring."  # its first sentence, cut inside the first update

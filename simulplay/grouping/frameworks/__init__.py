@@ -13,5 +13,6 @@ delegate to (BlingFire, sentencex, stream2sentence) are the frameworks' own pack
 """
 
 from simulplay.grouping.frameworks import livekit as _livekit  # noqa: F401  (registers the rule)
+from simulplay.grouping.frameworks import livekit_pacer as _livekit_pacer  # noqa: F401  (registers the policy)
 from simulplay.grouping.frameworks import pipecat as _pipecat  # noqa: F401  (registers the rule)
 from simulplay.grouping.frameworks import realtimetts as _realtimetts  # noqa: F401  (registers the rule)

@@ -72,18 +72,26 @@ class LiveKit(Rule):
     def group(self, stream: Stream) -> list[Group]:
         """The sentences the tokenizer emits, dispatched at the push that emitted them."""
         pushes = Pushes(stream)
-        out: list[Group | None] = []
-        buf, base = "", 0  # the tokenizer's input buffer, and where it starts in the joined text
-        for k, text in enumerate(pushes.texts):
-            if not text:
-                continue
-            buf += text
-            if len(buf) < self.stream_context_len:
-                continue
-            while len(sentences := split_sentences(buf, self.min_sentence_len)) > 1:
-                end = sentences[0][1]
-                out.append(pushes.group(base, base + end, k, "sentence"))
-                buf, base = buf[end:], base + end
-        if buf and split_sentences(buf, self.min_sentence_len):
-            out.append(pushes.group(base, base + len(buf), len(pushes.texts) - 1, "eos"))
-        return kept(out)
+        return kept([pushes.group(a, b, k, trigger)
+                     for a, b, k, trigger in sentence_tokens(pushes, self.min_sentence_len, self.stream_context_len)])
+
+
+def sentence_tokens(pushes: Pushes, min_sentence_len: int, stream_context_len: int) -> list[tuple[int, int, int, str]]:
+    """The tokens the streaming tokenizer emits, as ``(start, end, push, trigger)``: characters
+    ``start:end`` of the joined text (the token as the library gives it, its whitespace
+    retained), emitted during push ``push`` (the last push for the end of the stream)."""
+    out = []
+    buf, base = "", 0  # the tokenizer's input buffer, and where it starts in the joined text
+    for k, text in enumerate(pushes.texts):
+        if not text:
+            continue
+        buf += text
+        if len(buf) < stream_context_len:
+            continue
+        while len(sentences := split_sentences(buf, min_sentence_len)) > 1:
+            end = sentences[0][1]
+            out.append((base, base + end, k, "sentence"))
+            buf, base = buf[end:], base + end
+    if buf and split_sentences(buf, min_sentence_len):
+        out.append((base, base + len(buf), len(pushes.texts) - 1, "eos"))
+    return out

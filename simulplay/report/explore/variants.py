@@ -30,16 +30,18 @@ from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.core.signature import format_signature
 from simulplay.core.tables import read_table
 from simulplay.core.timebase import to_ns
+from simulplay.durationmodel.redecide import replay_deciding
 from simulplay.grouping import canonical_condition
+from simulplay.grouping.policy import decided_again
 from simulplay.manifest import output_keys, read_chunks
 from simulplay.manifest.validate import has_samples
 from simulplay.report.queue import replay_parts, silent_reading, summary_mismatch
 from simulplay.report.read_run import RunData, Signed, keys_as_text
-from simulplay.sim import replay
 from simulplay.sim.part_audio import part_samples
 from simulplay.sim.playback import serial_clock
 from simulplay.sim.replay import ReplayResult, drop_incomplete
 from simulplay.sim.variants import Measured, parse_release, parse_service
+from simulplay.traces import streams_from_frame
 
 #: How each replay setting reads on the page.
 SERVICE_TITLES = {"measured": "measured service", "zero": "zero service", "fit": "modelled clock (service=fit)"}
@@ -208,20 +210,47 @@ def replay_variant(run: RunData, manifest: pd.DataFrame, label: str, sig: dict[s
     if res is None or rel.needs_chunks:  # a modelled clock (fit) is fitted once, here
         model = parse_service(service, source=f"{table.path}: signature").bind(manifest, source)
     if res is None:
-        res = replay(manifest, service=model, release=rel, chunks=chunks, allow_incomplete=allows_incomplete(run),
-                     source=source,
-                     upstream=manifest_signature(Path(run.manifest.path)), silent_parts=silent)
+        streams = streams_from_frame(run.traces, revising=True) if run.traces is not None else None
+        res = replay_deciding(manifest, service=model, release=rel, silent=silent, streams=streams, chunks=chunks,
+                              allow_incomplete=allows_incomplete(run), source=source,
+                              upstream=manifest_signature(Path(run.manifest.path)))
         _check_saved(run, label, res.summary)
-    ready = None if rel.needs_chunks else _request_ready(manifest, res.parts)
-    svc = to_ns(model.request_seconds(manifest)) if model is not None else clocked_service(manifest, ready)
-    clock = request_clock(manifest, svc, ready)
     per_talk, pt_sigs = per_talk_points(res.summary, run, table.frame, table.signatures)
+    full = manifest
+    res, manifest, kept, notes = recorded_only(res, manifest, label)
+    ready = None if rel.needs_chunks else _request_ready(manifest, res.parts)
+    svc = to_ns(model.request_seconds(full))[kept] if model is not None else clocked_service(manifest, ready)
+    clock = request_clock(manifest, svc, ready)
     samples = None
     if chunks is not None and "n_samples" in chunks and has_samples(manifest):
         keys = output_keys(manifest) + ["seq", "chunk"]
         samples = part_samples(res.parts[keys], manifest, chunks, source=source)[["sample_start", "sample_stop"]]
     return Variant(label, variant_title(release, service, silent), res.summary, list(res.signatures), res.parts,
-                   clock, table.frame, list(table.signatures), per_talk, pt_sigs, samples, silent)
+                   clock, table.frame, list(table.signatures), per_talk, pt_sigs, samples, silent, notes)
+
+
+def recorded_only(res: ReplayResult, manifest: pd.DataFrame,
+                  label: str) -> tuple[ReplayResult, pd.DataFrame, np.ndarray, list[str]]:
+    """The replay and the manifest without the closed-loop outputs the replay decided again
+    (their requests are not the manifest's, so the timeline cannot draw them), which rows of
+    the manifest stay, and a note naming how many were left out."""
+    again = np.array([isinstance(s, Mapping) and decided_again(s.get("loop")) is not None for s in res.signatures],
+                     bool)
+    if not again.any():
+        return res, manifest, np.ones(len(manifest), bool), []
+    keys = output_keys(manifest)
+    gone = set(res.summary.loc[again, keys].astype(str).itertuples(index=False, name=None))
+
+    def keep(df: pd.DataFrame) -> np.ndarray:
+        return np.array([k not in gone for k in df[keys].astype(str).itertuples(index=False, name=None)], bool)
+
+    rows, parts = keep(manifest), keep(res.parts)
+    sigs = [s for s, a in zip(res.signatures, again) if not a]
+    drawn = ReplayResult(res.summary[~again].reset_index(drop=True), res.parts[parts].reset_index(drop=True), sigs,
+                         res.excluded)
+    note = (f"Variant {label}: {int(again.sum())} closed-loop output(s) decided again under this clock are not drawn "
+            "(their requests are not the recorded ones); their η and L are in the tables.")
+    return drawn, manifest[rows].reset_index(drop=True), rows, [note]
 
 
 def _check_saved(run: RunData, label: str, replayed: pd.DataFrame) -> None:
