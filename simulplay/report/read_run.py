@@ -135,14 +135,15 @@ class RunData:
         return float(sig["confidence"]) if "confidence" in sig else None
 
 
-def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
+def load_run(folder: str | Path, *, traces: Sequence[Path] = (), record: RunRecord | None = None) -> RunData:
     """Read and check a run folder; an InputError names the first missing file or column.
-    ``traces`` replace the trace files named in ``run.json`` (Table 11)."""
+    ``traces`` replace the trace files named in ``run.json`` (Table 11); ``record``: the run's
+    record as the run holds it in memory (else ``run.json`` is read)."""
     root = Path(folder)
     if not root.is_dir():
         raise InputError.at(root, "is not a folder" if root.exists() else "no such folder",
                             accepted="a run folder written by `simulplay run` or `simulplay demo`")
-    record = RunRecord.read(root / "run.json")
+    record = record or RunRecord.read(root / "run.json")
     exp = record.settings
     manifest = _read_manifest(root / "manifest.parquet")
     summary = _read_parquet(root / "summary.parquet", (*OUTPUT_KEYS, "n_parts", "first_play_s",
