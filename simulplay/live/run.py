@@ -36,7 +36,7 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.backends import parse_backend
+from simulplay.backends import BackendConfig, parse_backend
 from simulplay.backends.http_client import HttpBackend, HttpSettings
 from simulplay.core.atomic import write_bytes_atomic
 from simulplay.core.errors import InputError, Interrupted
@@ -102,9 +102,8 @@ def plan_live(traces: Sequence[Path], rules: Sequence[Rule], *, speed: float, ta
     return LivePlan(plan, {**recorded, **signature_fields(language)}, language)
 
 
-def _server(spec: str, folder: Path):
+def _server(config: BackendConfig, folder: Path):
     """The base URL to send to: the given server, or a local backend served for the run."""
-    config = parse_backend(spec)
     if isinstance(config, HttpSettings):
         return contextlib.nullcontext((config, None))
     if getattr(config, "kind", "request") != "request":
@@ -140,7 +139,7 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     out.mkdir(parents=True, exist_ok=True)
     audio = AudioStore.open(store or out / "store")  # checked (and made) before any request
     interrupted: BaseException | None = None
-    with _server(backend, out) as (settings, _proc):
+    with _server(local, out) as (settings, _proc):
         client = HttpBackend(settings)
         client.load()
         model, identity = client.model, client.identity()
@@ -169,7 +168,7 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
                        backend=backend, recorded=planned.recorded, language=planned.language)
     if predict and interrupted is None:
         result.summary["prediction"] = compare_with_isolated(
-            out, result.player, traces, rules, backend, audio, speed=speed, talks=talks, events=events,
+            out, result.player, traces, rules, local, audio, speed=speed, talks=talks, events=events,
             concurrent=concurrent, design=design, sig=result.signature, load=load)
         _write_summary(out, result.summary)
     if interrupted is not None:
