@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simulplay.grouping.vectorized import Groups, UpdateTable, last_opaque_char
+from simulplay.grouping.vectorized import Groups, UpdateTable, last_opaque_char, per_distinct
 from simulplay.traces.model import TERMINATORS, join_texts
 
 #: The text terms of a backend without a phonemizer, in the order of the design matrix.
@@ -58,12 +58,17 @@ def _running(values) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.asarray(values, dtype=np.int64))])
 
 
+def _punctuation(text: str) -> int:
+    """Characters of Unicode category P*."""
+    return sum(unicodedata.category(c)[0] == "P" for c in text)
+
+
 def update_counts(table: UpdateTable, phonemize: Phonemizer | None = None) -> UpdateCounts:
     """The running sums of ``table``; with ``phonemize`` (the backend's phonemizer) the
     request features are its phonemes instead of the text's counts."""
     texts = tuple(t for s in table.streams for t in s.texts)
     glue = np.concatenate([s.glue for s in table.streams]) if table.streams else np.zeros(0, bool)
-    punct = [sum(unicodedata.category(c)[0] == "P" for c in t) for t in texts]
+    punct = per_distinct(_punctuation, texts)
     return UpdateCounts(_running([len(t) for t in texts]), _running(glue), _running(punct), phonemize,
                         texts if phonemize else (), glue if phonemize else None)
 

@@ -77,7 +77,8 @@ def fixed_provider(service_s: float | Sequence[float], audio_s: float | Sequence
 
 
 class LoopState:
-    """The mutable state of one output's run."""
+    """The mutable state of one output's run: arrivals, held updates, requests, the event
+    heap and the player's queue (shared by the engine and the wall-clock driver)."""
 
     def __init__(self, stream: Stream, splitter, silent: str):
         if silent not in SILENT:
@@ -100,6 +101,7 @@ class LoopState:
         self.pushes = None  # the stream as pushes, made at the first span send
 
     def span_pushes(self):
+        """The stream as pushes (character spans), made at the first span send."""
         if self.pushes is None:
             from simulplay.grouping.frameworks.pushes import Pushes
 
@@ -113,9 +115,11 @@ class LoopState:
         return self.update_ends[self.next_arrival - 1] if self.next_arrival else 0
 
     def queued(self, now: int) -> int:
+        """q(t): the audio queued for the listener at ``now`` (ns)."""
         return max(0, self.end - now)
 
     def observe(self, now: int, now_s: float, arrivals: int, woken: bool) -> Observation:
+        """What the policy sees at ``now`` (ns; ``now_s`` the same instant in seconds)."""
         return Observation(now, now_s, self.stream, self.keys, self.held_first, self.next_arrival,
                            self.next_arrival == len(self.keys), self.requests,
                            [self.requests[j] for j in self.in_flight], self.queued(now), self.pushed, arrivals, woken,
@@ -124,8 +128,8 @@ class LoopState:
     def open_group(self, now: int, k: int, trigger: str, dispatch_s: float,
                    upto: int | None = None) -> list[LoopRequest]:
         """The first ``k`` held updates (or the held text up to ``upto``) as one group sent
-        at ``now``: its requests (one per piece of the splitter; none for whitespace alone),
-        not yet started; what they hold is no longer held."""
+        at ``now`` (ns), labelled ``dispatch_s`` (seconds): its requests (one per piece of the
+        splitter; none for whitespace alone), not yet started; what they hold is no longer held."""
         s, first = self.stream, self.held_first
         last = first + k - 1
         span = None
@@ -158,6 +162,9 @@ class LoopState:
 
     def send(self, now: int, k: int, trigger: str, dispatch_s: float,
              upto: int | None = None) -> Generator[LoopRequest, Served, None]:
+        """:meth:`open_group` (``now`` in ns, ``dispatch_s`` in seconds), each request yielded and
+        its :class:`Served` taken back: its start on the serial synthesizer, its service and
+        audio, its readiness scheduled."""
         for req in self.open_group(now, k, trigger, dispatch_s, upto):
             req.start_ns = start = max(req.dispatch_ns, self.synth_free)
             served = yield req
@@ -251,7 +258,7 @@ def arrive(out: LoopState, t: int) -> tuple[int, float]:
 
 def ask(policy: Policy, out: LoopState, t: int, now_s: float, arrivals: int,
         woken: bool) -> tuple[int, str, float, int | None] | None:
-    """Ask the policy at instant ``t``; its wake-up goes on the heap. What it sends, as
+    """Ask the policy at instant ``t`` (ns; ``now_s`` in seconds); its wake-up goes on the heap. What it sends, as
     :meth:`LoopState.send`'s arguments after the instant (held updates, trigger, dispatch
     label, span end), or None when it sends nothing."""
     d = policy.decide(out.observe(t, now_s, arrivals, woken))

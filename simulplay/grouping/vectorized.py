@@ -28,8 +28,9 @@ Times are compared in whole nanoseconds, as the rules compare them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from simulplay.grouping.rules import Immediate, Punct, Timer, Words, instant_key
 from simulplay.traces.model import TERMINATORS, Stream, char_count, is_closing_mark
 
 TRIGGER_CODE = {t: i for i, t in enumerate(TRIGGERS)}
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,13 @@ def last_opaque_char(text: str) -> str:
     return ""
 
 
+def per_distinct(fn: Callable[[str], T], texts: Sequence[str]) -> list[T]:
+    """``fn`` of each text, computed once per distinct text (a sweep's committed streams
+    repeat the same pieces across policies)."""
+    seen: dict[str, T] = {}
+    return [seen[t] if t in seen else seen.setdefault(t, fn(t)) for t in texts]
+
+
 def update_table(streams: Sequence[Stream]) -> UpdateTable:
     """The flat arrays of ``streams`` (one pass over the update texts)."""
     streams = tuple(streams)
@@ -102,8 +111,8 @@ def update_table(streams: Sequence[Stream]) -> UpdateTable:
     merge[1:] = glue[1:] & starts_word[1:] & ends_word[:-1]
     merge &= ~first
     words = np.cumsum(word_u - merge)
-    chars = np.cumsum(np.fromiter((char_count(t) for t in texts), np.int64, n))
-    tail = [last_opaque_char(t) for t in texts]
+    chars = np.cumsum(np.array(per_distinct(char_count, texts), np.int64))
+    tail = per_distinct(last_opaque_char, texts)
     opaque = np.array([c != "" for c in tail], bool)
     terminal = np.array([c in TERMINATORS for c in tail], bool)
     idx = np.arange(n)

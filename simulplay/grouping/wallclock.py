@@ -63,7 +63,7 @@ class WallClockLoop:
 
     def ready(self, seq: int, sent_ns: int, ready_ns: int, served: Served) -> None:
         """Request ``seq`` was sent at ``sent_ns`` and its last audio arrived at ``ready_ns``
-        (``served``: its audio); its readiness is applied at its instant (never before an
+        (nanoseconds; ``served``: its audio); its readiness is applied at its instant (never before an
         instant already processed)."""
         req = self.state.requests[seq]
         req.start_ns, req.service_ns = int(sent_ns), int(ready_ns) - int(sent_ns)
@@ -71,8 +71,8 @@ class WallClockLoop:
         heapq.heappush(self.state.heap, (max(int(ready_ns), self.t), READY, seq))
 
     def advance(self, now_ns: int) -> list[LoopRequest]:
-        """Process every instant up to ``now_ns`` in order; the requests sent (their
-        ``dispatch_ns`` the instant each was decided at)."""
+        """Process every instant up to ``now_ns`` (nanoseconds) in order; the requests sent
+        (their ``dispatch_ns`` the instant each was decided at)."""
         st, sent = self.state, []
         while (t := self.next_instant()) is not None and t <= now_ns:
             self.t = t
