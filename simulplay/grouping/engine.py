@@ -128,8 +128,8 @@ class LoopState:
     def open_group(self, now: int, k: int, trigger: str, dispatch_s: float,
                    upto: int | None = None) -> list[LoopRequest]:
         """The first ``k`` held updates (or the held text up to ``upto``) as one group sent
-        at ``now`` (ns), labelled ``dispatch_s`` (seconds): its requests (one per piece of the splitter; none for whitespace alone),
-        not yet started; what they hold is no longer held."""
+        at ``now`` (ns), labelled ``dispatch_s`` (seconds): its requests (one per piece of the
+        splitter; none for whitespace alone), not yet started; what they hold is no longer held."""
         s, first = self.stream, self.held_first
         last = first + k - 1
         span = None
@@ -162,8 +162,9 @@ class LoopState:
 
     def send(self, now: int, k: int, trigger: str, dispatch_s: float,
              upto: int | None = None) -> Generator[LoopRequest, Served, None]:
-        """:meth:`open_group` (``now`` in ns, ``dispatch_s`` in seconds), each request yielded and its :class:`Served` taken back: its
-        start on the serial synthesizer, its service and audio, its readiness scheduled."""
+        """:meth:`open_group` (``now`` in ns, ``dispatch_s`` in seconds), each request yielded and
+        its :class:`Served` taken back: its start on the serial synthesizer, its service and
+        audio, its readiness scheduled."""
         for req in self.open_group(now, k, trigger, dispatch_s, upto):
             req.start_ns = start = max(req.dispatch_ns, self.synth_free)
             served = yield req

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.backends import parse_backend
+from simulplay.backends import BackendConfig
 from simulplay.core.errors import IncompleteError, InputError, SimulplayWarning
 from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.core.tables import read_table, write_table
@@ -90,15 +90,15 @@ def check_design(design: EtaDesign, plan: pd.DataFrame) -> None:
                             accepted="--a A --f F with two systems of the traces and two --rule or more")
 
 
-def isolated_synth(traces: Sequence[Path], rules: Sequence[Rule], backend: str, store: AudioStore, out: Path, *,
-                   speed: float, talks: Sequence[str] = (), events: str = "keep"
+def isolated_synth(traces: Sequence[Path], rules: Sequence[Rule], backend: BackendConfig, store: AudioStore,
+                   out: Path, *, speed: float, talks: Sequence[str] = (), events: str = "keep"
                    ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Synthesize the run's requests one at a time into ``out``, its dispatch and source times
     divided by ``speed`` (the live time base; written once); the manifest and the synthesis counts."""
     with warnings.catch_warnings():  # the live plan has warned about event tags already
         warnings.simplefilter("ignore", SimulplayWarning)
         streams, recorded = prepare_streams(streams_from_frame(read_traces(traces)), talks=talks, events=events)
-    res = synthesize_to_manifest(streams, list(rules), parse_backend(backend), store, out, traces=traces,
+    res = synthesize_to_manifest(streams, list(rules), backend, store, out, traces=traces,
                                  order="fixed", recorded=recorded, speed=speed)
     st = res.stats
     return res.manifest, {"synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed}
@@ -199,7 +199,7 @@ def write_prediction(out: Path, table: pd.DataFrame, eta: pd.DataFrame, sig: dic
 
 
 def compare_with_isolated(out: Path, live: pd.DataFrame, traces: Sequence[Path], rules: Sequence[Rule],
-                          backend: str, store: AudioStore, *, speed: float, talks: Sequence[str] = (),
+                          backend: BackendConfig, store: AudioStore, *, speed: float, talks: Sequence[str] = (),
                           events: str = "keep", concurrent: int | None = None, design: EtaDesign | None = None,
                           sig: dict[str, Any] | None = None, load: tuple | None = None) -> dict[str, Any]:
     """Synthesize the run in isolation, replay the predictions (the shared ones calibrated

@@ -36,7 +36,7 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.backends import parse_backend
+from simulplay.backends import BackendConfig, parse_backend
 from simulplay.backends.http_client import HttpBackend, HttpSettings
 from simulplay.core.atomic import write_bytes_atomic
 from simulplay.core.errors import InputError, Interrupted
@@ -70,12 +70,23 @@ class LiveResult:
         return int(self.summary["failed"])
 
 
+@dataclass(frozen=True)
+class LivePlan:
+    """The requests of a live run's open-loop outputs (``frame``, in session order, times
+    divided by the speed) and what its signature and ``run.json`` record of how the streams
+    were prepared and of the text's language against the voice (``recorded``, ``language``)."""
+
+    frame: pd.DataFrame
+    recorded: dict[str, Any]
+    language: dict[str, Any]
+
+
 def plan_live(traces: Sequence[Path], rules: Sequence[Rule], *, speed: float, talks: Sequence[str] = (),
-              splitter=None, events: str = "keep", config=None, loops: list | None = None) -> pd.DataFrame:
+              splitter=None, events: str = "keep", config=None, loops: list | None = None) -> LivePlan:
     """The requests of every open-loop output in session order, times divided by ``speed``;
     ``talks`` picks talks (all when empty), ``events`` keeps or drops non-speech event tags;
-    with the backend ``config``, the text's language is checked against its voice's. What
-    the signature and ``run.json`` record of both is in the plan's ``attrs``. The
+    with the backend ``config``, the text's language is checked against its voice's (what
+    the signature and ``run.json`` record of both is beside the requests). The
     closed-loop outputs (their requests made during the run) are appended to ``loops``
     (:func:`simulplay.live.loops.loop_outputs`)."""
     if not speed > 0:
@@ -86,15 +97,13 @@ def plan_live(traces: Sequence[Path], rules: Sequence[Rule], *, speed: float, ta
     plan = requests_frame(streams, [r for r in rules if not is_closed_loop(r)], splitter)
     if loops is not None:
         loops += loop_outputs(streams, rules, speed=speed, splitter=splitter)
-    plan.attrs.update(recorded={**recorded, **signature_fields(language)}, language=language)
     plan["dispatch_s"] = plan["dispatch_s"] / speed
     plan["source_s"] = plan["source_s"] / speed
-    return plan
+    return LivePlan(plan, {**recorded, **signature_fields(language)}, language)
 
 
-def _server(spec: str, folder: Path):
+def _server(config: BackendConfig, folder: Path):
     """The base URL to send to: the given server, or a local backend served for the run."""
-    config = parse_backend(spec)
     if isinstance(config, HttpSettings):
         return contextlib.nullcontext((config, None))
     if getattr(config, "kind", "request") != "request":
@@ -118,8 +127,9 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     local = parse_backend(backend)
     splitter = None if isinstance(local, HttpSettings) else local.create().splitter()
     loops: list = []
-    plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter, events=events, config=local,
-                     loops=loops)
+    planned = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter, events=events, config=local,
+                        loops=loops)
+    plan = planned.frame
     if design is not None:
         check_design(design, pd.concat([plan[["system", "condition"]],  # the closed-loop outputs too
                                         pd.DataFrame([k for k, _ in loops], columns=["system", "condition"])]))
@@ -129,7 +139,7 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     out.mkdir(parents=True, exist_ok=True)
     audio = AudioStore.open(store or out / "store")  # checked (and made) before any request
     interrupted: BaseException | None = None
-    with _server(backend, out) as (settings, _proc):
+    with _server(local, out) as (settings, _proc):
         client = HttpBackend(settings)
         client.load()
         model, identity = client.model, client.identity()
@@ -154,11 +164,11 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     if loops:  # the closed-loop outputs' requests, as the policies sent them
         plan = pd.concat([plan, loop_rows(loops, backend=f"http:{model}")], ignore_index=True)
         sessions = [s for s in sessions if len(s)]  # an output interrupted before its first request has none
-    result = write_run(plan, sessions, out, audio, identity=identity, speed=speed,
-                       concurrent=concurrent, backend=backend)
+    result = write_run(plan, sessions, out, audio, identity=identity, speed=speed, concurrent=concurrent,
+                       backend=backend, recorded=planned.recorded, language=planned.language)
     if predict and interrupted is None:
         result.summary["prediction"] = compare_with_isolated(
-            out, result.player, traces, rules, backend, audio, speed=speed, talks=talks, events=events,
+            out, result.player, traces, rules, local, audio, speed=speed, talks=talks, events=events,
             concurrent=concurrent, design=design, sig=result.signature, load=load)
         _write_summary(out, result.summary)
     if interrupted is not None:
@@ -176,8 +186,10 @@ def _records(plan: pd.DataFrame) -> list[list[Record]]:
 
 
 def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store: AudioStore, *,
-              identity: dict[str, Any], speed: float, concurrent: int | None, backend: str) -> LiveResult:
-    """Write every file of the run folder from the records."""
+              identity: dict[str, Any], speed: float, concurrent: int | None, backend: str,
+              recorded: dict[str, Any] | None = None, language: dict[str, Any] | None = None) -> LiveResult:
+    """Write every file of the run folder from the records (``recorded``, ``language``: the
+    plan's, :class:`LivePlan`)."""
     codes = plan.groupby(list(OUTPUT_ID), sort=False).ngroup().to_numpy()
     order = plan.assign(_o=codes).sort_values(["_o", "seq"], kind="stable").drop(columns="_o")
     records = [r for s in sessions for r in s]
@@ -191,7 +203,7 @@ def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store
     failed = requests[requests["error"] != ""]
     sig = base_signature(table="live", speed=speed, concurrent=concurrent, backend_spec=backend,
                          served=identity.get("served") if isinstance(identity.get("served"), dict) else None,
-                         lateness=late["verdict"], **plan.attrs.get("recorded", {}))
+                         lateness=late["verdict"], **(recorded or {}))
     summary = {"speed": speed, "concurrent": concurrent, "outputs": len(sessions), "requests": len(records),
                "sent": int(requests["sent_s"].notna().sum()), "failed": len(failed),
                "failures": failed["error"].str.slice(0, 80).value_counts().to_dict(),
@@ -199,7 +211,7 @@ def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store
                "lateness": late, "agreement": agreement_summary(agree, agree_requests),
                "time_base": f"trace seconds / {speed:g} since each output's time 0", "identity": identity,
                "store": str(store.root.resolve()),
-               **({"language": lang} if (lang := plan.attrs.get("language")) else {})}
+               **({"language": language} if language else {})}
     meta = {"signature": sig, "identity": identity, "live": {k: summary[k] for k in ("speed", "lateness")}}
     write_table(manifest, out / "live.parquet", [{**sig, "rule": c, **_oracle(c)} for c in manifest["condition"]],
                 kind="manifest", extra_meta=meta)

@@ -31,7 +31,7 @@ from simulplay.grouping.registry import Committing
 from simulplay.grouping.requests import REQUEST_COLUMNS, group_requests
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.executors.jobs import Job
-from simulplay.synthesis.plan import origin_of, plan_from_requests, request_key
+from simulplay.synthesis.plan import Plan, origin_of, plan_from_requests, request_key
 from simulplay.traces.model import Stream
 
 #: What the manifest adds for closed-loop outputs: what the policy saw when it sent each request.
@@ -124,7 +124,7 @@ def scaled(stream: Stream, speed: float | None) -> Stream:
 def plan_with_loops(streams: list[Stream], rules: list[Rule], backend: Backend, store: AudioStore, *,
                     realizations: int = 1, splitter: Splitter | None = None, reuse: str | None = None,
                     order: str = "counterbalanced", speed: float | None = None
-                    ) -> tuple[pd.DataFrame, dict[str, LoopUnit]]:
+                    ) -> tuple[Plan, dict[str, LoopUnit]]:
     """The plan of open-loop rules' requests and one placeholder row per closed-loop output
     (key ``loop:<n>``), all in the synthesis order, and the loop unit of each placeholder.
     With ``speed``, the policies run on the stream's times divided by ``speed`` (the time
@@ -139,7 +139,8 @@ def plan_with_loops(streams: list[Stream], rules: list[Rule], backend: Backend, 
             else:
                 rows += [{**r, "_loop": False} for r in group_requests(s, rule)]
     frame = pd.DataFrame(rows, columns=[*REQUEST_COLUMNS, "_loop"])
-    plan = plan_from_requests(frame, backend, realizations=realizations, splitter=splitter, reuse=reuse, order=order)
+    made = plan_from_requests(frame, backend, realizations=realizations, splitter=splitter, reuse=reuse, order=order)
+    plan = made.frame
     splitter = splitter or backend.splitter()
     ident = identity_key(with_origin(backend.identity(), "backend", backend.config.name))
     by_name = {(s.talk_id, s.system): s for s in streams}
@@ -152,19 +153,18 @@ def plan_with_loops(streams: list[Stream], rules: list[Rule], backend: Backend, 
         rule = by_cond[row["condition"]]
         stream = scaled(rule.prepare(by_name[row["talk_id"], row["system"]]), speed)  # what a commit policy commits
         rule = rule.rule if isinstance(rule, Committing) else rule
-        loops[keys[i]] = LoopUnit(stream, rule, splitter, row, ident, plan.attrs["reuse"], store)
+        loops[keys[i]] = LoopUnit(stream, rule, splitter, row, ident, made.reuse, store)
     plan["key"] = keys
-    return plan, loops
+    return made, loops
 
 
-def expand_plan(plan: pd.DataFrame, loops: dict[str, LoopUnit]) -> pd.DataFrame:
+def expand_plan(plan: Plan, loops: dict[str, LoopUnit]) -> Plan:
     """The plan with each placeholder replaced by its output's requests (``synth_order``
     renumbered), with :data:`LOOP_COLUMNS` (empty for open-loop rows)."""
     records: list[dict[str, Any]] = []
-    for r in plan.to_dict("records"):
+    for r in plan.frame.to_dict("records"):
         records += loops[r["key"]].rows() if r["_loop"] else [{**r, "queued_s": np.nan, "in_flight": None}]
-    out = pd.DataFrame(records, columns=[*plan.columns, *LOOP_COLUMNS])
+    out = pd.DataFrame(records, columns=[*plan.frame.columns, *LOOP_COLUMNS])
     out["in_flight"] = out["in_flight"].astype("Int64")
     out["synth_order"] = range(len(out))
-    out.attrs.update(plan.attrs)
-    return out.drop(columns=["_loop"])
+    return dataclasses.replace(plan, frame=out.drop(columns=["_loop"]))

@@ -37,7 +37,7 @@ from simulplay.synthesis.clock_check import check_clock
 from simulplay.synthesis.collect import build_manifest, manifest_signature
 from simulplay.synthesis.executors import ExecutorSpec, execute
 from simulplay.synthesis.loop import LOOP_COLUMNS, expand_plan, has_loops, plan_with_loops
-from simulplay.synthesis.plan import plan_from_requests, plan_requests
+from simulplay.synthesis.plan import Plan, plan_from_requests, plan_requests
 from simulplay.synthesis.space import warn_if_short
 from simulplay.synthesis.stats import SynthStats
 from simulplay.traces import read_traces, streams_from_frame
@@ -121,7 +121,7 @@ def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: Au
     plan = plan_from_requests(requests.frame, backend, realizations=realizations, splitter=splitter, reuse=reuse,
                               order=order)
     sigs = requests.signatures
-    origin = None if sigs is None else [_prefixed(sigs[row - 1]) for row in plan["_row"]]
+    origin = None if sigs is None else [_prefixed(sigs[row - 1]) for row in plan.frame["_row"]]
     return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
                        contention_sample=contention_sample, provenance=requests.provenance(), row_extra=origin,
                        meta={"requests": {"file": str(requests.path), "sha256": requests.sha256}})
@@ -165,24 +165,24 @@ def _prefixed(sig: dict[str, Any]) -> dict[str, Any]:
     return {f"requests_{k}": v for k, v in sig.items() if k not in ("table", "version")}
 
 
-def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, store: AudioStore, out: Path, *,
+def _synthesize(plan: Plan, backend: Backend, config: BackendConfig, store: AudioStore, out: Path, *,
                 progress: Progress, executor: ExecutorSpec | None, contention_sample: int,
                 provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
                 meta: dict[str, Any] | None = None, traces: Sequence[Path] = (),
                 loops: dict | None = None, speed: float | None = None) -> SynthResult:
-    todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
-    warn_if_short(plan, config, store)
+    todo = plan.frame["key"].nunique() - len(set(plan.frame["key"]) & store.completed_keys())
+    warn_if_short(plan.frame, config, store)
     recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)} for p in traces]  # as read now
     at_start = machine()
     with tracking(progress, todo, backend.label()) as bar:
-        stats = run_synthesis(plan, config, store, executor=executor, progress=bar,
+        stats = run_synthesis(plan.frame, config, store, executor=executor, progress=bar,
                               contention_sample=contention_sample, loops=loops)
     if loops is not None:
         plan = expand_plan(plan, loops)
-    manifest, chunks, runs, seeds = build_manifest(plan, store)
+    manifest, chunks, runs, seeds = build_manifest(plan.frame, store)
     if loops is not None:
-        manifest = manifest.assign(**{c: plan[c].to_numpy() for c in LOOP_COLUMNS})
-    stats.clock = check_clock(manifest, plan["key"], measuring_probes(runs, store))
+        manifest = manifest.assign(**{c: plan.frame[c].to_numpy() for c in LOOP_COLUMNS})
+    stats.clock = check_clock(manifest, plan.frame["key"], measuring_probes(runs, store))
     stats.machine = {**at_start, "load_at_end": machine()["load"]}
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)

@@ -56,7 +56,9 @@ def test_backlog_live_records_its_decisions_and_the_isolated_closed_loop_synth_p
     assert iso.groupby("system")["dispatch_s"].min().tolist() == [0.125, 0.125] and (iso["source_s"] == 2.0).all()
     # comparison (b): the isolated closed-loop synth against the live run, per output
     table = pd.read_parquet(run / "prediction.parquet")
-    pred = json.loads((run / "run.json").read_text())["prediction"]
+    record = json.loads((run / "run.json").read_text())
+    pred = record["prediction"]
+    assert record["language"]["mismatched"] == []  # the plan's language check, kept with closed-loop outputs too
     d = np.abs(table["dL_isolated_s"].to_numpy()) * 1e3
     assert pred["isolated"]["p95_abs_dL_ms"] == pytest.approx(np.percentile(d, 95), abs=1e-3)
     assert pred["isolated"]["p95_abs_dL_ms"] <= 300, pred["isolated"]
