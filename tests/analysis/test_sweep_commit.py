@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 from simulplay.analysis.spoken import spoken_table
-from simulplay.analysis.sweep_commit import commit_tables, crossed_grids, listener_columns
+from simulplay.analysis.sweep_commit import commit_tables, listener_columns
 from simulplay.core.errors import InputError
 from simulplay.core.tables import read_table
 from simulplay.grouping import parse_commit, parse_rule
-from simulplay.grouping.grid import parse_commit_grids, parse_grids
+from simulplay.grouping.grid import crossed_grids, parse_commit_grids, parse_family, parse_grids
 from simulplay.traces.model import Stream
 from tests.support.cli import run_cli
 from tests.support.sweep_runs import revising, sweep_streams, synthetic_run
@@ -60,6 +60,10 @@ def test_families_cross_policy_first_and_a_shared_key_is_renamed():
                                                          "stable:k=2+timer:w=1", "stable:k=2+timer:w=2"]
     both = crossed_grids(parse_commit_grids(["stable:unit=word,char"]), parse_grids(["punct:unit=char"]))
     assert both[0].points[1][1] == {"commit_unit": "char", "unit": "char"}
+    # a sweep table's family text reads back as the same grid (the report and the explorer read it)
+    for g in (*grids, *both):
+        assert parse_family(g.text, source="t") == g
+    assert parse_family("timer:w=1,2", source="t") == parse_grids(["timer:w=1,2"])[0]
     with pytest.raises(InputError, match="more than 10,000"):
         crossed_grids(parse_commit_grids(["hold:t=0.01..20:0.01"]), parse_grids(["timer:w=1..6"]))
 
@@ -84,6 +88,7 @@ def test_a_commit_sweep_of_a_revising_run(run, tmp_path, no_figures):
     assert table["rule"].tolist() == ["stable:k=1+immediate", "stable:k=2+immediate", "final+immediate"]
     assert table["measured"].tolist() == [False, True, False]
     assert table["commit"].tolist()[-1] == "final (oracle)"
+    assert ["|oracle:non-causal|" in sig for sig in table["signature"]] == [False, False, True]
     # the exact columns are the listener's table of the same streams
     streams = revising(sweep_streams(3))
     spoken, _ = spoken_table(streams, [parse_commit(p) for p in ("stable:k=1", "stable:k=2", "final")])
