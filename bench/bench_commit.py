@@ -150,6 +150,23 @@ def modelled_sweep() -> None:
             cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
             print(f"modelled commit sweep, {label}, whole command: {wall:.1f} s wall, {cpu:.1f} s CPU, load "
                   f"average {load:.1f} (goal ≤ 30 s): {'met' if wall <= 30 else 'NOT met'}")
+            if SWEEP_RULE in args:
+                trade_off(Path(tmp) / "sweep" / "sweep.csv")
+
+
+def trade_off(path: Path) -> None:
+    """The trade-off table of docs/retranslation.md: per policy under ``punct`` (cap 2), the
+    spoken-then-retracted words per minute and the modelled mean end offset L of A and F."""
+    import pandas as pd
+
+    t = pd.read_csv(path, comment="#")
+    t = t[t["cap"] == 2]
+    print("| policy | retracted words per minute, A | mean L of A (s) | retracted words per minute, F "
+          "| mean L of F (s) | WER % A | modelled η (s) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in t.itertuples():
+        print(f"| `{r.commit}` | {r.retracted_per_min_a:.2f} | {r.modelled_L_a_s:.2f} | {r.retracted_per_min_f:.2f} "
+              f"| {r.modelled_L_f_s:.2f} | {r.wer_pct_a:.1f} | {r.modelled_eta_s:+.2f} |")
 
 
 def sweep_command(streams) -> None:

@@ -70,7 +70,13 @@ def run(tmp_path_factory):
                          n_talks=3, revise=True)
 
 
-def test_a_commit_sweep_of_a_revising_run(run, tmp_path):
+@pytest.fixture
+def no_figures(monkeypatch):
+    """The sweep's figures left empty (matplotlib is most of a small sweep's time)."""
+    monkeypatch.setattr("simulplay.report.sweep_figures.sweep_figure", lambda *a, **k: (b"", b"", []))
+
+
+def test_a_commit_sweep_of_a_revising_run(run, tmp_path, no_figures):
     proc = run_cli("sweep", run, "--rule", "immediate", "--commit", "stable:k=1..2", "--commit", "final",
                    "--duration-terms", "text", "--out", tmp_path / "s")
     assert proc.returncode == 0, proc.stderr
@@ -95,3 +101,27 @@ def test_a_plain_rule_on_revising_traces_needs_no_policy_but_an_unknown_policy_i
     proc = run_cli("sweep", run, "--rule", "immediate", "--commit", "stabel:k=1..2", "--out", tmp_path / "s")
     assert proc.returncode == 2 and "unknown commit policy 'stabel'" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_best_commit_point_is_confirmed_by_synthesis(tmp_path, no_figures):
+    import tests.support.fakes  # noqa: F401  (registers fake-test)
+
+    run = synthetic_run(tmp_path / "run", rules=("immediate", "stable:k=2+immediate"), n_talks=2, revise=True,
+                        backend="fake-test", label="fake-test")
+    proc = run_cli("sweep", run, "--rule", "immediate", "--commit", "mask:k=1..2", "--duration-terms", "text",
+                   "--confirm", "1", "--quiet", "--out", tmp_path / "s", imports=["tests.support.fakes"])
+    assert proc.returncode == 0, proc.stderr
+    table = read_table(tmp_path / "s" / "sweep.parquet")[0]
+    confirmed = read_table(tmp_path / "s" / "confirmed.parquet")[0]
+    assert table["confirmed"].sum() == 1
+    point = table.loc[table["confirmed"], "rule"].iloc[0]
+    assert set(confirmed["condition"]) == {"immediate", point}
+    # the confirmed requests are the policy's commits grouped: as many as the model's
+    n = confirmed[(confirmed["condition"] == point) & (confirmed["system"] == "A")].shape[0]
+    assert n == table.loc[table["confirmed"], "n_requests_a"].iloc[0]
+
+
+def test_a_closed_loop_rule_is_not_crossed_with_commit_policies(run, tmp_path):
+    proc = run_cli("sweep", run, "--rule", "backlog:below=1", "--commit", "stable:k=2", "--duration-terms", "text",
+                   "--out", tmp_path / "s")
+    assert proc.returncode == 2 and "a closed-loop policy is modelled on the translator's own updates" in proc.stderr
