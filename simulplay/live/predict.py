@@ -40,6 +40,7 @@ from simulplay.backends import BackendConfig
 from simulplay.core.errors import IncompleteError, InputError, SimulplayWarning
 from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.core.tables import read_table, write_table
+from simulplay.formats.live import PREDICTION, PREDICTION_ETA, REQUESTS
 from simulplay.grouping import Rule
 from simulplay.manifest import validate_manifest
 from simulplay.sim import replay
@@ -193,9 +194,9 @@ def prediction_summary(table: pd.DataFrame, eta: pd.DataFrame, note: str, *, out
 
 def write_prediction(out: Path, table: pd.DataFrame, eta: pd.DataFrame, sig: dict[str, Any]) -> None:
     """``prediction.parquet`` (per output) and, with η, ``prediction_eta.parquet``."""
-    write_table(table, out / "prediction.parquet", sig, kind="live-prediction")
+    write_table(table, out / PREDICTION, sig, kind="live-prediction")
     if not eta.empty:
-        write_table(eta, out / "prediction_eta.parquet", sig, kind="live-prediction-eta")
+        write_table(eta, out / PREDICTION_ETA, sig, kind="live-prediction-eta")
 
 
 def compare_with_isolated(out: Path, live: pd.DataFrame, traces: Sequence[Path], rules: Sequence[Rule],
@@ -212,7 +213,7 @@ def compare_with_isolated(out: Path, live: pd.DataFrame, traces: Sequence[Path],
     n_outputs = int((live["release"] == "request").sum())
     at_once = n_outputs if concurrent is None else min(concurrent, n_outputs)
     shared = at_once == n_outputs and n_outputs > 1
-    cal = calibrate(out, read_table(out / "requests.parquet")[0], manifest, load, sig or {}) if shared else {}
+    cal = calibrate(out, read_table(out / REQUESTS)[0], manifest, load, sig or {}) if shared else {}
     predicted = predictions(manifest, shared=shared, slowdowns={f"shared_{k}": c["points"] for k, c in cal.items()})
     table = prediction_table(live, predicted)
     eta, note = prediction_eta(live, predicted, design)

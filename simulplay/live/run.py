@@ -43,6 +43,7 @@ from simulplay.core.errors import InputError, Interrupted
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import write_table
+from simulplay.formats.live import AGREEMENT, AGREEMENT_REQUESTS, LIVE_MANIFEST, PLAYER, REQUESTS, TIMELINE
 from simulplay.grouping import Rule, is_closed_loop, requests_frame, revising_allowed
 from simulplay.live.client import Endpoint, Record, run_sessions
 from simulplay.live.compare import agreement, agreement_summary
@@ -213,12 +214,12 @@ def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store
                "store": str(store.root.resolve()),
                **({"language": language} if language else {})}
     meta = {"signature": sig, "identity": identity, "live": {k: summary[k] for k in ("speed", "lateness")}}
-    write_table(manifest, out / "live.parquet", [{**sig, "rule": c, **_oracle(c)} for c in manifest["condition"]],
+    write_table(manifest, out / LIVE_MANIFEST, [{**sig, "rule": c, **_oracle(c)} for c in manifest["condition"]],
                 kind="manifest", extra_meta=meta)
-    write_table(chunks, chunk_path(out / "live.parquet"), sig, kind="chunks")
-    for name, table in (("requests", requests), ("player", player), ("timeline", timeline),
-                        ("agreement", agree), ("agreement_requests", agree_requests)):
-        write_table(table, out / f"{name}.parquet", sig, kind=f"live-{name}")
+    write_table(chunks, chunk_path(out / LIVE_MANIFEST), sig, kind="chunks")
+    for name, table in ((REQUESTS, requests), (PLAYER, player), (TIMELINE, timeline), (AGREEMENT, agree),
+                        (AGREEMENT_REQUESTS, agree_requests)):
+        write_table(table, out / name, sig, kind=f"live-{name.removesuffix('.parquet')}")
     _write_summary(out, summary)
     return LiveResult(out, player, agree, summary, sig)
 

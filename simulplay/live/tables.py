@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.core.keys import OUTPUT_ID
+from simulplay.formats.live import REQUEST_COLUMNS
 from simulplay.live.client import Record
 from simulplay.live.player import RELEASES, play
 from simulplay.manifest.columns import CHUNK_ORDER, MANIFEST_ORDER
@@ -29,9 +30,6 @@ from simulplay.synthesis.loop import LOOP_COLUMNS
 
 #: A run whose client sent requests later than due by more than this at p99 lagged.
 LAG_P99_S = 0.020
-REQUEST_COLUMNS = ("dispatch_s", "due_s", "released_s", "sent_s", "first_byte_s", "first_audible_s",
-                   "last_byte_s", "ended_s", "release_late_s", "send_late_s", "service_s", "n_chunks",
-                   "n_samples", "sample_rate", "status", "error")
 
 
 def request_rows(plan: pd.DataFrame, records: Sequence[Record]) -> pd.DataFrame:

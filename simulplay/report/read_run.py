@@ -33,6 +33,7 @@ from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.core.signature import format_signature
 from simulplay.core.tables import read_table, stored_signatures
 from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS
+from simulplay.formats.live import PREDICTION, PREDICTION_ETA, PREDICTION_ETA_REQUIRED, PREDICTION_REQUIRED
 from simulplay.formats.summary import variant_label
 from simulplay.manifest.validate import validate_manifest
 from simulplay.report.inputs import (
@@ -187,13 +188,13 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = (), record: RunReco
 
 def _read_live(run: RunData, live: Path) -> None:
     """A live run's prediction tables in ``live/`` (``simulplay demo --live``), when present."""
-    if not (live / "prediction.parquet").exists():
+    if not (live / PREDICTION).exists():
         return
-    run.optional["live_prediction"] = _read(live / "prediction.parquet", ("L_live_s", "L_isolated_s"),
+    run.optional["live_prediction"] = _read(live / PREDICTION, PREDICTION_REQUIRED,
                                             "live prediction table")
     _note(run, run.optional["live_prediction"], "live prediction table", "Table 18, Figure 5", "live/")
-    if (live / "prediction_eta.parquet").exists():
-        run.optional["live_eta"] = _read(live / "prediction_eta.parquet", ("condition", "eta_live_s"),
+    if (live / PREDICTION_ETA).exists():
+        run.optional["live_eta"] = _read(live / PREDICTION_ETA, PREDICTION_ETA_REQUIRED,
                                          "live prediction η table")
 
 
