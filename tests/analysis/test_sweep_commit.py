@@ -130,3 +130,11 @@ def test_a_closed_loop_rule_is_not_crossed_with_commit_policies(run, tmp_path):
     proc = run_cli("sweep", run, "--rule", "backlog:below=1", "--commit", "stable:k=2", "--duration-terms", "text",
                    "--out", tmp_path / "s")
     assert proc.returncode == 2 and "a closed-loop policy is modelled on the translator's own updates" in proc.stderr
+
+
+def test_the_api_takes_commit_families(run, tmp_path, no_figures):
+    import simulplay
+
+    res = simulplay.sweep(run, "immediate", commit=["mask:k=0..1"], duration_terms="text", out=tmp_path / "s")
+    assert res.table["rule"].tolist() == ["mask:k=0+immediate", "mask:k=1+immediate"]
+    assert res.table["commit"].tolist() == ["mask:k=0", "mask:k=1"]
