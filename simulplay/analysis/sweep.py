@@ -233,8 +233,9 @@ def sweep_rows(modelled: Modelled, grids: Sequence[RuleGrid], measured: set[str]
                         row[f"modelled_{col[:-2]}_{tag}_s"] = float(end[col].iloc[0])
                 row["measured"] = cond in measured
                 rows.append(row)
-                sigs.append(merge(sig, {"table": "sweep", "rule": cond}, pk,
-                                  boot.signature()))
+                policy = getattr(rule, "policy", None)  # a condition after a commit policy
+                oracle = {"oracle": "non-causal"} if policy is not None and not policy.causal else {}
+                sigs.append(merge(sig, {"table": "sweep", "rule": cond, **oracle}, pk, boot.signature()))
     return pd.DataFrame(rows), sigs
 
 

@@ -138,10 +138,12 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         def make_sweep():
             inputs = RunInputs(exp.out, record.settings, manifest, synth.signature, streams, record.settings.backend,
                                exp.store, boot, exp.silent_parts)
-            res.sweep = sweep_run(inputs, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress)
+            res.sweep = sweep_run(inputs, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress,
+                                  commits=list(exp.sweep_commit))
 
         t3 = time.perf_counter()
-        make_or_reuse(exp.out, "sweep", {"rules": [g.text for g in exp.sweep], "confirm": exp.sweep_confirm},
+        commit = {"commit": [g.text for g in exp.sweep_commit]} if exp.sweep_commit else {}
+        make_or_reuse(exp.out, "sweep", {"rules": [g.text for g in exp.sweep], "confirm": exp.sweep_confirm, **commit},
                       make_sweep, res.reused)
         res.timings["sweep_s"] = time.perf_counter() - t3
     _explorer_and_report(exp, res, record)

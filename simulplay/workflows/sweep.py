@@ -29,13 +29,12 @@ import pandas as pd
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep, sweep_service, with_servers
 from simulplay.analysis.sweep_check import SweepCheck, check_sweep
-from simulplay.analysis.sweep_commit import crossed_grids
 from simulplay.core.errors import InputError
 from simulplay.core.paths import check_out_folder
 from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.formats.load import read_load_curve
 from simulplay.grouping import parse_rule
-from simulplay.grouping.grid import MAX_POINTS, RuleGrid, parse_axis, parse_commit_grids, parse_grids
+from simulplay.grouping.grid import MAX_POINTS, RuleGrid, crossed_grids, parse_axis, parse_commit_grids, parse_grids
 from simulplay.grouping.registry import canonical_condition
 from simulplay.manifest.validate import read_manifest
 from simulplay.report.record import RunRecord, RunSettings
