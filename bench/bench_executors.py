@@ -41,7 +41,7 @@ def main() -> None:
     n = os.cpu_count() or 2
     config = parse_backend("piper:intra_op_threads=1,reuse=never")
     streams = streams_from_frame(read_trace(ROOT / "traces" / "sample_traces.jsonl"))
-    plan = plan_requests(streams, [parse_rule("immediate")], config.create())
+    plan = plan_requests(streams, [parse_rule("immediate")], config.create()).frame
     one, one_span, serial_service = timed_run(plan, config, "process:1")
     many, many_span, parallel_service = timed_run(plan, config, f"process:{n}")
     inflation = statistics.median(parallel_service[k] / serial_service[k] for k in serial_service)

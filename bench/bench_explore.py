@@ -38,6 +38,7 @@ from simulplay.analysis import Bootstrap, compute_eta  # noqa: E402
 from simulplay.core.signature import base_signature  # noqa: E402
 from simulplay.core.tables import write_table  # noqa: E402
 from simulplay.core.timebase import to_ns  # noqa: E402
+from simulplay.formats.summary import variant_label  # noqa: E402
 from simulplay.manifest import validate_manifest  # noqa: E402
 from simulplay.manifest.chunks import chunk_path, validate_chunks  # noqa: E402
 from simulplay.report.explore import build_explorer, write_explorer  # noqa: E402
@@ -96,7 +97,7 @@ def synthetic_run(folder: Path, seed: int = 20261202) -> int:
     boot = Bootstrap(draws=1000, seed=3, method="linear")
     for v in [None, *VARIANTS]:
         variant = parse_variant(v, source="bench") if v else None
-        suffix = "." + v.replace("=", "-") if v else ""
+        suffix = "." + variant_label(v) if v else ""
         rep = replay(valid, service=variant.service if v else None, release=variant.release if v else "request",
                      chunks=ch if v == "release=chunk" else None, upstream=common)
         write_table(rep.summary, folder / f"summary{suffix}.parquet", rep.signatures, kind="playback-summary")

@@ -109,7 +109,7 @@ n_updates = int(sys.argv[3])
 texts = tuple(" ".join(words[(3 * i) % (len(words) - 3):(3 * i) % (len(words) - 3) + 3]) for i in range(n_updates))
 s = Stream("long", "A", n_updates * 1.0, np.arange(n_updates, dtype=float), texts, np.zeros(n_updates, bool))
 config = parse_backend("piper:intra_op_threads=2,reuse=never")
-plan = plan_requests([s], [parse_rule("immediate")], config.create())
+plan = plan_requests([s], [parse_rule("immediate")], config.create()).frame
 stats = run_synthesis(plan, config, AudioStore(sys.argv[2]))  # loads its own backend, as `synth` does
 print(json.dumps({"peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                   "audio_s": stats.audio_s, "requests": stats.synthesized}))

@@ -6,6 +6,7 @@ player_table), content and word timing (content, alignment, wordtiming), and mod
 sweeps (sweep, sweep_check)."""
 
 from simulplay.analysis.bootstrap import Bootstrap
-from simulplay.analysis.eta import EtaResult, compute_eta, read_summary
+from simulplay.analysis.eta import EtaResult, compute_eta
+from simulplay.formats.summary import read_summary
 
 __all__ = ["Bootstrap", "EtaResult", "compute_eta", "read_summary"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -19,18 +18,12 @@ from simulplay.analysis.interaction import InteractionResult, interaction
 from simulplay.analysis.paired import paired_row
 from simulplay.analysis.small_panels import small_panel_notes
 from simulplay.core.errors import IncompleteError, InputError
-from simulplay.core.fields import Checker
 from simulplay.core.keys import OUTPUT_KEYS, PANEL_KEYS, PER_ROW_SIGNATURE_KEYS
 from simulplay.core.signature import base_signature, format_signature, merge
-from simulplay.core.tables import read_table, stored_signatures
+from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS, PER_TALK_COLUMNS
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.policy import LOOP_OTHER_CLOCK, decided_again
 
-SUMMARY_REQUIRED = (*OUTPUT_KEYS, "audio_s", "idle_s", "offset_s", "source_s")
-ETA_COLUMNS = ("condition", "n_talks", "delta_ref_s", "delta_s", "eta_s", "ci_low_s", "ci_high_s",
-               "n_negative", "n_zero", "n_positive", "duration_part_s", "idle_part_s")
-CONTRAST_COLUMNS = ("p1", "p2", "n_talks", "delta_p1_s", "delta_p2_s", "diff_s", "ci_low_s",
-                    "ci_high_s", "n_negative", "n_zero", "n_positive", "duration_part_s", "idle_part_s")
 #: The per-talk effect columns, in seconds; values within the tie tolerance are taken as 0.
 EFFECT_COLUMNS = ("delta_ref_s", "delta_s", "eta_s", "duration_part_s", "idle_part_s")
 
@@ -52,37 +45,6 @@ class EtaResult:
     notes: list[str] = field(default_factory=list)  # small-panel notes under the η table
     contrast_notes: list[str] = field(default_factory=list)  # and under the contrast table
     interactions: list[InteractionResult] = field(default_factory=list)  # one per --interaction pair
-
-
-def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """A playback summary (``audio_s``, ``idle_s``, ``offset_s`` in seconds, NaN for an
-    output without audio; ``source_s`` > 0) and its per-row upstream signatures."""
-    df, meta = read_table(path)
-    out = validate_summary(df, str(path))
-    sigs = stored_signatures(meta, len(df))
-    if sigs is None:
-        shown = df["signature"].tolist() if "signature" in df else [None] * len(df)
-        sigs = [{"replay": s} if s else {} for s in shown]
-    return out, sigs
-
-
-def validate_summary(df: pd.DataFrame, source: str) -> pd.DataFrame:
-    """Check a raw playback summary (``source`` names it in errors) and return the columns
-    η reads: the output keys and panel keys as text, ``audio_s``, ``idle_s`` and
-    ``offset_s`` in seconds (NaN for an output without audio), ``source_s`` > 0 seconds."""
-    if len(df) == 0:
-        raise InputError.at(source, "has no rows", accepted="a playback summary from `simulplay replay`")
-    check = Checker(source, df)
-    check.require_columns(SUMMARY_REQUIRED, "playback summary")
-    out = pd.DataFrame({c: check.strings(c) for c in OUTPUT_KEYS})
-    for c in PANEL_KEYS:
-        if c in df:
-            out[c] = check.strings(c)
-    for c in ("audio_s", "idle_s", "offset_s"):
-        out[c] = check.numbers(c, allow_empty=True)
-    out["source_s"] = check.numbers("source_s", positive=True)
-    check.raise_if_any()
-    return out
 
 
 def compute_eta(
@@ -115,7 +77,7 @@ def compute_eta(
     threshold) is computed on its own by :func:`panel_eta`; this function checks the
     summary, splits it into panels and assembles their rows.
 
-    ``summary``: playback summary rows (:func:`read_summary`), ``upstream`` their
+    ``summary``: playback summary rows (:func:`simulplay.formats.summary.read_summary`), ``upstream`` their
     signatures; conditions compare in canonical form. ``contrasts`` (``p1``, ``p2``) give
     ``δ(p1) − δ(p2)`` likewise; for each backend pair in ``interactions``, the
     cross-backend interaction (:mod:`simulplay.analysis.interaction`). A talk without a
@@ -142,8 +104,7 @@ def compute_eta(
 
     table = pd.DataFrame([r for p in panels for r in p.rows], columns=[*panel_keys, *ETA_COLUMNS])
     per_talk = pd.DataFrame([r for p in panels for r in p.talk_rows],
-                            columns=[*panel_keys, "talk_id", "condition", "delta_ref_s", "delta_s", "eta_s",
-                                     "duration_part_s", "idle_part_s"])
+                            columns=[*panel_keys, *PER_TALK_COLUMNS])
     contrast = pd.DataFrame([r for p in panels for r in p.contrast_rows], columns=[*panel_keys, *CONTRAST_COLUMNS])
     talk_sigs = [s for p in panels for s in p.talk_signatures]
     inter = [interaction(per_talk, talk_sigs, b1, b2, boot=boot, allow_incomplete=allow_incomplete, source=source)

@@ -6,7 +6,8 @@ Per (talk, system, commit policy), from the trace alone (no synthesis):
 * ``words_spoken``: whitespace words of the committed (spoken) text;
 * ``spoken_then_retracted``: spoken words a later revision took back (a word cut into
   counts as one), and ``retracted_chars_spoken``, their characters;
-* ``wer_pct`` and ``cer_pct``: the word and character error rates (jiwer) of the spoken text
+* ``wer_pct`` and ``cer_pct``: the word and character error rates (jiwer's, as the Levenshtein
+  distance of rapidfuzz, which jiwer aligns with) of the spoken text
   against the final hypothesis, both after the ``normalized`` normalization of content
   scoring (lowercase, letters, numbers and apostrophes of each word; characters of the
   normalized words joined by one space), in % of the final hypothesis (NaN when it is empty);
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.analysis.content import edit_counts, normalize_token
+from simulplay.analysis.content import normalize_token
 from simulplay.core.signature import base_signature
 from simulplay.grouping.commit import CommitPolicy, Committed
 from simulplay.traces.model import Stream, word_count
@@ -38,15 +39,25 @@ SPOKEN_COLUMNS = ("talk_id", "system", "commit", "words_final", "words_spoken", 
                   "normalized_erasure")
 
 
-def char_error_pct(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
+def char_error_pct(reference: Sequence[str], hypothesis: Sequence[str], hint: int | None = None) -> float:
     """jiwer's character error rate of two token lists joined by one space, in % (NaN when the
-    reference is empty)."""
-    import jiwer
+    reference is empty): the characters' Levenshtein distance (rapidfuzz, which jiwer
+    aligns with) over the reference's characters. ``hint``: the distance expected (it
+    only picks rapidfuzz's faster banded algorithm; the result is exact either way)."""
+    from rapidfuzz.distance import Levenshtein
 
     ref, hyp = " ".join(reference), " ".join(hypothesis)
-    if not ref:
-        return float("nan")
-    return 100.0 * jiwer.cer(ref, hyp) if hyp else 100.0
+    return 100.0 * Levenshtein.distance(ref, hyp, score_hint=hint) / len(ref) if ref else float("nan")
+
+
+def word_error_pct(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
+    """jiwer's word error rate of two token lists, in % (NaN when the reference is empty):
+    (S + D + I) / N, the words' Levenshtein distance (rapidfuzz) over the reference's words,
+    as :func:`simulplay.analysis.content.edit_counts` counts it without the alignment."""
+    from rapidfuzz.distance import Levenshtein
+
+    return 100.0 * Levenshtein.distance(list(reference), list(hypothesis)) / len(reference) if reference \
+        else float("nan")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -76,8 +87,9 @@ class _Input:
             elif spoken == self.final:  # nothing to align: no error
                 self.rates[key] = (0.0, 0.0)
             else:
-                self.rates[key] = (edit_counts(self.final, spoken)["error_rate_pct"],
-                                   char_error_pct(self.final, spoken))
+                wer = word_error_pct(self.final, spoken)
+                hint = int(wer / 100 * len(self.final) * 8) + 1  # word edits × a generous word length
+                self.rates[key] = (wer, char_error_pct(self.final, spoken, hint))
         return self.rates[key]
 
 

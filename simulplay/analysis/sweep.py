@@ -150,8 +150,9 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     listener got under each point's policy (exact, no model)."""
     model = sweep_service(service)
     reference = canonical_condition(reference)
-    # a framework rule's measured requests cut inside updates: they are neither fitted nor modelled
-    measured = [c for c in dict.fromkeys(manifest["condition"]) if not getattr(parse_rule(c), "cuts_updates", False)]
+    # every measured condition is modelled beside its measurement (a framework rule's spans from their
+    # text; its requests are not fitted)
+    measured = list(dict.fromkeys(manifest["condition"]))
     conditions = list(dict.fromkeys([reference, *measured, *(r.canonical() for g in grids for r in g.rules())]))
     loops = [c for c in conditions if closed_loop_condition(c)]
     opens = [c for c in conditions if c not in loops]
@@ -232,8 +233,9 @@ def sweep_rows(modelled: Modelled, grids: Sequence[RuleGrid], measured: set[str]
                         row[f"modelled_{col[:-2]}_{tag}_s"] = float(end[col].iloc[0])
                 row["measured"] = cond in measured
                 rows.append(row)
-                sigs.append(merge(sig, {"table": "sweep", "rule": cond}, pk,
-                                  boot.signature()))
+                policy = getattr(rule, "policy", None)  # a condition after a commit policy
+                oracle = {"oracle": "non-causal"} if policy is not None and not policy.causal else {}
+                sigs.append(merge(sig, {"table": "sweep", "rule": cond, **oracle}, pk, boot.signature()))
     return pd.DataFrame(rows), sigs
 
 

@@ -26,10 +26,8 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.spoken import spoken_row, stream_input
-from simulplay.core.errors import InputError
 from simulplay.grouping.commit import CommitPolicy, Committed, parse_commit
-from simulplay.grouping.grid import MAX_POINTS, RuleGrid
-from simulplay.grouping.registry import Committing, Rule, parse_rule, with_commit
+from simulplay.grouping.registry import Committing, Rule, parse_rule
 from simulplay.grouping.vectorized import Groups, UpdateTable, group_many, update_table
 from simulplay.traces.model import Stream
 
@@ -77,25 +75,6 @@ def commit_tables(streams: Sequence[Stream], rules: Sequence[Rule]) -> CommitTab
         start += len(streams)
     table = update_table([c.stream for n in names for c in committed[n]])
     return CommitTables(table, blocks, committed, policies)
-
-
-def crossed_grids(commits: Sequence[RuleGrid], rules: Sequence[RuleGrid]) -> list[RuleGrid]:
-    """Every family of policies crossed with every family of rules: one grid per pair, its
-    points ``POLICY+RULE`` (policy values first, then the rule's; a policy key a rule also
-    has is named ``commit_KEY``), at most :data:`MAX_POINTS` in all."""
-    total = sum(len(c.points) * len(r.points) for c in commits for r in rules)
-    if total > MAX_POINTS:
-        raise InputError.at(f"--commit '{commits[0].text}'", f"crossed with the rules the grids reach {total:,} "
-                            f"points, more than {MAX_POINTS:,}", accepted=f"at most {MAX_POINTS:,} grid points")
-    out = []
-    for c in commits:
-        for r in rules:
-            name = {k: f"commit_{k}" if k in r.values else k for k in c.values}
-            points = tuple((with_commit(p, rule), {**{name[k]: v for k, v in pv.items()}, **rv})
-                           for p, pv in c.points for rule, rv in r.points)
-            out.append(RuleGrid(f"{c.text}+{r.text}", f"{c.name}+{r.name}",
-                                {**{name[k]: v for k, v in c.values.items()}, **r.values}, points))
-    return out
 
 
 def listener_columns(table: pd.DataFrame, tables: CommitTables, streams: Sequence[Stream], *, a: str,

@@ -74,10 +74,12 @@ def demo(
                               "Piper (durations=fixed), then compare the simulator with it: (a) to (c) of "
                               "`simulplay live --predict --calibrate`, into OUT_DIR/live."),
     frameworks: bool = typer.Option(False, "--frameworks", help="Instead: the demo's design under the voice "
-                                    "frameworks' grouping (livekit with min_sentence_len 5, 10, 20, 40; pipecat; "
-                                    "realtimetts) against immediate and the paper's rules, into OUT_DIR/frameworks "
-                                    "(the demo's store is reused), and print η, mean L, first playback, idle time "
-                                    "and joins per minute for each (docs: Framework grouping)."),
+                                    "frameworks' grouping (livekit with min_sentence_len 5, 10, 20, 40; livekit-pacer "
+                                    "with min_audio_buffer 1, 5, 8; pipecat; realtimetts) against immediate and the "
+                                    "paper's rules, into OUT_DIR/frameworks (the demo's store is reused), and print η, "
+                                    "mean L, first playback, idle time and joins per minute for each, then the "
+                                    "modelled sweep of both knobs (zero service time) beside the measured points "
+                                    "(docs: Framework grouping)."),
     revisions: bool = typer.Option(False, "--revisions", help="Instead: a re-translating translator (it revises "
                                    "what it emitted) against eager under the commit policies eager, stable:k=2, "
                                    "hold:t=1, mask:k=3 and final (a non-causal oracle), each then punct, into "
@@ -105,7 +107,10 @@ def demo(
     interaction η(Piper) − η(eSpeak NG) per rule with its paired talk-bootstrap interval.
 
     --live plays the demo for real instead (docs: Live runs): twelve outputs at once in
-    real time against Piper served on loopback, and the simulator checked against them."""
+    real time against Piper served on loopback, and the simulator checked against them.
+
+    --revisions runs a re-translating translator instead (docs: Re-translation): what the
+    listener gets under five commit policies, side by side, with mean L and η."""
     from simulplay.cli.console import progress_bar
     from simulplay.workflows.experiment import demo_experiment, parse_demo_backends
     from simulplay.workflows.pipeline import run_experiment
@@ -126,7 +131,7 @@ def demo(
 def print_frameworks(out_dir: Path, *, piper: str, quiet: bool) -> None:
     """``demo --frameworks``: run the demo's design under the framework rules and print their table."""
     from simulplay.cli.console import print_table, progress_bar
-    from simulplay.workflows.frameworks import frameworks_experiment, frameworks_table
+    from simulplay.workflows.frameworks import frameworks_experiment, frameworks_table, knob_sweep, knob_table
     from simulplay.workflows.pipeline import run_experiment
 
     exp = frameworks_experiment(out_dir, piper=piper)
@@ -134,6 +139,10 @@ def print_frameworks(out_dir: Path, *, piper: str, quiet: bool) -> None:
     res = run_experiment(exp, progress=progress_bar(quiet))
     print_table(frameworks_table(res.eta.table, res.replay.summary), res.eta.table_signatures,
                 title=f"Framework grouping: η ({exp.a} vs {exp.f}, reference {exp.reference}) and playback, seconds")
+    knobs = knob_sweep(exp, progress_bar(quiet))
+    print_table(knob_table(knobs.table, knobs.check.table), knobs.signatures,
+                title="The frameworks' knobs, zero service time: modelled η and mean L, measured where the run "
+                      f"synthesized the point (seconds; {knobs.out})")
 
 
 def print_revisions(out_dir: Path, *, piper: str, quiet: bool) -> None:

@@ -11,7 +11,8 @@ from simulplay.cli.options import COMMIT_HELP, commit_option, events_option, out
 
 def live(
     trace: list[Path] = typer.Argument(..., help="Trace files (.jsonl, .csv, .parquet)."),
-    rule: list[str] = typer.Option(..., "--rule", help="Grouping rule (repeatable): immediate, timer:w=4, …"),
+    rule: list[str] = typer.Option(..., "--rule", help="Grouping rule (repeatable): immediate, timer:w=4, …, or a "
+                                   "closed-loop policy (backlog:below=1, pacer), run on the wall clock."),
     commit: list[str] | None = commit_option(COMMIT_HELP + " Requests leave at their commit times: hold's "
                                              "wake-ups are timers on the live clock."),
     backend: str = typer.Option("piper", "--backend", help="A local request backend (piper[:…], espeak, …), "
@@ -44,7 +45,10 @@ def live(
 
     Each output (talk × system × rule) is a session on a monotonic clock whose time 0 is
     the source start; the rule releases requests at their dispatch times (divided by
-    --speed) and one request is in flight per output. A virtual player plays each part
+    --speed) and one request is in flight per output. A closed-loop policy (backlog,
+    pacer) decides on the wall clock instead, at each arrival, request ready, part
+    played and wake-up, from what the virtual player holds; the live manifest records
+    its trigger and what it saw (queued_s, in_flight). A virtual player plays each part
     once it has arrived and the previous part has ended. Writes the live manifest
     (live.parquet, read by replay, eta and player like a synth manifest), the requests,
     player and timeline tables, the agreement of replay with the live player and

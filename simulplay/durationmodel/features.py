@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simulplay.grouping.vectorized import Groups, UpdateTable
-from simulplay.traces.model import join_texts
+from simulplay.grouping.vectorized import Groups, UpdateTable, last_opaque_char, per_distinct
+from simulplay.traces.model import TERMINATORS, join_texts
 
 #: The text terms of a backend without a phonemizer, in the order of the design matrix.
 FEATURES = ("intercept", "chars", "words", "punct", "final")
@@ -58,12 +58,17 @@ def _running(values) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.asarray(values, dtype=np.int64))])
 
 
+def _punctuation(text: str) -> int:
+    """Characters of Unicode category P*."""
+    return sum(unicodedata.category(c)[0] == "P" for c in text)
+
+
 def update_counts(table: UpdateTable, phonemize: Phonemizer | None = None) -> UpdateCounts:
     """The running sums of ``table``; with ``phonemize`` (the backend's phonemizer) the
     request features are its phonemes instead of the text's counts."""
     texts = tuple(t for s in table.streams for t in s.texts)
     glue = np.concatenate([s.glue for s in table.streams]) if table.streams else np.zeros(0, bool)
-    punct = [sum(unicodedata.category(c)[0] == "P" for c in t) for t in texts]
+    punct = per_distinct(_punctuation, texts)
     return UpdateCounts(_running([len(t) for t in texts]), _running(glue), _running(punct), phonemize,
                         texts if phonemize else (), glue if phonemize else None)
 
@@ -119,29 +124,83 @@ def take(features: Mapping[str, np.ndarray], rows: np.ndarray) -> Mapping[str, n
 def request_features(table: UpdateTable, counts: UpdateCounts, groups: Groups, *, text: bool = False) -> Features:
     """The features of each group's request: the text terms of :data:`FEATURES`, or with
     a phonemizer (and not ``text``) ``intercept``, ``sentences`` and the phoneme terms
-    (:mod:`simulplay.durationmodel.fit`)."""
+    (:mod:`simulplay.durationmodel.fit`). A group with a character span (a framework rule's)
+    has the same terms, counted on its span's text."""
     a, b = groups.first, groups.last
     n = b - a + 1
     joins = (n - 1) - (counts.glued[b + 1] - counts.glued[a + 1])  # spaces the join adds
     chars = (counts.length[b + 1] - counts.length[a] + joins).astype(float)
+    spans = span_texts(table, groups)
+    for i, t in spans.items():
+        chars[i] = len(t)
     if counts.phonemize is not None and not text:
-        return _phoneme_features(counts, a, b, chars)
+        return _phoneme_features(counts, a, b, chars, spans)
     lo = table.last_opaque[b]
-    return Features({
+    base = {
         "intercept": np.ones(len(a)),
         "chars": chars,
         "words": (table.words[b] - table.words[a] + table.word_u[a]).astype(float),
         "punct": (counts.punct[b + 1] - counts.punct[a]).astype(float),
         "final": ((lo >= a) & table.terminal[np.maximum(lo, 0)]).astype(float),
-    })
+    }
+    for i, t in spans.items():
+        base["words"][i] = len(t.split())
+        base["punct"][i] = sum(unicodedata.category(c)[0] == "P" for c in t)
+        base["final"][i] = float(last_opaque_char(t) in TERMINATORS)
+    return Features(base)
 
 
-def _phoneme_features(counts: UpdateCounts, a: np.ndarray, b: np.ndarray, chars: np.ndarray) -> Features:
+def span_texts(table: UpdateTable, groups: Groups) -> dict[int, str]:
+    """The text of each group with a character span (by row), edge whitespace stripped."""
+    if groups.span_start is None:
+        return {}
+    joined: dict[int, str] = {}
+    out = {}
+    for i in np.flatnonzero(groups.spanned):
+        s = int(groups.stream[i])
+        if s not in joined:
+            joined[s] = table.streams[s].joined
+        out[int(i)] = joined[s][int(groups.span_start[i]):int(groups.span_end[i])].strip()
+    return out
+
+
+def anchor_spans(table: UpdateTable, groups: Groups) -> Spans:
+    """The updates each group's request is anchored on (the duration model's residual of
+    its updates): its own, or for a group with a character span the updates whose last
+    character other than whitespace it holds (so that each update counts in one group; none
+    for a span that ends no update)."""
+    first, last = groups.first.copy(), groups.last.copy()
+    ends: dict[int, np.ndarray] = {}
+    for i in np.flatnonzero(groups.spanned):
+        s = int(groups.stream[i])
+        if s not in ends:
+            stream, at, e = table.streams[s], 0, []
+            for k, t in enumerate(stream.texts):
+                at += len(t) + (1 if k and not stream.glue[k] else 0)
+                e.append(at - (len(t) - len(t.rstrip())))
+            ends[s] = np.array(e, np.int64)
+        off = int(table.offsets[s])
+        first[i] = off + int(np.searchsorted(ends[s], groups.span_start[i], side="right"))
+        last[i] = off + int(np.searchsorted(ends[s], groups.span_end[i], side="right")) - 1
+    return first, last
+
+
+def _phoneme_features(counts: UpdateCounts, a: np.ndarray, b: np.ndarray, chars: np.ndarray,
+                      spans: dict[int, str] | None = None) -> Features:
     """Each distinct update range joined and phonemized once (the same range is the same
-    text), its symbol counts in one row of a small matrix."""
-    ranges, rows = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True) if len(a) else \
-        (np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
-    found = [counts.phonemes_of(join_texts(counts.texts[i:j + 1], counts.glue[i:j + 1])) for i, j in ranges]
+    text), its symbol counts in one row of a small matrix; a span's text phonemized as it is."""
+    if spans:
+        keys = [spans.get(i, (int(x), int(y))) for i, (x, y) in enumerate(zip(a, b))]
+        distinct = list(dict.fromkeys(keys))
+        index = {k: r for r, k in enumerate(distinct)}
+        rows = np.array([index[k] for k in keys], np.int64)
+        texts = [k if isinstance(k, str) else join_texts(counts.texts[k[0]:k[1] + 1], counts.glue[k[0]:k[1] + 1])
+                 for k in distinct]
+    else:
+        ranges, rows = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True) if len(a) else \
+            (np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
+        texts = [join_texts(counts.texts[i:j + 1], counts.glue[i:j + 1]) for i, j in ranges]
+    found = [counts.phonemes_of(t) for t in texts]
     symbols = sorted({p for _, bag in found for p in bag})
     col = {p: k for k, p in enumerate(symbols)}
     bag = np.zeros((len(found), len(symbols)), np.int32)

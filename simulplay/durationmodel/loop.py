@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from simulplay.durationmodel.features import UpdateCounts, request_features
+from simulplay.durationmodel.features import UpdateCounts, anchor_spans, request_features
 from simulplay.durationmodel.modelled import PanelModel
 from simulplay.grouping.engine import Served, run_policy
 from simulplay.grouping.registry import parse_rule
@@ -26,22 +26,25 @@ from simulplay.grouping.vectorized import Groups, UpdateTable
 
 
 class SpanPredictor:
-    """Each (stream, first, last) span's modelled audio seconds, samples and service seconds."""
+    """Each (stream, first, last, span) group's modelled audio seconds, samples and service
+    seconds (``span``: its character span, or None for whole updates)."""
 
     def __init__(self, table: UpdateTable, counts: UpdateCounts, model: PanelModel):
         self.table, self.counts, self.model = table, counts, model
         self.cache: dict[tuple[int, int, int], tuple[float, int, float]] = {}
 
-    def __call__(self, s: int, first: int, last: int) -> tuple[float, int, float]:
-        key = (s, first, last)
+    def __call__(self, s: int, first: int, last: int, span: tuple[int, int] | None = None) -> tuple[float, int, float]:
+        key = (s, first, last, span)
         if key not in self.cache:
             off = int(self.table.offsets[s])
             one = np.array([0])
-            groups = Groups(one, np.array([s]), np.array([first + off]), np.array([last + off]), np.zeros(1), one)
+            a, b = span if span is not None else (-1, -1)
+            groups = Groups(one, np.array([s]), np.array([first + off]), np.array([last + off]), np.zeros(1), one,
+                            np.array([a]), np.array([b]))
             feats = request_features(self.table, self.counts, groups, text=not self.model.durations.phonemes)
             stream = self.table.streams[s]
             audio = self.model.durations.predict(feats, np.array([f"{stream.talk_id}|{stream.system}"]),
-                                                 (groups.first, groups.last))
+                                                 anchor_spans(self.table, groups))
             rate = self.model.sample_rate
             n = int(np.rint(audio[0] * rate)) if rate > 0 else 0
             audio_s = n / rate if rate > 0 else float(audio[0])
@@ -61,12 +64,12 @@ def loop_manifest(table: UpdateTable, counts: UpdateCounts, conditions: Sequence
             rule = parse_rule(cond)
             for s, stream in enumerate(table.streams):
                 def provider(req, s=s, predict=predict, rate=m.sample_rate):
-                    audio_s, n, service = predict(s, req.first, req.last)
+                    audio_s, n, service = predict(s, req.first, req.last, req.span)
                     service *= service_factor
                     return Served(service, n_samples=n, sample_rate=rate) if rate > 0 else Served(service, audio_s)
 
                 for r in run_policy(stream, rule, provider).requests:
-                    audio_s, n, service = predict(s, r.first, r.last)
+                    audio_s, n, service = predict(s, r.first, r.last, r.span)
                     row = {"talk_id": stream.talk_id, "system": stream.system, "condition": cond, "seq": r.seq,
                            "dispatch_s": r.dispatch_s, "trigger": r.trigger, "n_updates": r.last - r.first + 1,
                            "source_s": stream.source_s, **dict(m.panel), "audio_s": audio_s,

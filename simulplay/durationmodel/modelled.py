@@ -20,6 +20,7 @@ import pandas as pd
 
 from simulplay.core.errors import InputError
 from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
+from simulplay.durationmodel.features import anchor_spans
 from simulplay.durationmodel.fit import (
     DurationFit,
     UpdateCounts,
@@ -160,6 +161,7 @@ def predicted_manifest(table: UpdateTable, counts: UpdateCounts, groups: Groups,
     rule) once per panel, with modelled ``audio_s``/``n_samples`` and ``service_s``
     (seconds); rows sorted by panel, output and ``seq``, as a validated manifest is."""
     base = request_frame(table, groups, conditions)
+    anchored = anchor_spans(table, groups)
     kinds: dict[bool, object] = {}  # the features of each kind of model, made once
     frames = []
     streams = (base["talk_id"] + "|" + base["system"]).to_numpy()
@@ -168,7 +170,7 @@ def predicted_manifest(table: UpdateTable, counts: UpdateCounts, groups: Groups,
         if use not in kinds:
             kinds[use] = request_features(table, counts, groups, text=not use)
         feats = kinds[use]
-        audio = m.durations.predict(feats, streams, (groups.first, groups.last))
+        audio = m.durations.predict(feats, streams, anchored)
         if m.sample_rate > 0:
             n = np.rint(audio * m.sample_rate).astype(np.int64)
             audio = n / m.sample_rate

@@ -147,14 +147,15 @@ class _Durations:
                      first["audio_s"].to_numpy(float).tolist())
         return dict(zip(zip(panels, first["text"].tolist()), served))
 
-    def modelled(self, panel: tuple, stream: Stream, first: int, last: int) -> tuple[float, int, int, float]:
+    def modelled(self, panel: tuple, stream: Stream, first: int, last: int,
+                 span: tuple[int, int] | None = None) -> tuple[float, int, int, float]:
         if self.predictors is None:
             self._fit()
         predict = self.predictors.get(panel)
         s = self.index.get((stream.talk_id, stream.system))
         if predict is None or s is None or self.streams[s] is not stream:
             raise _Keep(self.failed or "a text the run did not synthesize has no duration model for its panel")
-        audio_s, n, service = predict(s, first, last)
+        audio_s, n, service = predict(s, first, last, span)
         return service, n, predict.model.sample_rate if self.samples else 0, audio_s
 
     def _fit(self) -> None:
@@ -259,7 +260,7 @@ def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Dura
     original = stream
     if isinstance(rule, Committing):
         stream, rule = rule.prepare(stream), rule.rule
-    _check_recorded(rows, stream)
+    _check_recorded(rows, stream, bool(getattr(rule, "cuts_updates", False)))
     panel = tuple((k, str(first[k])) for k in durations.panel_keys)
     own = durations.table_of(rows)
     used: list[tuple[float, int, int, float, bool]] = []
@@ -269,7 +270,7 @@ def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Dura
         if hit is None:
             if stream is not original:
                 raise _Keep("a text the run did not synthesize under a commit policy (no duration model)")
-            hit = durations.modelled(panel, stream, req.first, req.last)
+            hit = durations.modelled(panel, stream, req.first, req.last, req.span)
         base, n, rate, audio = hit
         used.append((base, n, rate, audio, (panel, req.text) not in own and (panel, req.text) not in durations.stored))
         svc = clock(panel, base, audio, len(req.text))
@@ -299,8 +300,13 @@ def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Dura
     return new, sum(u[4] for u in used)
 
 
-def _check_recorded(rows: pd.DataFrame, stream: Stream) -> None:
-    """The recorded requests are whole runs of the stream's updates, in order, with their texts."""
+def _check_recorded(rows: pd.DataFrame, stream: Stream, spans: bool = False) -> None:
+    """The recorded requests are whole runs of the stream's updates, in order, with their texts
+    (``spans``: a policy that cuts inside updates, whose requests join to the stream's text)."""
+    if spans:
+        if join_texts(list(rows["text"]), list(rows["glue"])) != stream.joined:
+            raise _Keep("its recorded requests are not the groups its trace gives")
+        return
     n = rows["n_updates"].to_numpy(int) if "n_updates" in rows else None
     if n is None or n.sum() > len(stream) or (n < 1).any():
         raise _Keep("its recorded requests are not the groups its trace gives")

@@ -34,7 +34,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 
 from simulplay.core.timebase import NS_PER_S, from_ns, scalar_dur_ns, scalar_ns
-from simulplay.grouping.policy import LoopRequest, Observation, as_policy
+from simulplay.grouping.policy import LoopRequest, Observation, Policy, as_policy
 from simulplay.grouping.registry import Group, Rule
 from simulplay.grouping.requests import span_text
 from simulplay.grouping.rules import instant_keys
@@ -76,8 +76,9 @@ def fixed_provider(service_s: float | Sequence[float], audio_s: float | Sequence
     return lambda req: Served(pick(service_s, req.seq), pick(audio_s, req.seq))
 
 
-class _Output:
-    """The mutable state of one output's run."""
+class LoopState:
+    """The mutable state of one output's run: arrivals, held updates, requests, the event
+    heap and the player's queue (shared by the engine and the wall-clock driver)."""
 
     def __init__(self, stream: Stream, splitter, silent: str):
         if silent not in SILENT:
@@ -100,6 +101,7 @@ class _Output:
         self.pushes = None  # the stream as pushes, made at the first span send
 
     def span_pushes(self):
+        """The stream as pushes (character spans), made at the first span send."""
         if self.pushes is None:
             from simulplay.grouping.frameworks.pushes import Pushes
 
@@ -113,16 +115,21 @@ class _Output:
         return self.update_ends[self.next_arrival - 1] if self.next_arrival else 0
 
     def queued(self, now: int) -> int:
+        """q(t): the audio queued for the listener at ``now`` (ns)."""
         return max(0, self.end - now)
 
     def observe(self, now: int, now_s: float, arrivals: int, woken: bool) -> Observation:
+        """What the policy sees at ``now`` (ns; ``now_s`` the same instant in seconds)."""
         return Observation(now, now_s, self.stream, self.keys, self.held_first, self.next_arrival,
                            self.next_arrival == len(self.keys), self.requests,
                            [self.requests[j] for j in self.in_flight], self.queued(now), self.pushed, arrivals, woken,
                            self.memo, self.sent_chars)
 
-    def send(self, now: int, k: int, trigger: str, dispatch_s: float,
-             upto: int | None = None) -> Generator[LoopRequest, Served, None]:
+    def open_group(self, now: int, k: int, trigger: str, dispatch_s: float,
+                   upto: int | None = None) -> list[LoopRequest]:
+        """The first ``k`` held updates (or the held text up to ``upto``) as one group sent
+        at ``now`` (ns), labelled ``dispatch_s`` (seconds): its requests (one per piece of the
+        splitter; none for whitespace alone), not yet started; what they hold is no longer held."""
         s, first = self.stream, self.held_first
         last = first + k - 1
         span = None
@@ -137,7 +144,7 @@ class _Output:
             self.held_first = min(bisect_right(p.starts, upto + rest) - 1 if upto + rest < len(p.joined)
                                   else len(s), self.next_arrival)
             if group is None:  # only whitespace: nothing to speak
-                return
+                return []
             first, last, span = group.first, group.last, group.span
         else:
             text = join_texts(s.texts[first:last + 1], s.glue[first:last + 1])
@@ -149,21 +156,29 @@ class _Output:
             raise ValueError(f"dispatch label {dispatch_s!r} s is not the instant {from_ns(now)!r} s")
         seen_q, seen_flight = self.queued(now), len(self.in_flight)
         self.groups.append(Group(first, last, dispatch_s, trigger, span))
-        for p, (piece, glued) in enumerate(pieces):
-            start = max(dispatch, self.synth_free)
-            req = LoopRequest(len(self.requests), len(self.groups) - 1, piece, glue if p == 0 else bool(glued),
-                              first, last, trigger, dispatch_s, dispatch, seen_q, seen_flight, start_ns=start)
+        return [LoopRequest(len(self.requests) + p, len(self.groups) - 1, piece, glue if p == 0 else bool(glued),
+                            first, last, trigger, dispatch_s, dispatch, seen_q, seen_flight, span=span)
+                for p, (piece, glued) in enumerate(pieces)]
+
+    def send(self, now: int, k: int, trigger: str, dispatch_s: float,
+             upto: int | None = None) -> Generator[LoopRequest, Served, None]:
+        """:meth:`open_group` (``now`` in ns, ``dispatch_s`` in seconds), each request yielded and
+        its :class:`Served` taken back: its start on the serial synthesizer, its service and
+        audio, its readiness scheduled."""
+        for req in self.open_group(now, k, trigger, dispatch_s, upto):
+            req.start_ns = start = max(req.dispatch_ns, self.synth_free)
             served = yield req
             service = scalar_ns(served.service_s)
             if service < 0:
                 raise ValueError(f"service time {served.service_s!r} s of request {req.seq} is negative")
-            req.service_ns, req.audio_ns = service, self._audio(served)
+            req.service_ns, req.audio_ns = service, self.audio_of(served)
             self.synth_free = start + service
             self.requests.append(req)
             self.in_flight.append(req.seq)
             heapq.heappush(self.heap, (max(self.synth_free, now), READY, req.seq))
 
-    def _audio(self, served: Served) -> int:
+    def audio_of(self, served: Served) -> int:
+        """A ready request's audio (ns), from running sample totals when it gives samples."""
         if served.n_samples is None:
             return scalar_ns(served.audio_s)
         n, sr = int(served.n_samples), served.sample_rate
@@ -212,7 +227,7 @@ def policy_steps(stream: Stream, rule: Rule, *, splitter=None,
     its :class:`Served` back (``send``), so that a caller can synthesize it elsewhere (a
     worker process) before the run goes on; it returns the :class:`LoopResult`."""
     policy = as_policy(rule)
-    out = _Output(stream, splitter, silent)
+    out = LoopState(stream, splitter, silent)
     keys, n = out.keys, len(out.keys)
     t = 0
     while True:
@@ -223,34 +238,44 @@ def policy_steps(stream: Stream, rule: Rule, *, splitter=None,
             yield from out.send(t, n - out.held_first, "eos", t / NS_PER_S)
             continue
         t = min(nexts)
-        woken = _apply(out, t)
-        arrivals = 0
-        while out.next_arrival < n and keys[out.next_arrival] == t:
-            out.next_arrival += 1
-            arrivals += 1
-        now_s = float(stream.times[out.next_arrival - 1]) if arrivals else t / NS_PER_S
-        while True:
-            d = policy.decide(out.observe(t, now_s, arrivals, woken))
-            if d.wake_ns is not None and d.wake_ns > t:
-                heapq.heappush(out.heap, (int(d.wake_ns), WAKE, -1))
-            label = now_s if d.dispatch_s is None else d.dispatch_s
-            if d.upto is not None:
-                out.span_pushes()
-                if not out.sent_chars < d.upto <= out.available_chars():
-                    raise ValueError(f"span end {d.upto} is not after {out.sent_chars} and within the "
-                                     f"{out.available_chars()} characters that have arrived")
-                yield from out.send(t, 0, d.trigger, label, d.upto)
-                _apply(out, t)
-                continue
-            k = min(d.send, out.next_arrival - out.held_first)
-            if k <= 0:
-                break
-            yield from out.send(t, k, d.trigger, label)
-            _apply(out, t)
+        woken = apply_events(out, t)
+        arrivals, now_s = arrive(out, t)
+        while (sent := ask(policy, out, t, now_s, arrivals, woken)) is not None:
+            yield from out.send(t, *sent)
+            apply_events(out, t)
     return LoopResult(out.groups, out.requests)
 
 
-def _apply(out: _Output, t: int) -> bool:
+def arrive(out: LoopState, t: int) -> tuple[int, float]:
+    """Apply the arrivals at instant ``t``: how many arrived, and the instant in seconds
+    (the last arrival's own float time when one arrived)."""
+    arrivals, keys = 0, out.keys
+    while out.next_arrival < len(keys) and keys[out.next_arrival] == t:
+        out.next_arrival += 1
+        arrivals += 1
+    return arrivals, float(out.stream.times[out.next_arrival - 1]) if arrivals else t / NS_PER_S
+
+
+def ask(policy: Policy, out: LoopState, t: int, now_s: float, arrivals: int,
+        woken: bool) -> tuple[int, str, float, int | None] | None:
+    """Ask the policy at instant ``t`` (ns; ``now_s`` in seconds); its wake-up goes on the heap. What it sends, as
+    :meth:`LoopState.send`'s arguments after the instant (held updates, trigger, dispatch
+    label, span end), or None when it sends nothing."""
+    d = policy.decide(out.observe(t, now_s, arrivals, woken))
+    if d.wake_ns is not None and d.wake_ns > t:
+        heapq.heappush(out.heap, (int(d.wake_ns), WAKE, -1))
+    label = now_s if d.dispatch_s is None else d.dispatch_s
+    if d.upto is not None:
+        out.span_pushes()
+        if not out.sent_chars < d.upto <= out.available_chars():
+            raise ValueError(f"span end {d.upto} is not after {out.sent_chars} and within the "
+                             f"{out.available_chars()} characters that have arrived")
+        return 0, d.trigger, label, d.upto
+    k = min(d.send, out.next_arrival - out.held_first)
+    return (k, d.trigger, label, None) if k > 0 else None
+
+
+def apply_events(out: LoopState, t: int) -> bool:
     """Apply the engine's events at ``t`` (ready in order, playback ends, wake-ups);
     whether a wake-up fell at ``t``."""
     woken = False

@@ -21,12 +21,13 @@ import dataclasses
 import itertools
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from simulplay.core.errors import InputError
 from simulplay.core.specs import format_value
-from simulplay.grouping.registry import RULES, Rule, parse_rule
+from simulplay.grouping.registry import RULES, Rule, parse_rule, with_commit
 
 #: Grid points over all families one sweep accepts.
 MAX_POINTS = 10_000
@@ -77,6 +78,38 @@ def parse_commit_grids(texts: list[str], *, source: str = "--commit", limit: int
     from simulplay.grouping.commit import COMMITS, parse_commit
 
     return parse_grids(texts, source=source, limit=limit, registry=COMMITS, build=parse_commit)
+
+
+def crossed_grids(commits: Sequence[RuleGrid], rules: Sequence[RuleGrid]) -> list[RuleGrid]:
+    """Every family of policies crossed with every family of rules: one grid per pair, its
+    points ``POLICY+RULE`` (policy values first, then the rule's; a policy key a rule also
+    has is named ``commit_KEY``), at most :data:`MAX_POINTS` in all."""
+    total = sum(len(c.points) * len(r.points) for c in commits for r in rules)
+    if total > MAX_POINTS:
+        raise InputError.at(f"--commit '{commits[0].text}'", f"crossed with the rules the grids reach {total:,} "
+                            f"points, more than {MAX_POINTS:,}", accepted=f"at most {MAX_POINTS:,} grid points")
+    out = []
+    for c in commits:
+        for r in rules:
+            name = {k: f"commit_{k}" if k in r.values else k for k in c.values}
+            points = tuple((with_commit(p, rule), {**{name[k]: v for k, v in pv.items()}, **rv})
+                           for p, pv in c.points for rule, rv in r.points)
+            out.append(RuleGrid(f"{c.text}+{r.text}", f"{c.name}+{r.name}",
+                                {**{name[k]: v for k, v in c.values.items()}, **r.values}, points))
+    return out
+
+
+def parse_family(text: str, *, source: str) -> RuleGrid:
+    """A sweep table's ``family``: a rule grid, or a family of commit policies crossed with
+    one (``POLICIES+RULES``, cut at the first ``+`` after a commit policy's name), as
+    :func:`crossed_grids` made it."""
+    from simulplay.grouping.commit import COMMITS
+
+    for i, ch in enumerate(text):
+        if ch == "+" and COMMITS.has(text[:i].strip().partition(":")[0]):
+            return crossed_grids(parse_commit_grids([text[:i]], source=source), parse_grids([text[i + 1:]],
+                                                                                             source=source))[0]
+    return parse_grids([text], source=source)[0]
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,8 @@ class LoopRequest:
     ``ready_ns``, ``audio_ns``, ``service_ns`` and ``end_ns`` are filled only once the
     request is ready (a policy never sees them earlier); ``end_ns`` is ``C_j``, when its
     audio finishes playing (under ``skip``, a silent request keeps the previous end).
-    ``queued_ns`` and ``in_flight`` are what the policy saw when it sent the request. The
+    ``queued_ns`` and ``in_flight`` are what the policy saw when it sent the request; ``span``
+    the group's character span of the joined text when the policy sent a span. The
     engine fills the fields as they become known; a policy reads them and never writes.
     """
 
@@ -67,6 +68,7 @@ class LoopRequest:
     service_ns: int = -1
     audio_ns: int = -1
     end_ns: int = -1
+    span: tuple[int, int] | None = None
 
     @property
     def is_ready(self) -> bool:

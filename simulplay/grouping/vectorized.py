@@ -21,14 +21,16 @@ three facts about the joined pending text (:func:`simulplay.traces.model.join_te
 
 Rules other than ``immediate``, ``timer``, ``punct`` and ``words`` (a rule registered by a
 user, or a subclass with its own ``group``) are grouped by their own ``group``, stream by
-stream; one whose groups are character spans (a framework rule) is refused.
+stream; one whose groups are character spans (a framework rule) keeps its spans
+(``Groups.span_start``/``span_end``).
 Times are compared in whole nanoseconds, as the rules compare them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -38,6 +40,7 @@ from simulplay.grouping.rules import Immediate, Punct, Timer, Words, instant_key
 from simulplay.traces.model import TERMINATORS, Stream, char_count, is_closing_mark
 
 TRIGGER_CODE = {t: i for i, t in enumerate(TRIGGERS)}
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -74,12 +77,19 @@ class UpdateTable:
         return len(self.times)
 
 
-def _last_opaque_char(text: str) -> str:
+def last_opaque_char(text: str) -> str:
     """The last character that is neither whitespace nor a closing mark ('' if none)."""
     for ch in reversed(text):
         if not (ch.isspace() or is_closing_mark(ch)):
             return ch
     return ""
+
+
+def per_distinct(fn: Callable[[str], T], texts: Sequence[str]) -> list[T]:
+    """``fn`` of each text, computed once per distinct text (a sweep's committed streams
+    repeat the same pieces across policies)."""
+    seen: dict[str, T] = {}
+    return [seen[t] if t in seen else seen.setdefault(t, fn(t)) for t in texts]
 
 
 def update_table(streams: Sequence[Stream]) -> UpdateTable:
@@ -101,8 +111,8 @@ def update_table(streams: Sequence[Stream]) -> UpdateTable:
     merge[1:] = glue[1:] & starts_word[1:] & ends_word[:-1]
     merge &= ~first
     words = np.cumsum(word_u - merge)
-    chars = np.cumsum(np.fromiter((char_count(t) for t in texts), np.int64, n))
-    tail = [_last_opaque_char(t) for t in texts]
+    chars = np.cumsum(np.array(per_distinct(char_count, texts), np.int64))
+    tail = per_distinct(last_opaque_char, texts)
     opaque = np.array([c != "" for c in tail], bool)
     terminal = np.array([c in TERMINATORS for c in tail], bool)
     idx = np.arange(n)
@@ -125,7 +135,9 @@ class Groups:
     """Groups of (rule, stream) lanes in flat arrays, ordered rule by rule, stream by stream,
     then in time: ``rule`` and ``stream`` index the inputs, ``first``/``last`` are update
     indices into the :class:`UpdateTable` (both inclusive), ``dispatch_s`` seconds from
-    source start, ``trigger`` codes into :data:`~simulplay.grouping.registry.TRIGGERS`."""
+    source start, ``trigger`` codes into :data:`~simulplay.grouping.registry.TRIGGERS`.
+    ``span_start``/``span_end``: a group's character span of its stream's joined text
+    (``Group.span``), −1 for a group of whole updates (None: no group has a span)."""
 
     rule: np.ndarray
     stream: np.ndarray
@@ -133,9 +145,16 @@ class Groups:
     last: np.ndarray
     dispatch_s: np.ndarray
     trigger: np.ndarray
+    span_start: np.ndarray | None = None
+    span_end: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.first)
+
+    @property
+    def spanned(self) -> np.ndarray:
+        """Which groups are character spans."""
+        return np.zeros(len(self), bool) if self.span_start is None else self.span_start >= 0
 
 
 def _kind(rule: Rule) -> str | None:
@@ -158,11 +177,6 @@ def group_many(table: UpdateTable, rules: Sequence[Rule], streams: Sequence[rang
             raise InputError.at(f"condition '{rule.canonical()}'", "groups the text a commit policy speaks, "
                                 "not this table's updates", accepted="the plain rule on a table of the committed "
                                 "streams (the modelled sweep builds one per policy)")
-    for rule in rules:
-        if getattr(rule, "cuts_updates", False):
-            raise InputError.at(f"--rule {rule.canonical()}", "cuts inside updates (its groups are character spans), "
-                                "and the duration model's features are those of whole updates",
-                                accepted="a rule whose groups are whole updates (immediate, timer, punct, words)")
     parts: list[tuple[np.ndarray, ...]] = []
     lanes_r, lanes_s = [], []
     for r, rule in enumerate(rules):
@@ -182,9 +196,11 @@ def group_many(table: UpdateTable, rules: Sequence[Rule], streams: Sequence[rang
     if not parts:
         empty = np.zeros(0, np.int64)
         return Groups(empty, empty, empty, empty, np.zeros(0), empty)
-    cols = [np.concatenate([p[k] for p in parts]) for k in range(6)]
-    order = np.lexsort((cols[2], cols[1], cols[0]))
-    return Groups(*(c[order] for c in cols))
+    parts = [p if len(p) == 8 else (*p, np.full(len(p[0]), -1), np.full(len(p[0]), -1)) for p in parts]
+    cols = [np.concatenate([p[k] for p in parts]) for k in range(8)]
+    order = np.lexsort((cols[6], cols[2], cols[1], cols[0]))
+    cols = [c[order] for c in cols]
+    return Groups(*cols) if (cols[6] >= 0).any() else Groups(*cols[:6])
 
 
 def _immediate(table: UpdateTable, r: int, s: int) -> tuple[np.ndarray, ...]:
@@ -202,7 +218,9 @@ def _by_rule(table: UpdateTable, rule: Rule, r: int, s: int) -> tuple[np.ndarray
     k = len(groups)
     return (np.full(k, r), np.full(k, s), np.array([g.first + lo for g in groups], np.int64),
             np.array([g.last + lo for g in groups], np.int64), np.array([g.dispatch_s for g in groups], float),
-            np.array([TRIGGER_CODE[g.trigger] for g in groups], np.int64))
+            np.array([TRIGGER_CODE[g.trigger] for g in groups], np.int64),
+            np.array([-1 if g.span is None else g.span[0] for g in groups], np.int64),
+            np.array([-1 if g.span is None else g.span[1] for g in groups], np.int64))
 
 
 def _lane_settings(rules: Sequence[Rule], lane_rule: np.ndarray):

@@ -223,6 +223,75 @@ async def session(client: httpx.AsyncClient, endpoint: Endpoint, records: Sequen
         previous_end = rec.ended_s
 
 
+class LoopRecords(list):
+    """A closed-loop output's records, made as its policy sends them (``loop``: the policy
+    on the wall clock, :class:`~simulplay.grouping.wallclock.WallClockLoop`; ``output``: the
+    output's number)."""
+
+    def __init__(self, loop, output: int):
+        super().__init__()
+        self.loop, self.output = loop, output
+
+
+async def wait_until_or(deadline: float, event: asyncio.Event) -> None:
+    """Return at ``deadline`` (on :data:`clock`, as :func:`sleep_until`) or as soon as
+    ``event`` is set, whichever comes first."""
+    while not event.is_set() and (left := deadline - clock()) > 0:
+        if left > SPIN_S:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), left - SPIN_S)
+        else:
+            await asyncio.sleep(0)
+
+
+async def loop_session(client: httpx.AsyncClient, endpoint: Endpoint, records: LoopRecords) -> None:
+    """One closed-loop output: its policy runs on the wall clock (docs/live.md, "Policies
+    live"). The decider wakes at the policy's next instant (an arrival, the end of a part, a
+    wake-up) or when a request's last byte arrives, hands the policy every instant up to
+    the clock's reading, and queues what it sent, each request labelled with the instant it
+    was decided at; the sender sends the queued requests one at a time and reports each
+    one's readiness (its last byte, or its failure: no audio) with the audio received."""
+    from simulplay.core.timebase import scalar_ns
+    from simulplay.grouping.engine import Served
+
+    loop, t0 = records.loop, clock() + LEAD_S
+    kick, queue = asyncio.Event(), asyncio.Queue()
+
+    async def sender() -> None:
+        previous_end = 0.0
+        while (rec := await queue.get()) is not None:
+            rec.due_s = max(rec.dispatch_s, previous_end)
+            rec.released_s = rec.now()
+            await send(client, endpoint, rec, keep_pieces=True)
+            previous_end = rec.ended_s
+            loop.ready(rec.seq, scalar_ns(rec.sent_s), scalar_ns(rec.ended_s),
+                       Served(0.0, n_samples=rec.n_samples, sample_rate=rec.sample_rate or endpoint.sample_rate))
+            kick.set()
+
+    async def guarded() -> None:
+        try:
+            await sender()
+        finally:
+            kick.set()
+
+    task = asyncio.create_task(guarded())
+    try:
+        while not loop.done:
+            if task.done():  # the sender ended early: its error, or nothing more will be ready
+                task.result()
+                break
+            nxt = loop.next_instant()
+            await (kick.wait() if nxt is None else wait_until_or(t0 + nxt / 1e9, kick))
+            kick.clear()
+            for req in loop.advance(scalar_ns(clock() - t0)):
+                rec = Record(records.output, req.seq, req.dispatch_s, req.text, t0=t0)
+                records.append(rec)
+                queue.put_nowait(rec)
+    finally:
+        queue.put_nowait(None)
+        await task
+
+
 async def warm_up(client: httpx.AsyncClient, endpoint: Endpoint) -> None:
     """One untimed request before any output starts, as synthesis warms a backend up: the
     client's and the server's first-request costs stay out of every clock. Its failure is
@@ -268,7 +337,10 @@ async def run_sessions(endpoint: Endpoint, outputs: Sequence[Sequence[Record]], 
 
             async def one(client: httpx.AsyncClient, records: Sequence[Record]) -> None:
                 async with gate:
-                    await session(client, endpoint, records)
+                    if isinstance(records, LoopRecords):
+                        await loop_session(client, endpoint, records)
+                    else:
+                        await session(client, endpoint, records)
 
             try:
                 await asyncio.gather(*(one(c, r) for c, r in zip(clients, outputs)))

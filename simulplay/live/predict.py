@@ -36,10 +36,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.backends import parse_backend
+from simulplay.backends import BackendConfig
 from simulplay.core.errors import IncompleteError, InputError, SimulplayWarning
 from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.core.tables import read_table, write_table
+from simulplay.formats.live import PREDICTION, PREDICTION_ETA, REQUESTS
 from simulplay.grouping import Rule
 from simulplay.manifest import validate_manifest
 from simulplay.sim import replay
@@ -90,15 +91,15 @@ def check_design(design: EtaDesign, plan: pd.DataFrame) -> None:
                             accepted="--a A --f F with two systems of the traces and two --rule or more")
 
 
-def isolated_synth(traces: Sequence[Path], rules: Sequence[Rule], backend: str, store: AudioStore, out: Path, *,
-                   speed: float, talks: Sequence[str] = (), events: str = "keep"
+def isolated_synth(traces: Sequence[Path], rules: Sequence[Rule], backend: BackendConfig, store: AudioStore,
+                   out: Path, *, speed: float, talks: Sequence[str] = (), events: str = "keep"
                    ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Synthesize the run's requests one at a time into ``out``, its dispatch and source times
     divided by ``speed`` (the live time base; written once); the manifest and the synthesis counts."""
     with warnings.catch_warnings():  # the live plan has warned about event tags already
         warnings.simplefilter("ignore", SimulplayWarning)
         streams, recorded = prepare_streams(streams_from_frame(read_traces(traces)), talks=talks, events=events)
-    res = synthesize_to_manifest(streams, list(rules), parse_backend(backend), store, out, traces=traces,
+    res = synthesize_to_manifest(streams, list(rules), backend, store, out, traces=traces,
                                  order="fixed", recorded=recorded, speed=speed)
     st = res.stats
     return res.manifest, {"synthesized": st.synthesized, "already_in_store": st.skipped, "failed": st.failed}
@@ -193,13 +194,13 @@ def prediction_summary(table: pd.DataFrame, eta: pd.DataFrame, note: str, *, out
 
 def write_prediction(out: Path, table: pd.DataFrame, eta: pd.DataFrame, sig: dict[str, Any]) -> None:
     """``prediction.parquet`` (per output) and, with η, ``prediction_eta.parquet``."""
-    write_table(table, out / "prediction.parquet", sig, kind="live-prediction")
+    write_table(table, out / PREDICTION, sig, kind="live-prediction")
     if not eta.empty:
-        write_table(eta, out / "prediction_eta.parquet", sig, kind="live-prediction-eta")
+        write_table(eta, out / PREDICTION_ETA, sig, kind="live-prediction-eta")
 
 
 def compare_with_isolated(out: Path, live: pd.DataFrame, traces: Sequence[Path], rules: Sequence[Rule],
-                          backend: str, store: AudioStore, *, speed: float, talks: Sequence[str] = (),
+                          backend: BackendConfig, store: AudioStore, *, speed: float, talks: Sequence[str] = (),
                           events: str = "keep", concurrent: int | None = None, design: EtaDesign | None = None,
                           sig: dict[str, Any] | None = None, load: tuple | None = None) -> dict[str, Any]:
     """Synthesize the run in isolation, replay the predictions (the shared ones calibrated
@@ -212,7 +213,7 @@ def compare_with_isolated(out: Path, live: pd.DataFrame, traces: Sequence[Path],
     n_outputs = int((live["release"] == "request").sum())
     at_once = n_outputs if concurrent is None else min(concurrent, n_outputs)
     shared = at_once == n_outputs and n_outputs > 1
-    cal = calibrate(out, read_table(out / "requests.parquet")[0], manifest, load, sig or {}) if shared else {}
+    cal = calibrate(out, read_table(out / REQUESTS)[0], manifest, load, sig or {}) if shared else {}
     predicted = predictions(manifest, shared=shared, slowdowns={f"shared_{k}": c["points"] for k, c in cal.items()})
     table = prediction_table(live, predicted)
     eta, note = prediction_eta(live, predicted, design)

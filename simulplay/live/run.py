@@ -36,17 +36,19 @@ from typing import Any
 
 import pandas as pd
 
-from simulplay.backends import parse_backend
+from simulplay.backends import BackendConfig, parse_backend
 from simulplay.backends.http_client import HttpBackend, HttpSettings
 from simulplay.core.atomic import write_bytes_atomic
 from simulplay.core.errors import InputError, Interrupted
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import base_signature
 from simulplay.core.tables import write_table
-from simulplay.grouping import Rule, requests_frame, revising_allowed
+from simulplay.formats.live import AGREEMENT, AGREEMENT_REQUESTS, LIVE_MANIFEST, PLAYER, REQUESTS, TIMELINE
+from simulplay.grouping import Rule, is_closed_loop, requests_frame, revising_allowed
 from simulplay.live.client import Endpoint, Record, run_sessions
 from simulplay.live.compare import agreement, agreement_summary
 from simulplay.live.launcher import served
+from simulplay.live.loops import loop_outputs, loop_rows, loop_sessions
 from simulplay.live.predict import EtaDesign, check_design, compare_with_isolated
 from simulplay.live.tables import chunk_rows, lateness, live_manifest, player_tables, request_rows
 from simulplay.manifest.columns import chunk_path
@@ -69,27 +71,40 @@ class LiveResult:
         return int(self.summary["failed"])
 
 
+@dataclass(frozen=True)
+class LivePlan:
+    """The requests of a live run's open-loop outputs (``frame``, in session order, times
+    divided by the speed) and what its signature and ``run.json`` record of how the streams
+    were prepared and of the text's language against the voice (``recorded``, ``language``)."""
+
+    frame: pd.DataFrame
+    recorded: dict[str, Any]
+    language: dict[str, Any]
+
+
 def plan_live(traces: Sequence[Path], rules: Sequence[Rule], *, speed: float, talks: Sequence[str] = (),
-              splitter=None, events: str = "keep", config=None) -> pd.DataFrame:
-    """The requests of every output in session order, times divided by ``speed``; ``talks``
-    picks talks (all when empty), ``events`` keeps or drops non-speech event tags; with the
-    backend ``config``, the text's language is checked against its voice's. What the
-    signature and ``run.json`` record of both is in the plan's ``attrs``."""
+              splitter=None, events: str = "keep", config=None, loops: list | None = None) -> LivePlan:
+    """The requests of every open-loop output in session order, times divided by ``speed``;
+    ``talks`` picks talks (all when empty), ``events`` keeps or drops non-speech event tags;
+    with the backend ``config``, the text's language is checked against its voice's (what
+    the signature and ``run.json`` record of both is beside the requests). The
+    closed-loop outputs (their requests made during the run) are appended to ``loops``
+    (:func:`simulplay.live.loops.loop_outputs`)."""
     if not speed > 0:
         raise InputError.at(f"--speed {speed}", "must be > 0", accepted="a factor such as 1, 4 or 10")
     streams, recorded = prepare_streams(streams_from_frame(read_traces(traces), revising=revising_allowed(None, rules)),
                                         talks=talks, events=events)
     language = voice_check(streams, config) if config is not None else {}
-    plan = requests_frame(streams, rules, splitter)
-    plan.attrs.update(recorded={**recorded, **signature_fields(language)}, language=language)
+    plan = requests_frame(streams, [r for r in rules if not is_closed_loop(r)], splitter)
+    if loops is not None:
+        loops += loop_outputs(streams, rules, speed=speed, splitter=splitter)
     plan["dispatch_s"] = plan["dispatch_s"] / speed
     plan["source_s"] = plan["source_s"] / speed
-    return plan
+    return LivePlan(plan, {**recorded, **signature_fields(language)}, language)
 
 
-def _server(spec: str, folder: Path):
+def _server(config: BackendConfig, folder: Path):
     """The base URL to send to: the given server, or a local backend served for the run."""
-    config = parse_backend(spec)
     if isinstance(config, HttpSettings):
         return contextlib.nullcontext((config, None))
     if getattr(config, "kind", "request") != "request":
@@ -112,16 +127,20 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     ``calibrate`` (with ``predict``) measures a load burst against the server first."""
     local = parse_backend(backend)
     splitter = None if isinstance(local, HttpSettings) else local.create().splitter()
-    plan = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter, events=events, config=local)
+    loops: list = []
+    planned = plan_live(traces, rules, speed=speed, talks=talks, splitter=splitter, events=events, config=local,
+                        loops=loops)
+    plan = planned.frame
     if design is not None:
-        check_design(design, plan)
+        check_design(design, pd.concat([plan[["system", "condition"]],  # the closed-loop outputs too
+                                        pd.DataFrame([k for k, _ in loops], columns=["system", "condition"])]))
     if calibrate and not predict:
         raise InputError.at("--calibrate", "calibrates the shared-server prediction", accepted="--predict --calibrate")
     load = None
     out.mkdir(parents=True, exist_ok=True)
     audio = AudioStore.open(store or out / "store")  # checked (and made) before any request
     interrupted: BaseException | None = None
-    with _server(backend, out) as (settings, _proc):
+    with _server(local, out) as (settings, _proc):
         client = HttpBackend(settings)
         client.load()
         model, identity = client.model, client.identity()
@@ -130,6 +149,7 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
                             timeout=min(timeout, settings.timeout), api_key=client._key)
         plan["backend"], plan["realization"] = f"http:{model}", 0
         sessions = _records(plan)
+        sessions += loop_sessions(loops, len(sessions))
         if calibrate:
             from simulplay.live.calibrate import burst
 
@@ -142,11 +162,14 @@ def live_run(traces: Sequence[Path], rules: Sequence[Rule], backend: str, out: P
     for rec in (r for s in sessions for r in s):
         if not rec.ok and not rec.error:
             rec.error = "not sent (interrupted)" if rec.sent_s != rec.sent_s else "interrupted"
-    result = write_run(plan, sessions, out, audio, identity=identity, speed=speed,
-                       concurrent=concurrent, backend=backend)
+    if loops:  # the closed-loop outputs' requests, as the policies sent them
+        plan = pd.concat([plan, loop_rows(loops, backend=f"http:{model}")], ignore_index=True)
+        sessions = [s for s in sessions if len(s)]  # an output interrupted before its first request has none
+    result = write_run(plan, sessions, out, audio, identity=identity, speed=speed, concurrent=concurrent,
+                       backend=backend, recorded=planned.recorded, language=planned.language)
     if predict and interrupted is None:
         result.summary["prediction"] = compare_with_isolated(
-            out, result.player, traces, rules, backend, audio, speed=speed, talks=talks, events=events,
+            out, result.player, traces, rules, local, audio, speed=speed, talks=talks, events=events,
             concurrent=concurrent, design=design, sig=result.signature, load=load)
         _write_summary(out, result.summary)
     if interrupted is not None:
@@ -164,8 +187,10 @@ def _records(plan: pd.DataFrame) -> list[list[Record]]:
 
 
 def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store: AudioStore, *,
-              identity: dict[str, Any], speed: float, concurrent: int | None, backend: str) -> LiveResult:
-    """Write every file of the run folder from the records."""
+              identity: dict[str, Any], speed: float, concurrent: int | None, backend: str,
+              recorded: dict[str, Any] | None = None, language: dict[str, Any] | None = None) -> LiveResult:
+    """Write every file of the run folder from the records (``recorded``, ``language``: the
+    plan's, :class:`LivePlan`)."""
     codes = plan.groupby(list(OUTPUT_ID), sort=False).ngroup().to_numpy()
     order = plan.assign(_o=codes).sort_values(["_o", "seq"], kind="stable").drop(columns="_o")
     records = [r for s in sessions for r in s]
@@ -179,7 +204,7 @@ def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store
     failed = requests[requests["error"] != ""]
     sig = base_signature(table="live", speed=speed, concurrent=concurrent, backend_spec=backend,
                          served=identity.get("served") if isinstance(identity.get("served"), dict) else None,
-                         lateness=late["verdict"], **plan.attrs.get("recorded", {}))
+                         lateness=late["verdict"], **(recorded or {}))
     summary = {"speed": speed, "concurrent": concurrent, "outputs": len(sessions), "requests": len(records),
                "sent": int(requests["sent_s"].notna().sum()), "failed": len(failed),
                "failures": failed["error"].str.slice(0, 80).value_counts().to_dict(),
@@ -187,14 +212,14 @@ def write_run(plan: pd.DataFrame, sessions: list[list[Record]], out: Path, store
                "lateness": late, "agreement": agreement_summary(agree, agree_requests),
                "time_base": f"trace seconds / {speed:g} since each output's time 0", "identity": identity,
                "store": str(store.root.resolve()),
-               **({"language": lang} if (lang := plan.attrs.get("language")) else {})}
+               **({"language": language} if language else {})}
     meta = {"signature": sig, "identity": identity, "live": {k: summary[k] for k in ("speed", "lateness")}}
-    write_table(manifest, out / "live.parquet", [{**sig, "rule": c, **_oracle(c)} for c in manifest["condition"]],
+    write_table(manifest, out / LIVE_MANIFEST, [{**sig, "rule": c, **_oracle(c)} for c in manifest["condition"]],
                 kind="manifest", extra_meta=meta)
-    write_table(chunks, chunk_path(out / "live.parquet"), sig, kind="chunks")
-    for name, table in (("requests", requests), ("player", player), ("timeline", timeline),
-                        ("agreement", agree), ("agreement_requests", agree_requests)):
-        write_table(table, out / f"{name}.parquet", sig, kind=f"live-{name}")
+    write_table(chunks, chunk_path(out / LIVE_MANIFEST), sig, kind="chunks")
+    for name, table in ((REQUESTS, requests), (PLAYER, player), (TIMELINE, timeline), (AGREEMENT, agree),
+                        (AGREEMENT_REQUESTS, agree_requests)):
+        write_table(table, out / name, sig, kind=f"live-{name.removesuffix('.parquet')}")
     _write_summary(out, summary)
     return LiveResult(out, player, agree, summary, sig)
 

@@ -22,15 +22,14 @@ import numpy as np
 import pandas as pd
 
 from simulplay.core.keys import OUTPUT_ID
+from simulplay.formats.live import REQUEST_COLUMNS
 from simulplay.live.client import Record
 from simulplay.live.player import RELEASES, play
 from simulplay.manifest.columns import CHUNK_ORDER, MANIFEST_ORDER
+from simulplay.synthesis.loop import LOOP_COLUMNS
 
 #: A run whose client sent requests later than due by more than this at p99 lagged.
 LAG_P99_S = 0.020
-REQUEST_COLUMNS = ("dispatch_s", "due_s", "released_s", "sent_s", "first_byte_s", "first_audible_s",
-                   "last_byte_s", "ended_s", "release_late_s", "send_late_s", "service_s", "n_chunks",
-                   "n_samples", "sample_rate", "status", "error")
 
 
 def request_rows(plan: pd.DataFrame, records: Sequence[Record]) -> pd.DataFrame:
@@ -54,10 +53,11 @@ def live_manifest(plan: pd.DataFrame, records: Sequence[Record], audio_key: Call
                   host: str) -> pd.DataFrame:
     """The live manifest in ``synth``'s columns; ``audio_key`` stores a request's audio."""
     rows = []
+    loop = [c for c in LOOP_COLUMNS if c in plan]  # closed-loop outputs: what each policy saw when it sent
     for i, (row, rec) in enumerate(zip(plan.to_dict("records"), records)):
         ok = rec.ok
         rows.append({**{k: row[k] for k in (*OUTPUT_ID, "seq", "dispatch_s", "source_s", "text", "glue", "trigger",
-                                            "n_updates", "group")},
+                                            "n_updates", "group", *loop)},
                      "service_s": rec.last_byte_s - rec.sent_s if ok else np.nan,
                      "audio_s": rec.n_samples / rec.sample_rate if ok and rec.sample_rate else (0.0 if ok else np.nan),
                      "audio_key": audio_key(rec) if ok else "", "sample_rate": rec.sample_rate if ok else 0,
@@ -65,7 +65,10 @@ def live_manifest(plan: pd.DataFrame, records: Sequence[Record], audio_key: Call
                      "worker": "live", "host": host, "device": "", "attempts": 1, "request_attempts": 1,
                      "cpu_s": np.nan, "wait_s": np.nan, "load1": np.nan, "contended": False, "synth_order": i,
                      "order_id": 0, "condition_pos": 0, "system_pos": 0})
-    return pd.DataFrame(rows, columns=list(MANIFEST_ORDER))
+    out = pd.DataFrame(rows, columns=[*MANIFEST_ORDER, *loop])
+    if loop:
+        out["in_flight"] = out["in_flight"].astype("Int64")
+    return out
 
 
 def chunk_rows(plan: pd.DataFrame, records: Sequence[Record]) -> pd.DataFrame:

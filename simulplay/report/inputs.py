@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 
 from simulplay.analysis.edge_replay import SHARE_COLUMNS
-from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.analysis.latency_table import LATENCY_COLUMNS
 from simulplay.analysis.player_table import PLAYER_COLUMNS
 from simulplay.analysis.textlatency import COMPARE_COLUMNS as TEXT_COMPARE
@@ -31,10 +30,11 @@ from simulplay.core.keys import OUTPUT_ID, OUTPUT_KEYS
 from simulplay.core.provenance import file_fingerprint
 from simulplay.core.signature import format_signature, settings_hash
 from simulplay.core.tables import read_table, stored_signatures
+from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS, PER_TALK_COLUMNS
+from simulplay.formats.summary import SUMMARY_COLUMNS
 from simulplay.grouping.requests import REQUEST_COLUMNS
 from simulplay.manifest.chunks import CHUNK_REQUIRED
 from simulplay.manifest.validate import MANIFEST_COLUMNS
-from simulplay.sim.replay import SUMMARY_COLUMNS
 from simulplay.traces.model import TRACE_COLUMNS
 
 Signature = dict[str, Any] | str
@@ -42,7 +42,6 @@ Signature = dict[str, Any] | str
 KEY_COLUMNS = (*OUTPUT_ID, "p1", "p2", "rule", "recognizer",
                "language", "signature", "trigger", "pair", "reference", "from_condition", "to_condition",
                "normalization", "text", "error")
-PER_TALK_COLUMNS = ("talk_id", "condition", "delta_ref_s", "delta_s", "eta_s", "duration_part_s", "idle_part_s")
 
 #: What each kind is called in the report, for the kinds the report reads.
 USED_KINDS = {

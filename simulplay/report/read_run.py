@@ -18,7 +18,7 @@ identically (strings are never parsed).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,12 +26,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
+from simulplay.analysis.spoken import SPOKEN_COLUMNS
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
 from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.core.signature import format_signature
 from simulplay.core.tables import read_table, stored_signatures
+from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS
+from simulplay.formats.live import PREDICTION, PREDICTION_ETA, PREDICTION_ETA_REQUIRED, PREDICTION_REQUIRED
+from simulplay.formats.summary import variant_label
 from simulplay.manifest.validate import validate_manifest
 from simulplay.report.inputs import (
     KEY_COLUMNS,
@@ -54,6 +57,12 @@ OPTIONAL_TABLES = {
     "word_timing": "word_timing.csv",
     "latency": "latency.csv",  # SimulEval speech-output metrics (Table 1b)
     "text_latency": "textlatency.csv",  # `simulplay textlatency --out` saved into the run folder (Table 1c)
+}
+#: Parquet or CSV tables read when present: RunData.optional key → (file stem, required columns, kind, use).
+RECORDED_TABLES = {
+    # `simulplay run`/`demo` with quality, or `simulplay quality --out quality.parquet` into the run folder
+    "quality": ("quality.intervals", QUALITY_COLUMNS, "quality interval table", "Table 19"),
+    "spoken": ("spoken", SPOKEN_COLUMNS, "spoken table", "Table 8c"),  # what the listener got per commit policy
 }
 
 
@@ -134,24 +143,24 @@ class RunData:
         return float(sig["confidence"]) if "confidence" in sig else None
 
 
-def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
+def load_run(folder: str | Path, *, traces: Sequence[Path] = (), record: RunRecord | None = None) -> RunData:
     """Read and check a run folder; an InputError names the first missing file or column.
-    ``traces`` replace the trace files named in ``run.json`` (Table 11)."""
+    ``traces`` replace the trace files named in ``run.json`` (Table 11); ``record``: the run's
+    record as the run holds it in memory (else ``run.json`` is read)."""
     root = Path(folder)
     if not root.is_dir():
         raise InputError.at(root, "is not a folder" if root.exists() else "no such folder",
                             accepted="a run folder written by `simulplay run` or `simulplay demo`")
-    record = RunRecord.read(root / "run.json")
+    record = record or RunRecord.read(root / "run.json")
     exp = record.settings
     manifest = _read_manifest(root / "manifest.parquet")
-    summary = _read_parquet(root / "summary.parquet", (*OUTPUT_KEYS, "n_parts", "first_play_s",
-                                                         "audio_s", "idle_s", "offset_s", "source_s"),
-                            "playback summary")
-    known = _structured(manifest, summary)
+    summary = _read(root / "summary.parquet", (*OUTPUT_KEYS, "n_parts", "first_play_s", "audio_s", "idle_s",
+                                                "offset_s", "source_s"), "playback summary")
+    known = [s for s in manifest.signatures + summary.signatures if isinstance(s, dict)]
     eta = _read_either(root, "eta", ETA_COLUMNS, "η table", known)
-    known += _structured(eta)
-    per_talk = _read_csv(root / "eta_per_talk.csv", ("talk_id", "condition", "delta_ref_s", "delta_s", "eta_s",
-                                                      "duration_part_s", "idle_part_s"), "per-talk η table", known)
+    known += [s for s in eta.signatures if isinstance(s, dict)]
+    per_talk = _read(root / "eta_per_talk.csv", ("talk_id", "condition", "delta_ref_s", "delta_s", "eta_s",
+                                                  "duration_part_s", "idle_part_s"), "per-talk η table", known)
     run = RunData(root, record.data, exp.a, exp.f, exp.reference, exp.rule_texts, manifest, summary, eta, per_talk,
                   run_record=record)
     run.inputs = [InputRow("run.json", "run record", "settings and counts", sha256=file_hash(root / "run.json"))]
@@ -160,19 +169,18 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
     _note(run, eta, "η table", "primary")
     _note(run, per_talk, "per-talk η table", "primary")
     if (root / "contrasts.csv").exists():
-        run.contrasts = _read_csv(root / "contrasts.csv", CONTRAST_COLUMNS, "contrast table", known)
+        run.contrasts = _read(root / "contrasts.csv", CONTRAST_COLUMNS, "contrast table", known)
         _note(run, run.contrasts, "contrast table", "primary")
     for v in exp.variant_texts:
-        label = v.replace("=", "-")
+        label = variant_label(v)
         run.variants[label] = _read_either(root, f"eta.{label}", ETA_COLUMNS, f"η table of variant {v}", known)
         _note(run, run.variants[label], "η table", f"sensitivity replay {v} (Table 8)")
     for key, name in OPTIONAL_TABLES.items():
         if (root / name).exists():
-            run.optional[key] = _read_csv(root / name, (), name, known)
+            run.optional[key] = _read(root / name, (), name, known)
             _note(run, run.optional[key], name.removesuffix(".csv").replace("_", " ") + " table", "shown as it is")
     _read_live(run, root / "live")
-    _read_quality(run, root)
-    _read_spoken(run, root)
+    _read_recorded(run, root, known)
     read_run_traces(run, list(traces) or list(exp.traces),
                     "given with --trace" if traces else "named in run.json")
     return run
@@ -180,60 +188,43 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = ()) -> RunData:
 
 def _read_live(run: RunData, live: Path) -> None:
     """A live run's prediction tables in ``live/`` (``simulplay demo --live``), when present."""
-    if not (live / "prediction.parquet").exists():
+    if not (live / PREDICTION).exists():
         return
-    run.optional["live_prediction"] = _read_parquet(live / "prediction.parquet", ("L_live_s", "L_isolated_s"),
-                                                    "live prediction table")
-    run.inputs.append(InputRow("live/prediction.parquet", "live prediction table", "Table 18, Figure 5",
-                               len(run.optional["live_prediction"].frame),
-                               signature_fingerprint(run.optional["live_prediction"].signatures),
-                               file_hash(live / "prediction.parquet")))
-    if (live / "prediction_eta.parquet").exists():
-        run.optional["live_eta"] = _read_parquet(live / "prediction_eta.parquet", ("condition", "eta_live_s"),
-                                                 "live prediction η table")
+    run.optional["live_prediction"] = _read(live / PREDICTION, PREDICTION_REQUIRED,
+                                            "live prediction table")
+    _note(run, run.optional["live_prediction"], "live prediction table", "Table 18, Figure 5", "live/")
+    if (live / PREDICTION_ETA).exists():
+        run.optional["live_eta"] = _read(live / PREDICTION_ETA, PREDICTION_ETA_REQUIRED,
+                                         "live prediction η table")
 
 
-def _read_quality(run: RunData, root: Path) -> None:
-    """The quality interval table (``simulplay run``/``demo`` with quality, or ``simulplay quality
-    --out quality.parquet`` into the run folder), when present: Table 19."""
-    if not any((root / f"quality.intervals{ext}").exists() for ext in (".parquet", ".csv")):
-        return
-    run.optional["quality"] = _read_either(root, "quality.intervals", QUALITY_COLUMNS, "quality interval table",
-                                           _structured(run.manifest, run.summary, run.eta))
-    _note(run, run.optional["quality"], "quality interval table", "Table 19")
+def _read_recorded(run: RunData, root: Path, known: list[dict[str, Any]]) -> None:
+    """The tables of :data:`RECORDED_TABLES` the run folder holds (Parquet or CSV)."""
+    for key, (stem, required, what, use) in RECORDED_TABLES.items():
+        if any((root / f"{stem}{ext}").exists() for ext in (".parquet", ".csv")):
+            run.optional[key] = _read_either(root, stem, required, what, known)
+            _note(run, run.optional[key], what, use)
 
 
-def _read_spoken(run: RunData, root: Path) -> None:
-    """What the listener got under each commit policy (a run with commit policies writes
-    ``spoken.parquet``/``.csv``), when present: Table 8c."""
-    from simulplay.analysis.spoken import SPOKEN_COLUMNS
-
-    if not any((root / f"spoken{ext}").exists() for ext in (".parquet", ".csv")):
-        return
-    run.optional["spoken"] = _read_either(root, "spoken", SPOKEN_COLUMNS, "spoken table", [])
-    _note(run, run.optional["spoken"], "spoken table", "Table 8c")
-
-
-def _note(run: RunData, table: Signed, kind: str, use: str) -> None:
+def _note(run: RunData, table: Signed, kind: str, use: str, under: str = "") -> None:
     """One Inputs row for a file of the run folder (named relative to the folder)."""
-    run.inputs.append(InputRow(table.path.name, kind, use, len(table.frame), signature_fingerprint(table.signatures),
-                               file_hash(table.path)))
+    run.inputs.append(InputRow(under + table.path.name, kind, use, len(table.frame),
+                               signature_fingerprint(table.signatures), file_hash(table.path)))
 
 
-def _rows(meta: Mapping[str, Any], n: int, df: pd.DataFrame, path: Path) -> list[Signature]:
-    sigs = stored_signatures(meta, n)
-    if sigs is not None:
-        return sigs
-    if "signature" in df:
-        return [str(s) for s in df["signature"]]
-    raise InputError.at(path, "carries no signature", field="signature",
-                        accepted="a table written by simulplay (Parquet metadata or a signature column)")
-
-
-def _read_parquet(path: Path, required: Sequence[str], what: str) -> Signed:
+def _read(path: Path, required: Sequence[str], what: str, known: Sequence[dict[str, Any]] = ()) -> Signed:
+    """A table of the run with its signatures: a Parquet table's structured ones, a CSV's
+    display strings matched back to the structured signatures ``known`` (never parsed)."""
     df, meta = read_table(path)
-    Checker(str(path), df).require_columns(without_ties(tuple(required)), what)
-    return Signed(with_ties(keys_as_text(df)), _rows(meta, len(df), df, path), path)
+    csv = path.suffix.lower() == ".csv"
+    Checker(str(path), df).require_columns(without_ties(tuple(required)) + ("signature",) * csv, what)
+    sigs = stored_signatures(meta, len(df))
+    if sigs is None and "signature" not in df:
+        raise InputError.at(path, "carries no signature", field="signature",
+                            accepted="a table written by simulplay (Parquet metadata or a signature column)")
+    lookup = {format_signature(s): s for s in known}
+    return Signed(with_ties(typed_frame(df) if csv else keys_as_text(df)),
+                  sigs if sigs is not None else [lookup.get(str(s), str(s)) for s in df["signature"]], path)
 
 
 def _read_manifest(path: Path) -> Signed:
@@ -245,21 +236,12 @@ def _read_manifest(path: Path) -> Signed:
     return Signed(valid.drop(columns="_sig"), [sigs[i] for i in valid["_sig"]], path)
 
 
-def _read_csv(path: Path, required: Sequence[str], what: str, known: list[dict[str, Any]]) -> Signed:
-    df, _ = read_table(path)
-    Checker(str(path), df).require_columns(without_ties(tuple(required)) + ("signature",), what)
-    lookup = {format_signature(s): s for s in known}
-    sigs = [lookup.get(s, s) for s in df["signature"]]
-    return Signed(with_ties(typed_frame(df)), sigs, path)
-
-
 def _read_either(root: Path, stem: str, required: Sequence[str], what: str, known: list[dict]) -> Signed:
     pq, csv = root / f"{stem}.parquet", root / f"{stem}.csv"
-    if pq.exists():
-        return _read_parquet(pq, required, what)
-    if csv.exists():
-        return _read_csv(csv, required, what, known)
-    raise InputError.at(pq, "no such file", accepted=f"the {what} written by `simulplay run` ({pq.name} or {csv.name})")
+    if not pq.exists() and not csv.exists():
+        raise InputError.at(pq, "no such file",
+                            accepted=f"the {what} written by `simulplay run` ({pq.name} or {csv.name})")
+    return _read(pq if pq.exists() else csv, required, what, known)
 
 
 def keys_as_text(df: pd.DataFrame) -> pd.DataFrame:
@@ -269,10 +251,6 @@ def keys_as_text(df: pd.DataFrame) -> pd.DataFrame:
         if col in out and col != "signature":
             out[col] = out[col].astype(str)
     return out
-
-
-def _structured(*tables: Signed) -> list[dict[str, Any]]:
-    return [s for t in tables for s in t.signatures if isinstance(s, dict)]
 
 
 def read_run_traces(run: RunData, paths: list[Path], origin: str) -> None:

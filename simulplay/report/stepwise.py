@@ -38,6 +38,7 @@ from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.eta import compute_eta
 from simulplay.core.errors import InputError
 from simulplay.core.signature import base_signature
+from simulplay.formats.summary import variant_label
 from simulplay.grouping import canonical_condition
 from simulplay.manifest import validate_manifest
 from simulplay.report.inputs import (
@@ -148,7 +149,7 @@ def replay_of(t: TableFile) -> str | None:
         return None
     changed = {k: sig[k] for k, default in (("release", "request"), ("service", "measured"), ("trim", "none"),
                                              ("silent", "skip")) if sig.get(k, default) != default}
-    return "+".join(f"{k}={v}" for k, v in changed.items()).replace("=", "-")
+    return variant_label("+".join(f"{k}={v}" for k, v in changed.items()))
 
 
 def _primary(cands: list[TableFile], what: str, where: str, *, required: bool = True) -> TableFile | None:

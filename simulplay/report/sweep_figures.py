@@ -138,7 +138,7 @@ def sweep_report_figures(run: RunData) -> list[ReportFigure]:
     """One figure per family of the sweep saved in the run folder (``sweep/sweep.parquet``,
     written by ``simulplay sweep`` or the demo), none when there is no sweep."""
     from simulplay.core.tables import read_table, stored_signatures
-    from simulplay.grouping.grid import parse_grids
+    from simulplay.grouping.grid import parse_family
 
     path = run.folder / "sweep" / "sweep.parquet"
     if run.stepwise or not path.is_file():
@@ -147,7 +147,7 @@ def sweep_report_figures(run: RunData) -> list[ReportFigure]:
     sigs = stored_signatures(meta, len(table)) or [{}] * len(table)
     figures = []
     for i, family in enumerate(dict.fromkeys(table["family"]), start=1):
-        grid = parse_grids([family])[0]
+        grid = parse_family(family, source=f"{path}: family")
         at = (table["family"] == family).to_numpy()
         other = [k for k, v in grid.values.items() if len(v) > 1 and k != grid.axis]
         png, svg, lines = sweep_figure(table[at], [s for s, keep in zip(sigs, at) if keep], family=family,

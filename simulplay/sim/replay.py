@@ -39,9 +39,6 @@ from simulplay.sim.playback import serial_playback, summarize_playback
 from simulplay.sim.segments import seg_sum
 from simulplay.sim.variants import Measured, Release, ServiceModel, parse_release, parse_silent_parts
 
-SUMMARY_COLUMNS = ("n_parts", "first_play_s", "audio_s", "idle_s", "end_s", "offset_s",
-                   "source_s", "limiting_seq")
-CHUNK_COLUMNS = ("seq", "chunk", "ready_offset_s", "audio_s")
 OUTPUT_KEY_COLUMNS = OUTPUT_ID
 
 

@@ -21,7 +21,7 @@ from simulplay.core.plugins import entries
 from simulplay.core.signature import base_signature
 from simulplay.manifest.columns import CHUNK_ORDER, MANIFEST_ORDER
 from simulplay.store.store import AudioStore
-from simulplay.synthesis.plan import ORDER_COLUMNS, origin_of
+from simulplay.synthesis.plan import ORDER_COLUMNS, Plan, origin_of
 
 
 def build_manifest(plan: pd.DataFrame, store: AudioStore
@@ -70,10 +70,10 @@ def _number(value: Any) -> float:
     return float("nan") if value is None else float(value)
 
 
-def manifest_signature(backend: Backend, plan: pd.DataFrame) -> dict[str, Any]:
+def manifest_signature(backend: Backend, plan: Plan) -> dict[str, Any]:
     """The run-level signature every downstream table inherits."""
     ident = backend.identity()
     return base_signature(backend=backend_summary(ident), settings=ident.get("settings"), seed=ident.get("seed"),
-                          reuse=plan.attrs.get("reuse"), splitter=plan.attrs.get("splitter"),
-                          order=plan.attrs.get("order"), plugin=entries("backend", backend.config.name) or None,
+                          reuse=plan.reuse, splitter=plan.splitter,
+                          order=plan.order, plugin=entries("backend", backend.config.name) or None,
                           **backend.config.signature_fields())

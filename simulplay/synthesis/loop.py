@@ -15,6 +15,7 @@ when it sent it (``queued_s``, ``in_flight``).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from simulplay.grouping.registry import Committing
 from simulplay.grouping.requests import REQUEST_COLUMNS, group_requests
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.executors.jobs import Job
-from simulplay.synthesis.plan import origin_of, plan_from_requests, request_key
+from simulplay.synthesis.plan import Plan, origin_of, plan_from_requests, request_key
 from simulplay.traces.model import Stream
 
 #: What the manifest adds for closed-loop outputs: what the policy saw when it sent each request.
@@ -112,22 +113,34 @@ def has_loops(rules: list[Rule]) -> bool:
     return any(is_closed_loop(r) for r in rules)
 
 
+def scaled(stream: Stream, speed: float | None) -> Stream:
+    """The stream on a time base ``speed`` times faster: its times and source duration
+    divided by ``speed`` (the stream itself when ``speed`` is None)."""
+    if speed is None:
+        return stream
+    return dataclasses.replace(stream, times=stream.times / speed, source_s=stream.source_s / speed)
+
+
 def plan_with_loops(streams: list[Stream], rules: list[Rule], backend: Backend, store: AudioStore, *,
                     realizations: int = 1, splitter: Splitter | None = None, reuse: str | None = None,
-                    order: str = "counterbalanced") -> tuple[pd.DataFrame, dict[str, LoopUnit]]:
+                    order: str = "counterbalanced", speed: float | None = None
+                    ) -> tuple[Plan, dict[str, LoopUnit]]:
     """The plan of open-loop rules' requests and one placeholder row per closed-loop output
-    (key ``loop:<n>``), all in the synthesis order, and the loop unit of each placeholder."""
+    (key ``loop:<n>``), all in the synthesis order, and the loop unit of each placeholder.
+    With ``speed``, the policies run on the stream's times divided by ``speed`` (the time
+    base a live run's policies decided on) and their rows are on it already."""
     rows: list[dict[str, Any]] = []
     for rule in rules:
         for s in streams:
             if is_closed_loop(rule):
                 rows.append({"talk_id": s.talk_id, "system": s.system, "condition": rule.canonical(), "seq": 0,
                              "dispatch_s": 0.0, "trigger": "", "n_updates": 0, "text": PLACEHOLDER, "glue": False,
-                             "group": 0, "source_s": s.source_s, "_loop": True})
+                             "group": 0, "source_s": scaled(s, speed).source_s, "_loop": True})
             else:
                 rows += [{**r, "_loop": False} for r in group_requests(s, rule)]
     frame = pd.DataFrame(rows, columns=[*REQUEST_COLUMNS, "_loop"])
-    plan = plan_from_requests(frame, backend, realizations=realizations, splitter=splitter, reuse=reuse, order=order)
+    made = plan_from_requests(frame, backend, realizations=realizations, splitter=splitter, reuse=reuse, order=order)
+    plan = made.frame
     splitter = splitter or backend.splitter()
     ident = identity_key(with_origin(backend.identity(), "backend", backend.config.name))
     by_name = {(s.talk_id, s.system): s for s in streams}
@@ -138,21 +151,20 @@ def plan_with_loops(streams: list[Stream], rules: list[Rule], backend: Backend, 
         row = plan.iloc[i].to_dict()
         keys[i] = f"loop:{len(loops)}"
         rule = by_cond[row["condition"]]
-        stream = rule.prepare(by_name[row["talk_id"], row["system"]])  # what a commit policy commits, or the stream
+        stream = scaled(rule.prepare(by_name[row["talk_id"], row["system"]]), speed)  # what a commit policy commits
         rule = rule.rule if isinstance(rule, Committing) else rule
-        loops[keys[i]] = LoopUnit(stream, rule, splitter, row, ident, plan.attrs["reuse"], store)
+        loops[keys[i]] = LoopUnit(stream, rule, splitter, row, ident, made.reuse, store)
     plan["key"] = keys
-    return plan, loops
+    return made, loops
 
 
-def expand_plan(plan: pd.DataFrame, loops: dict[str, LoopUnit]) -> pd.DataFrame:
+def expand_plan(plan: Plan, loops: dict[str, LoopUnit]) -> Plan:
     """The plan with each placeholder replaced by its output's requests (``synth_order``
     renumbered), with :data:`LOOP_COLUMNS` (empty for open-loop rows)."""
     records: list[dict[str, Any]] = []
-    for r in plan.to_dict("records"):
+    for r in plan.frame.to_dict("records"):
         records += loops[r["key"]].rows() if r["_loop"] else [{**r, "queued_s": np.nan, "in_flight": None}]
-    out = pd.DataFrame(records, columns=[*plan.columns, *LOOP_COLUMNS])
+    out = pd.DataFrame(records, columns=[*plan.frame.columns, *LOOP_COLUMNS])
     out["in_flight"] = out["in_flight"].astype("Int64")
     out["synth_order"] = range(len(out))
-    out.attrs.update(plan.attrs)
-    return out.drop(columns=["_loop"])
+    return dataclasses.replace(plan, frame=out.drop(columns=["_loop"]))

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -59,6 +60,18 @@ def check_order(order: str, source: str = "--order") -> str:
     return order
 
 
+@dataclass(frozen=True)
+class Plan:
+    """Every request to synthesize (``frame``: one row per request, in synthesis order, with
+    its ``key``) and what the plan was made with, which the manifest's signature records: the
+    reuse scope of the request keys, the input-limit splitter (as described) and the order."""
+
+    frame: pd.DataFrame
+    reuse: str
+    splitter: str
+    order: str
+
+
 def request_key(ident_hash: str, text: str, reuse: str, origin: dict[str, Any]) -> str:
     """32 hex digits of SHA-256 over the backend identity's hash, the text and the reuse
     scope of ``origin`` (its talk_id, system, condition, realization and seq)."""
@@ -74,7 +87,7 @@ def request_key(ident_hash: str, text: str, reuse: str, origin: dict[str, Any]) 
 
 def plan_requests(streams: list[Stream], rules: Iterable[Rule], backend: Backend, *,
                   realizations: int = 1, splitter: Splitter | None = None, reuse: str | None = None,
-                  order: str = "counterbalanced") -> pd.DataFrame:
+                  order: str = "counterbalanced") -> Plan:
     """Every request of every output of ``streams`` grouped by ``rules`` (see
     :func:`plan_from_requests`, which it calls on the unsplit groups)."""
     return plan_from_requests(requests_frame(streams, rules), backend, realizations=realizations,
@@ -92,7 +105,7 @@ def order_ids(talk_index: pd.Series, realization: int, n: int, order: str) -> pd
 
 def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations: int = 1,
                        splitter: Splitter | None = None, reuse: str | None = None,
-                       order: str = "counterbalanced") -> pd.DataFrame:
+                       order: str = "counterbalanced") -> Plan:
     """Every request of a requests table (rows of an output in ``seq`` order), split by
     the input limit (``splitter``, default the backend's), in the synthesis ``order``
     (module docstring): realization, talk, condition position, system position, seq.
@@ -123,10 +136,7 @@ def plan_from_requests(requests: pd.DataFrame, backend: Backend, *, realizations
     plan["backend"] = backend.label()
     origins = plan[[*OUTPUT_KEYS, "realization", "seq"]].to_dict("records")
     plan["key"] = [request_key(ident, t, reuse, o) for t, o in zip(plan["text"], origins)]
-    plan.attrs["reuse"] = reuse
-    plan.attrs["splitter"] = splitter.describe()
-    plan.attrs["order"] = order
-    return plan
+    return Plan(plan, reuse, splitter.describe(), order)
 
 
 def origin_of(row: dict[str, Any]) -> dict[str, Any]:

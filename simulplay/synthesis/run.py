@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from simulplay.backends.base import Backend, BackendConfig
@@ -27,6 +28,7 @@ from simulplay.core.progress import NO_PROGRESS, Progress, tracking
 from simulplay.core.provenance import machine, sha256_of_file
 from simulplay.core.tables import write_table
 from simulplay.grouping import Rule, Splitter, revising_allowed
+from simulplay.grouping.policy import closed_loop_condition
 from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.manifest.columns import chunk_path
 from simulplay.manifest.written import check_written
@@ -35,7 +37,7 @@ from simulplay.synthesis.clock_check import check_clock
 from simulplay.synthesis.collect import build_manifest, manifest_signature
 from simulplay.synthesis.executors import ExecutorSpec, execute
 from simulplay.synthesis.loop import LOOP_COLUMNS, expand_plan, has_loops, plan_with_loops
-from simulplay.synthesis.plan import plan_from_requests, plan_requests
+from simulplay.synthesis.plan import Plan, plan_from_requests, plan_requests
 from simulplay.synthesis.space import warn_if_short
 from simulplay.synthesis.stats import SynthStats
 from simulplay.traces import read_traces, streams_from_frame
@@ -77,7 +79,10 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     so that ``simulplay report`` finds them for its trace statistics. ``recorded`` adds
     fields to the signature (how the streams were prepared: ``events``). The text's language
     is compared with the voice's first (:mod:`simulplay.synthesis.language`): a mismatch warns
-    and is in the signature, the check in ``SynthResult.language``.
+    and is in the signature, the check in ``SynthResult.language``. ``speed`` puts the
+    manifest on a time base ``speed`` times faster (a live run's): open-loop rules group the
+    streams as they are and their dispatch and source times are divided after; closed-loop
+    policies run on the divided times (the clock a live run's policies decided on).
     """
     from simulplay.synthesis.language import signature_fields, voice_check
 
@@ -88,7 +93,7 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     loops = None
     if has_loops(rules):  # closed-loop outputs: their requests are made as synthesis goes
         plan, loops = plan_with_loops(streams, rules, backend, store, realizations=realizations, splitter=splitter,
-                                      reuse=reuse, order=order)
+                                      reuse=reuse, order=order, speed=speed)
     else:
         plan = plan_requests(streams, rules, backend, realizations=realizations, splitter=splitter, reuse=reuse,
                              order=order)
@@ -116,7 +121,7 @@ def synthesize_requests(requests: RequestsFile, config: BackendConfig, store: Au
     plan = plan_from_requests(requests.frame, backend, realizations=realizations, splitter=splitter, reuse=reuse,
                               order=order)
     sigs = requests.signatures
-    origin = None if sigs is None else [_prefixed(sigs[row - 1]) for row in plan["_row"]]
+    origin = None if sigs is None else [_prefixed(sigs[row - 1]) for row in plan.frame["_row"]]
     return _synthesize(plan, backend, config, store, out, progress=progress, executor=executor,
                        contention_sample=contention_sample, provenance=requests.provenance(), row_extra=origin,
                        meta={"requests": {"file": str(requests.path), "sha256": requests.sha256}})
@@ -160,29 +165,30 @@ def _prefixed(sig: dict[str, Any]) -> dict[str, Any]:
     return {f"requests_{k}": v for k, v in sig.items() if k not in ("table", "version")}
 
 
-def _synthesize(plan: pd.DataFrame, backend: Backend, config: BackendConfig, store: AudioStore, out: Path, *,
+def _synthesize(plan: Plan, backend: Backend, config: BackendConfig, store: AudioStore, out: Path, *,
                 progress: Progress, executor: ExecutorSpec | None, contention_sample: int,
                 provenance: dict[str, Any] | None = None, row_extra: list[dict[str, Any]] | None = None,
                 meta: dict[str, Any] | None = None, traces: Sequence[Path] = (),
                 loops: dict | None = None, speed: float | None = None) -> SynthResult:
-    todo = plan["key"].nunique() - len(set(plan["key"]) & store.completed_keys())
-    warn_if_short(plan, config, store)
+    todo = plan.frame["key"].nunique() - len(set(plan.frame["key"]) & store.completed_keys())
+    warn_if_short(plan.frame, config, store)
     recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)} for p in traces]  # as read now
     at_start = machine()
     with tracking(progress, todo, backend.label()) as bar:
-        stats = run_synthesis(plan, config, store, executor=executor, progress=bar,
+        stats = run_synthesis(plan.frame, config, store, executor=executor, progress=bar,
                               contention_sample=contention_sample, loops=loops)
     if loops is not None:
         plan = expand_plan(plan, loops)
-    manifest, chunks, runs, seeds = build_manifest(plan, store)
+    manifest, chunks, runs, seeds = build_manifest(plan.frame, store)
     if loops is not None:
-        manifest = manifest.assign(**{c: plan[c].to_numpy() for c in LOOP_COLUMNS})
-    stats.clock = check_clock(manifest, plan["key"], measuring_probes(runs, store))
+        manifest = manifest.assign(**{c: plan.frame[c].to_numpy() for c in LOOP_COLUMNS})
+    stats.clock = check_clock(manifest, plan.frame["key"], measuring_probes(runs, store))
     stats.machine = {**at_start, "load_at_end": machine()["load"]}
     common = {**manifest_signature(backend, plan), **(provenance or {}), "clock": stats.clock.label}
     extra = row_extra or [{}] * len(manifest)
-    if speed is not None:
-        manifest = manifest.assign(dispatch_s=manifest["dispatch_s"] / speed, source_s=manifest["source_s"] / speed)
+    if speed is not None:  # closed-loop outputs ran on the divided times already (plan_with_loops)
+        div = np.where(manifest["condition"].map(closed_loop_condition).to_numpy(bool), 1.0, speed)
+        manifest = manifest.assign(dispatch_s=manifest["dispatch_s"] / div, source_s=manifest["source_s"] / div)
         extra = [{**x, "speed": speed} for x in extra]
     sigs = [with_plugins({**common, "rule": c, **x}) for c, x in zip(manifest["condition"], extra)]
     check_written(manifest, chunks, out)  # a table the reader refuses is a bug, caught before it is written

@@ -10,6 +10,7 @@ and replays that: every η table then has a panel per backend, and ``eta.interac
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.core.provenance import sha256_of_file
 from simulplay.core.tables import write_table
 from simulplay.core.version import __version__
+from simulplay.formats.summary import variant_label
 from simulplay.grouping import revising_allowed
 from simulplay.manifest import validate_manifest
 from simulplay.manifest.chunks import chunk_path, validate_chunks
@@ -54,6 +56,7 @@ from simulplay.workflows.reuse import digest, make_or_reuse, remember
 from simulplay.workflows.steps import ReplaySettings, replay_deciding
 
 if TYPE_CHECKING:
+    from simulplay.report.record import RunRecord
     from simulplay.workflows.sweep import SweepRun
 
 
@@ -113,7 +116,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     variants = {}
     for variant in exp.variants:
         v = written(exp, variant)
-        variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + v.replace("=", "-"), allow_incomplete,
+        variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + variant_label(v), allow_incomplete,
                                       release=variant.release, service=variant.service,
                                       silent=variant.silent or exp.silent_parts, streams=streams)
     edges = _edges(exp, synth, manifest, store, boot, allow_incomplete, progress) if exp.edges else None
@@ -128,12 +131,14 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     res.edges = edges
     res.content = content
     res.noise = _noise(exp, synth, base_eta, variants)
-    _write_run_record(exp, res)
-    if exp.sweep:  # reads the run folder just written; the report below shows its figures
-        from simulplay.workflows.sweep import sweep_run
+    record = _write_run_record(exp, res)
+    if exp.sweep:  # from the run's objects in memory; the report below shows its figures
+        from simulplay.workflows.sweep import RunInputs, sweep_run
 
         def make_sweep():
-            res.sweep = sweep_run(exp.out, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress,
+            inputs = RunInputs(exp.out, record.settings, manifest, synth.signature, streams, record.settings.backend,
+                               exp.store, boot, exp.silent_parts)
+            res.sweep = sweep_run(inputs, list(exp.sweep), confirm=exp.sweep_confirm, progress=progress,
                                   commits=list(exp.sweep_commit))
 
         t3 = time.perf_counter()
@@ -141,7 +146,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         make_or_reuse(exp.out, "sweep", {"rules": [g.text for g in exp.sweep], "confirm": exp.sweep_confirm, **commit},
                       make_sweep, res.reused)
         res.timings["sweep_s"] = time.perf_counter() - t3
-    _explorer_and_report(exp, res)
+    _explorer_and_report(exp, res, record)
     return res
 
 
@@ -156,18 +161,20 @@ def backend_pairs(manifest) -> list[tuple[str, str]]:
     return [(b1, b2) for i, b1 in enumerate(labels) for b2 in labels[i + 1:]]
 
 
-def _explorer_and_report(exp: Experiment, res: RunResult) -> None:
+def _explorer_and_report(exp: Experiment, res: RunResult, record: RunRecord) -> None:
     """The explorer (``explore/``, from the replays just made: nothing is replayed again) and
-    the report that links to it (``report/``), both from the run folder read once, each
-    unless reused (:mod:`.reuse`; the report's modules and matplotlib are then not even
-    imported)."""
+    the report that links to it (``report/``), each unless reused (:mod:`.reuse`; the report's
+    modules and matplotlib are then not even imported). Both take the run's record and its
+    primary replay's parts as they are in memory; the tables are read once, from the files
+    the report lists under Inputs (their hashes and signatures as written)."""
     loaded: list[Any] = []
 
-    def run() -> Any:  # the run folder, read once, when the first of the two is made
-        from simulplay.report.build import load_inputs
+    def run() -> Any:  # the run's tables, read once, when the first of the two is made
+        from simulplay.report.read_run import load_run
 
         if not loaded:
-            loaded.append(load_inputs(exp.out))
+            loaded.append(load_run(exp.out, record=record))
+            loaded[0].parts = res.replay.parts
         return loaded[0]
 
     def make_explorer() -> None:
@@ -176,7 +183,7 @@ def _explorer_and_report(exp: Experiment, res: RunResult) -> None:
         synth = res.synth
         chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) \
             if any(v.release.needs_chunks for v in exp.variants) else None
-        computed = Computed({v.replace("=", "-"): rep for v, (rep, _) in res.variants.items()}, chunks,
+        computed = Computed({variant_label(v): rep for v, (rep, _) in res.variants.items()}, chunks,
                             res.edges.result if res.edges is not None else None)
         write_explorer(explore_run(run(), computed=computed), exp.out / "explore")
 
@@ -291,7 +298,8 @@ def clock_record(st) -> dict[str, Any]:
     return {"machine": st.machine, "clock": None if st.clock is None else st.clock.to_dict()}
 
 
-def _write_run_record(exp: Experiment, res: RunResult) -> None:
+def _write_run_record(exp: Experiment, res: RunResult) -> RunRecord:
+    """``run.json``; the record as written (its settings as objects, its data as the file holds it)."""
     st = res.synth.stats
     man = res.synth.manifest
     record: dict[str, Any] = {
@@ -321,5 +329,8 @@ def _write_run_record(exp: Experiment, res: RunResult) -> None:
     from simulplay.report.record import RunRecord
     from simulplay.workflows.experiment_record import experiment_settings
 
+    written_record = RunRecord(experiment_settings(exp), record)
+    text = written_record.to_json()
     with atomic_path(exp.out / "run.json") as tmp:
-        tmp.write_text(RunRecord(experiment_settings(exp), record).to_json(), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
+    return RunRecord(written_record.settings, json.loads(text))  # the data as written, not later changes

@@ -122,8 +122,7 @@ def eta_of_summary(summary: Path | pd.DataFrame, *, a: str, f: str, reference: s
     if reference_commit is not None and (contrasts or interactions):
         raise InputError.at(f"--reference-commit '{reference_commit}'", "compares policies rule by rule, "
                             "not with --contrast or --interaction", accepted="--reference CONDITION for those")
-    from simulplay.analysis import read_summary
-    from simulplay.analysis.eta import validate_summary
+    from simulplay.formats.summary import read_summary, validate_summary
 
     if isinstance(summary, pd.DataFrame):
         source = "summary"

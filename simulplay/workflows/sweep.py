@@ -1,6 +1,7 @@
 """``simulplay sweep``: a run folder's modelled sweep, its self-check, confirmed points and files.
 
-Reads the run (``run.json``, ``manifest.parquet``, the traces it names, its store), models
+Reads the run (``run.json``, ``manifest.parquet``, the traces it names, its store; ``simulplay
+run`` hands them over in memory, :class:`RunInputs`), models
 every grid point (:mod:`simulplay.analysis.sweep`), sets the model beside every measured
 condition (:mod:`simulplay.analysis.sweep_check`) and, with ``confirm``, synthesizes the
 best unmeasured points for real with the run's backend into the run's store
@@ -28,13 +29,12 @@ import pandas as pd
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.sweep import SweepResult, replay_eta, run_sweep, sweep_service, with_servers
 from simulplay.analysis.sweep_check import SweepCheck, check_sweep
-from simulplay.analysis.sweep_commit import crossed_grids
 from simulplay.core.errors import InputError
 from simulplay.core.paths import check_out_folder
 from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.formats.load import read_load_curve
 from simulplay.grouping import parse_rule
-from simulplay.grouping.grid import MAX_POINTS, RuleGrid, parse_axis, parse_commit_grids, parse_grids
+from simulplay.grouping.grid import MAX_POINTS, RuleGrid, crossed_grids, parse_axis, parse_commit_grids, parse_grids
 from simulplay.grouping.registry import canonical_condition
 from simulplay.manifest.validate import read_manifest
 from simulplay.report.record import RunRecord, RunSettings
@@ -165,19 +165,20 @@ def check_train(run: RunInputs, train: list[str]) -> None:
                                 accepted=", ".join(dict.fromkeys(run.manifest["condition"])))
 
 
-def sweep_run(folder: str | Path, rules: list[str] | list[RuleGrid], *, out: Path | None = None, confirm: int = 0,
-              by: str = "L", train: list[str] = (), folds: int = 5, service: str = "fit", terms: str = "auto",
-              servers: str | None = None, share: str = "panel", load_curve: Path | None = None,
+def sweep_run(folder: str | Path | RunInputs, rules: list[str] | list[RuleGrid], *, out: Path | None = None,
+              confirm: int = 0, by: str = "L", train: list[str] = (), folds: int = 5, service: str = "fit",
+              terms: str = "auto", servers: str | None = None, share: str = "panel", load_curve: Path | None = None,
               slowdown: str | None = None, progress: Progress = NO_PROGRESS,
               commits: list[str] | list[RuleGrid] = ()) -> SweepRun:
-    """Model the grids of ``rules`` on the run in ``folder``, check, confirm and write
+    """Model the grids of ``rules`` on the run in ``folder`` (a run folder, or what a run has
+    in memory: :class:`RunInputs`), check, confirm and write
     (``terms``: one of :data:`TERMS`; ``servers``: the number of shared servers as a grid
     axis, :func:`servers_axis`; ``commits``: families of commit policies crossed with the
     rules, the table then holding what the listener got under each)."""
     grids = check_sweep_args(list(rules), by=by, confirm=confirm, service=service, terms=terms, commits=commits)
     shared = servers_axis(servers, share=share, load_curve=load_curve, service=service,
                           points=sum(len(g.points) for g in grids), slowdown=slowdown)
-    run = read_run(folder, revising=bool(commits))
+    run = folder if isinstance(folder, RunInputs) else read_run(folder, revising=bool(commits))
     check_train(run, list(train))
     out = check_out_folder(Path(out) if out is not None else run.folder / "sweep")
     out.mkdir(parents=True, exist_ok=True)

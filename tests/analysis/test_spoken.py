@@ -76,3 +76,23 @@ def test_commit_families_take_the_grid_syntax_of_the_sweep(cli, tmp_path):
     # mask:k=0 re-speaks the words cut into (2 retracted); k=1 and k=2 wait long enough to take nothing back
     assert df["commit"].tolist() == ["mask:k=0", "mask:k=1", "mask:k=2"]
     assert df["spoken_then_retracted"].tolist() == [2, 0, 0]
+
+
+def test_the_error_rates_are_jiwers():
+    """WER and CER as rapidfuzz's Levenshtein distances equal jiwer's on random word lists
+    (the banded algorithm a hint picks is exact too)."""
+    import random
+
+    import jiwer
+
+    from simulplay.analysis.content import edit_counts
+    from simulplay.analysis.spoken import char_error_pct, word_error_pct
+
+    rng = random.Random(1)
+    vocab = ["das", "ist", "gut", "weil", "es", "regnet", "schneit", "ä", "straße"]
+    for _ in range(100):
+        ref = [rng.choice(vocab) for _ in range(rng.randint(1, 12))]
+        hyp = [rng.choice(vocab) for _ in range(rng.randint(0, 14))]
+        assert word_error_pct(ref, hyp) == pytest.approx(edit_counts(ref, hyp)["error_rate_pct"])
+        cer = 100 * jiwer.cer(" ".join(ref), " ".join(hyp)) if hyp else 100.0
+        assert char_error_pct(ref, hyp) == pytest.approx(cer) == pytest.approx(char_error_pct(ref, hyp, hint=1))

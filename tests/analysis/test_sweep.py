@@ -142,7 +142,8 @@ def test_each_realization_is_a_panel_of_its_own(tmp_path):
 
 def test_a_run_with_a_framework_rule_fits_on_its_whole_update_conditions(tmp_path, run):
     # pipecat's groups are character spans: its requests are left out of the fit, which is
-    # then the fit of the same run without them, and sweeping a framework rule is refused
+    # then the fit of the same run without them; its spans are modelled from their text, beside
+    # its measurement, and a framework rule's grid is modelled
     mixed = read_run(synthetic_run(tmp_path / "mixed", rules=("immediate", "timer:w=2", "timer:w=4", "pipecat")))
     assert (mixed.manifest["condition"] == "pipecat").sum() > 0
     kw = dict(a="A", f="F", reference="immediate", boot=run.boot)
@@ -150,5 +151,9 @@ def test_a_run_with_a_framework_rule_fits_on_its_whole_update_conditions(tmp_pat
     without = run_sweep(run.streams, run.manifest, parse_grids(["timer:w=3"]), **kw)
     assert with_it.models[0].durations.n == without.models[0].durations.n
     assert with_it.models[0].durations.coef == without.models[0].durations.coef
-    with pytest.raises(InputError, match="cuts inside updates"):
-        run_sweep(mixed.streams, mixed.manifest, parse_grids(["pipecat"]), **kw)
+    modelled = with_it.modelled.manifest
+    assert (modelled["condition"] == "pipecat").sum() == (mixed.manifest["condition"] == "pipecat").sum()
+    swept = run_sweep(mixed.streams, mixed.manifest, parse_grids(["livekit:min_sentence_len=5..40:35"]), **kw)
+    assert swept.table["rule"].tolist() == ["livekit:min_sentence_len=5,stream_context_len=10",
+                                            "livekit:min_sentence_len=40,stream_context_len=10"]
+    assert swept.table["modelled_eta_s"].notna().all()

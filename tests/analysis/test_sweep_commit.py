@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 from simulplay.analysis.spoken import spoken_table
-from simulplay.analysis.sweep_commit import commit_tables, crossed_grids, listener_columns
+from simulplay.analysis.sweep_commit import commit_tables, listener_columns
 from simulplay.core.errors import InputError
 from simulplay.core.tables import read_table
 from simulplay.grouping import parse_commit, parse_rule
-from simulplay.grouping.grid import parse_commit_grids, parse_grids
+from simulplay.grouping.grid import crossed_grids, parse_commit_grids, parse_family, parse_grids
 from simulplay.traces.model import Stream
 from tests.support.cli import run_cli
 from tests.support.sweep_runs import revising, sweep_streams, synthetic_run
@@ -60,6 +60,10 @@ def test_families_cross_policy_first_and_a_shared_key_is_renamed():
                                                          "stable:k=2+timer:w=1", "stable:k=2+timer:w=2"]
     both = crossed_grids(parse_commit_grids(["stable:unit=word,char"]), parse_grids(["punct:unit=char"]))
     assert both[0].points[1][1] == {"commit_unit": "char", "unit": "char"}
+    # a sweep table's family text reads back as the same grid (the report and the explorer read it)
+    for g in (*grids, *both):
+        assert parse_family(g.text, source="t") == g
+    assert parse_family("timer:w=1,2", source="t") == parse_grids(["timer:w=1,2"])[0]
     with pytest.raises(InputError, match="more than 10,000"):
         crossed_grids(parse_commit_grids(["hold:t=0.01..20:0.01"]), parse_grids(["timer:w=1..6"]))
 
@@ -70,7 +74,13 @@ def run(tmp_path_factory):
                          n_talks=3, revise=True)
 
 
-def test_a_commit_sweep_of_a_revising_run(run, tmp_path):
+@pytest.fixture
+def no_figures(monkeypatch):
+    """The sweep's figures left empty (matplotlib is most of a small sweep's time)."""
+    monkeypatch.setattr("simulplay.report.sweep_figures.sweep_figure", lambda *a, **k: (b"", b"", []))
+
+
+def test_a_commit_sweep_of_a_revising_run(run, tmp_path, no_figures):
     proc = run_cli("sweep", run, "--rule", "immediate", "--commit", "stable:k=1..2", "--commit", "final",
                    "--duration-terms", "text", "--out", tmp_path / "s")
     assert proc.returncode == 0, proc.stderr
@@ -78,6 +88,7 @@ def test_a_commit_sweep_of_a_revising_run(run, tmp_path):
     assert table["rule"].tolist() == ["stable:k=1+immediate", "stable:k=2+immediate", "final+immediate"]
     assert table["measured"].tolist() == [False, True, False]
     assert table["commit"].tolist()[-1] == "final (oracle)"
+    assert ["|oracle:non-causal|" in sig for sig in table["signature"]] == [False, False, True]
     # the exact columns are the listener's table of the same streams
     streams = revising(sweep_streams(3))
     spoken, _ = spoken_table(streams, [parse_commit(p) for p in ("stable:k=1", "stable:k=2", "final")])
@@ -95,3 +106,35 @@ def test_a_plain_rule_on_revising_traces_needs_no_policy_but_an_unknown_policy_i
     proc = run_cli("sweep", run, "--rule", "immediate", "--commit", "stabel:k=1..2", "--out", tmp_path / "s")
     assert proc.returncode == 2 and "unknown commit policy 'stabel'" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_best_commit_point_is_confirmed_by_synthesis(tmp_path, no_figures):
+    import tests.support.fakes  # noqa: F401  (registers fake-test)
+
+    run = synthetic_run(tmp_path / "run", rules=("immediate", "stable:k=2+immediate"), n_talks=2, revise=True,
+                        backend="fake-test", label="fake-test")
+    proc = run_cli("sweep", run, "--rule", "immediate", "--commit", "mask:k=1..2", "--duration-terms", "text",
+                   "--confirm", "1", "--quiet", "--out", tmp_path / "s", imports=["tests.support.fakes"])
+    assert proc.returncode == 0, proc.stderr
+    table = read_table(tmp_path / "s" / "sweep.parquet")[0]
+    confirmed = read_table(tmp_path / "s" / "confirmed.parquet")[0]
+    assert table["confirmed"].sum() == 1
+    point = table.loc[table["confirmed"], "rule"].iloc[0]
+    assert set(confirmed["condition"]) == {"immediate", point}
+    # the confirmed requests are the policy's commits grouped: as many as the model's
+    n = confirmed[(confirmed["condition"] == point) & (confirmed["system"] == "A")].shape[0]
+    assert n == table.loc[table["confirmed"], "n_requests_a"].iloc[0]
+
+
+def test_a_closed_loop_rule_is_not_crossed_with_commit_policies(run, tmp_path):
+    proc = run_cli("sweep", run, "--rule", "backlog:below=1", "--commit", "stable:k=2", "--duration-terms", "text",
+                   "--out", tmp_path / "s")
+    assert proc.returncode == 2 and "a closed-loop policy is modelled on the translator's own updates" in proc.stderr
+
+
+def test_the_api_takes_commit_families(run, tmp_path, no_figures):
+    import simulplay
+
+    res = simulplay.sweep(run, "immediate", commit=["mask:k=0..1"], duration_terms="text", out=tmp_path / "s")
+    assert res.table["rule"].tolist() == ["mask:k=0+immediate", "mask:k=1+immediate"]
+    assert res.table["commit"].tolist() == ["mask:k=0", "mask:k=1"]

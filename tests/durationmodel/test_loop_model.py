@@ -42,3 +42,19 @@ def test_the_modelled_rows_replay_to_the_engines_clock():
     got, m0 = rows("backlog:below=2.5,max_chars=300,min_words=3", factor=0.0)
     assert got[1][:3] == (1, 1.0, "backlog")
     assert simulplay.replay(m0, service="zero").summary["end_s"].iloc[0] == pytest.approx(5.5, abs=1e-9)
+
+
+def test_livekit_pacer_on_the_model_by_hand():
+    # BlingFire's sentences (≥ 20 characters, each emitted once the next has begun): "The first
+    # sentence is here." (27 chars) at 0, "The second one is longer." (25) at 1, "Third one ends now."
+    # (19) flushed at the end (2). The pacer sends the first at once (audio 0.1 + 5.4 = 5.5 s, ready
+    # 0.2). Wake 0.5: audio seen, start 0.5, generating → 0.7: stopped, remaining 0.5 + 5.5 − 0.7 = 5.3
+    # > 5 → wake 1.2. At 1 the second sentence comes: remaining 5.0 ≤ 5 → sent (5.1 s, ready 1.2).
+    # 1.5: generating; 1.7: stopped, remaining 9.4 → wake 6.1; at 2 the input ends (remaining 9.1,
+    # the flushed sentence held); at 6.1 remaining 0.5 + 10.6 − 6.1 = 5.0 → sent (3.9 s).
+    s = stream([0, 1, 2], ["The first sentence is here. The sec", "ond one is longer. Third", "one ends now."],
+               glue=[False, True, False], source_s=12.0)
+    table = update_table([s])
+    m = loop_manifest(table, update_counts(table), ["livekit-pacer"], [MODEL])
+    assert [(r.seq, r.dispatch_s, r.trigger, r.n_updates, round(r.audio_s, 9)) for r in m.itertuples()] == [
+        (0, 0.0, "pacer", 1, 5.5), (1, 1.0, "pacer", 2, 5.1), (2, 6.1, "pacer", 2, 3.9)]

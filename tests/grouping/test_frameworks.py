@@ -52,10 +52,21 @@ def test_a_group_cut_inside_an_update_names_the_updates_it_touches():
     assert [(r["text"], r["glue"], r["n_updates"]) for r in rows] == [("Hello.", False, 1), ("Next one.", False, 2)]
 
 
-def test_the_duration_model_refuses_a_rule_that_cuts_updates():
+def test_the_duration_model_counts_a_span_groups_terms_on_its_text():
+    # "Hello. N" + "ext one." glued: pipecat's groups "Hello." (update 0) and "Next one."
+    # (updates 0-1). By hand: 6 and 9 characters, 1 and 2 words, one punctuation mark each,
+    # both end a sentence; update 0's last character (the "N") is in the second group, so the
+    # first is anchored on no update and the second on updates 0 and 1
+    from simulplay.durationmodel.features import anchor_spans, request_features, update_counts
+
     table = update_table([stream([0.0, 1.0], ["Hello. N", "ext one."], glue=[False, True])])
-    with pytest.raises(InputError, match="character spans"):
-        group_many(table, [parse_rule("pipecat")])
+    groups = group_many(table, [parse_rule("pipecat")])
+    assert groups.spanned.tolist() == [True, True]
+    feats = request_features(table, update_counts(table), groups)
+    assert {k: feats[k].tolist() for k in ("chars", "words", "punct", "final")} == {
+        "chars": [6.0, 9.0], "words": [1.0, 2.0], "punct": [1.0, 1.0], "final": [1.0, 1.0]}
+    first, last = anchor_spans(table, groups)
+    assert (first.tolist(), last.tolist()) == ([0, 0], [-1, 1])
 
 
 def test_the_policy_engine_sends_a_framework_rules_own_spans():

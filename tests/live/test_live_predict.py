@@ -133,6 +133,7 @@ def test_the_isolated_synthesis_is_written_once_in_the_live_time_base(tmp_path, 
     import simulplay.core.tables as tables
     import simulplay.live.predict as predict
     import simulplay.synthesis.run as synthesis
+    from simulplay.backends import parse_backend
     from simulplay.grouping import parse_rule
     from simulplay.live.predict import isolated_synth
     from simulplay.store.store import AudioStore
@@ -147,7 +148,8 @@ def test_the_isolated_synthesis_is_written_once_in_the_live_time_base(tmp_path, 
         monkeypatch.setattr(module, "write_table", lambda df, path, *a, **k: (writes.append(path),
                                                                               real(df, path, *a, **k)))
     out = tmp_path / "isolated.parquet"
-    manifest, counts = isolated_synth([tmp_path / "t.jsonl"], [parse_rule("immediate")], "fake-test:reuse=never",
+    manifest, counts = isolated_synth([tmp_path / "t.jsonl"], [parse_rule("immediate")],
+                                      parse_backend("fake-test:reuse=never"),
                                       AudioStore(tmp_path / "store"), out, speed=4.0)
     assert writes.count(out) == 1 and counts["synthesized"] == 8
     trace = read_trace(tmp_path / "t.jsonl").sort_values(["talk_id", "system", "seq"])

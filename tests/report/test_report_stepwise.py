@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulplay.analysis.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.core.signature import base_signature
+from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.traces import write_trace
 from tests.support.cli import run_cli
 from tests.support.report_runs import synthetic_manifest
@@ -351,3 +351,21 @@ def test_edge_and_content_tables_are_recognised_under_any_name(steps, tmp_path):
     assert kinds[rel(tmp_path / "vad sweep.parquet")] == "edge-silence η table"
     assert kinds[rel(tmp_path / "share.csv")] == "non-speech share table"
     assert kinds[rel(tmp_path / "asr pairs.csv")] == "content pair table"
+
+
+def test_an_eta_table_whose_signature_names_no_translators_is_refused_with_the_step_to_rerun(steps, tmp_path):
+    """An η table written before signatures named A, F and the reference (its rows' signatures
+    lack them): one line naming the file and the step to rerun."""
+    from simulplay.core.errors import InputError
+    from simulplay.core.tables import read_table, stored_signatures, write_table
+    from simulplay.report.stepwise import load_tables
+
+    d, _ = steps
+    df, meta = read_table(d / "eta.parquet")
+    old = [{k: v for k, v in s.items() if k not in ("a", "f", "reference")}
+           for s in stored_signatures(meta, len(df))]
+    write_table(df.drop(columns="signature"), tmp_path / "old eta.parquet", old, kind="eta", signature_column=True)
+    with pytest.raises(InputError) as e:
+        load_tables([d / "my requests.csv", d / "summary.parquet", tmp_path / "old eta.parquet"])
+    assert str(tmp_path / "old eta.parquet") in str(e.value) and "rerun `simulplay eta`" in str(e.value)
+    assert "\n" not in str(e.value)

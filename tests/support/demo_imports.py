@@ -16,7 +16,7 @@ import sys
 BEFORE = set(sys.modules)  # what the interpreter and the site's hooks imported before this module
 
 
-def small_traces(folder) -> str:
+def small_traces(folder):
     """The bundled sample traces, each stream cut to its first two updates."""
     from importlib.resources import files
     from pathlib import Path
@@ -30,7 +30,7 @@ def small_traces(folder) -> str:
     lines = [json.dumps(s | {"source_s": end[s["talk_id"]] + 2.0}) for s in streams]
     path = Path(folder, "small_traces.jsonl")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return str(path)
+    return path  # a Path, as an experiment file's traces are
 
 
 def main(out_json: str, demo_dir: str) -> None:

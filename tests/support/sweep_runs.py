@@ -55,18 +55,19 @@ def revising(streams: list, every: int = 3) -> list:
 
 def synthetic_run(folder: Path, *, rules=("immediate", "timer:w=2", "timer:w=4"), n_talks: int = 4,
                   backend: str = "piper:intra_op_threads=1", noise_s: float = 0.03, seed: int = 11,
-                  realizations: int = 1, revise: bool = False) -> Path:
+                  realizations: int = 1, revise: bool = False, label: str = "synthetic") -> Path:
     """A run folder in ``folder`` (created): ``run.json``, ``manifest.parquet`` and the
     trace it names. Audio: 0.2 s + 0.06 s per character + 0.15 s per comma or full stop
     + N(0, noise_s), drawn anew for each realization; service: 0.05 s + 0.2 × audio.
-    ``revise``: the traces revise (:func:`revising`; ``rules`` may then name commit policies)."""
+    ``revise``: the traces revise (:func:`revising`; ``rules`` may then name commit policies);
+    ``label``: the manifest's backend column (the label ``backend`` writes, for a confirm)."""
     folder.mkdir(parents=True, exist_ok=True)
     streams = sweep_streams(n_talks, seed=seed)
     streams = revising(streams) if revise else streams
     trace = folder / "trace.jsonl"
     write_trace(frame_from_streams(streams), trace, {"table": "trace"})
     write_manifest(folder / "manifest.parquet", streams, rules, np.random.default_rng(seed), realizations=realizations,
-                   noise_s=noise_s)
+                   noise_s=noise_s, label=label)
     exp = {"name": "sweep-test", "traces": [str(trace)], "a": "A", "f": "F", "rules": list(rules),
            "reference": rules[0], "backend": backend, "out": str(folder), "store": str(folder / "store"),
            "realizations": realizations, "order": "counterbalanced", "max_chars": None, "draws": 2000, "seed": 1032026,
@@ -104,7 +105,7 @@ def piper_run(folder: Path, trace: Path, run: PiperRun, *, rules=("immediate", "
 
 
 def write_manifest(path: Path, streams: list, rules, rng: np.random.Generator, *, realizations: int = 1,
-                   noise_s: float = 0.03) -> pd.DataFrame:
+                   noise_s: float = 0.03, label: str = "synthetic") -> pd.DataFrame:
     """The requests of ``streams`` under ``rules`` with :func:`synthetic_run`'s audio and
     service seconds (noise drawn from ``rng``), written as a signed manifest at ``path``."""
     req = requests_frame(streams, [parse_rule(r) for r in rules])
@@ -113,7 +114,7 @@ def write_manifest(path: Path, streams: list, rules, rng: np.random.Generator, *
     for r in range(realizations):
         audio = 0.2 + 0.06 * text.str.len() + 0.15 * text.str.count(r"[.,]") + rng.normal(0, noise_s, len(req))
         n = np.rint(np.maximum(audio, 0.05) * RATE).astype(np.int64)
-        parts.append(req.assign(backend="synthetic", realization=str(r), n_samples=n, sample_rate=RATE,
+        parts.append(req.assign(backend=label, realization=str(r), n_samples=n, sample_rate=RATE,
                                 audio_s=n / RATE, service_s=0.05 + 0.2 * n / RATE, error="", audio_key=""))
     man = pd.concat(parts, ignore_index=True)
     sig = base_signature(backend="synthetic", splitter="none")

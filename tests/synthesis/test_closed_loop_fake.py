@@ -89,3 +89,15 @@ def test_framework_policies_synthesize_spans_and_replay_to_their_clock(tmp_path)
         assert to_ns(summary.loc[rule.canonical(), "end_s"]) == max(r.end_ns for r in again.requests)
     cut = m[m["condition"] == rules[0].canonical()]["text"].iloc[0]
     assert cut == "The bridge was built in spring."  # its first sentence, cut inside the first update
+    # a replay under zero service decides them again on the stream from the stored durations:
+    # the pacer's texts under zero service are all texts the run synthesized; RealtimeTTS's
+    # are not, and without open-loop requests to fit a duration model on its output is kept
+    from simulplay.durationmodel.redecide import redecide
+    from simulplay.sim.variants import Zero
+
+    decided = redecide(m, [s], Zero())
+    pacer = decided.manifest[decided.manifest["condition"] == rules[0].canonical()]
+    assert join_texts(list(pacer["text"]), list(pacer["glue"])) == s.joined
+    assert [k[2] for k in decided.outputs] == [rules[0].canonical()]
+    assert [(k[2], why) for k, why in decided.kept.items()] == [
+        (rules[1].canonical(), "a text the run did not synthesize has no duration model for its panel")]

@@ -162,11 +162,11 @@ def test_plan_is_counterbalanced_and_keys_follow_the_reuse_policy():
     backend = parse_backend("fake-test:reuse=never").create()
     rules = [parse_rule(r) for r in ("immediate", "timer:w=2", "timer:w=4")]
     s = [stream([0.0, 1.0], ["a b.", "c d."], talk_id=f"t{i}", source_s=3.0) for i in range(3)]
-    plan = plan_requests(s, rules, backend)
+    plan = plan_requests(s, rules, backend).frame
     first = plan.drop_duplicates("talk_id")["condition"].tolist()
     assert len(set(first)) == 3  # each talk starts with a different condition
     assert plan["key"].is_unique  # never: every request is its own
-    same = plan_requests(s, rules, parse_backend("fake-test:reuse=same-realization").create())
+    same = plan_requests(s, rules, parse_backend("fake-test:reuse=same-realization").create()).frame
     assert same["key"].nunique() == 3  # "a b.", "c d." and the timer group "a b. c d."
 
 

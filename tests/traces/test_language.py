@@ -107,7 +107,7 @@ def test_a_live_plan_checks_the_voice_and_records_it(tmp_path):
     trace = write_german_trace(tmp_path / "de.jsonl")
     with pytest.warns(UserWarning, match="of talk ted_1171 are German; voice espeak:voice=en-us speaks English"):
         plan = plan_live([trace], [parse_rule("immediate")], speed=1.0, config=parse_backend("espeak"))
-    assert plan.attrs["recorded"] == {"text_language": "de", "voice_language": "en"}
-    assert plan.attrs["language"]["mismatched"] == ["ted_1171"]
+    assert plan.recorded == {"text_language": "de", "voice_language": "en"}
+    assert plan.language["mismatched"] == ["ted_1171"]
     quiet = plan_live([trace], [parse_rule("immediate")], speed=1.0, config=parse_backend("espeak:voice=de"))
-    assert quiet.attrs["recorded"] == {} and quiet.attrs["language"]["mismatched"] == []
+    assert quiet.recorded == {} and quiet.language["mismatched"] == []

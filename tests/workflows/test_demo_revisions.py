@@ -1,19 +1,14 @@
 """`simulplay demo --revisions`: the bundled re-translating translator under five commit
-policies side by side: the table by hand on two policies, and the bundled experiment run
-end to end with the fake backend on one talk."""
+policies side by side: the table by hand on two policies, and the bundled experiment (a run
+with commit policies end to end: tests/workflows/test_run_commit.py)."""
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from simulplay.analysis.spoken import SPOKEN_COLUMNS
-from simulplay.backends import parse_backend
-from simulplay.workflows.pipeline import run_experiment
 from simulplay.workflows.revisions import revisions_experiment, revisions_table
-from tests.support import fakes  # noqa: F401  (registers the fake backend)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,18 +32,12 @@ def test_the_side_by_side_table_by_hand():
     np.testing.assert_allclose(t["eta_s"], [0.75, 0.0])  # the reference is 0 by definition
 
 
-@pytest.mark.slow
-def test_the_bundled_experiment_runs_its_five_policies(tmp_path):
+def test_the_bundled_experiment_is_the_five_policies_against_the_oracle(tmp_path):
     exp = revisions_experiment(tmp_path, path=ROOT / "traces" / "revisions.toml")
-    fake = parse_backend("fake-test")
-    exp = dataclasses.replace(exp, backends=(fake,), spelled=((fake, "fake-test"), *exp.spelled[1:]),
-                              talks=("night-sky",), bootstrap=dataclasses.replace(exp.bootstrap, draws=200))
+    assert (exp.a, exp.f, exp.reference) == ("retranslating", "eager", "final+punct")
+    assert [r.canonical() for r in exp.rules] == [
+        "punct:cap=2,min_words=3", *(f"{p}+punct:cap=2,min_words=3" for p in ("stable:k=2", "hold:t=1", "mask:k=3",
+                                                                             "final"))]
+    assert [p.name for p in exp.traces] == ["sample_traces.jsonl", "revising_traces.jsonl"]
     assert exp.out == tmp_path.resolve() / "revisions" and exp.store == tmp_path.resolve() / "store"
-    res = run_experiment(exp)
-    t = revisions_table(pd.read_parquet(exp.out / "spoken.parquet"), res.replay.summary, res.eta.table,
-                        a=exp.a, reference=exp.reference).set_index("commit")
-    assert list(t.index) == ["eager", "stable:k=2", "hold:t=1", "mask:k=3", "final (oracle)"]
-    assert t.loc["final (oracle)", "spoken_then_retracted"] == 0 and t.loc["final (oracle)", "wer_pct"] == 0
-    assert t.loc["eager", "spoken_then_retracted"] > t.loc["stable:k=2", "spoken_then_retracted"]
-    assert t.loc["eager", "lag_p90_s"] == 0 and t.loc["stable:k=2", "lag_p50_s"] > 0
-    assert "Table 8c" in (exp.out / "report" / "report.md").read_text(encoding="utf-8")
+    assert [b.name for b in exp.backends] == ["piper"] and exp.quality is None and not exp.variants

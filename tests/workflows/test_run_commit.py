@@ -25,7 +25,8 @@ def run(tmp_path_factory):
     exp = experiment_from_dict({
         "traces": ["t.jsonl"], "a": "A", "f": "F", "rules": ["immediate"], "commit": ["eager", "stable:k=2"],
         "reference": "immediate", "out": "run", "backend": {"name": "fake-test"},
-        "analysis": {"draws": 100, "seed": 0}}, folder / "exp.toml")
+        "analysis": {"draws": 100, "seed": 0, "sweep": ["immediate"], "sweep_commit": ["mask:k=0..1"]}},
+        folder / "exp.toml")
     return exp, run_experiment(exp)
 
 
@@ -62,3 +63,11 @@ def test_the_report_shows_what_the_listener_got(run):
     exp, _ = run
     report = (exp.out / "report" / "report.md").read_text(encoding="utf-8")
     assert "Table 8c" in report and "What the listener got under each commit policy" in report
+
+
+def test_the_runs_sweep_crosses_its_commit_families(run):
+    exp, _ = run
+    sweep = pd.read_csv(exp.out / "sweep" / "sweep.csv", comment="#")
+    assert sweep["rule"].tolist() == ["mask:k=0+immediate", "mask:k=1+immediate"]
+    # mask:k=0 speaks everything as it comes: t1's A takes back 3 spoken words, as eager does (twice: two talks)
+    assert sweep["spoken_then_retracted_a"].tolist()[0] == 6

@@ -3,6 +3,7 @@ round-trip byte for byte, a real run's whole record too, and a record written be
 records had a format is still read (and refused where objects are needed)."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -39,15 +40,32 @@ def test_every_example_and_the_demo_round_trip_byte_for_byte(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_real_run_json_reads_back_to_the_same_bytes_and_the_same_experiment(tmp_path):
+def test_a_real_run_json_reads_back_to_the_same_bytes_and_the_same_experiment(tmp_path, monkeypatch):
+    """… and the run hands its record and tables to the sweep, the explorer and the report in
+    memory (run.json is not read back), with the same result as reading its folder."""
+    import simulplay.workflows.sweep as sweep
     import tests.support.fakes  # noqa: F401 - registers fake-test
+    from simulplay.report import build_report, write_report
     from simulplay.workflows.pipeline import run_experiment
 
     path = write_experiment(tmp_path, rules=["immediate", "punct", "timer:w=3"],
                             analysis={"draws": 50, "seed": 0, "variants": ["service=zero", "silent=hold"],
                                       "sweep": ["timer:w=1..2"]})
     exp = load_experiment(path)
+    reads, read = [], RunRecord.read
+    monkeypatch.setattr(RunRecord, "read", classmethod(lambda cls, p: (reads.append(p), read(p))[1]))
+    monkeypatch.setattr(sweep, "read_run", lambda *a, **k: pytest.fail("the sweep read the run folder back"))
     run_experiment(exp)
+    assert reads == []
+    monkeypatch.undo()
+    run = tmp_path / "run"
+    write_report(build_report(run), run / "report from the folder")
+    stamp = lambda p: re.sub(r"at \d{4}-\d\d-\d\d \d\d:\d\d UTC", "", p.read_text(encoding="utf-8"))  # noqa: E731
+    for name in ["report.md", *(f"tables/{p.name}" for p in (run / "report" / "tables").glob("*.csv"))]:
+        assert stamp(run / "report" / name) == stamp(run / "report from the folder" / name), name
+    sweep.sweep_run(run, ["timer:w=1..2"], out=tmp_path / "sweep from the folder")
+    for name in ("sweep.csv", "sweep_check.csv"):
+        assert (run / "sweep" / name).read_bytes() == (tmp_path / "sweep from the folder" / name).read_bytes(), name
     text = (tmp_path / "run" / "run.json").read_text(encoding="utf-8")
     record = RunRecord.read(tmp_path / "run" / "run.json")
     assert record.to_json() == text

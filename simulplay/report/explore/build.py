@@ -51,7 +51,8 @@ from simulplay.report.order import condition_order
 from simulplay.report.read_run import RunData
 
 #: The page's scripts, in load order (package data under ``assets/``).
-SCRIPTS = ("explore-util.js", "explore-audio.js", "explore-panel.js", "explore-timeline.js", "explore-sweep.js",
+SCRIPTS = ("explore-util.js", "explore-audio.js", "explore-panel.js", "explore-timeline.js", "explore-revisions.js",
+           "explore-sweep.js",
            "explore-main.js")
 STYLE = "explore.css"
 #: What marks a folder as an explorer (so writing again may replace it).

@@ -42,10 +42,10 @@ import numpy as np
 import pandas as pd
 
 from simulplay.core.errors import InputError
-from simulplay.core.fields import Checker
 from simulplay.core.keys import OUTPUT_ID, OUTPUT_KEYS, present
-from simulplay.core.tables import read_table, stored_signatures
 from simulplay.core.timebase import to_ns
+from simulplay.formats.keyed import read_keyed_table
+from simulplay.formats.live import LIVE_ACCEPTED, LIVE_MANIFEST, PLAYER, READ_BY_THE_EXPLORER, REQUESTS, TIMELINE
 from simulplay.grouping import canonical_condition
 from simulplay.report.explore.panel import json_value
 from simulplay.report.explore.variants import Variant, shown_all
@@ -55,18 +55,9 @@ from simulplay.report.read_run import RunData
 MIN_STALL_S = 0.010
 #: Two source durations agree within this (seconds): the live run and the explorer share a time base.
 SAME_S = 1e-6
-LIVE_TABLES = {
-    "timeline.parquet": ("release", "seq", "chunk", "arrival_s", "play_s", "end_s", "audio_s", "wait_s"),
-    "player.parquet": ("release", "source_s", "first_play_s", "end_s", "offset_s", "idle_s", "stall_count",
-                       "stall_total_s", "stall_longest_s", "complete"),
-    "requests.parquet": ("seq", "send_late_s"),
-}
 LIVE_SUMMARY = ("first_play_s", "end_s", "offset_s", "idle_s", "audio_s", "stall_count", "stall_total_s",
                 "stall_longest_s", "n_failed", "complete")
 JOIN_SHOWN = ("step_db", "level_before_db", "level_after_db", "pause_s", "discontinuity_db")
-LIVE_ACCEPTED = ("a `simulplay live` run folder (timeline.parquet, player.parquet, requests.parquet) "
-                 "or its timeline.parquet")
-
 
 def _text_keys(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
@@ -77,11 +68,7 @@ def _text_keys(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _table(path: Path, required: Sequence[str], what: str, accepted: str) -> tuple[pd.DataFrame, list[Any]]:
-    if not path.is_file():
-        raise InputError.at(path, "is missing", accepted=accepted)
-    df, meta = read_table(path)
-    Checker(str(path), df).require_columns([*OUTPUT_KEYS, *required], what)
-    sigs = stored_signatures(meta, len(df)) or [""] * len(df)
+    df, sigs = read_keyed_table(path, required, what, accepted)
     return _text_keys(df), sigs
 
 
@@ -107,9 +94,9 @@ class LiveRun:
         if not folder.is_dir():
             raise InputError.at(p, "does not exist", field="--live", accepted=LIVE_ACCEPTED)
         frames = {name: _table(folder / name, cols, f"live {name.split('.')[0]} table", LIVE_ACCEPTED)
-                  for name, cols in LIVE_TABLES.items()}
-        sigs = shown_all(frames["timeline.parquet"][1][:1])
-        return cls(folder, frames["timeline.parquet"][0], frames["player.parquet"][0], frames["requests.parquet"][0],
+                  for name, cols in READ_BY_THE_EXPLORER.items()}
+        sigs = shown_all(frames[TIMELINE][1][:1])
+        return cls(folder, frames[TIMELINE][0], frames[PLAYER][0], frames[REQUESTS][0],
                    sigs[0] if sigs else "")
 
 
@@ -119,10 +106,10 @@ def find_live(run: RunData, given: str | Path | None) -> tuple[Path | None, bool
     manifest is a live manifest (``live.parquet`` beside ``timeline.parquet``)."""
     if given is not None:
         return Path(given), True
-    if not run.stepwise and (run.folder / "live" / "timeline.parquet").is_file():
+    if not run.stepwise and (run.folder / "live" / TIMELINE).is_file():
         return run.folder / "live", False
     man = Path(run.manifest.path)
-    if man.name == "live.parquet" and (man.parent / "timeline.parquet").is_file():
+    if man.name == LIVE_MANIFEST and (man.parent / TIMELINE).is_file():
         return man.parent, False
     return None, False
 
@@ -154,14 +141,14 @@ class LiveLanes:
                            f"{row['condition']} is {float(got['source_s']):g} s live and {float(row['source_s']):g} s "
                            "in the explorer's run: their time bases differ")
                 if strict:
-                    raise InputError.at(live.folder / "player.parquet", message, field="source_s",
+                    raise InputError.at(live.folder / PLAYER, message, field="source_s",
                                         accepted="a live run of the same trace at --speed 1, or the replay of the "
                                                  "live run's own manifest (live.parquet)")
                 self.problem = f"Live lanes left out: in {live.folder / 'player.parquet'} the {message}."
                 return
         if not self.matched:
             if strict:
-                raise InputError.at(live.folder / "player.parquet", "has no output (talk, system, condition) of "
+                raise InputError.at(live.folder / PLAYER, "has no output (talk, system, condition) of "
                                     "the explorer's run", field="--live",
                                     accepted="a live run of the same traces and rules")
             self.problem = f"Live lanes left out: no output of {live.folder} is in the explorer's run."

@@ -23,7 +23,7 @@ from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
 from simulplay.core.tables import read_table, stored_signatures
 from simulplay.grouping import canonical_condition
-from simulplay.grouping.grid import parse_grids
+from simulplay.grouping.grid import parse_family
 from simulplay.report.explore.panel import json_value, panel_index, panels_of
 from simulplay.report.explore.variants import shown_all
 from simulplay.report.model import signature_lines
@@ -74,7 +74,7 @@ def sweep_payload(run: RunData) -> dict[str, Any] | None:
 
 def _family(family: str, table: pd.DataFrame, sigs: list[Any], panel: list[int], path: Path) -> dict[str, Any]:
     """One family: its axis, its other varying keys, its lines and signature lines."""
-    grid = parse_grids([family], source=f"{path}: family")[0]
+    grid = parse_family(family, source=f"{path}: family")
     at = [int(i) for i in (table["family"] == family).to_numpy().nonzero()[0]]
     other = [k for k, v in grid.values.items() if len(v) > 1 and k != grid.axis]
     if "servers" in table and table["servers"].nunique() > 1:  # `sweep --servers`: a line per number of servers

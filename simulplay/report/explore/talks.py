@@ -22,7 +22,8 @@ Shape (``o`` indexes ``outputs``)::
      "updates": {system: {"t": [s], "text": [...]}},
      "variants": {key: {"silent", "signatures": [...], "outputs": [{"service", "parts": {"count"?,
                   "off"?, "dur"?, "s0"?, "s1"?, "play"?}, "ready"?, "summary": {...}, "sig": i} | null]}},
-     "audio_keys": [store keys the requests' "audio" index]}
+     "audio_keys": [store keys the requests' "audio" index],
+     "hyp"?: {system: {"t0", "t1", "text"}}, "commits"?: [{"t", "text", "req"} | null] (per o)}
 
 Per variant and output: ``service`` per request (ns); under chunk release ``count`` (chunks
 per request) and ``off`` (each chunk's readiness after its request's start); ``dur`` when
@@ -33,6 +34,8 @@ sample count and ``rate`` the output's one sample rate in Hz (0: none, or mixed)
 closed-loop output (its condition a policy that reads the listener's queue) whose manifest
 recorded what the policy saw adds, per request, ``queued`` (the queued audio q(t) at its
 dispatch, ns) and ``in_flight`` (requests in flight then); an open-loop output has neither.
+A talk with a revising stream adds its hypothesis over time and each of its outputs' commits
+and the requests they became (seconds; :mod:`.revisions`).
 """
 
 from __future__ import annotations
@@ -45,10 +48,11 @@ import pandas as pd
 
 from simulplay.core.keys import OUTPUT_ID, present
 from simulplay.core.timebase import to_ns
+from simulplay.formats.summary import SUMMARY_COLUMNS
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.policy import closed_loop_condition
+from simulplay.report.explore.revisions import revising_streams, revision_payload
 from simulplay.report.explore.variants import Variant, shown_all
-from simulplay.sim.replay import SUMMARY_COLUMNS
 
 OutputKey = tuple[str, ...]
 
@@ -177,6 +181,7 @@ class TalkData:
         self.variants = variants
         self.columns = [_Columns(v, self.keys) for v in variants]
         self.traces = traces
+        self.revising = revising_streams(traces)
 
     def talks(self) -> list[str]:
         """The talks in the order of the primary summary."""
@@ -199,7 +204,8 @@ class TalkData:
                     e["sig"] = sigs.setdefault(e["sig"], len(sigs))
             variants[v.key] = {"silent": v.silent, "signatures": list(sigs), "outputs": entries}
         return {"talk": talk, "outputs": outputs, "requests": requests, "triggers": list(self.trigger_names),
-                "updates": self._updates(talk), "variants": variants, "audio_keys": list(audio_keys)}
+                "updates": self._updates(talk), "variants": variants, "audio_keys": list(audio_keys),
+                **revision_payload(self.revising, talk, outputs, requests)}
 
     def _requests(self, key: OutputKey, audio_keys: dict[str, int]) -> dict[str, Any]:
         pos = self.requests.get(key, np.zeros(0, int))

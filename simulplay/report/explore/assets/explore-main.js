@@ -94,6 +94,8 @@
         const joins = model && talk.joins && talk.joins.variant === vkey ? talk.joins.outputs[o] : null;
         lanes.push({ system: system, condition: condition, model: model, updates: talk.updates[system] || null,
           id: vkey + "\u0000" + o, joins: joins });
+        const commits = o >= 0 && talk.commits ? talk.commits[o] : null;
+        if (commits) lanes.push({ hyp: true, system: system, condition: condition, spans: talk.hyp[system], commits: commits });
         const live = o >= 0 && talk.live ? talk.live.outputs[o] : null;
         const release = talk.live ? talk.live.releases[vkey] : null;
         if (live && live[release]) {
@@ -128,13 +130,16 @@
         "click a part to hear it." + (talk.live ? " Under a lane the live run played, live: the parts its virtual player " +
         "played (" + (talk.live.releases[v.key] || "request") + " release; ticks: arrival), its stalls (red) and its end; " +
         "hover for the send lateness and ΔL = L predicted − L live." : "") + (talk.joins && talk.joins.variant === v.key ?
-        " Diamonds mark the joins of the listener audio (simulplay quality); hover for the level step in dB." : "") }),
+        " Diamonds mark the joins of the listener audio (simulplay quality); hover for the level step in dB." : "") +
+        (talk.hyp ? " Under a lane of a translator that revises, its hypothesis: the final text where each update " +
+        "wrote it, each span a later update took back struck through until then, and the commits of the lane's " +
+        "commit policy (ticks; hover for the requests they became)." : "") }),
       timelineControls(talk),
       X.el("div", { class: "plot" }, svg),
       laneAudio(talk),
       X.el("h3", { text: "Signatures" }),
       lanes.map(function (l) {
-        if (l.live) return null;
+        if (l.live || l.hyp) return null;
         return l.model ? X.signatures([l.model.signature], l.system + " · " + l.condition) : null;
       }),
       talk.live ? X.signatures([talk.live.signature], "live run " + talk.live.source) : null,
@@ -185,7 +190,7 @@
         redraw();
       }
       const t = e.target.getAttribute && e.target.getAttribute("data-tip");
-      const g = e.target.closest && e.target.closest("g.lane, g.live-lane");
+      const g = e.target.closest && e.target.closest("g.lane, g.live-lane, g.hyp-lane");
       if (!t || !g) { tip.hidden = true; return; }
       const lane = view.lanes[Number(g.getAttribute("data-lane"))];
       const kind = t.split(":")[0], i = Number(t.split(":")[1]);
@@ -212,7 +217,7 @@
     const p = X.data.panel;
     const entry = p.talks.find(function (t) { return t.id === talk.talk; });
     return X.el("div", { class: "lane-audio" }, view.lanes.map(function (lane, k) {
-      if (lane.live) return null;
+      if (lane.live || lane.hyp) return null;
       const status = X.el("span", { class: "status" });
       const audio = X.el("audio", { controls: true, preload: "auto", "data-lane": k });
       lane.audio = audio;

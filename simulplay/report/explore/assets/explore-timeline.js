@@ -15,7 +15,7 @@
   const X = window.simulplayExplorer;
   const T = (X.timeline = {});
   const LANE_H = 92, LIVE_H = 46, TOP = 8, LEFT = 150, RIGHT = 14, AXIS_H = 30;
-  function laneH(lane) { return lane.live ? LIVE_H : LANE_H; }
+  function laneH(lane) { return lane.live ? LIVE_H : lane.hyp ? T.HYP_H : LANE_H; }
 
   /* One output of the talk under one variant: its requests and parts in ns, by the
    * replay's recurrences in exact integers (the build checked that they give the replay's
@@ -139,6 +139,7 @@
 
   T.tip = function (lane, kind, i) {
     if (lane.live) return liveTip(lane, kind, i);
+    if (lane.hyp) return T.hypTip(lane, kind, i);
     if (kind === "j") return joinTip(lane, i);
     if (kind === "q") {
       return "queued audio q(t) = max(0, C_k − t), k the last request ready by t (closed loop); at most " +
@@ -267,6 +268,15 @@
     svg.append(plot);
     view.lanes.forEach(function (lane, k) {
       const y = ys[k];
+      if (lane.hyp) {
+        svg.append(X.svg("text", { class: "lane-label hyp-label", x: 6, y: y + 18, text: "hypothesis" }),
+          X.svg("text", { class: "lane-sub", x: 6, y: y + 32, text: lane.system + " · " + lane.condition }));
+        const hg = X.svg("g", { class: "hyp-lane", "data-lane": k, "data-system": lane.system,
+          "data-condition": lane.condition });
+        plot.append(hg);
+        T.drawHyp(hg, lane, y, x);
+        return;
+      }
       if (lane.live) {
         svg.append(X.svg("text", { class: "lane-label live-label", x: 6, y: y + 18, text: "live" }),
           X.svg("text", { class: "lane-sub", x: 6, y: y + 32, text: lane.system + " · " + lane.condition }));
