@@ -77,15 +77,17 @@ def measured_rules(manifest: pd.DataFrame, source: str) -> list[Rule]:
 
 def fit_models(manifest: pd.DataFrame, table: UpdateTable, counts: UpdateCounts, *,
                train: Collection[str] | None = None, folds: int = 5, source: str = "manifest",
-               require_phonemes: bool = False, group: Callable[[list[Rule]], Groups] | None = None
-               ) -> list[PanelModel]:
+               require_phonemes: bool = False, group: Callable[[list[Rule]], Groups] | None = None,
+               clock: bool = True) -> list[PanelModel]:
     """One :class:`PanelModel` per panel of a validated manifest, fitted on its requests
     without error under the conditions ``train`` (canonical RULE strings; None: all).
     With a phonemizer in ``counts``, a panel with too few requests for the phoneme terms
     is fitted on the text terms (its model says so), or refused with ``require_phonemes``.
     Requests of a rule that cuts inside updates (a framework rule) are left out of the fit.
     ``group``: how the manifest's rules group the table (default :func:`group_many`; the
-    commit policies' tables, :mod:`simulplay.analysis.sweep_commit`)."""
+    commit policies' tables, :mod:`simulplay.analysis.sweep_commit`). ``folds=0``: no
+    held-out errors; ``clock=False``: no service clock (all its coefficients 0), for a caller
+    that takes no service time from the model."""
     rules = measured_rules(manifest, source)
     cut = [r.canonical() for r in rules if getattr(r, "cuts_updates", False)]  # not whole updates: not fitted
     if cut:
@@ -120,12 +122,14 @@ def fit_models(manifest: pd.DataFrame, table: UpdateTable, counts: UpdateCounts,
         streams = (talks + "|" + systems).to_numpy()
         conds = rows.loc[idx, "condition"].to_numpy()
         spans, weights = (groups.first[at], groups.last[at]), counts.weights
-        dur = cross_validate(fit_durations(x, audio, panel, streams, spans=spans, weights=weights, conditions=conds),
-                             x, audio, talks=talks.to_numpy(), streams=streams, conditions=conds,
-                             outputs=streams + "|" + conds, folds=folds, spans=spans, weights=weights)
+        dur = fit_durations(x, audio, panel, streams, spans=spans, weights=weights, conditions=conds)
+        if folds:
+            dur = cross_validate(dur, x, audio, talks=talks.to_numpy(), streams=streams, conditions=conds,
+                                 outputs=streams + "|" + conds, folds=folds, spans=spans, weights=weights)
         service = rows.loc[idx, "service_s"].to_numpy(float)
         usable = np.isfinite(service)
-        svc = fit_panel(audio[usable], x["chars"][usable], service[usable], panel)
+        svc = fit_panel(audio[usable], x["chars"][usable], service[usable], panel) if clock else \
+            ServiceFit(panel, (0.0, 0.0, 0.0), (), 0, 0.0)
         rates = rows.loc[idx, "sample_rate"] if "sample_rate" in rows else pd.Series([], dtype=int)
         rate = int(rates.mode().iloc[0]) if len(rates) else 0
         models.append(PanelModel(panel, replace(dur, note=note), svc, rate))

@@ -23,7 +23,7 @@ servers and edge trimming are not decided again here (their outputs keep the lab
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,8 @@ from simulplay.sim.servicefit import text_chars
 from simulplay.sim.variants import FittedClock, Release, ServiceModel
 from simulplay.traces.model import Stream, join_texts
 
+#: A store's durations of a text: (panel, text) → (service_s, n_samples, sample_rate, audio_s) or None.
+Lookup = Callable[[tuple, str], "tuple[float, int, int, float] | None"]
 #: The service models under which a closed-loop output is decided again.
 DECIDABLE = ("measured", "zero", "scale", "fit")
 
@@ -123,7 +125,7 @@ class _Durations:
     request with the text, else the duration model (fitted on first need)."""
 
     def __init__(self, manifest: pd.DataFrame, closed: np.ndarray, streams: Sequence[Stream],
-                 phonemize: Phonemizer | None, source: str, models: Sequence[PanelModel] | None):
+                 phonemize: Phonemizer | None, source: str, models: Sequence[PanelModel] | None, clock: bool):
         self.panel_keys = present(RUN_PANEL_KEYS, manifest)
         self.samples = has_samples(manifest)
         ok = (manifest["error"] == "").to_numpy() & manifest["audio_s"].notna().to_numpy()
@@ -133,6 +135,7 @@ class _Durations:
         self.index = {(s.talk_id, s.system): i for i, s in enumerate(self.streams)}
         self.predictors: dict[tuple, SpanPredictor] | None = None
         self.models: list[PanelModel] = list(models or [])
+        self.clock = clock  # whether a modelled request's service time is used (else the clock is not fitted)
         self.failed = ""
 
     def table_of(self, rows: pd.DataFrame) -> dict[tuple, tuple[float, int, int, float]]:
@@ -163,7 +166,8 @@ class _Durations:
         table = update_table(self.streams)
         counts = update_counts(table, self.phonemize)
         try:
-            self.models = self.models or fit_models(self.train, table, counts, folds=3, source=self.source)
+            self.models = self.models or fit_models(self.train, table, counts, folds=3, source=self.source,
+                                                    clock=self.clock)
         except InputError as e:
             self.failed = f"a text the run did not synthesize and no duration model ({e})"
             return
@@ -206,18 +210,21 @@ class _Clock:
 
 def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: ServiceModel, *, silent: str = "skip",
              phonemize: Phonemizer | None = None, models: Sequence[PanelModel] | None = None,
-             source: str = "manifest") -> Decided:
+             lookup: Lookup | None = None, source: str = "manifest") -> Decided:
     """Decide every closed-loop output of a validated ``manifest`` again under ``service``
     and the reading ``silent`` of silent parts, on ``streams`` (the run's traces; module
     docstring). Open-loop outputs keep their rows. Missing texts take the duration model of
     ``models`` (one per panel; None: fitted on the manifest's open-loop requests with the
-    features of ``phonemize``, the backend's phonemizer, or the text's without one)."""
+    features of ``phonemize``, the backend's phonemizer, or the text's without one).
+    ``lookup(panel, text)``: a store's (service_s, n_samples, sample_rate, audio_s) of a text
+    the manifest lacks, or None, asked before the model (a caller's store of other runs)."""
     closed = manifest["condition"].astype(str).map(closed_loop_condition).to_numpy(bool)
     if not closed.any():
         return Decided(manifest, service)
     keys = output_keys(manifest)
     clock = _Clock(service, manifest, source)
-    durations = _Durations(manifest, closed, streams, phonemize, source, models)
+    uses_base = service.name == "measured" or (service.name == "scale" and service.factor != 0)
+    durations = _Durations(manifest, closed, streams, phonemize, source, models, uses_base)
     by_name = {(s.talk_id, s.system): s for s in streams}
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
     out = Decided(manifest, service)
@@ -226,7 +233,7 @@ def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: Service
         rows = manifest[codes == code]
         key = tuple(rows[k].iloc[0] for k in keys)
         try:
-            new, modelled = _decide(rows, keys, by_name, durations, clock, silent)
+            new, modelled = _decide(rows, keys, by_name, durations, clock, silent, lookup)
         except _Keep as why:
             out.kept[key] = str(why)
             continue
@@ -246,7 +253,7 @@ def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: Service
 
 
 def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Durations, clock: _Clock,
-            silent: str) -> tuple[pd.DataFrame, int]:
+            silent: str, lookup: Lookup | None) -> tuple[pd.DataFrame, int]:
     """One output's requests decided again, and how many of them have modelled durations."""
     first = rows.iloc[0]
     stream = by_name.get((first["talk_id"], first["system"]))
@@ -267,6 +274,10 @@ def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Dura
 
     def provider(req) -> Served:
         hit = own.get((panel, req.text)) or durations.stored.get((panel, req.text))
+        if hit is None and lookup is not None:
+            hit = lookup(panel, req.text)
+            if hit is not None:
+                durations.stored[panel, req.text] = hit
         if hit is None:
             if stream is not original:
                 raise _Keep("a text the run did not synthesize under a commit policy (no duration model)")
