@@ -97,8 +97,8 @@ class Tracker:
         if end <= self.committed or not seg.strip():
             return
         glue = bool(self.texts) and not seg[0].isspace() and not self.fresh
-        if seg[0] == " " and self.committed:  # the join's separator
-            seg = seg[1:]
+        if seg[0].isspace() and self.committed:  # the join's separator (and any space a retraction left)
+            seg = seg.lstrip()
         if self.times:  # a timer due before a commit made after a retraction waits for it
             t = max(t, self.times[-1])
         self.times.append(t)

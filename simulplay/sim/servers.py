@@ -34,7 +34,7 @@ import bisect
 import hashlib
 import heapq
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -162,6 +162,8 @@ class Servers(ServiceModel):
     discipline: str = "fifo"
     curve: str = ""  # canonical points c:p50;… ("" : slowdown 1)
     flight: str = ""  # the calibrated slowdown's canonical points n:f;… ("": 1)
+    _source: str = field(default="load curve", repr=False, compare=False)  # what a curve error names
+    _factors: tuple[float, ...] = field(default=(), init=False, repr=False, compare=False)  # slowdown(c), c = 0..K
 
     def __post_init__(self):
         if isinstance(self.servers, bool) or not isinstance(self.servers, int) or self.servers < 1:
@@ -170,7 +172,7 @@ class Servers(ServiceModel):
             raise ValueError(f"unknown share group '{self.share}'")
         if self.discipline not in DISCIPLINES:
             raise ValueError(f"unknown discipline '{self.discipline}'")
-        slowdowns(self.curve, self.servers)
+        object.__setattr__(self, "_factors", tuple(slowdowns(self.curve, self.servers, self._source)))  # parsed once
         if self.flight:
             parse_flight(self.flight, "slowdown")
 
@@ -209,7 +211,7 @@ class Servers(ServiceModel):
         rank = np.empty(len(outputs), np.int64)
         rank[ranked] = np.arange(len(outputs))
         return shared_clock(codes, dispatch, service, group, rank, self.servers,
-                            slowdowns(self.curve, self.servers), self.flight)
+                            list(self._factors), self.flight)
 
 
 def parse_servers(text: str, source: str) -> Servers:
@@ -246,5 +248,4 @@ def servers_model(servers: str | int, share: str, discipline: str, curve: str, w
         raise InputError.at(where, f"unknown share group '{share}'", accepted=" or ".join(SHARES))
     if discipline not in DISCIPLINES:
         raise InputError.at(where, f"unknown discipline '{discipline}'", accepted=" or ".join(DISCIPLINES))
-    slowdowns(curve, k, where)
-    return Servers(k, share, discipline, curve, flight)
+    return Servers(k, share, discipline, curve, flight, _source=where)

@@ -180,3 +180,12 @@ def test_final_is_what_the_importer_keeps_as_its_offline_upper_bound(revising_st
         c = parse_commit("final").commit(s).stream
         assert c.texts == o.texts and c.times.tolist() == o.times.tolist()
         assert c.glue[1:].tolist() == o.glue[1:].tolist()
+
+
+@pytest.mark.parametrize("policy", ["eager", "stable:k=1", "mask:k=0"])
+def test_a_retraction_that_leaves_a_space_sends_no_leading_space(policy):
+    # "alpha gamma" less 5 characters is "alpha "; appending "beta." gives "alpha  beta.":
+    # the listener hears "beta." as a new word, never a request that starts with a space
+    c, rows = spoken(policy, revising([(1.0, "alpha", False, 0), (2.0, "gamma", False, 0), (3.0, "beta.", False, 5)]))
+    assert all(not text[:1].isspace() for _, text, _ in rows)
+    assert rows[-1] == (3.0, "beta.", False)
