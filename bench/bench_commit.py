@@ -52,9 +52,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sweep", action="store_true", help="also the modelled commit sweep of a run folder")
     parser.add_argument("--only-sweep", action="store_true", help="only the modelled commit sweep")
+    parser.add_argument("--figure", type=Path, help="with the sweep: the trade-off figure to this PNG (docs/img)")
     args = parser.parse_args()
     if args.only_sweep:
-        modelled_sweep()
+        modelled_sweep(args.figure)
         return
     from simulplay.grouping import parse_commit, parse_rule, requests_frame
     from simulplay.traces.importers import import_simulstream
@@ -84,7 +85,7 @@ def main() -> None:
     print(f"slowest policy {worst:.3f} s (goal ≤ {GOAL_S} s): {'met' if worst <= GOAL_S else 'NOT met'}")
     sweep_command(streams)
     if args.sweep:
-        modelled_sweep()
+        modelled_sweep(args.figure)
 
 
 def revising_streams(seed: int, system: str):
@@ -122,7 +123,7 @@ def commit_run(folder: Path) -> Path:
     return folder
 
 
-def modelled_sweep() -> None:
+def modelled_sweep(figure: Path | None = None) -> None:
     """The whole ``simulplay sweep`` command on :func:`commit_run`, twice (see the docstring)."""
     import os
     import resource
@@ -151,16 +152,19 @@ def modelled_sweep() -> None:
             print(f"modelled commit sweep, {label}, whole command: {wall:.1f} s wall, {cpu:.1f} s CPU, load "
                   f"average {load:.1f} (goal ≤ 30 s): {'met' if wall <= 30 else 'NOT met'}")
             if SWEEP_RULE in args:
-                trade_off(Path(tmp) / "sweep" / "sweep.csv")
+                trade_off(Path(tmp) / "sweep" / "sweep.csv", figure)
 
 
-def trade_off(path: Path) -> None:
+def trade_off(path: Path, figure: Path | None = None) -> None:
     """The trade-off table of docs/retranslation.md: per policy under ``punct`` (cap 2), the
-    spoken-then-retracted words per minute and the modelled mean end offset L of A and F."""
+    spoken-then-retracted words per minute and the modelled mean end offset L of A and F;
+    with ``figure``, the same as a PNG (one line per family of policies, A filled, F hollow)."""
     import pandas as pd
 
     t = pd.read_csv(path, comment="#")
     t = t[t["cap"] == 2]
+    if figure is not None:
+        trade_off_figure(t, figure)
     print("| policy | retracted words per minute, A | mean L of A (s) | retracted words per minute, F "
           "| mean L of F (s) | WER % A | modelled η (s) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -189,6 +193,37 @@ def sweep_command(streams) -> None:
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     print(f"40-point sweep (spoken --commit hold:t=0.05..2:0.05), whole command: {wall:.1f} s wall, {cpu:.1f} s CPU "
           f"(goal ≤ 30 s): {'met' if wall <= 30 else 'NOT met'}")
+
+
+def trade_off_figure(t, path: Path) -> None:
+    """Mean L against retracted words per minute, one line per family, labelled by its parameter."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=110)
+    names = t["commit"].str.extract(r"^(\w+)")[0]
+    for (name, rows), color in zip(t.groupby(names, sort=False), ("C0", "C1", "C2", "C3")):
+        label = "final (oracle)" if name == "final" else name
+        ax.plot(rows["retracted_per_min_a"], rows["modelled_L_a_s"], "o-", color=color, label=f"{label}, A")
+        ax.plot(rows["retracted_per_min_f"], rows["modelled_L_f_s"], "o--", color=color, mfc="none", alpha=0.7,
+                label=f"{label}, F")
+        for r in rows.itertuples():
+            value = r.commit.partition(":")[2].split("=")[-1].split(" ")[0]
+            if value and name in ("stable", "mask"):
+                ax.annotate(value, (r.retracted_per_min_a, r.modelled_L_a_s), textcoords="offset points",
+                            xytext=(4, 4), fontsize=7, color=color)
+    ax.set_xlabel("spoken-then-retracted words per minute of source (exact)")
+    ax.set_ylabel("mean end offset L (s after the source ends; modelled)")
+    ax.set_title("Commit policies under punct: delay against retracted speech (two translators, 27 talks, 4.7 h; "
+                 "labels: k)", loc="left", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    print(f"figure written to {path}")
 
 
 if __name__ == "__main__":

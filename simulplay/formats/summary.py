@@ -24,6 +24,8 @@ SUMMARY_COLUMNS = ("n_parts", "first_play_s", "audio_s", "idle_s", "end_s", "off
                    "source_s", "limiting_seq")
 #: What η needs of a summary.
 SUMMARY_REQUIRED = (*OUTPUT_KEYS, "audio_s", "idle_s", "offset_s", "source_s")
+#: What the report reads of a run's summary.
+SUMMARY_READ = (*OUTPUT_KEYS, "n_parts", "first_play_s", "audio_s", "idle_s", "offset_s", "source_s")
 
 
 def variant_label(variant: str) -> str:

@@ -26,15 +26,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simulplay.analysis.quality_intervals import DELTA_COLUMNS
 from simulplay.analysis.spoken import SPOKEN_COLUMNS
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
-from simulplay.core.keys import OUTPUT_KEYS
 from simulplay.core.signature import format_signature
 from simulplay.core.tables import read_table, stored_signatures
 from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS
 from simulplay.formats.live import PREDICTION, PREDICTION_ETA, PREDICTION_ETA_REQUIRED, PREDICTION_REQUIRED
-from simulplay.formats.summary import variant_label
+from simulplay.formats.summary import SUMMARY_READ, variant_label
 from simulplay.manifest.validate import validate_manifest
 from simulplay.report.inputs import (
     KEY_COLUMNS,
@@ -47,8 +47,6 @@ from simulplay.report.inputs import (
 )
 from simulplay.report.record import RunRecord, RunSettings
 
-QUALITY_COLUMNS = ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_zero",
-                   "n_positive", "n_talks_left_out")
 OPTIONAL_TABLES = {
     "eta_edges": "eta_edges.csv",
     "edges_nonspeech": "edges_nonspeech.csv",
@@ -61,7 +59,7 @@ OPTIONAL_TABLES = {
 #: Parquet or CSV tables read when present: RunData.optional key → (file stem, required columns, kind, use).
 RECORDED_TABLES = {
     # `simulplay run`/`demo` with quality, or `simulplay quality --out quality.parquet` into the run folder
-    "quality": ("quality.intervals", QUALITY_COLUMNS, "quality interval table", "Table 19"),
+    "quality": ("quality.intervals", DELTA_COLUMNS, "quality interval table", "Table 19"),
     "spoken": ("spoken", SPOKEN_COLUMNS, "spoken table", "Table 8c"),  # what the listener got per commit policy
 }
 
@@ -154,8 +152,7 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = (), record: RunReco
     record = record or RunRecord.read(root / "run.json")
     exp = record.settings
     manifest = _read_manifest(root / "manifest.parquet")
-    summary = _read(root / "summary.parquet", (*OUTPUT_KEYS, "n_parts", "first_play_s", "audio_s", "idle_s",
-                                                "offset_s", "source_s"), "playback summary")
+    summary = _read(root / "summary.parquet", SUMMARY_READ, "playback summary")
     known = [s for s in manifest.signatures + summary.signatures if isinstance(s, dict)]
     eta = _read_either(root, "eta", ETA_COLUMNS, "η table", known)
     known += [s for s in eta.signatures if isinstance(s, dict)]
