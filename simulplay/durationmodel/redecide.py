@@ -150,6 +150,17 @@ class _Durations:
                      first["audio_s"].to_numpy(float).tolist())
         return dict(zip(zip(panels, first["text"].tolist()), served))
 
+    def own(self, rows: pd.DataFrame, panel: tuple) -> dict[tuple, tuple[float, int, int, float]]:
+        """:meth:`table_of` for the rows of one output (``panel`` theirs)."""
+        n = rows["n_samples"].to_numpy(np.int64).tolist() if self.samples else [0] * len(rows)
+        rate = rows["sample_rate"].to_numpy(np.int64).tolist() if self.samples else [0] * len(rows)
+        served = zip(np.nan_to_num(rows["service_s"].to_numpy(float)).tolist(), n, rate,
+                     rows["audio_s"].to_numpy(float).tolist())
+        out: dict[tuple, tuple[float, int, int, float]] = {}
+        for text, value in zip(rows["text"].tolist(), served):
+            out.setdefault((panel, text), value)
+        return out
+
     def modelled(self, panel: tuple, stream: Stream, first: int, last: int,
                  span: tuple[int, int] | None = None) -> tuple[float, int, int, float]:
         if self.predictors is None:
@@ -229,8 +240,9 @@ def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: Service
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
     out = Decided(manifest, service)
     frames, decided_codes = [], []
-    for code in np.unique(codes[closed]):
-        rows = manifest[codes == code]
+    at = np.flatnonzero(closed)
+    for code, pos in pd.Series(at).groupby(codes[at], sort=True).indices.items():
+        rows = manifest.take(at[pos])
         key = tuple(rows[k].iloc[0] for k in keys)
         try:
             new, modelled = _decide(rows, keys, by_name, durations, clock, silent, lookup)
@@ -269,7 +281,7 @@ def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Dura
         stream, rule = rule.prepare(stream), rule.rule
     _check_recorded(rows, stream, bool(getattr(rule, "cuts_updates", False)))
     panel = tuple((k, str(first[k])) for k in durations.panel_keys)
-    own = durations.table_of(rows)
+    own = durations.own(rows, panel)
     used: list[tuple[float, int, int, float, bool]] = []
 
     def provider(req) -> Served:
