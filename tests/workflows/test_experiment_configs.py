@@ -83,7 +83,7 @@ def test_a_variant_listed_twice_is_refused(folder, cli):
 
 RULE_EXAMPLES = [Immediate(), Timer(w=2.5), Punct(cap=3, min_words=1, unit="char"), Words(n=5, cap=1.5),
                  Backlog(below=0.5, max_chars=120, min_words=2), Pacer(min_audio_buffer=3, max_text_length=200),
-                 *(RULES.get(name, "test")() for name in ("livekit", "pipecat", "realtimetts"))]
+                 *(RULES.get(name, "test")() for name in ("livekit", "livekit-pacer", "pipecat", "realtimetts"))]
 #: settings that the backends without usable defaults require (never loaded: nothing is read)
 BACKEND_SETTINGS = {"cosyvoice": {"prompt_text": "hello", "prompt_wav": "/p.wav", "speed": 1.25},
                     "http": {"base_url": "http://127.0.0.1:8000/v1", "voice": "alloy", "retries": 2},
