@@ -30,7 +30,7 @@ from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.core.signature import format_signature
 from simulplay.core.tables import read_table
 from simulplay.core.timebase import to_ns
-from simulplay.durationmodel.redecide import replay_deciding
+from simulplay.durationmodel.replay_again import replay_deciding
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.policy import decided_again
 from simulplay.manifest import output_keys, read_chunks
