@@ -137,7 +137,8 @@ def stored_provider(req) -> Served:
 
 
 def redecide_part() -> None:
-    from simulplay.durationmodel.redecide import redecide, replay_deciding
+    from simulplay.durationmodel.redecide import redecide
+    from simulplay.durationmodel.replay_again import replay_deciding
     from simulplay.sim.replay import replay
     from simulplay.sim.variants import RequestRelease, Zero
 

@@ -2,7 +2,8 @@
 
 A closed-loop policy's groups depend on the clock they were decided under: with zero service
 its requests are ready at once, so the listener's queue it reads is another one. A replay
-variant that changes the clock (``service=zero``, ``scale=F``, ``fit``, ``silent=hold``) runs
+variant that changes the clock (``service=zero``, ``scale=F``, ``fit``, ``release=chunk``,
+``silent=hold``) runs
 the policy of every closed-loop output again in the discrete-event engine
 (:func:`simulplay.grouping.engine.run_policy`) under that clock, and the variant replays the
 requests it decided in place of the recorded ones. Each request's audio and base service
@@ -12,39 +13,38 @@ store reuses audio by text the same way), and otherwise from the run's duration 
 fitted clock (:mod:`simulplay.durationmodel.modelled`, fitted on the run's open-loop
 requests, once, only when a text is missing), counted as *modelled*. The variant's service
 model then maps the base seconds as the replay does (× 0, × F, the fitted clock of the
-recorded requests), so that the replay of the decided rows is the engine's own clock.
+recorded requests), so that the replay of the decided rows is the engine's own clock. Under
+chunk release each request's audio enters playback chunk by chunk, a stored text's chunks
+as the chunk table recorded them, a modelled text's as one chunk ready with its request.
 
 An output is kept as recorded (and labelled so by the replay) when it cannot be decided
 again: its trace is not among the streams, its requests were split by an input limit, they
 are not the groups its trace gives, or a missing text cannot be modelled (no open-loop
-requests to fit on, or a commit policy before the policy). Releases by chunk, shared
-servers and edge trimming are not decided again here (their outputs keep the label).
+requests to fit on, or a commit policy before the policy; a synthesized text without
+chunks under chunk release). Shared servers and edge trimming are not decided again here
+(their outputs keep the label).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from simulplay.core.errors import InputError
-from simulplay.core.keys import OUTPUT_ID, RUN_PANEL_KEYS, present
-from simulplay.core.signature import merge
+from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.durationmodel.features import Phonemizer, update_counts
 from simulplay.durationmodel.loop import SpanPredictor
 from simulplay.durationmodel.modelled import PanelModel, fit_models
 from simulplay.grouping.engine import Served, run_policy
-from simulplay.grouping.policy import LOOP_DECIDED_AGAIN, closed_loop_condition
+from simulplay.grouping.policy import closed_loop_condition
 from simulplay.grouping.registry import Committing, parse_rule
 from simulplay.grouping.vectorized import update_table
 from simulplay.manifest.validate import has_samples, output_keys
-from simulplay.sim.replay import ReplayResult, replay
 from simulplay.sim.servicefit import text_chars
-from simulplay.sim.variants import FittedClock, Release, ServiceModel
+from simulplay.sim.variants import FittedClock, ServiceModel
 from simulplay.traces.model import Stream, join_texts
 
 #: A store's durations of a text: (panel, text) → (service_s, n_samples, sample_rate, audio_s) or None.
@@ -70,54 +70,7 @@ class Decided:
     outputs: dict[tuple, tuple[int, int]] = field(default_factory=dict)
     kept: dict[tuple, str] = field(default_factory=dict)
     model: str = ""
-
-
-def decidable(release: Release, service: ServiceModel) -> bool:
-    """Whether a replay under ``release`` and ``service`` decides closed-loop outputs again."""
-    return release.name == "request" and service.name in DECIDABLE
-
-
-def decides_again(manifest: pd.DataFrame, release: Release, service: ServiceModel, silent: str) -> bool:
-    """Whether a replay decides the manifest's closed-loop outputs again: it has some, and
-    ``release``, ``service`` and ``silent`` change the clock in a way the engine runs."""
-    changed = release.name != "request" or service.name != "measured" or silent != "skip"
-    return changed and decidable(release, service) and has_closed_loop(manifest)
-
-
-def replay_deciding(manifest: pd.DataFrame, *, service: ServiceModel, release: Release, silent: str,
-                    streams: Sequence[Stream] | None, chunks: pd.DataFrame | None = None,
-                    allow_incomplete: bool = False, upstream: dict[str, Any] | None = None,
-                    source: str = "manifest") -> ReplayResult:
-    """:func:`simulplay.sim.replay` of a validated manifest, whose closed-loop outputs are
-    first decided again on ``streams`` when the clock changes (:func:`decides_again`;
-    without ``streams`` they keep their recorded groups, labelled so by the replay)."""
-    kwargs = dict(release=release, chunks=chunks, allow_incomplete=allow_incomplete, upstream=upstream,
-                  source=source, silent_parts=silent)
-    if not (streams and decides_again(manifest, release, service, silent)):
-        return replay(manifest, service=service, **kwargs)
-    decided = redecide(manifest, streams, service, silent=silent, source=source)
-    return labelled(replay(decided.manifest, service=decided.service, **kwargs), decided)
-
-
-def recorded_streams(traces: Any) -> list[Stream] | None:
-    """The streams of the trace files a manifest records (``[{path, sha256}, …]``), when each
-    file is still there unchanged; None otherwise."""
-    from simulplay.core.provenance import sha256_of_file
-    from simulplay.traces import read_traces, streams_from_frame
-
-    if not traces or not all(isinstance(t, dict) and Path(str(t.get("path", ""))).is_file() for t in traces):
-        return None
-    if any(sha256_of_file(t["path"]) != t.get("sha256") for t in traces):
-        return None
-    try:
-        return streams_from_frame(read_traces([t["path"] for t in traces]), revising=True)
-    except InputError:
-        return None
-
-
-def has_closed_loop(manifest: pd.DataFrame) -> bool:
-    """Whether any condition of the manifest is a closed-loop policy."""
-    return bool(any(closed_loop_condition(str(c)) for c in manifest["condition"].unique()))
+    chunks: pd.DataFrame | None = None  # chunk release: the chunk table of the rows
 
 
 class _Durations:
@@ -137,6 +90,7 @@ class _Durations:
         self.models: list[PanelModel] = list(models or [])
         self.clock = clock  # whether a modelled request's service time is used (else the clock is not fitted)
         self.failed = ""
+        self.chunks: _ChunkTable | None = None  # chunk release: the recorded chunks
 
     def table_of(self, rows: pd.DataFrame) -> dict[tuple, tuple[float, int, int, float]]:
         """(panel, text) → (service_s, n_samples, sample_rate, audio_s), the first row of each."""
@@ -149,6 +103,17 @@ class _Durations:
         served = zip(np.nan_to_num(first["service_s"].to_numpy(float)).tolist(), n, rate,
                      first["audio_s"].to_numpy(float).tolist())
         return dict(zip(zip(panels, first["text"].tolist()), served))
+
+    def own(self, rows: pd.DataFrame, panel: tuple) -> dict[tuple, tuple[float, int, int, float]]:
+        """:meth:`table_of` for the rows of one output (``panel`` theirs)."""
+        n = rows["n_samples"].to_numpy(np.int64).tolist() if self.samples else [0] * len(rows)
+        rate = rows["sample_rate"].to_numpy(np.int64).tolist() if self.samples else [0] * len(rows)
+        served = zip(np.nan_to_num(rows["service_s"].to_numpy(float)).tolist(), n, rate,
+                     rows["audio_s"].to_numpy(float).tolist())
+        out: dict[tuple, tuple[float, int, int, float]] = {}
+        for text, value in zip(rows["text"].tolist(), served):
+            out.setdefault((panel, text), value)
+        return out
 
     def modelled(self, panel: tuple, stream: Stream, first: int, last: int,
                  span: tuple[int, int] | None = None) -> tuple[float, int, int, float]:
@@ -184,6 +149,13 @@ class _Clock:
         self.service = service.bind(manifest, source)
         self.fits = {f.panel: f for f in getattr(self.service, "fits", ())}
 
+    def offset(self, panel: tuple, base_s: float, audio_s: float, chars: int, offset_s: float) -> float:
+        """A chunk's readiness after its request's start under the variant (as replay maps it)."""
+        if self.service.name == "fit":
+            predicted = self(panel, base_s, audio_s, chars)
+            return offset_s * (predicted / base_s if base_s > 0 else 1.0)
+        return self(panel, offset_s, audio_s, chars)
+
     def __call__(self, panel: tuple, base_s: float, audio_s: float, chars: int) -> float:
         if self.service.name == "fit":
             return float(self.fits[panel].predict(np.array([audio_s]), np.array([chars]))[0])
@@ -210,14 +182,18 @@ class _Clock:
 
 def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: ServiceModel, *, silent: str = "skip",
              phonemize: Phonemizer | None = None, models: Sequence[PanelModel] | None = None,
-             lookup: Lookup | None = None, source: str = "manifest") -> Decided:
+             lookup: Lookup | None = None, chunks: pd.DataFrame | None = None,
+             source: str = "manifest") -> Decided:
     """Decide every closed-loop output of a validated ``manifest`` again under ``service``
     and the reading ``silent`` of silent parts, on ``streams`` (the run's traces; module
     docstring). Open-loop outputs keep their rows. Missing texts take the duration model of
     ``models`` (one per panel; None: fitted on the manifest's open-loop requests with the
     features of ``phonemize``, the backend's phonemizer, or the text's without one).
     ``lookup(panel, text)``: a store's (service_s, n_samples, sample_rate, audio_s) of a text
-    the manifest lacks, or None, asked before the model (a caller's store of other runs)."""
+    the manifest lacks, or None, asked before the model (a caller's store of other runs).
+    ``chunks`` (chunk release: the manifest's validated chunk table): each request's audio
+    becomes playable chunk by chunk, a stored text's chunks as recorded, a modelled text's as
+    one chunk ready with its request; :attr:`Decided.chunks` is the chunk table of the rows."""
     closed = manifest["condition"].astype(str).map(closed_loop_condition).to_numpy(bool)
     if not closed.any():
         return Decided(manifest, service)
@@ -225,29 +201,39 @@ def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: Service
     clock = _Clock(service, manifest, source)
     uses_base = service.name == "measured" or (service.name == "scale" and service.factor != 0)
     durations = _Durations(manifest, closed, streams, phonemize, source, models, uses_base)
+    durations.chunks = None if chunks is None else _ChunkTable(manifest, chunks, keys, durations.panel_keys)
     by_name = {(s.talk_id, s.system): s for s in streams}
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
     out = Decided(manifest, service)
-    frames, decided_codes = [], []
-    for code in np.unique(codes[closed]):
-        rows = manifest[codes == code]
+    frames, chunk_frames, decided_codes = [], [], []
+    at = np.flatnonzero(closed)
+    for code, pos in pd.Series(at).groupby(codes[at], sort=True).indices.items():
+        rows = manifest.take(at[pos])
         key = tuple(rows[k].iloc[0] for k in keys)
         try:
             new, modelled = _decide(rows, keys, by_name, durations, clock, silent, lookup)
         except _Keep as why:
             out.kept[key] = str(why)
             continue
+        if durations.chunks is not None:
+            chunk_frames.append(durations.chunks.rows(new, keys))
+        new.attrs.clear()
         frames.append(new.assign(_code=code))
         decided_codes.append(code)
         out.outputs[key] = (len(new), modelled)
     if not frames:
-        out.service = clock.service
+        out.service, out.chunks = clock.service, chunks
         return out
     kept = manifest.assign(_code=codes)[~np.isin(codes, decided_codes)]
     both = pd.concat([kept, *frames], ignore_index=True).sort_values("_code", kind="stable")
     out.manifest = both.drop(columns="_code").reset_index(drop=True)
     out.manifest["in_flight"] = out.manifest["in_flight"].astype("Int64")
     out.service = clock.bound_to(out.manifest)
+    if chunks is not None:
+        gone = manifest.assign(_code=codes).loc[np.isin(codes, decided_codes), keys].drop_duplicates()
+        old = chunks.merge(gone, on=keys, how="left", indicator=True)
+        out.chunks = pd.concat([old[old["_merge"] == "left_only"].drop(columns="_merge"), *chunk_frames],
+                               ignore_index=True)
     out.model = durations.describe() if any(m for _, m in out.outputs.values()) else ""
     return out
 
@@ -269,8 +255,11 @@ def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Dura
         stream, rule = rule.prepare(stream), rule.rule
     _check_recorded(rows, stream, bool(getattr(rule, "cuts_updates", False)))
     panel = tuple((k, str(first[k])) for k in durations.panel_keys)
-    own = durations.table_of(rows)
+    own = durations.own(rows, panel)
     used: list[tuple[float, int, int, float, bool]] = []
+    table = durations.chunks
+    own_chunks = table.own(rows, panel) if table is not None else {}
+    pieces: list[tuple[tuple[float, int], ...]] = []
 
     def provider(req) -> Served:
         hit = own.get((panel, req.text)) or durations.stored.get((panel, req.text))
@@ -285,7 +274,15 @@ def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Dura
         base, n, rate, audio = hit
         used.append((base, n, rate, audio, (panel, req.text) not in own and (panel, req.text) not in durations.stored))
         svc = clock(panel, base, audio, len(req.text))
-        return Served(svc, n_samples=n, sample_rate=rate) if rate else Served(svc, audio)
+        if table is None:
+            return Served(svc, n_samples=n, sample_rate=rate) if rate else Served(svc, audio)
+        recorded = own_chunks.get((panel, req.text)) or table.by_text.get((panel, req.text))
+        if recorded is None and (n and used[-1][4] is False):
+            raise _Keep("a text the run synthesized has no chunks in its chunk table")
+        recorded = recorded if recorded is not None else (((base, n),) if n else ())
+        pieces.append(recorded)
+        mapped = tuple((clock.offset(panel, base, audio, len(req.text), off), k) for off, k in recorded)
+        return Served(svc, n_samples=n, sample_rate=rate, chunks=mapped)
 
     result = run_policy(stream, rule, provider, silent=silent)
     new = pd.DataFrame({
@@ -308,6 +305,8 @@ def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Dura
     if durations.samples:
         new["n_samples"] = np.array([u[1] for u in used], np.int64)
         new["sample_rate"] = np.array([u[2] for u in used], np.int64)
+    if table is not None:
+        new.attrs["chunks"] = pieces
     return new, sum(u[4] for u in used)
 
 
@@ -327,19 +326,42 @@ def _check_recorded(rows: pd.DataFrame, stream: Stream, spans: bool = False) -> 
             raise _Keep("its recorded requests are not the groups its trace gives")
 
 
-def labelled(result: ReplayResult, decided: Decided) -> ReplayResult:
-    """The replay with each decided output's signature ``loop`` saying so (and how many of
-    its requests have modelled durations), and every row the duration model's description
-    (``loop_model``) when it gave a duration."""
-    keys = [k for k in result.summary.columns if k in OUTPUT_ID]
-    order = [k for k in output_keys(result.summary) if k in keys]
-    sigs = []
-    for row, sig in zip(result.summary[order].itertuples(index=False), result.signatures):
-        got = decided.outputs.get(tuple(row))
-        extra: dict[str, Any] = {"loop_model": decided.model or None}
-        if got is not None:
-            n, m = got
-            extra["loop"] = f"{LOOP_DECIDED_AGAIN}, {m} of {n} requests modelled"
-        sigs.append(merge(sig, extra))
-    result.signatures = sigs
-    return result
+class _ChunkTable:
+    """Chunk release: each recorded request's chunks (ready offset after its start, in
+    seconds, and samples), by text, and the chunk rows of a decided output."""
+
+    def __init__(self, manifest: pd.DataFrame, chunks: pd.DataFrame, keys: list[str], panel_keys: list[str]):
+        texts = manifest[[*keys, "seq", "text"]]
+        ch = chunks.merge(texts, on=[*keys, "seq"], how="inner").sort_values([*keys, "seq", "chunk"], kind="stable")
+        self.keys, self.panel_keys = keys, panel_keys
+        self.per_request: dict[tuple, list[tuple[float, int]]] = {}
+        self.by_text: dict[tuple, tuple[tuple[float, int], ...]] = {}
+        ident = zip(*(ch[k].tolist() for k in [*keys, "seq"]))
+        for key, off, n in zip(ident, ch["ready_offset_s"].to_numpy(float).tolist(),
+                               ch["n_samples"].to_numpy(np.int64).tolist()):
+            self.per_request.setdefault(key, []).append((off, n))
+        position = {k: i for i, k in enumerate(keys)}
+        text_of = dict(zip(zip(*(texts[k].tolist() for k in [*keys, "seq"])), texts["text"].tolist()))
+        for key, parts in self.per_request.items():
+            panel = tuple((k, str(key[position[k]])) for k in panel_keys)
+            self.by_text.setdefault((panel, text_of[key]), tuple(parts))
+
+    def own(self, rows: pd.DataFrame, panel: tuple) -> dict[tuple, tuple[tuple[float, int], ...]]:
+        """The chunks of one output's recorded requests, by text."""
+        out: dict[tuple, tuple[tuple[float, int], ...]] = {}
+        for key, text in zip(zip(*(rows[k].tolist() for k in [*self.keys, "seq"])), rows["text"].tolist()):
+            if key in self.per_request:
+                out.setdefault((panel, text), tuple(self.per_request[key]))
+        return out
+
+    def rows(self, new: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+        """The chunk rows of a decided output's requests (``new.attrs["chunks"]``: each
+        request's unmapped chunks)."""
+        rate = new["sample_rate"].tolist() if "sample_rate" in new else [0] * len(new)
+        seq, cols = new["seq"].tolist(), {k: [] for k in ("seq", "chunk", "ready_offset_s", "audio_s", "n_samples")}
+        for i, parts in enumerate(new.attrs["chunks"]):
+            for c, (off, n) in enumerate(parts):
+                for name, value in zip(cols, (seq[i], c, off, n / rate[i] if rate[i] else 0.0, n)):
+                    cols[name].append(value)
+        first = new.iloc[0] if len(new) else {}
+        return pd.DataFrame({**{k: [first[k]] * len(cols["seq"]) for k in keys}, **cols})

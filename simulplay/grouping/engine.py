@@ -12,7 +12,9 @@ holds text, the engine sends it (trigger ``eos``).
 The synthesizer is serial with the requests in order, ``start_j = max(dispatch_j,
 r_{j−1})``, ``r_j = start_j + service_j``; playback is serial, ``p_j = max(r_j, C_{j−1})``,
 ``C_j = p_j + d_j``, silent parts skipped (or holding the clock at ``r_j`` with
-``silent="hold"``). Each request's service and audio come from ``provider`` when it is
+``silent="hold"``); under chunk release (the provider gives a request's chunks) each chunk
+plays from its own readiness, ``start_j`` plus its offset, so the queue rises chunk by
+chunk. Each request's service and audio come from ``provider`` when it is
 sent, so the engine runs on real synthesis, on a duration model or on fixed values alike;
 its numbers enter the clock as replay reads them back from a manifest: dispatch and
 service through :func:`~simulplay.core.timebase.to_ns` (its scalar twin ``scalar_ns``), audio
@@ -40,7 +42,7 @@ from simulplay.grouping.requests import span_text
 from simulplay.grouping.rules import instant_keys
 from simulplay.traces.model import Stream, join_texts
 
-READY, PLAYED, WAKE = 0, 1, 3
+READY, PLAYED, CHUNK, WAKE = 0, 1, 2, 3
 SILENT = ("skip", "hold")
 
 
@@ -48,12 +50,16 @@ SILENT = ("skip", "hold")
 class Served:
     """What synthesis gave one request: its service time (seconds, as the manifest holds
     it) and its audio, as ``n_samples`` at ``sample_rate`` Hz or, without samples, as
-    ``audio_s`` seconds."""
+    ``audio_s`` seconds. ``chunks`` (chunk release): each chunk's readiness after the
+    request's start (seconds) and its samples, in order; the chunks then play as they are
+    ready, in place of the whole request at its readiness (their samples make up
+    ``n_samples``)."""
 
     service_s: float
     audio_s: float = 0.0
     n_samples: int | None = None
     sample_rate: int | None = None
+    chunks: tuple[tuple[float, int], ...] | None = None
 
 
 Provider = Callable[[LoopRequest], Served]
@@ -92,6 +98,7 @@ class LoopState:
         self.heap: list[tuple[int, int, int]] = []
         self.groups: list[Group] = []
         self.synth_free = 0  # r of the last request sent (ns)
+        self.chunk_parts: list[tuple[int, int]] = []  # chunk release: (request seq, audio ns) per chunk event
         self.end = 0  # C of the last ready request (ns)
         self.samples = 0
         self.pushed = 0  # the audio of every ready request (ns)
@@ -171,7 +178,15 @@ class LoopState:
             service = scalar_ns(served.service_s)
             if service < 0:
                 raise ValueError(f"service time {served.service_s!r} s of request {req.seq} is negative")
-            req.service_ns, req.audio_ns = service, self.audio_of(served)
+            if served.chunks is None:
+                req.service_ns, req.audio_ns = service, self.audio_of(served)
+            else:  # chunk release: each chunk ready at the start plus its offset, played from then
+                req.service_ns, req.audio_ns, req.chunked = service, 0, True
+                for offset_s, n in served.chunks:
+                    audio = self.audio_of(Served(0.0, n_samples=n, sample_rate=served.sample_rate))
+                    req.audio_ns += audio
+                    heapq.heappush(self.heap, (max(start + scalar_ns(offset_s), now), CHUNK, len(self.chunk_parts)))
+                    self.chunk_parts.append((req.seq, audio))
             self.synth_free = start + service
             self.requests.append(req)
             self.in_flight.append(req.seq)
@@ -194,6 +209,10 @@ class LoopState:
         """Apply request ``seq``'s readiness: its playback and the end of its audio."""
         req = self.requests[seq]
         r = req.start_ns + req.service_ns
+        if req.chunked:  # its audio entered playback chunk by chunk
+            req.ready_ns, req.end_ns = r, self.end
+            self.in_flight.remove(seq)
+            return
         if req.audio_ns > 0:
             self.end = max(r, self.end) + req.audio_ns
             heapq.heappush(self.heap, (self.end, PLAYED, seq))
@@ -202,6 +221,16 @@ class LoopState:
         req.ready_ns, req.end_ns = r, self.end
         self.pushed += req.audio_ns
         self.in_flight.remove(seq)
+
+    def chunk(self, index: int, t: int) -> None:
+        """Apply chunk ``index``'s readiness at ``t`` (ns): it plays after what is queued."""
+        seq, audio = self.chunk_parts[index]
+        if audio > 0:
+            self.end = max(t, self.end) + audio
+            heapq.heappush(self.heap, (self.end, PLAYED, seq))
+        elif self.silent == "hold":
+            self.end = max(t, self.end)
+        self.pushed += audio
 
 
 def run_policy(stream: Stream, rule: Rule, provider: Provider, *, splitter=None,
@@ -280,8 +309,10 @@ def apply_events(out: LoopState, t: int) -> bool:
     whether a wake-up fell at ``t``."""
     woken = False
     while out.heap and out.heap[0][0] <= t:
-        _, kind, seq = heapq.heappop(out.heap)
+        at, kind, seq = heapq.heappop(out.heap)
         if kind == READY:
             out.ready(seq)
+        elif kind == CHUNK:
+            out.chunk(seq, at)
         woken |= kind == WAKE
     return woken

@@ -68,6 +68,7 @@ class LoopRequest:
     service_ns: int = -1
     audio_ns: int = -1
     end_ns: int = -1
+    chunked: bool = False  # chunk release: its audio became playable chunk by chunk
     span: tuple[int, int] | None = None
 
     @property

@@ -63,7 +63,7 @@ def replay_manifest(manifest: Path | pd.DataFrame, settings: ReplaySettings, *,
     release needs one, ``chunks`` or the file beside it) or a manifest table (validated,
     ``upstream`` its signature; the chunk table then a table in ``chunks``); ``talks``: only
     these talks' rows (``--talks``; empty: every talk)."""
-    from simulplay.durationmodel.redecide import recorded_streams
+    from simulplay.durationmodel.replay_again import recorded_streams
     from simulplay.manifest import read_chunks, read_manifest, validate_manifest
     from simulplay.manifest.chunks import validate_chunks
     from simulplay.traces.select import pick_rows
@@ -92,7 +92,7 @@ def replay_deciding(manifest: pd.DataFrame, settings: ReplaySettings, streams: S
                     upstream: dict[str, Any] | None = None, source: str = "manifest") -> ReplayResult:
     """Replay a validated manifest under ``settings``, its closed-loop outputs decided again
     on ``streams`` where the clock changes (:func:`simulplay.durationmodel.redecide.replay_deciding`)."""
-    from simulplay.durationmodel.redecide import replay_deciding as replay_again
+    from simulplay.durationmodel.replay_again import replay_deciding as replay_again
 
     return replay_again(manifest, service=settings.service, release=settings.release, silent=settings.silent,
                         streams=streams, chunks=chunks, allow_incomplete=allow_incomplete, upstream=upstream,
@@ -101,7 +101,7 @@ def replay_deciding(manifest: pd.DataFrame, settings: ReplaySettings, streams: S
 
 def decides_again(manifest: pd.DataFrame, settings: ReplaySettings) -> bool:
     """Whether a replay under ``settings`` decides the manifest's closed-loop outputs again."""
-    from simulplay.durationmodel.redecide import decides_again as again
+    from simulplay.durationmodel.replay_again import decides_again as again
 
     return again(manifest, settings.release, settings.service, settings.silent)
 

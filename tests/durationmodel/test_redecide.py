@@ -9,12 +9,14 @@ from simulplay.core.provenance import sha256_of_file
 from simulplay.core.tables import write_table
 from simulplay.durationmodel.fit import DurationFit
 from simulplay.durationmodel.modelled import PanelModel
-from simulplay.durationmodel.redecide import labelled, redecide
+from simulplay.durationmodel.redecide import redecide
+from simulplay.durationmodel.replay_again import labelled
 from simulplay.grouping.policy import LOOP_DECIDED_AGAIN, LOOP_OTHER_CLOCK
 from simulplay.manifest import validate_manifest
+from simulplay.manifest.chunks import validate_chunks
 from simulplay.sim import replay
 from simulplay.sim.servicefit import ServiceFit
-from simulplay.sim.variants import Measured, RequestRelease, Scale, Zero
+from simulplay.sim.variants import Measured, RequestRelease, Scale, Zero, parse_release
 from simulplay.traces import write_trace
 from simulplay.traces.model import frame_from_streams
 from simulplay.workflows.steps import ReplaySettings, replay_deciding
@@ -45,6 +47,10 @@ def run_manifest(with_immediate=True):
     df = pd.DataFrame(rows).assign(talk_id="t1", system="A", source_s=5.0, glue=False)
     df["audio_s"] = df["text"].map(AUDIO)
     return validate_manifest(df, "test")
+
+
+def settings_of(release):
+    return ReplaySettings(parse_release(release), Measured(), "skip")
 
 
 def backlog_rows(m):
@@ -147,3 +153,34 @@ def test_the_explorer_leaves_decided_outputs_out_of_the_timeline():
     drawn, rows, kept, notes = recorded_only(rep, m, "service-zero")
     assert list(drawn.summary["condition"]) == ["immediate"] and len(drawn.parts) == 4 == len(rows)
     assert list(kept) == [False, False, True, True, True, True] and len(notes) == 1
+
+
+def test_chunk_release_decides_again_from_the_recorded_chunks():
+    # Updates at 0, 0, 1 and 4 s (source 5 s), 1000 Hz samples. The run (request release): the first
+    # request (2.0 s of audio, service 2.5) plays 2.5–4.5; at 2.5 q = 2.0 > 1 with "ee ff gg." held, so the
+    # policy wakes at 3.5 (q = 1.0) and sends it (service 0.5, 1.0 s: ready 4.0, plays 4.5–5.5); at 4 "hh"
+    # ends the stream and goes (eos; 0.4 s, service 0.3: ready 4.3, plays 5.5–5.9).
+    # Chunk release: the first request's chunks (1.5 s ready 0.5 after its start, 0.5 s ready 2.5 after)
+    # play 0.5–2.0 and 2.5–3.0; at 2.5 q = 0.5 ≤ 1: "ee ff gg." goes at 2.5, not 3.5 (its chunk ready 0.5
+    # after its start: plays 3.0–4.0); at 4 "hh" goes (eos, q = 0), its chunk ready 4.3: plays 4.3–4.7,
+    # L = −0.3 s. The recorded groups under chunk release end at 5.4 (L = +0.4 s).
+    s = stream([0, 0, 1, 4], ["aaa bbb ccc.", "dd", "ee ff gg.", "hh"], source_s=5.0)
+    rows = [("aaa bbb ccc. dd", 2, 0.0, 2.5, 2000, "backlog", 0.0), ("ee ff gg.", 1, 3.5, 0.5, 1000, "backlog", 1.0),
+            ("hh", 1, 4.0, 0.3, 400, "eos", 1.5)]
+    df = pd.DataFrame([{"condition": BACKLOG, "seq": i, "text": t, "n_updates": u, "dispatch_s": d, "service_s": sv,
+                        "n_samples": n, "audio_s": n / 1000, "sample_rate": 1000, "trigger": tr, "queued_s": q,
+                        "in_flight": 0, "group": i} for i, (t, u, d, sv, n, tr, q) in enumerate(rows)])
+    m = validate_manifest(df.assign(talk_id="t1", system="A", source_s=5.0, glue=False), "test")
+    chunks = validate_chunks(pd.DataFrame(
+        [(0, 0, 0.5, 1500), (0, 1, 2.5, 500), (1, 0, 0.5, 1000), (2, 0, 0.3, 400)],
+        columns=["seq", "chunk", "ready_offset_s", "n_samples"]).assign(
+        talk_id="t1", system="A", condition=BACKLOG, audio_s=lambda c: c["n_samples"] / 1000), "chunks")
+    assert offset(replay(m)) == pytest.approx(0.9, abs=1e-9)
+    assert offset(replay(m, release="chunk", chunks=chunks)) == pytest.approx(0.4, abs=1e-9)
+    decided = redecide(m, [s], Measured(), chunks=chunks)
+    assert backlog_rows(decided.manifest) == [("aaa bbb ccc. dd", 0.0, "backlog"), ("ee ff gg.", 2.5, "backlog"),
+                                              ("hh", 4.0, "eos")]
+    assert list(decided.chunks["ready_offset_s"]) == [0.5, 2.5, 0.5, 0.3]
+    rep = replay_deciding(m, settings_of("chunk"), [s], chunks=chunks)
+    assert offset(rep) == pytest.approx(-0.3, abs=1e-9)
+    assert rep.signatures[0]["loop"] == f"{LOOP_DECIDED_AGAIN}, 0 of 3 requests modelled"

@@ -30,7 +30,7 @@ from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.core.signature import format_signature
 from simulplay.core.tables import read_table
 from simulplay.core.timebase import to_ns
-from simulplay.durationmodel.redecide import replay_deciding
+from simulplay.durationmodel.replay_again import replay_deciding
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.policy import decided_again
 from simulplay.manifest import output_keys, read_chunks
@@ -42,6 +42,7 @@ from simulplay.sim.playback import serial_clock
 from simulplay.sim.replay import ReplayResult, drop_incomplete
 from simulplay.sim.variants import Measured, parse_release, parse_service
 from simulplay.traces import streams_from_frame
+from simulplay.traces.select import prepare_streams
 
 #: How each replay setting reads on the page.
 SERVICE_TITLES = {"measured": "measured service", "zero": "zero service", "fit": "modelled clock (service=fit)"}
@@ -210,7 +211,7 @@ def replay_variant(run: RunData, manifest: pd.DataFrame, label: str, sig: dict[s
     if res is None or rel.needs_chunks:  # a modelled clock (fit) is fitted once, here
         model = parse_service(service, source=f"{table.path}: signature").bind(manifest, source)
     if res is None:
-        streams = streams_from_frame(run.traces, revising=True) if run.traces is not None else None
+        streams = run_streams(run)
         res = replay_deciding(manifest, service=model, release=rel, silent=silent, streams=streams, chunks=chunks,
                               allow_incomplete=allows_incomplete(run), source=source,
                               upstream=manifest_signature(Path(run.manifest.path)))
@@ -227,6 +228,21 @@ def replay_variant(run: RunData, manifest: pd.DataFrame, label: str, sig: dict[s
         samples = part_samples(res.parts[keys], manifest, chunks, source=source)[["sample_start", "sample_stop"]]
     return Variant(label, variant_title(release, service, silent), res.summary, list(res.signatures), res.parts,
                    clock, table.frame, list(table.signatures), per_talk, pt_sigs, samples, silent, notes)
+
+
+def run_streams(run: RunData) -> list | None:
+    """The run's streams as ``run`` prepared them (its talks and its events mode), to decide
+    a closed-loop output again as the run did; None without traces."""
+    if run.traces is None:
+        return None
+    streams = streams_from_frame(run.traces, revising=True)
+    exp = run.settings
+    if exp is None:
+        return streams
+    try:
+        return prepare_streams(streams, talks=exp.talks, events=exp.events)[0]
+    except InputError:
+        return streams
 
 
 def recorded_only(res: ReplayResult, manifest: pd.DataFrame,
