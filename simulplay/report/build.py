@@ -29,8 +29,7 @@ from simulplay.report.measured import measured_sentence
 from simulplay.report.model import ReportAudio, ReportFigure, ReportTable
 from simulplay.report.order import condition_order
 from simulplay.report.queue import replay_parts, silent_reading
-from simulplay.report.read_run import RunData, load_run
-from simulplay.report.stepwise import load_tables
+from simulplay.report.read_run import RunData, load_run, load_tables
 from simulplay.report.sweep_figures import sweep_report_figures
 from simulplay.report.tables import all_tables, eta_table
 

@@ -1,48 +1,40 @@
-"""Recognising the tables a report is given: each file's kind, its rows and signatures.
+"""The tables a report reads, each with what it is and what it came from.
 
-A Parquet table written by simulplay names its kind in its structured metadata (key
-``simulplay``, field ``table``); a CSV table (or a Parquet file without that metadata: a
-hand-written manifest, a table rewritten by another tool) is recognised by its columns.
-File names never matter. Every table keeps one signature per row: the structured dict
-of its Parquet metadata, else the display string of its ``signature`` column, matched
-back to a structured dict when some Parquet input holds one that renders identically
-(strings are never parsed).
+What a table is (its kind) is read from its Parquet metadata (key ``simulplay``, field
+``table``), or for a run folder's files from the run record (:func:`.read_run.load_run`
+names each one); a request manifest written by hand is known by the manifest's columns (the
+one table a person writes), a ``.jsonl`` file is a trace. What it came from is its structured
+signature, one per row (Parquet metadata): the replay it belongs to (:func:`replay_of`) and,
+for an η table, the comparison. A CSV table carries no kind and only a display string per row
+(never parsed): outside a run folder it is read as the copy of a Parquet input (the same
+columns, rows and display signatures), and is otherwise not used. File names never matter
+outside a run folder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from simulplay.analysis.edge_replay import SHARE_COLUMNS
-from simulplay.analysis.latency_table import LATENCY_COLUMNS
-from simulplay.analysis.player_table import PLAYER_COLUMNS
-from simulplay.analysis.textlatency import COMPARE_COLUMNS as TEXT_COMPARE
-from simulplay.analysis.textlatency import PER_OUTPUT_COLUMNS as TEXT_PER_OUTPUT
-from simulplay.analysis.wordtiming import TABLE_COLUMNS as TIMING_COLUMNS
 from simulplay.core.errors import InputError
-from simulplay.core.keys import OUTPUT_ID, OUTPUT_KEYS
-from simulplay.core.provenance import file_fingerprint
-from simulplay.core.signature import format_signature, settings_hash
+from simulplay.core.keys import OUTPUT_ID
+from simulplay.core.provenance import file_fingerprint as file_hash
+from simulplay.core.signature import base_signature, format_signature, settings_hash
 from simulplay.core.tables import read_table, stored_signatures
-from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS, PER_TALK_COLUMNS
-from simulplay.formats.summary import SUMMARY_COLUMNS
-from simulplay.grouping.requests import REQUEST_COLUMNS
-from simulplay.manifest.chunks import CHUNK_REQUIRED
-from simulplay.manifest.validate import MANIFEST_COLUMNS
-from simulplay.traces.model import TRACE_COLUMNS
+from simulplay.formats.eta import with_ties
+from simulplay.formats.summary import variant_label
+from simulplay.manifest.columns import MANIFEST_COLUMNS
+from simulplay.report.record import RunSettings
 
 Signature = dict[str, Any] | str
 #: Columns kept as text when a CSV is read (identifiers, never numbers).
-KEY_COLUMNS = (*OUTPUT_ID, "p1", "p2", "rule", "recognizer",
-               "language", "signature", "trigger", "pair", "reference", "from_condition", "to_condition",
-               "normalization", "text", "error")
-
+KEY_COLUMNS = (*OUTPUT_ID, "p1", "p2", "rule", "recognizer", "language", "signature", "trigger", "pair", "reference",
+               "from_condition", "to_condition", "normalization", "text", "error")
 #: What each kind is called in the report, for the kinds the report reads.
 USED_KINDS = {
     "manifest": "request manifest", "playback-summary": "playback summary", "eta": "η table",
@@ -50,7 +42,8 @@ USED_KINDS = {
     "edges-nonspeech": "non-speech share table", "content": "content table", "content-pairs": "content pair table",
     "word-timing": "word-timing table", "player": "player table", "trace": "trace",
     "latency": "SimulEval speech-metric table", "text-latency-compare": "text-latency comparison",
-    "quality-intervals": "quality interval table",
+    "quality-intervals": "quality interval table", "spoken": "spoken table",
+    "live-prediction": "live prediction table", "live-prediction-eta": "live prediction η table",
 }
 #: Kinds simulplay writes that the report lists but does not read.
 OTHER_KINDS = {
@@ -65,72 +58,41 @@ OTHER_KINDS = {
 }
 #: Parquet ``table`` values that are another name of a kind.
 ALIASES = {"request-manifest": "manifest"}
-
-
-def without_ties(columns: tuple[str, ...]) -> tuple[str, ...]:
-    """``columns`` less ``n_zero`` (what a table written before ties were counted has)."""
-    return tuple(c for c in columns if c != "n_zero")
-
-
-#: Recognition by columns, most specific first: (kind, required columns, columns it must not have).
-BY_COLUMNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("eta-edges", without_ties(ETA_COLUMNS) + ("threshold",), ()),
-    ("quality-intervals", ("metric", "condition", "n_talks", "mean", "ci_low", "ci_high", "n_negative", "n_positive",
-                           "n_talks_left_out"), ("talk_id",)),
-    ("eta", without_ties(ETA_COLUMNS), ("talk_id",)),
-    ("contrast", without_ties(CONTRAST_COLUMNS), ("talk_id",)),
-    ("eta-per-talk", PER_TALK_COLUMNS, ("n_talks",)),
-    ("edges-nonspeech", SHARE_COLUMNS, ()),
-    ("content-pairs", ("from_condition", "to_condition", "n_talks"), ()),
-    ("word-timing", TIMING_COLUMNS, ("talk_id",)),
-    ("content", ("normalization", "n_talks", "intended_words", "mean_error_rate_pct"), ("talk_id",)),
-    ("player", OUTPUT_KEYS + PLAYER_COLUMNS, ()),
-    ("latency", OUTPUT_KEYS + LATENCY_COLUMNS, ()),
-    ("text-latency", OUTPUT_KEYS + TEXT_PER_OUTPUT, ()),
-    ("text-latency-compare", ("condition",) + TEXT_COMPARE, ("talk_id",)),
-    ("edges-summary", (*OUTPUT_KEYS, "threshold") + SUMMARY_COLUMNS, ()),
-    ("playback-summary", OUTPUT_KEYS + SUMMARY_COLUMNS, ("threshold",)),
-    ("chunks", CHUNK_REQUIRED, ("dispatch_s",)),
-    ("playback-parts", (*OUTPUT_KEYS, "seq", "ready_s", "play_s", "end_s"), ()),
-    ("manifest", MANIFEST_COLUMNS, ()),
-    ("requests", REQUEST_COLUMNS, ()),
-    ("trace", TRACE_COLUMNS, ("condition",)),
-)
-ACCEPTED = ("a table written by simulplay (manifest, playback summary, η, per-talk η, contrasts, edge, player or "
-            "content table) or a trace")
+#: A run folder's tables as the run writes them (else in the other format): their kind; ``eta.<variant>`` is
+#: added per variant. The first four every run writes.
+RUN_FILES = {"manifest.parquet": "manifest", "summary.parquet": "playback-summary", "eta.parquet": "eta",
+             "eta_per_talk.csv": "eta-per-talk", "contrasts.csv": "contrast", "eta_edges.csv": "eta-edges",
+             "edges_nonspeech.csv": "edges-nonspeech", "content.csv": "content", "content.pairs.csv": "content-pairs",
+             "word_timing.csv": "word-timing", "latency.parquet": "latency", "textlatency.csv": "text-latency-compare",
+             "live/prediction.parquet": "live-prediction", "live/prediction_eta.parquet": "live-prediction-eta",
+             "quality.intervals.parquet": "quality-intervals", "spoken.parquet": "spoken"}
+UNPLACED = ("a CSV that copies no Parquet input: a CSV records neither its kind nor its replay (its signature is a "
+            "display string, never parsed)")
 
 
 @dataclass
 class TableFile:
-    """One input file: its kind, rows (CSV columns converted) and per-row signatures."""
+    """One input file: its kind (``""`` when nothing says it), rows, per-row signatures, the
+    replay it comes from (``""`` the primary one, else a sensitivity replay's label; ``None``
+    when its signatures are display strings) and what the report did with it."""
 
     path: Path
     kind: str
     frame: pd.DataFrame
     signatures: list[Signature]
-    meta: dict[str, Any]
-    fmt: str  # "parquet" | "csv" | "jsonl"
-    use: str = ""  # what the report did with it (filled by the loader)
+    meta: dict[str, Any] = field(default_factory=dict)
+    replay: str | None = None
+    use: str = ""
 
     @property
     def what(self) -> str:
         """The kind as the report names it (``η table``); an unknown kind as it is."""
-        return USED_KINDS.get(self.kind) or OTHER_KINDS.get(self.kind, self.kind)
+        return USED_KINDS.get(self.kind) or OTHER_KINDS.get(self.kind, self.kind or "unknown")
 
     @property
-    def structured(self) -> bool:
-        """Whether every row has a structured (dict) signature, as Parquet written by simulplay."""
-        return bool(self.signatures) and all(isinstance(s, dict) for s in self.signatures)
-
-    def shown_signatures(self) -> list[str]:
+    def shown(self) -> list[str]:
         """Each row's signature as displayed (a CSV's stored string, or a dict formatted)."""
         return [s if isinstance(s, str) else format_signature(s) for s in self.signatures]
-
-
-
-def file_hash(path: Path) -> str:
-    """The first 12 hex digits of the file's SHA-256."""
-    return file_fingerprint(path)
 
 
 def signature_fingerprint(sigs: Sequence[Signature]) -> str:
@@ -140,60 +102,100 @@ def signature_fingerprint(sigs: Sequence[Signature]) -> str:
     return settings_hash({"signatures": shown}) if shown else ""
 
 
-def recognise(path: Path) -> TableFile | None:
-    """Read one file and tell its kind; ``None`` when it is no table simulplay knows.
-
-    ``.jsonl`` files are read as traces (their errors are the trace reader's)."""
-    suffix = path.suffix.lower()
-    if suffix == ".jsonl":
+def read_file(path: Path, kind: str = "", known: Sequence[dict[str, Any]] = ()) -> TableFile:
+    """One table: its kind (``kind`` when the run record names it, else its metadata's, else
+    a manifest's by its columns), rows (CSV cells typed) and signatures: Parquet's structured
+    ones, a CSV's display strings matched back to the structured signatures ``known`` that
+    render identically; a table without any (a manifest written by hand) is signed by its
+    file's name and hash."""
+    if path.suffix.lower() == ".jsonl":
         from simulplay.traces import read_trace
 
-        return TableFile(path, "trace", read_trace(path), [], {}, "jsonl")
+        return TableFile(path, "trace", read_trace(path), [])
     df, meta = read_table(path)
-    kind = ALIASES.get(meta.get("table", ""), meta.get("table", ""))
-    if kind not in USED_KINDS and kind not in OTHER_KINDS:
-        kind = _kind_by_columns(df)
-        if kind is None:
-            return None
-    frame = with_ties(df if suffix == ".parquet" else typed_frame(df))
-    return TableFile(path, kind, frame, row_signatures(meta, df), meta, suffix[1:])
-
-
-def _kind_by_columns(df: pd.DataFrame) -> str | None:
-    cols = set(df.columns)
-    for kind, required, forbidden in BY_COLUMNS:
-        if set(required) <= cols and not cols & set(forbidden):
-            return kind
-    return None
-
-
-def row_signatures(meta: Mapping[str, Any], df: pd.DataFrame) -> list[Signature]:
-    """Structured signatures from Parquet metadata, else the ``signature`` column's
-    strings, else none (a hand-written table)."""
+    kind = kind or ALIASES.get(meta.get("table", ""), meta.get("table", ""))
+    if not kind and set(MANIFEST_COLUMNS) <= set(df.columns):
+        kind = "manifest"
     sigs = stored_signatures(meta, len(df))
-    if sigs is not None:
-        return sigs
-    if "signature" in df:
-        return [str(s) for s in df["signature"]]
-    return []
+    if sigs is None and "signature" in df:
+        lookup = {format_signature(s): s for s in known}
+        sigs = [lookup.get(str(s), str(s)) for s in df["signature"]]
+    elif sigs is None:
+        sigs = [base_signature(input=f"{path.name}@{file_hash(path)}")] * len(df)
+    t = TableFile(path, kind, with_ties(typed_frame(df) if path.suffix.lower() == ".csv" else df), sigs, meta)
+    t.replay = replay_of(t.signatures)
+    return t
 
 
-def match_structured(table: TableFile, known: Sequence[dict[str, Any]]) -> None:
-    """Replace display strings by the structured signatures that render identically."""
-    lookup = {format_signature(s): s for s in known}
-    table.signatures = [lookup.get(s, s) if isinstance(s, str) else s for s in table.signatures]
+def replay_of(sigs: Sequence[Signature]) -> str | None:
+    """The replay a table comes from, by its structured signature: ``""`` for the primary one
+    (request release, measured service, no trim, silent parts skipped), else the label a
+    sensitivity replay's files get (``service-zero``, ``release-chunk+service-zero``);
+    ``None`` when a signature is a display string."""
+    if not sigs or not all(isinstance(s, dict) for s in sigs):
+        return None
+    sig = sigs[0]
+    changed = {k: sig[k] for k, default in (("release", "request"), ("service", "measured"), ("trim", "none"),
+                                             ("silent", "skip")) if sig.get(k, default) != default}
+    return variant_label("+".join(f"{k}={v}" for k, v in changed.items()))
 
 
-def with_ties(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with an ``n_zero`` column (talks neither below nor above zero) right after
-    ``n_negative`` when a table written before ties were counted lacks it:
-    ``n_talks − n_negative − n_positive``."""
-    if "n_zero" in df or not {"n_talks", "n_negative", "n_positive"} <= set(df.columns):
-        return df
-    out = df.copy()
-    zero = pd.to_numeric(out["n_talks"]) - pd.to_numeric(out["n_negative"]) - pd.to_numeric(out["n_positive"])
-    out.insert(list(out.columns).index("n_negative") + 1, "n_zero", zero)
-    return out
+def place(tables: list[TableFile]) -> None:
+    """A table without a kind that copies a Parquet input (the same columns, rows and display
+    signatures: a CSV its step wrote beside it) takes that input's kind and replay; any other
+    is marked not used, with the reason."""
+    originals = [t for t in tables if t.kind and t.path.suffix.lower() == ".parquet"]
+    for t in (t for t in tables if not t.kind and not t.use):
+        cols, csv = set(t.frame.columns) - {"signature"}, t.path.suffix.lower() == ".csv"
+        o = next((o for o in originals if o.shown == t.shown and len(o.frame) == len(t.frame)
+                  and set(o.frame.columns) - {"signature"} == cols), None)
+        if o is not None:
+            t.kind, t.replay = o.kind, o.replay
+        else:
+            t.use = f"not used: {UNPLACED if csv else 'a table with no simulplay kind in its metadata'}"
+
+
+def run_tables(root: Path, settings: RunSettings) -> list[TableFile]:
+    """The tables of a run folder, each with the kind and replay the run record gives it: the
+    files of :data:`RUN_FILES` and each sensitivity replay's η table."""
+    files = [(name, kind, "") for name, kind in RUN_FILES.items()]
+    files[5:5] = [(f"eta.{variant_label(v)}.parquet", "eta", variant_label(v)) for v in settings.variant_texts]
+    tables: list[TableFile] = []
+    for i, (name, kind, replay) in enumerate(files):
+        path = next((p for p in (root / name, (root / name).with_suffix(".csv" if name.endswith(".parquet") else
+                                                                           ".parquet")) if p.is_file()), None)
+        if path is None and (i < 4 or replay):
+            raise InputError.at(root / name, "no such file", accepted=f"the {USED_KINDS[kind]} written by `simulplay "
+                                "run` (Parquet or CSV)")
+        if path is not None:
+            known = [s for t in tables for s in t.signatures if isinstance(s, dict)]
+            tables.append(read_file(path, kind, known))
+            tables[-1].replay = replay
+    return tables
+
+
+def step_tables(paths: Sequence[Path]) -> list[TableFile]:
+    """The tables of step-by-step work: files, and folders whose tables are all read. A named
+    file must be a table whose kind is known (:func:`place`); one in a folder that is not is
+    listed as not used."""
+    tables, seen = [], set()
+    for p in paths:
+        for f in folder_files(p) if p.is_dir() else [p]:
+            if f.resolve() not in seen:
+                seen.add(f.resolve())
+                try:
+                    tables.append(read_file(f))
+                except InputError as e:
+                    if not p.is_dir():
+                        raise
+                    tables.append(TableFile(f, "", pd.DataFrame(), [], use=f"not read: {e}"))
+    place(tables)
+    named = {p.resolve() for p in paths}
+    for t in (t for t in tables if not t.kind and t.path.resolve() in named):
+        raise InputError.at(t.path, t.use.replace("not used: ", "is ", 1), accepted="a table written by simulplay as "
+                            "Parquet (rerun the step that wrote it with --out ending in .parquet), a request "
+                            "manifest or a trace")
+    return tables
 
 
 def typed_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -215,29 +217,13 @@ def typed_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def same_content(a: TableFile, b: TableFile) -> bool:
-    """Whether two tables hold the same rows, columns and display signatures (a Parquet
-    table and its CSV copy do; numbers compared exactly, CSV keeps full precision)."""
-    if a.kind != b.kind or a.shown_signatures() != b.shown_signatures():
-        return False
-    fa, fb = a.frame.drop(columns="signature", errors="ignore"), b.frame.drop(columns="signature", errors="ignore")
-    if list(fa.columns) != list(fb.columns) or len(fa) != len(fb):
-        return False
-    for col in fa.columns:
-        x, y = fa[col], fb[col]
-        if x.dtype.kind in "fiub" and y.dtype.kind in "fiub":
-            xv, yv = x.astype("float64").to_numpy(), y.astype("float64").to_numpy()
-            if not np.array_equal(xv, yv, equal_nan=True):
-                return False
-        elif [_text(v) for v in x] != [_text(v) for v in y]:
-            return False
-    return True
-
-
-def _text(v: Any) -> str:
-    if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
-        return ""
-    return str(v)
+def keys_as_text(df: pd.DataFrame) -> pd.DataFrame:
+    """Identifier columns as text (a Parquet table may store a realization as a number)."""
+    out = df.copy()
+    for col in KEY_COLUMNS:
+        if col in out and col != "signature":
+            out[col] = out[col].astype(str)
+    return out
 
 
 def folder_files(folder: Path) -> list[Path]:
@@ -245,36 +231,3 @@ def folder_files(folder: Path) -> list[Path]:
     files (not hidden, not in subfolders), by name."""
     return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
                   and p.suffix.lower() in (".parquet", ".csv", ".jsonl"))
-
-
-def read_inputs(paths: Sequence[Path]) -> tuple[list[TableFile], list[tuple[Path, str]]]:
-    """Each path (a file, or a folder whose files are scanned) read and recognised.
-
-    A file named on the command line must be a table simulplay knows; a file found in a
-    folder that is not is returned in the second list with the reason, and left out."""
-    tables, skipped, seen = [], [], set()
-    for p in paths:
-        if p.is_dir():
-            for f in folder_files(p):
-                if f.resolve() in seen:
-                    continue
-                seen.add(f.resolve())
-                try:
-                    t = recognise(f)
-                except InputError as e:
-                    skipped.append((f, f"not read: {e}"))
-                    continue
-                if t is None:
-                    skipped.append((f, "not used: its columns match no table the report reads"))
-                else:
-                    tables.append(t)
-            continue
-        if p.resolve() in seen:  # named twice, or also found in a folder given
-            continue
-        seen.add(p.resolve())
-        t = recognise(p)
-        if t is None:
-            raise InputError.at(p, "is not a table the report knows (no simulplay kind in its metadata, and its "
-                                "columns match none)", accepted=ACCEPTED)
-        tables.append(t)
-    return tables, skipped

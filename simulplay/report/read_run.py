@@ -1,23 +1,27 @@
-"""Reading what a report is made from: a run folder, or the tables of step-by-step work.
+"""Reading what a report is made from: one reader of a set of tables, each with what it is and
+what it came from (:mod:`.inputs`), whether a run folder's or step-by-step work's.
 
-A run folder (``simulplay run``/``demo``) has ``run.json``, ``manifest.parquet``,
-``summary.parquet``, ``eta.parquet`` (or ``eta.csv``) and ``eta_per_talk.csv``.
-Optional, included when present: ``contrasts.csv``, the sensitivity variants'
-``eta.<variant>.parquet``/``.csv``, the edge-silence tables ``eta_edges.csv`` and
-``edges_nonspeech.csv``, the content tables ``content.csv``, ``content.pairs.csv`` and
-``word_timing.csv``, and the trace files named in ``run.json`` (or given with ``--trace``).
-Anything else (tables given by path, a folder without ``run.json``) is read by
-:mod:`simulplay.report.stepwise`.
+A run folder (it has ``run.json``): the run record says what the run did and which file is
+what (:func:`run_tables`: ``manifest.parquet``, ``summary.parquet``, ``eta.parquet``, the
+per-talk and contrast tables, each sensitivity replay's ``eta.<variant>.parquet`` and the
+optional tables the run wrote, Parquet where both exist). Step-by-step work (tables given by
+path, or folders without ``run.json``, any file names): every table, its kind and replay from
+its own structured signature, the comparison (A, F, reference) from the η tables'.
 
-Every table keeps one signature per row: a structured dict where the file stores one
-(Parquet metadata), else the display string of its CSV ``signature`` column, matched
-back to a structured dict when some Parquet file of the run holds one that renders
-identically (strings are never parsed).
+Required: a request manifest, the playback summary of its primary replay (request release,
+measured service) and an η table computed from it. Used when present: the per-talk η table
+(else rebuilt from the summary), contrasts, the η tables of sensitivity replays (Table 8),
+the tables of :data:`OPTIONAL`, and traces (Table 11: ``--trace``, else traces among the
+inputs, else those ``run.json`` names, else those the manifest records). Refused (one line,
+exit 2): a required table missing, or given only as CSV; two tables of one role whose
+signatures differ (identical copies, such as a Parquet table and its CSV, are one table); η
+tables comparing different translators or references; traces lacking a stream of the manifest.
 """
 
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,42 +30,44 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simulplay.analysis.bootstrap import Bootstrap
+from simulplay.analysis.eta import compute_eta
 from simulplay.analysis.quality_intervals import DELTA_COLUMNS
 from simulplay.analysis.spoken import SPOKEN_COLUMNS
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
-from simulplay.core.signature import format_signature
-from simulplay.core.tables import read_table, stored_signatures
-from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS
-from simulplay.formats.live import PREDICTION, PREDICTION_ETA, PREDICTION_ETA_REQUIRED, PREDICTION_REQUIRED
+from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS, PER_TALK_COLUMNS, without_ties
+from simulplay.formats.live import PREDICTION_ETA_REQUIRED, PREDICTION_REQUIRED
 from simulplay.formats.summary import SUMMARY_READ, variant_label
+from simulplay.grouping import canonical_condition
 from simulplay.manifest.validate import validate_manifest
 from simulplay.report.inputs import (
-    KEY_COLUMNS,
+    UNPLACED,
+    USED_KINDS,
     Signature,
+    TableFile,
     file_hash,
+    keys_as_text,
+    run_tables,
     signature_fingerprint,
-    typed_frame,
-    with_ties,
-    without_ties,
+    step_tables,
 )
 from simulplay.report.record import RunRecord, RunSettings
 
-OPTIONAL_TABLES = {
-    "eta_edges": "eta_edges.csv",
-    "edges_nonspeech": "edges_nonspeech.csv",
-    "content": "content.csv",
-    "content_pairs": "content.pairs.csv",
-    "word_timing": "word_timing.csv",
-    "latency": "latency.csv",  # SimulEval speech-output metrics (Table 1b)
-    "text_latency": "textlatency.csv",  # `simulplay textlatency --out` saved into the run folder (Table 1c)
-}
-#: Parquet or CSV tables read when present: RunData.optional key → (file stem, required columns, kind, use).
-RECORDED_TABLES = {
-    # `simulplay run`/`demo` with quality, or `simulplay quality --out quality.parquet` into the run folder
-    "quality": ("quality.intervals", DELTA_COLUMNS, "quality interval table", "Table 19"),
-    "spoken": ("spoken", SPOKEN_COLUMNS, "spoken table", "Table 8c"),  # what the listener got per commit policy
-}
+MINIMUM = ("a request manifest, the playback summary of its replay (`simulplay replay`) and an η table computed "
+           "from that summary (`simulplay eta`)")
+#: RunData.optional key → kind, and what the report makes of it.
+OPTIONAL = {"eta_edges": ("eta-edges", "Table 10"), "edges_nonspeech": ("edges-nonspeech", "Table 16"),
+            "content": ("content", "content diagnostics"), "content_pairs": ("content-pairs", "Table 13"),
+            "word_timing": ("word-timing", "Table 17"), "player": ("player", "player metrics"),
+            "latency": ("latency", "Table 1b"), "text_latency": ("text-latency-compare", "Table 1c"),
+            "live_prediction": ("live-prediction", "Table 18, Figure 5"), "live_eta": ("live-prediction-eta",
+                                                                                        "Table 18b"),
+            "quality": ("quality-intervals", "Table 19"), "spoken": ("spoken", "Table 8c")}
+#: What the report reads of each kind (the columns' homes: :mod:`simulplay.formats`, :mod:`simulplay.analysis`).
+NEEDED = {"playback-summary": SUMMARY_READ, "eta": ETA_COLUMNS, "eta-per-talk": PER_TALK_COLUMNS,
+          "contrast": CONTRAST_COLUMNS, "quality-intervals": DELTA_COLUMNS, "spoken": SPOKEN_COLUMNS,
+          "live-prediction": PREDICTION_REQUIRED, "live-prediction-eta": PREDICTION_ETA_REQUIRED}
 
 
 @dataclass
@@ -90,7 +96,6 @@ class RunData:
     """Everything the report reads: a run folder, or the tables of step-by-step work."""
 
     folder: Path  # the run folder, the folder of tables, or the folder of the first table given
-    record: dict[str, Any]  # run.json; {} for step-by-step tables
     a: str
     f: str
     reference: str
@@ -108,6 +113,11 @@ class RunData:
     inputs: list[InputRow] = field(default_factory=list)
     parts: pd.DataFrame | None = None  # per-part primary replay, when the loader already made it
     run_record: RunRecord | None = None  # run.json as objects; None for step-by-step tables
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """``run.json`` as written; ``{}`` for step-by-step tables."""
+        return {} if self.run_record is None else self.run_record.data
 
     @property
     def stepwise(self) -> bool:
@@ -142,7 +152,7 @@ class RunData:
 
 
 def load_run(folder: str | Path, *, traces: Sequence[Path] = (), record: RunRecord | None = None) -> RunData:
-    """Read and check a run folder; an InputError names the first missing file or column.
+    """A run folder read and checked (an InputError names the first missing file or column);
     ``traces`` replace the trace files named in ``run.json`` (Table 11); ``record``: the run's
     record as the run holds it in memory (else ``run.json`` is read)."""
     root = Path(folder)
@@ -150,127 +160,202 @@ def load_run(folder: str | Path, *, traces: Sequence[Path] = (), record: RunReco
         raise InputError.at(root, "is not a folder" if root.exists() else "no such folder",
                             accepted="a run folder written by `simulplay run` or `simulplay demo`")
     record = record or RunRecord.read(root / "run.json")
-    exp = record.settings
-    manifest = _read_manifest(root / "manifest.parquet")
-    summary = _read(root / "summary.parquet", SUMMARY_READ, "playback summary")
-    known = [s for s in manifest.signatures + summary.signatures if isinstance(s, dict)]
-    eta = _read_either(root, "eta", ETA_COLUMNS, "η table", known)
-    known += [s for s in eta.signatures if isinstance(s, dict)]
-    per_talk = _read(root / "eta_per_talk.csv", ("talk_id", "condition", "delta_ref_s", "delta_s", "eta_s",
-                                                  "duration_part_s", "idle_part_s"), "per-talk η table", known)
-    run = RunData(root, record.data, exp.a, exp.f, exp.reference, exp.rule_texts, manifest, summary, eta, per_talk,
-                  run_record=record)
-    run.inputs = [InputRow("run.json", "run record", "settings and counts", sha256=file_hash(root / "run.json"))]
-    _note(run, manifest, "request manifest", "Tables 1, 12; Figures 2–4")
-    _note(run, summary, "playback summary", "primary replay (request release, measured service)")
-    _note(run, eta, "η table", "primary")
-    _note(run, per_talk, "per-talk η table", "primary")
-    if (root / "contrasts.csv").exists():
-        run.contrasts = _read(root / "contrasts.csv", CONTRAST_COLUMNS, "contrast table", known)
-        _note(run, run.contrasts, "contrast table", "primary")
-    for v in exp.variant_texts:
-        label = variant_label(v)
-        run.variants[label] = _read_either(root, f"eta.{label}", ETA_COLUMNS, f"η table of variant {v}", known)
-        _note(run, run.variants[label], "η table", f"sensitivity replay {v} (Table 8)")
-    for key, name in OPTIONAL_TABLES.items():
-        if (root / name).exists():
-            run.optional[key] = _read(root / name, (), name, known)
-            _note(run, run.optional[key], name.removesuffix(".csv").replace("_", " ") + " table", "shown as it is")
-    _read_live(run, root / "live")
-    _read_recorded(run, root, known)
-    read_run_traces(run, list(traces) or list(exp.traces),
-                    "given with --trace" if traces else "named in run.json")
+    return _read(run_tables(root, record.settings), root, str(root), list(traces), record)
+
+
+def load_tables(paths: Sequence[Path], traces: Sequence[Path] = ()) -> RunData:
+    """The tables of step-by-step work (:func:`.inputs.step_tables`) read and checked."""
+    where = str(paths[0]) if len(paths) == 1 else f"inputs {', '.join(map(str, paths))}"
+    return _read(step_tables(paths), paths[0] if paths[0].is_dir() else paths[0].parent, where, list(traces))
+
+
+def _read(tables: list[TableFile], folder: Path, where: str, traces: list[Path],
+          record: RunRecord | None = None) -> RunData:
+    """Each table given its role (see the module) and checked."""
+    by = defaultdict(list)
+    for t in tables:
+        by[t.kind].append(t)
+    for t in tables:
+        t.use = t.use or f"not used: {t.what}"
+    manifest_t = _choose(by["manifest"], "request manifest", where)
+    manifest = _manifest(manifest_t)
+    summary = _primary(tables, by["playback-summary"], "playback summary", where)
+    summary.use = "primary replay (request release, measured service): Tables 1, 2, 4–5, 8; Figures 1–3"
+    exp = record.settings if record else None
+    names = (exp.a, exp.f, exp.reference) if exp else _names(by["eta"], tables, where)
+    eta = _primary(tables, by["eta"], "η table", where)
+    eta.use = "primary: Tables 2, 8; Figure 1"
+    rules = exp.rule_texts if exp else [names[2]] + [c for c in dict.fromkeys(eta.frame["condition"]) if c != names[2]]
+    run = RunData(folder, *names, rules, manifest, _signed(summary), _signed(eta), None, run_record=record)
+    run.per_talk = _per_talk(tables, by["eta-per-talk"], run, names, where)
+    contrasts = _primary(tables, by["contrast"], "contrast table", where, required=False)
+    if contrasts is not None:
+        contrasts.use, run.contrasts = "primary: Table 9", _signed(contrasts)
+    order = [variant_label(v) for v in exp.variant_texts] if exp else sorted({t.replay for t in by["eta"]
+                                                                               if t.replay})
+    for label in order:
+        t = _choose([t for t in by["eta"] if t.replay == label], f"η table of the {label} replay", where)
+        t.use, run.variants[label] = f"sensitivity replay {label}: Table 8", _signed(t)
+    for key, (kind, use) in OPTIONAL.items():
+        t = _choose(by[kind], USED_KINDS[kind], where, required=False)
+        if t is not None:
+            t.use, run.optional[key] = use, _signed(t)
+    _traces(run, by["trace"], manifest_t, traces)
+    run.inputs = _input_rows(tables, run)
+    unused = sum(r.use.startswith("not") for r in run.inputs)
+    if unused:
+        run.notes.append(f"{unused} input file(s) not used; the Inputs table says why.")
     return run
 
 
-def _read_live(run: RunData, live: Path) -> None:
-    """A live run's prediction tables in ``live/`` (``simulplay demo --live``), when present."""
-    if not (live / PREDICTION).exists():
-        return
-    run.optional["live_prediction"] = _read(live / PREDICTION, PREDICTION_REQUIRED,
-                                            "live prediction table")
-    _note(run, run.optional["live_prediction"], "live prediction table", "Table 18, Figure 5", "live/")
-    if (live / PREDICTION_ETA).exists():
-        run.optional["live_eta"] = _read(live / PREDICTION_ETA, PREDICTION_ETA_REQUIRED,
-                                         "live prediction η table")
+def _signed(t: TableFile) -> Signed:
+    """The table as the report reads it: its columns checked (:data:`NEEDED`), identifiers as
+    text, a summary's conditions and a contrast's pairs canonical."""
+    Checker(str(t.path), t.frame).require_columns(without_ties(NEEDED.get(t.kind, ())), t.what)
+    frame = keys_as_text(t.frame)
+    return Signed(canonical(frame) if t.kind in ("playback-summary", "contrast") else frame, t.signatures, t.path)
 
 
-def _read_recorded(run: RunData, root: Path, known: list[dict[str, Any]]) -> None:
-    """The tables of :data:`RECORDED_TABLES` the run folder holds (Parquet or CSV)."""
-    for key, (stem, required, what, use) in RECORDED_TABLES.items():
-        if any((root / f"{stem}{ext}").exists() for ext in (".parquet", ".csv")):
-            run.optional[key] = _read_either(root, stem, required, what, known)
-            _note(run, run.optional[key], what, use)
+def canonical(df: pd.DataFrame) -> pd.DataFrame:
+    """Conditions and contrast pairs as canonical rule strings (``punct`` → ``punct:cap=2,min_words=3``)."""
+    cols = [c for c in ("condition", "p1", "p2") if c in df]
+    return df.assign(**{c: df[c].map(canonical_condition) for c in cols}) if cols else df
 
 
-def _note(run: RunData, table: Signed, kind: str, use: str, under: str = "") -> None:
-    """One Inputs row for a file of the run folder (named relative to the folder)."""
-    run.inputs.append(InputRow(under + table.path.name, kind, use, len(table.frame),
-                               signature_fingerprint(table.signatures), file_hash(table.path)))
+def _primary(tables: list[TableFile], cands: list[TableFile], what: str, where: str, *,
+             required: bool = True) -> TableFile | None:
+    """The one ``what`` of the primary replay; the others are marked with the replay they come
+    from. A required one given only as a CSV that copies no Parquet input is refused."""
+    for t in (t for t in cands if t.replay):
+        t.use = f"not used: {'summary' if what == 'playback summary' else what} of the {t.replay} replay" + \
+            (" (Table 8 shows its η)" if what == "playback summary" else "")
+    primary = [t for t in cands if t.replay == ""]
+    unplaced = [t for t in tables if t.use.startswith(f"not used: {UNPLACED}")]
+    if required and not primary and unplaced:
+        raise InputError.at(unplaced[0].path, f"no {what} among the inputs, and this is {UNPLACED}; rerun the step "
+                            "that wrote it with --out ending in .parquet, or give the Parquet table too",
+                            accepted=f"the {what} as Parquet (its signature is structured)")
+    if required and not cands:
+        raise InputError.at(where, f"no {what} among the inputs", accepted=MINIMUM)
+    return _choose(primary, f"{what} of the primary replay", where, required=required)
 
 
-def _read(path: Path, required: Sequence[str], what: str, known: Sequence[dict[str, Any]] = ()) -> Signed:
-    """A table of the run with its signatures: a Parquet table's structured ones, a CSV's
-    display strings matched back to the structured signatures ``known`` (never parsed)."""
-    df, meta = read_table(path)
-    csv = path.suffix.lower() == ".csv"
-    Checker(str(path), df).require_columns(without_ties(tuple(required)) + ("signature",) * csv, what)
-    sigs = stored_signatures(meta, len(df))
-    if sigs is None and "signature" not in df:
-        raise InputError.at(path, "carries no signature", field="signature",
-                            accepted="a table written by simulplay (Parquet metadata or a signature column)")
-    lookup = {format_signature(s): s for s in known}
-    return Signed(with_ties(typed_frame(df) if csv else keys_as_text(df)),
-                  sigs if sigs is not None else [lookup.get(str(s), str(s)) for s in df["signature"]], path)
+def _names(etas: list[TableFile], tables: list[TableFile], where: str) -> tuple[str, str, str]:
+    """(A, F, reference) that the η tables' structured signatures name: one comparison."""
+    named = {(s["a"], s["f"], canonical_condition(s["reference"])) for t in etas for s in t.signatures
+             if isinstance(s, dict) and {"a", "f", "reference"} <= s.keys()}
+    if len(named) > 1:
+        (a1, f1, r1), (a2, f2, r2) = sorted(named)[:2]
+        raise InputError.at(where, f"the η tables among the inputs compare different translators or references: "
+                            f"{a1} vs {f1} against {r1}, and {a2} vs {f2} against {r2}",
+                            accepted="the η tables of one comparison")
+    if not named and etas:
+        raise InputError.at(etas[0].path, "names no translators A, F and no reference in its signature (an older "
+                            "simulplay's); rerun `simulplay eta` on its summary", accepted="an η table written by "
+                            "`simulplay eta`")
+    if not named:
+        _primary(tables, [], "η table", where)  # names an unplaced CSV first, if any
+    return named.pop()
 
 
-def _read_manifest(path: Path) -> Signed:
-    df, meta = read_table(path)
-    sigs = stored_signatures(meta, len(df))
-    if sigs is None:
-        raise InputError.at(path, "carries no signature", accepted="a manifest written by `simulplay synth`/`run`")
-    valid = validate_manifest(df.assign(_sig=np.arange(len(df))), str(path))
-    return Signed(valid.drop(columns="_sig"), [sigs[i] for i in valid["_sig"]], path)
+def _choose(cands: list[TableFile], what: str, where: str, *, required: bool = True) -> TableFile | None:
+    """The one table of a role: copies with the same rows and display signatures collapse
+    (Parquet first); two that differ are refused, and so is none when the role is required."""
+    chosen: TableFile | None = None
+    for t in sorted(cands, key=lambda x: x.path.suffix.lower() != ".parquet"):
+        if chosen is None:
+            chosen = t
+        elif t.shown == chosen.shown and len(t.frame) == len(chosen.frame):
+            t.use = f"not used: the same table as {chosen.path}"
+        else:
+            raise InputError.at(t.path, f"conflicts with {chosen.path}: both are the {what}, but their rows or "
+                                "signatures differ", accepted=f"one {what} (identical copies, such as a Parquet "
+                                "table and its CSV, are fine)")
+    if chosen is None and required:
+        raise InputError.at(where, f"no {what} among the inputs", accepted=MINIMUM)
+    return chosen
 
 
-def _read_either(root: Path, stem: str, required: Sequence[str], what: str, known: list[dict]) -> Signed:
-    pq, csv = root / f"{stem}.parquet", root / f"{stem}.csv"
-    if not pq.exists() and not csv.exists():
-        raise InputError.at(pq, "no such file",
-                            accepted=f"the {what} written by `simulplay run` ({pq.name} or {csv.name})")
-    return _read(pq if pq.exists() else csv, required, what, known)
+def _manifest(t: TableFile) -> Signed:
+    valid = validate_manifest(t.frame.assign(_sig=np.arange(len(t.frame))), str(t.path))
+    sigs = [t.signatures[i] for i in valid["_sig"]]
+    if not any("rule" in s for s in sigs if isinstance(s, dict)):  # a hand-written manifest
+        sigs = [{**s, "rule": c} if isinstance(s, dict) else s for s, c in zip(sigs, valid["condition"])]
+    t.use = "request manifest: Tables 1, 12; Figures 2–4"
+    return Signed(canonical(valid.drop(columns="_sig")), sigs, t.path)
 
 
-def keys_as_text(df: pd.DataFrame) -> pd.DataFrame:
-    """Identifier columns as text (a Parquet table may store a realization as a number)."""
-    out = df.copy()
-    for col in KEY_COLUMNS:
-        if col in out and col != "signature":
-            out[col] = out[col].astype(str)
-    return out
+def _per_talk(tables: list[TableFile], cands: list[TableFile], run: RunData, names, where: str) -> Signed:
+    """The primary per-talk η table, else recomputed from the summary (one bootstrap draw: the
+    per-talk table has no interval), each row signed as its η row."""
+    chosen = _primary(tables, cands, "per-talk η table", where, required=False)
+    if chosen is not None:
+        chosen.use = "primary: Tables 4–5; Figure 1"
+        return _signed(chosen)
+    res = compute_eta(run.summary.frame, a=names[0], f=names[1], reference=names[2], boot=Bootstrap(draws=1, seed=0),
+                      allow_incomplete=True)
+    pk = [k for k in ("backend", "realization") if k in res.per_talk]
+    eta = run.eta.frame[pk + ["condition"]].astype(str)
+    index = {tuple(r): i for i, r in enumerate(eta.itertuples(index=False))}
+    sigs = [run.eta.signatures[index[tuple(r)]] for r in res.per_talk[pk + ["condition"]].astype(str)
+            .itertuples(index=False)]
+    return Signed(res.per_talk, sigs, Path("(rebuilt from the summary)"))
 
 
-def read_run_traces(run: RunData, paths: list[Path], origin: str) -> None:
-    """The traces for Table 11 (``origin`` says where their paths came from); a missing
-    file is noted in the report, not an error."""
+def _traces(run: RunData, given: list[TableFile], manifest: TableFile, option: list[Path]) -> None:
+    """Traces for Table 11: --trace, else traces among the inputs, else those run.json names, else
+    those the manifest records; a missing or changed one is noted, not an error."""
     from simulplay.traces import read_trace
 
+    recorded = [r for r in manifest.meta.get("traces", []) if isinstance(r, dict) and "path" in r]
+    for t in given if option else ():
+        t.use = "not used: --trace given"
+    paths = option or [t.path for t in given] or list(run.settings.traces if run.settings else [])
+    origin = "given with --trace" if option else "among the inputs" if given else "named in run.json"
+    if not paths and recorded and not run.settings:
+        paths, origin = [Path(r["path"]) for r in recorded], "recorded in the manifest"
+        changed = [str(p) for p, r in zip(paths, recorded) if p.is_file() and not str(r.get("sha256", "")).startswith(
+            file_hash(p))]
+        if changed:
+            run.notes.append("Trace statistics (Table 11) are left out: the trace file(s) the manifest records "
+                             f"changed since synthesis: {', '.join(changed)} (give them with --trace to use them)")
+            return
     missing = [relative_name(p, run.folder) for p in paths if not p.is_file()]
     if not paths or missing:
-        run.notes.append("Trace statistics (Table 11) are left out: trace file(s) not found: "
-                         + (", ".join(missing) or f"none {origin}"))
+        run.notes.append("Trace statistics (Table 11) are left out: " + (
+            f"trace file(s) not found: {', '.join(missing)}" if missing else "none named in run.json" if run.settings
+            else "no trace among the inputs and none recorded in the manifest (give them with --trace)"))
         return
     frames = [read_trace(p) for p in paths]
-    traces = pd.concat(frames, ignore_index=True)
-    streams = traces[["talk_id", "system"]].drop_duplicates()
-    if len(streams) != sum(len(f[["talk_id", "system"]].drop_duplicates()) for f in frames):
-        raise InputError.at(", ".join(map(str, paths)), "the same (talk_id, system) stream appears in more than "
-                            "one trace file", accepted="each stream in one file")
-    run.traces = traces
-    hashes = [file_hash(p) for p in paths]
+    run.traces, hashes = pd.concat(frames, ignore_index=True), [file_hash(p) for p in paths]
+    streams = [set(zip(f["talk_id"].astype(str), f["system"].astype(str))) for f in frames]
+    lacking = [k for k in dict.fromkeys(zip(run.manifest.frame["talk_id"], run.manifest.frame["system"]))
+               if k not in set().union(*streams)]
+    if len(set().union(*streams)) != sum(map(len, streams)) or lacking:
+        raise InputError.at(", ".join(map(str, paths)), f"holds no stream (talk_id={lacking[0][0]}, system="
+                            f"{lacking[0][1]}) of the manifest {manifest.path}" if lacking else "the same (talk_id, "
+                            "system) stream appears in more than one trace file", accepted="each stream of the "
+                            "manifest in one trace file")
     run.trace_signature = {"table": "trace-stats", "trace": [f"{p.name}@{h}" for p, h in zip(paths, hashes)]}
     run.inputs += [InputRow(relative_name(p, run.folder), "trace", f"Table 11 ({origin})", len(f), "", h)
                    for p, f, h in zip(paths, frames, hashes)]
+
+
+def _input_rows(tables: list[TableFile], run: RunData) -> list[InputRow]:
+    """One row per file read or found, named relative to the folder the report describes."""
+    traces = {r.path: r for r in run.inputs if r.kind == "trace"}
+    rows = [] if run.stepwise else [InputRow("run.json", "run record", "settings and counts",
+                                             sha256=file_hash(run.folder / "run.json"))]
+    for t in tables:
+        name = relative_name(t.path, run.folder)
+        rows.append(traces.pop(name) if t.kind == "trace" and name in traces else InputRow(
+            name, t.what, t.use, len(t.frame) if t.kind else None, signature_fingerprint(t.signatures),
+            file_hash(t.path)))
+    if str(run.per_talk.path).startswith("("):
+        rows.append(InputRow(str(run.per_talk.path), "per-talk η table", "rebuilt from the primary summary (no "
+                             "per-talk table given): Tables 4–5; Figure 1", len(run.per_talk.frame),
+                             signature_fingerprint(run.per_talk.signatures)))
+    return rows + list(traces.values())
 
 
 def relative_name(path: Path, folder: Path) -> str:

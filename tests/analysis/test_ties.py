@@ -16,7 +16,7 @@ from simulplay.analysis.bootstrap import TIE_TOLERANCE, direction_counts, snap_t
 from simulplay.analysis.quality_table import quality_summary
 from simulplay.analysis.small_panels import small_panel_notes
 from simulplay.analysis.table_bootstrap import bootstrap_table
-from simulplay.report.inputs import with_ties
+from simulplay.formats.eta import with_ties
 
 VALUES = [0.0, 1e-9, -1e-9, 1e-3, -1e-3]
 

@@ -54,7 +54,8 @@ def test_step_by_step_report_recognises_latency_and_text_latency_tables(tmp_path
         (steps / name).write_bytes((run / name).read_bytes())
     man, meta = read_manifest(run / "manifest.parquet")
     lat = latency_table(man, upstream=meta.get("signature"))
-    write_table(lat.table, steps / "whatever-name.csv", lat.signatures, kind="latency")
+    for ext in (".parquet", ".csv"):  # the CSV is the Parquet table's copy, and not used
+        write_table(lat.table, steps / f"whatever-name{ext}", lat.signatures, kind="latency")
     compare = pd.DataFrame([{"condition": c, "measure": "offset_s", "n_talks": 3, "mean_a": 1.0, "mean_f": 2.0,
                              "mean_a_minus_f": -1.0, "n_a_lower": 3, "n_a_higher": 0}
                             for c in ("immediate", "timer:w=4")])
@@ -64,7 +65,8 @@ def test_step_by_step_report_recognises_latency_and_text_latency_tables(tmp_path
     assert "table01b_simuleval" in keys and "table01c_text_latency" in keys
     assert keys.index("table01b_simuleval") < keys.index("table02_eta")
     uses = {r.path.split("/")[-1]: r.use for r in report.run.inputs}
-    assert uses["whatever-name.csv"] == "Table 1b" and uses["tl.parquet"] == "Table 1c"
+    assert uses["whatever-name.parquet"] == "Table 1b" and uses["tl.parquet"] == "Table 1c"
+    assert uses["whatever-name.csv"] == f"not used: the same table as {steps / 'whatever-name.parquet'}"
     b = report.table("table01b_simuleval").frame
     assert list(b.columns[:7]) == ["backend", "realization", "system", "condition", "n_talks", "audio_s", "idle_s"]
     assert set(LATENCY_COLUMNS) <= set(b.columns)

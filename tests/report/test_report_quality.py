@@ -10,6 +10,7 @@ talk with probability 1/27 = 3.7 % > 2.5 %), the 97.5 % quantile the largest; wi
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.analysis.quality_intervals import interval_table
@@ -77,7 +78,12 @@ def test_the_quality_section_holds_hand_computed_deltas_intervals_and_counts(tmp
     assert "quality.intervals.parquet" in md  # listed among the inputs
 
 
-def test_a_csv_interval_table_in_step_by_step_tables_gives_the_same_section(tmp_path):
+def test_an_interval_table_in_step_by_step_tables_gives_the_same_section_and_a_csv_alone_is_refused(tmp_path):
+    """Step-by-step, the table's kind comes from its Parquet metadata (any file name); a CSV
+    records no kind: in a folder it is listed as not used, named on the command line it is
+    refused in one line."""
+    from simulplay.core.errors import InputError
+
     run = make_run(tmp_path / "run", 3)
     write_intervals(run / "quality.intervals.parquet")
     whole = rows_by_score(write_report(build_report(run), tmp_path / "a")[0].read_text())
@@ -85,6 +91,17 @@ def test_a_csv_interval_table_in_step_by_step_tables_gives_the_same_section(tmp_
     tables.mkdir()
     for name in ("manifest.parquet", "summary.parquet", "eta.parquet"):
         (tables / name).write_bytes((run / name).read_bytes())
-    write_intervals(tables / "quality.intervals.csv")
+    write_intervals(tables / "scores.parquet")
     stepwise = rows_by_score(write_report(build_report([tables]), tmp_path / "b")[0].read_text())
     assert stepwise == whole
+    (tables / "scores.parquet").unlink()
+    write_intervals(tables / "quality.intervals.csv")
+    report = build_report([tables])
+    assert "table19_quality" not in [t.key for t in report.tables]
+    uses = {r.path: r.use for r in report.run.inputs}
+    assert uses["quality.intervals.csv"].startswith("not used: a CSV that copies no Parquet input")
+    with pytest.raises(InputError) as e:
+        build_report([tables / "manifest.parquet", tables / "summary.parquet", tables / "eta.parquet",
+                      tables / "quality.intervals.csv"])
+    assert str(e.value).startswith(f"{tables / 'quality.intervals.csv'}: is a CSV that copies no Parquet input")
+    assert "\n" not in str(e.value) and "--out ending in .parquet" in str(e.value)

@@ -175,14 +175,17 @@ def test_roles_come_from_signatures_and_a_csv_only_table_is_refused(steps, tmp_p
     shutil.copy(d / "my requests.csv", c)
     ok("replay", c / "my requests.csv", "--out", c / "summary.csv")
     ok("eta", c / "summary.csv", *AFR[:-1], "50", "--out", c / "eta.csv")
+    bad = run_cli("report", c, "--out", tmp_path / "rep")  # no Parquet summary: the first CSV is named
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert f"{c / 'eta.csv'}: no playback summary among the inputs, and this is a CSV that copies no Parquet " \
+           "input" in bad.stderr and "rerun the step that wrote it with --out ending in .parquet" in bad.stderr
+    shutil.copy(d / "summary.parquet", c)  # the summary as Parquet: now the η table is missing
     bad = run_cli("report", c, "--out", tmp_path / "rep")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
-    assert f"{c / 'summary.csv'}: its signature is a display string" in bad.stderr
-    assert "rerun `simulplay replay` with --out ending in .parquet" in bad.stderr
-    shutil.copy(d / "summary.parquet", c)  # the summary as Parquet: now the η table is the one refused
-    bad = run_cli("report", c, "--out", tmp_path / "rep")
-    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
-    assert f"{c / 'eta.csv'}: its signature is a display string" in bad.stderr and "rerun `simulplay eta`" in bad.stderr
+    assert f"{c / 'eta.csv'}: no η table among the inputs, and this is a CSV" in bad.stderr
+    bad = run_cli("report", c / "my requests.csv", c / "summary.parquet", c / "eta.csv", "--out", tmp_path / "rep")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr  # named: refused as such
+    assert f"{c / 'eta.csv'}: is a CSV that copies no Parquet input" in bad.stderr and ".parquet" in bad.stderr
     swapped = tmp_path / "swapped"
     swapped.mkdir()
     for name in ("my requests.csv", "summary.parquet"):
@@ -217,7 +220,8 @@ def test_identical_copies_are_one_table(steps, tmp_path):
      "the η tables among the inputs compare different translators or references: A vs F against immediate, and F vs A"),
     (["my requests.csv", "eta.parquet"], ["other summary.parquet"], "replaying it does not reproduce"),
     (["my requests.csv", "summary.parquet", "eta.parquet"], ["other requests.csv"], "conflicts with"),
-    (["my requests.csv", "summary.parquet", "eta.parquet"], ["notes.csv"], "notes.csv: is not a table the report"),
+    (["my requests.csv", "summary.parquet", "eta.parquet"], ["notes.csv"], "notes.csv: is a CSV that copies no "
+                                                                          "Parquet input"),
     (["my requests.csv", "summary.parquet", "eta.parquet", "--trace"], ["two talks.jsonl"],
      "two talks.jsonl: holds no stream (talk_id=talk02, system=A) of the manifest"),
 ])
@@ -254,7 +258,8 @@ def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path
     (tmp_path / "run" / "run.json").unlink()
     ok("report", tmp_path / "run", "--out", tmp_path / "rep", "--store", tmp_path / "store")  # for Listen
     t = report_tables(tmp_path / "rep")
-    assert set(t) == set(with_record)
+    # read as step-by-step tables: the contrasts, written only as CSV, record no kind, so Table 9 is left out
+    assert set(t) == set(with_record) - {"table09_contrasts"}
     for key in set(t) - {"table00_run", "inputs"}:  # the same tables as the report made with run.json
         pd.testing.assert_frame_equal(t[key], with_record[key], check_exact=True, check_like=True, obj=key)
     assert list(t["table11_traces"]["updates"]) == [12, 12]  # 2 talks × 6 updates per system
@@ -263,6 +268,8 @@ def test_a_run_folder_without_run_json_finds_its_traces_in_the_manifest(tmp_path
     assert uses["eta.service-zero.parquet"] == "sensitivity replay service-zero: Table 8"
     run = tmp_path / "run"
     assert uses["summary.csv"] == f"not used: the same table as {run / 'summary.parquet'}"
+    assert uses["contrasts.csv"].startswith("not used: a CSV that copies no Parquet input")
+    assert uses["(rebuilt from the summary)"].startswith("rebuilt from the primary summary")  # its CSV: the same
     with open(tmp_path / "trace.jsonl", "a") as fh:  # the trace changes after synthesis: left out, said so
         fh.write("\n")
     ok("report", tmp_path / "run", "--out", tmp_path / "rep")
@@ -312,6 +319,9 @@ def test_a_run_folder_report_lists_its_inputs_and_takes_a_trace_option(tmp_path)
     for n in names[1:4]:
         assert rows.loc[n, "rows"] == len(pd.read_parquet(run / n)), n
     assert rows.loc["trace.jsonl", "use"] == "Table 11 (named in run.json)"
+    # the run record names each file's role, in the words the step-by-step inputs get
+    assert rows.loc["eta.service-zero.parquet", "use"] == "sensitivity replay service-zero: Table 8"
+    assert rows.loc["contrasts.csv", "use"] == "primary: Table 9"
     other = tmp_path / "other.jsonl"
     trace_for(pd.read_parquet(run / "manifest.parquet"), other)
     rep = build_report(run, traces=[other])
@@ -321,7 +331,8 @@ def test_a_run_folder_report_lists_its_inputs_and_takes_a_trace_option(tmp_path)
 
 
 def test_edge_and_content_tables_are_recognised_under_any_name(steps, tmp_path):
-    """Kinds from Parquet metadata (η per threshold) or from CSV columns (share, content pairs)."""
+    """Kinds from Parquet metadata, whatever the file names; a CSV records no kind: one named
+    on the command line that copies no Parquet input is refused in one line."""
     from simulplay.core.tables import write_table
 
     d, _ = steps
@@ -333,24 +344,27 @@ def test_edge_and_content_tables_are_recognised_under_any_name(steps, tmp_path):
     share = pd.DataFrame({"system": "A", "reference": "immediate", "condition": "timer:w=4", "threshold": [0.3, 0.5],
                           "n_talks": 4, "reduction_s": 2.0, "nonspeech_s": [0.8, 0.9], "speech_s": [1.2, 1.1],
                           "share_pct": [40.0, 45.0], "edge_s": 0.5})
-    share.to_csv(tmp_path / "share.csv", index=False)  # by hand: recognised by its columns, signed by its hash
+    write_table(share, tmp_path / "share.parquet", base_signature(table="edges-nonspeech"), kind="edges-nonspeech")
+    share.to_csv(tmp_path / "share.csv", index=False)  # by hand: no kind recorded
     pairs = pd.DataFrame({"system": ["A", "F"], "normalization": "punct", "from_condition": "immediate",
                           "to_condition": "timer:w=4", "n_talks": 4, "deletion_mismatches_from": [10, 4],
                           "deletion_mismatches_to": [14, 3]})
-    write_table(pairs, tmp_path / "asr pairs.csv", base_signature(table="content-pairs"), kind="content-pairs",
-                signature_column=True)
-    ok("report", d, tmp_path / "vad sweep.parquet", tmp_path / "share.csv", tmp_path / "asr pairs.csv",
+    write_table(pairs, tmp_path / "asr pairs.parquet", base_signature(table="content-pairs"), kind="content-pairs")
+    bad = run_cli("report", d, tmp_path / "vad sweep.parquet", tmp_path / "share.csv", "--out", tmp_path / "rep")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert f"{tmp_path / 'share.csv'}: is a CSV that copies no Parquet input" in bad.stderr
+    ok("report", d, tmp_path / "vad sweep.parquet", tmp_path / "share.parquet", tmp_path / "asr pairs.parquet",
        "--out", tmp_path / "rep")
     t = report_tables(tmp_path / "rep")
     assert_same_numbers(t["table10_edges"], edges, ["threshold", "condition"], ETA)
     assert t["table16_nonspeech"]["share_pct"].tolist() == [40.0, 45.0]
-    assert t["table16_nonspeech"]["signature"].str.startswith("input:share.csv@").all()
+    assert t["table16_nonspeech"]["signature"].str.startswith("table:edges-nonspeech").all()
     assert t["table13_content_change"]["deletion_mismatches_to"].tolist() == [14, 3]
     kinds = t["inputs"].set_index("path")["kind"]
     rel = lambda p: os.path.relpath(p, d)  # noqa: E731 - names relative to the first folder given
     assert kinds[rel(tmp_path / "vad sweep.parquet")] == "edge-silence η table"
-    assert kinds[rel(tmp_path / "share.csv")] == "non-speech share table"
-    assert kinds[rel(tmp_path / "asr pairs.csv")] == "content pair table"
+    assert kinds[rel(tmp_path / "share.parquet")] == "non-speech share table"
+    assert kinds[rel(tmp_path / "asr pairs.parquet")] == "content pair table"
 
 
 def test_an_eta_table_whose_signature_names_no_translators_is_refused_with_the_step_to_rerun(steps, tmp_path):
@@ -358,7 +372,7 @@ def test_an_eta_table_whose_signature_names_no_translators_is_refused_with_the_s
     lack them): one line naming the file and the step to rerun."""
     from simulplay.core.errors import InputError
     from simulplay.core.tables import read_table, stored_signatures, write_table
-    from simulplay.report.stepwise import load_tables
+    from simulplay.report.read_run import load_tables
 
     d, _ = steps
     df, meta = read_table(d / "eta.parquet")
