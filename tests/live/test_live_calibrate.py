@@ -94,7 +94,8 @@ def test_the_calibration_recovers_a_scripted_slowdown_and_the_calibrated_replay_
     for model in ("shared_run", "shared_load"):
         assert (np.abs(pred[f"dL_{model}_s"]) <= tol).all(), (model, pred[f"dL_{model}_s"].tolist(), tol)
     # slowdown 1 finishes early: the last two outputs of a burst by (1 + 0.5) × 0.08 = 0.12 s
-    assert pred["dL_shared_s"].min() < -0.08 and (np.abs(pred["dL_shared_s"]) > tol).any(), tol
+    # (a fixed bound: the tolerance above grows with the lateness a loaded machine adds)
+    assert pred["dL_shared_s"].min() < -0.08, pred["dL_shared_s"].tolist()
     summary = json.loads((run / "run.json").read_text())["prediction"]
     assert summary["calibration"]["load"]["cost_s"] > 0 and summary["calibration"]["run"]["overtaken"] == 0
 
