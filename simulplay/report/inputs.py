@@ -35,15 +35,28 @@ Signature = dict[str, Any] | str
 #: Columns kept as text when a CSV is read (identifiers, never numbers).
 KEY_COLUMNS = (*OUTPUT_ID, "p1", "p2", "rule", "recognizer", "language", "signature", "trigger", "pair", "reference",
                "from_condition", "to_condition", "normalization", "text", "error")
-#: What each kind is called in the report, for the kinds the report reads.
-USED_KINDS = {
-    "manifest": "request manifest", "playback-summary": "playback summary", "eta": "η table",
-    "eta-per-talk": "per-talk η table", "contrast": "contrast table", "eta-edges": "edge-silence η table",
-    "edges-nonspeech": "non-speech share table", "content": "content table", "content-pairs": "content pair table",
-    "word-timing": "word-timing table", "player": "player table", "trace": "trace",
-    "latency": "SimulEval speech-metric table", "text-latency-compare": "text-latency comparison",
-    "quality-intervals": "quality interval table", "spoken": "spoken table",
-    "live-prediction": "live prediction table", "live-prediction-eta": "live prediction η table",
+#: Each kind the report reads: its name in the Inputs table, the file a run folder holds it in (in the run's
+#: format, else the other; the first four every run writes) and, for a table shown when present, its
+#: ``RunData.optional`` key and what the report makes of it.
+READ_KINDS = {
+    "manifest": ("request manifest", "manifest.parquet", "", ""),
+    "playback-summary": ("playback summary", "summary.parquet", "", ""),
+    "eta": ("η table", "eta.parquet", "", ""),
+    "eta-per-talk": ("per-talk η table", "eta_per_talk.csv", "", ""),
+    "contrast": ("contrast table", "contrasts.csv", "", ""),
+    "eta-edges": ("edge-silence η table", "eta_edges.csv", "eta_edges", "Table 10"),
+    "edges-nonspeech": ("non-speech share table", "edges_nonspeech.csv", "edges_nonspeech", "Table 16"),
+    "content": ("content table", "content.csv", "content", "content diagnostics"),
+    "content-pairs": ("content pair table", "content.pairs.csv", "content_pairs", "Table 13"),
+    "word-timing": ("word-timing table", "word_timing.csv", "word_timing", "Table 17"),
+    "player": ("player table", "", "player", "player metrics"),
+    "latency": ("SimulEval speech-metric table", "latency.parquet", "latency", "Table 1b"),
+    "text-latency-compare": ("text-latency comparison", "textlatency.csv", "text_latency", "Table 1c"),
+    "live-prediction": ("live prediction table", "live/prediction.parquet", "live_prediction", "Table 18, Figure 5"),
+    "live-prediction-eta": ("live prediction η table", "live/prediction_eta.parquet", "live_eta", "Table 18b"),
+    "quality-intervals": ("quality interval table", "quality.intervals.parquet", "quality", "Table 19"),
+    "spoken": ("spoken table", "spoken.parquet", "spoken", "Table 8c"),
+    "trace": ("trace", "", "", ""),
 }
 #: Kinds simulplay writes that the report lists but does not read.
 OTHER_KINDS = {
@@ -58,14 +71,6 @@ OTHER_KINDS = {
 }
 #: Parquet ``table`` values that are another name of a kind.
 ALIASES = {"request-manifest": "manifest"}
-#: A run folder's tables as the run writes them (else in the other format): their kind; ``eta.<variant>`` is
-#: added per variant. The first four every run writes.
-RUN_FILES = {"manifest.parquet": "manifest", "summary.parquet": "playback-summary", "eta.parquet": "eta",
-             "eta_per_talk.csv": "eta-per-talk", "contrasts.csv": "contrast", "eta_edges.csv": "eta-edges",
-             "edges_nonspeech.csv": "edges-nonspeech", "content.csv": "content", "content.pairs.csv": "content-pairs",
-             "word_timing.csv": "word-timing", "latency.parquet": "latency", "textlatency.csv": "text-latency-compare",
-             "live/prediction.parquet": "live-prediction", "live/prediction_eta.parquet": "live-prediction-eta",
-             "quality.intervals.parquet": "quality-intervals", "spoken.parquet": "spoken"}
 UNPLACED = ("a CSV that copies no Parquet input: a CSV records neither its kind nor its replay (its signature is a "
             "display string, never parsed)")
 
@@ -87,7 +92,7 @@ class TableFile:
     @property
     def what(self) -> str:
         """The kind as the report names it (``η table``); an unknown kind as it is."""
-        return USED_KINDS.get(self.kind) or OTHER_KINDS.get(self.kind, self.kind or "unknown")
+        return (READ_KINDS.get(self.kind) or (OTHER_KINDS.get(self.kind, self.kind or "unknown"),))[0]
 
     @property
     def shown(self) -> list[str]:
@@ -157,16 +162,16 @@ def place(tables: list[TableFile]) -> None:
 
 def run_tables(root: Path, settings: RunSettings) -> list[TableFile]:
     """The tables of a run folder, each with the kind and replay the run record gives it: the
-    files of :data:`RUN_FILES` and each sensitivity replay's η table."""
-    files = [(name, kind, "") for name, kind in RUN_FILES.items()]
+    files of :data:`READ_KINDS` and each sensitivity replay's η table."""
+    files = [(spec[1], kind, "") for kind, spec in READ_KINDS.items() if spec[1]]
     files[5:5] = [(f"eta.{variant_label(v)}.parquet", "eta", variant_label(v)) for v in settings.variant_texts]
     tables: list[TableFile] = []
     for i, (name, kind, replay) in enumerate(files):
         path = next((p for p in (root / name, (root / name).with_suffix(".csv" if name.endswith(".parquet") else
                                                                            ".parquet")) if p.is_file()), None)
         if path is None and (i < 4 or replay):
-            raise InputError.at(root / name, "no such file", accepted=f"the {USED_KINDS[kind]} written by `simulplay "
-                                "run` (Parquet or CSV)")
+            raise InputError.at(root / name, "no such file",
+                                accepted=f"the {READ_KINDS[kind][0]} written by `simulplay run` (Parquet or CSV)")
         if path is not None:
             known = [s for t in tables for s in t.signatures if isinstance(s, dict)]
             tables.append(read_file(path, kind, known))

@@ -11,7 +11,7 @@ its own structured signature, the comparison (A, F, reference) from the η table
 Required: a request manifest, the playback summary of its primary replay (request release,
 measured service) and an η table computed from it. Used when present: the per-talk η table
 (else rebuilt from the summary), contrasts, the η tables of sensitivity replays (Table 8),
-the tables of :data:`OPTIONAL`, and traces (Table 11: ``--trace``, else traces among the
+the tables of :data:`.inputs.READ_KINDS` with a key, and traces (Table 11: ``--trace``, else traces among the
 inputs, else those ``run.json`` names, else those the manifest records). Refused (one line,
 exit 2): a required table missing, or given only as CSV; two tables of one role whose
 signatures differ (identical copies, such as a Parquet table and its CSV, are one table); η
@@ -42,8 +42,8 @@ from simulplay.formats.summary import SUMMARY_READ, variant_label
 from simulplay.grouping import canonical_condition
 from simulplay.manifest.validate import validate_manifest
 from simulplay.report.inputs import (
+    READ_KINDS,
     UNPLACED,
-    USED_KINDS,
     Signature,
     TableFile,
     file_hash,
@@ -56,14 +56,6 @@ from simulplay.report.record import RunRecord, RunSettings
 
 MINIMUM = ("a request manifest, the playback summary of its replay (`simulplay replay`) and an η table computed "
            "from that summary (`simulplay eta`)")
-#: RunData.optional key → kind, and what the report makes of it.
-OPTIONAL = {"eta_edges": ("eta-edges", "Table 10"), "edges_nonspeech": ("edges-nonspeech", "Table 16"),
-            "content": ("content", "content diagnostics"), "content_pairs": ("content-pairs", "Table 13"),
-            "word_timing": ("word-timing", "Table 17"), "player": ("player", "player metrics"),
-            "latency": ("latency", "Table 1b"), "text_latency": ("text-latency-compare", "Table 1c"),
-            "live_prediction": ("live-prediction", "Table 18, Figure 5"), "live_eta": ("live-prediction-eta",
-                                                                                        "Table 18b"),
-            "quality": ("quality-intervals", "Table 19"), "spoken": ("spoken", "Table 8c")}
 #: What the report reads of each kind (the columns' homes: :mod:`simulplay.formats`, :mod:`simulplay.analysis`).
 NEEDED = {"playback-summary": SUMMARY_READ, "eta": ETA_COLUMNS, "eta-per-talk": PER_TALK_COLUMNS,
           "contrast": CONTRAST_COLUMNS, "quality-intervals": DELTA_COLUMNS, "spoken": SPOKEN_COLUMNS,
@@ -172,35 +164,40 @@ def load_tables(paths: Sequence[Path], traces: Sequence[Path] = ()) -> RunData:
 def _read(tables: list[TableFile], folder: Path, where: str, traces: list[Path],
           record: RunRecord | None = None) -> RunData:
     """Each table given its role (see the module) and checked."""
-    by = defaultdict(list)
+    kinds, roles = defaultdict(list), defaultdict(list)  # by kind; by kind and replay
     for t in tables:
-        by[t.kind].append(t)
-    for t in tables:
-        t.use = t.use or f"not used: {t.what}"
-    manifest_t = _choose(by["manifest"], "request manifest", where)
-    manifest = _manifest(manifest_t)
-    summary = _primary(tables, by["playback-summary"], "playback summary", where)
-    summary.use = "primary replay (request release, measured service): Tables 1, 2, 4–5, 8; Figures 1–3"
+        kinds[t.kind].append(t)
+        roles[t.kind, t.replay].append(t)
     exp = record.settings if record else None
-    names = (exp.a, exp.f, exp.reference) if exp else _names(by["eta"], tables, where)
-    eta = _primary(tables, by["eta"], "η table", where)
-    eta.use = "primary: Tables 2, 8; Figure 1"
+    manifest_t = _one(kinds["manifest"], "request manifest", tables, where)
+    summary = _one(roles["playback-summary", ""], "playback summary", tables, where)
+    names = (exp.a, exp.f, exp.reference) if exp else _names(kinds["eta"], tables, where)
+    eta = _one(roles["eta", ""], "η table", tables, where)
+    manifest_t.use, summary.use, eta.use = ("request manifest: Tables 1, 12; Figures 2–4", "primary replay (request "
+                                            "release, measured service): Tables 1, 2, 4–5, 8; Figures 1–3",
+                                            "primary: Tables 2, 8; Figure 1")
     rules = exp.rule_texts if exp else [names[2]] + [c for c in dict.fromkeys(eta.frame["condition"]) if c != names[2]]
-    run = RunData(folder, *names, rules, manifest, _signed(summary), _signed(eta), None, run_record=record)
-    run.per_talk = _per_talk(tables, by["eta-per-talk"], run, names, where)
-    contrasts = _primary(tables, by["contrast"], "contrast table", where, required=False)
-    if contrasts is not None:
-        contrasts.use, run.contrasts = "primary: Table 9", _signed(contrasts)
-    order = [variant_label(v) for v in exp.variant_texts] if exp else sorted({t.replay for t in by["eta"]
-                                                                               if t.replay})
-    for label in order:
-        t = _choose([t for t in by["eta"] if t.replay == label], f"η table of the {label} replay", where)
-        t.use, run.variants[label] = f"sensitivity replay {label}: Table 8", _signed(t)
-    for key, (kind, use) in OPTIONAL.items():
-        t = _choose(by[kind], USED_KINDS[kind], where, required=False)
+    run = RunData(folder, *names, rules, _manifest(manifest_t), _signed(summary), _signed(eta), None,
+                  run_record=record)
+    per_talk, contrasts = (_one(roles[k, ""], READ_KINDS[k][0], tables, where, required=False)
+                           for k in ("eta-per-talk", "contrast"))
+    run.per_talk = _rebuilt(run, names) if per_talk is None else _signed(per_talk, "primary: Tables 4–5; Figure 1")
+    run.contrasts = None if contrasts is None else _signed(contrasts, "primary: Table 9")
+    labels = [variant_label(v) for v in exp.variant_texts] if exp else sorted({t.replay for t in kinds["eta"]} - {"",
+                                                                                                                 None})
+    for label in labels:
+        t = _one(roles["eta", label], f"η table of the {label} replay", tables, where)
+        run.variants[label] = _signed(t, f"sensitivity replay {label}: Table 8")
+    for kind, (what, _, key, use) in ((k, v) for k, v in READ_KINDS.items() if v[2]):
+        t = _one(kinds[kind], what, tables, where, required=False)
         if t is not None:
-            t.use, run.optional[key] = use, _signed(t)
-    _traces(run, by["trace"], manifest_t, traces)
+            run.optional[key] = _signed(t, use)
+    _traces(run, kinds["trace"], manifest_t, traces)
+    for t in tables:  # the others, such as a summary, per-talk or contrast table of a sensitivity replay
+        of = f" of the {t.replay} replay" if t.replay and t.kind in ("playback-summary", "eta-per-talk", "contrast") \
+            else ""
+        t.use = t.use or (f"not used: summary{of} (Table 8 shows its η)" if of and t.kind == "playback-summary" else
+                          f"not used: {t.what}{of}")
     run.inputs = _input_rows(tables, run)
     unused = sum(r.use.startswith("not") for r in run.inputs)
     if unused:
@@ -208,9 +205,10 @@ def _read(tables: list[TableFile], folder: Path, where: str, traces: list[Path],
     return run
 
 
-def _signed(t: TableFile) -> Signed:
-    """The table as the report reads it: its columns checked (:data:`NEEDED`), identifiers as
-    text, a summary's conditions and a contrast's pairs canonical."""
+def _signed(t: TableFile, use: str = "") -> Signed:
+    """The table as the report reads it (``use``: what it is used for): its columns checked
+    (:data:`NEEDED`), identifiers as text, a summary's conditions and a contrast's pairs canonical."""
+    t.use = use or t.use
     Checker(str(t.path), t.frame).require_columns(without_ties(NEEDED.get(t.kind, ())), t.what)
     frame = keys_as_text(t.frame)
     return Signed(canonical(frame) if t.kind in ("playback-summary", "contrast") else frame, t.signatures, t.path)
@@ -220,24 +218,6 @@ def canonical(df: pd.DataFrame) -> pd.DataFrame:
     """Conditions and contrast pairs as canonical rule strings (``punct`` → ``punct:cap=2,min_words=3``)."""
     cols = [c for c in ("condition", "p1", "p2") if c in df]
     return df.assign(**{c: df[c].map(canonical_condition) for c in cols}) if cols else df
-
-
-def _primary(tables: list[TableFile], cands: list[TableFile], what: str, where: str, *,
-             required: bool = True) -> TableFile | None:
-    """The one ``what`` of the primary replay; the others are marked with the replay they come
-    from. A required one given only as a CSV that copies no Parquet input is refused."""
-    for t in (t for t in cands if t.replay):
-        t.use = f"not used: {'summary' if what == 'playback summary' else what} of the {t.replay} replay" + \
-            (" (Table 8 shows its η)" if what == "playback summary" else "")
-    primary = [t for t in cands if t.replay == ""]
-    unplaced = [t for t in tables if t.use.startswith(f"not used: {UNPLACED}")]
-    if required and not primary and unplaced:
-        raise InputError.at(unplaced[0].path, f"no {what} among the inputs, and this is {UNPLACED}; rerun the step "
-                            "that wrote it with --out ending in .parquet, or give the Parquet table too",
-                            accepted=f"the {what} as Parquet (its signature is structured)")
-    if required and not cands:
-        raise InputError.at(where, f"no {what} among the inputs", accepted=MINIMUM)
-    return _choose(primary, f"{what} of the primary replay", where, required=required)
 
 
 def _names(etas: list[TableFile], tables: list[TableFile], where: str) -> tuple[str, str, str]:
@@ -253,14 +233,14 @@ def _names(etas: list[TableFile], tables: list[TableFile], where: str) -> tuple[
         raise InputError.at(etas[0].path, "names no translators A, F and no reference in its signature (an older "
                             "simulplay's); rerun `simulplay eta` on its summary", accepted="an η table written by "
                             "`simulplay eta`")
-    if not named:
-        _primary(tables, [], "η table", where)  # names an unplaced CSV first, if any
-    return named.pop()
+    return named.pop() if named else _one([], "η table", tables, where)
 
 
-def _choose(cands: list[TableFile], what: str, where: str, *, required: bool = True) -> TableFile | None:
+def _one(cands: list[TableFile], what: str, tables: list[TableFile], where: str, *,
+         required: bool = True) -> TableFile | None:
     """The one table of a role: copies with the same rows and display signatures collapse
-    (Parquet first); two that differ are refused, and so is none when the role is required."""
+    (Parquet first); two that differ are refused, and so is none when the role is required
+    (naming a CSV that copies no Parquet input, if one is among the inputs: it may be the one)."""
     chosen: TableFile | None = None
     for t in sorted(cands, key=lambda x: x.path.suffix.lower() != ".parquet"):
         if chosen is None:
@@ -271,6 +251,11 @@ def _choose(cands: list[TableFile], what: str, where: str, *, required: bool = T
             raise InputError.at(t.path, f"conflicts with {chosen.path}: both are the {what}, but their rows or "
                                 "signatures differ", accepted=f"one {what} (identical copies, such as a Parquet "
                                 "table and its CSV, are fine)")
+    unplaced = [t for t in tables if t.use.startswith(f"not used: {UNPLACED}")]
+    if chosen is None and required and unplaced:
+        raise InputError.at(unplaced[0].path, f"no {what} among the inputs, and this is {UNPLACED}; rerun the step "
+                            "that wrote it with --out ending in .parquet, or give the Parquet table too",
+                            accepted=f"the {what} as Parquet (its signature is structured)")
     if chosen is None and required:
         raise InputError.at(where, f"no {what} among the inputs", accepted=MINIMUM)
     return chosen
@@ -281,22 +266,16 @@ def _manifest(t: TableFile) -> Signed:
     sigs = [t.signatures[i] for i in valid["_sig"]]
     if not any("rule" in s for s in sigs if isinstance(s, dict)):  # a hand-written manifest
         sigs = [{**s, "rule": c} if isinstance(s, dict) else s for s, c in zip(sigs, valid["condition"])]
-    t.use = "request manifest: Tables 1, 12; Figures 2–4"
     return Signed(canonical(valid.drop(columns="_sig")), sigs, t.path)
 
 
-def _per_talk(tables: list[TableFile], cands: list[TableFile], run: RunData, names, where: str) -> Signed:
-    """The primary per-talk η table, else recomputed from the summary (one bootstrap draw: the
-    per-talk table has no interval), each row signed as its η row."""
-    chosen = _primary(tables, cands, "per-talk η table", where, required=False)
-    if chosen is not None:
-        chosen.use = "primary: Tables 4–5; Figure 1"
-        return _signed(chosen)
+def _rebuilt(run: RunData, names) -> Signed:
+    """The per-talk η table recomputed from the summary (one bootstrap draw: the per-talk table
+    has no interval), each row signed as its η row."""
     res = compute_eta(run.summary.frame, a=names[0], f=names[1], reference=names[2], boot=Bootstrap(draws=1, seed=0),
                       allow_incomplete=True)
     pk = [k for k in ("backend", "realization") if k in res.per_talk]
-    eta = run.eta.frame[pk + ["condition"]].astype(str)
-    index = {tuple(r): i for i, r in enumerate(eta.itertuples(index=False))}
+    index = {tuple(r): i for i, r in enumerate(run.eta.frame[pk + ["condition"]].astype(str).itertuples(index=False))}
     sigs = [run.eta.signatures[index[tuple(r)]] for r in res.per_talk[pk + ["condition"]].astype(str)
             .itertuples(index=False)]
     return Signed(res.per_talk, sigs, Path("(rebuilt from the summary)"))
