@@ -21,8 +21,9 @@ An output is kept as recorded (and labelled so by the replay) when it cannot be 
 again: its trace is not among the streams, its requests were split by an input limit, they
 are not the groups its trace gives, or a missing text cannot be modelled (no open-loop
 requests to fit on, or a commit policy before the policy; a synthesized text without
-chunks under chunk release). Shared servers and edge trimming are not decided again here
-(their outputs keep the label).
+chunks under chunk release). Under shared servers the outputs of a share group are decided
+jointly (:mod:`simulplay.durationmodel.redecide_shared`); edge trimming is not decided again
+(its outputs keep the label).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import pandas as pd
 
 from simulplay.core.errors import InputError
 from simulplay.core.keys import RUN_PANEL_KEYS, present
+from simulplay.durationmodel.chunk_table import ChunkTable
 from simulplay.durationmodel.features import Phonemizer, update_counts
 from simulplay.durationmodel.loop import SpanPredictor
 from simulplay.durationmodel.modelled import PanelModel, fit_models
@@ -55,6 +57,26 @@ DECIDABLE = ("measured", "zero", "scale", "fit")
 
 class _Keep(Exception):
     """An output that cannot be decided again (the reason is the message)."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What deciding an output again uses (:func:`redecide`'s, handed to ``together``)."""
+
+    keys: list[str]
+    by_name: dict
+    durations: _Durations
+    clock: _Clock
+    silent: str
+    lookup: Lookup | None
+
+
+def _attempt(decide: Callable, *args) -> tuple[pd.DataFrame, int] | str:
+    """``decide(*args)``, or the reason the output is kept."""
+    try:
+        return decide(*args)
+    except _Keep as why:
+        return str(why)
 
 
 @dataclass
@@ -90,7 +112,7 @@ class _Durations:
         self.models: list[PanelModel] = list(models or [])
         self.clock = clock  # whether a modelled request's service time is used (else the clock is not fitted)
         self.failed = ""
-        self.chunks: _ChunkTable | None = None  # chunk release: the recorded chunks
+        self.chunks: ChunkTable | None = None  # chunk release: the recorded chunks
 
     def table_of(self, rows: pd.DataFrame) -> dict[tuple, tuple[float, int, int, float]]:
         """(panel, text) → (service_s, n_samples, sample_rate, audio_s), the first row of each."""
@@ -128,6 +150,9 @@ class _Durations:
 
     def _fit(self) -> None:
         self.predictors = {}
+        if self.train.empty and not self.models:
+            self.failed = "a text the run did not synthesize and no open-loop requests to fit a duration model on"
+            return
         table = update_table(self.streams)
         counts = update_counts(table, self.phonemize)
         try:
@@ -183,7 +208,7 @@ class _Clock:
 def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: ServiceModel, *, silent: str = "skip",
              phonemize: Phonemizer | None = None, models: Sequence[PanelModel] | None = None,
              lookup: Lookup | None = None, chunks: pd.DataFrame | None = None,
-             source: str = "manifest") -> Decided:
+             source: str = "manifest", together: Callable | None = None) -> Decided:
     """Decide every closed-loop output of a validated ``manifest`` again under ``service``
     and the reading ``silent`` of silent parts, on ``streams`` (the run's traces; module
     docstring). Open-loop outputs keep their rows. Missing texts take the duration model of
@@ -193,32 +218,39 @@ def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: Service
     the manifest lacks, or None, asked before the model (a caller's store of other runs).
     ``chunks`` (chunk release: the manifest's validated chunk table): each request's audio
     becomes playable chunk by chunk, a stored text's chunks as recorded, a modelled text's as
-    one chunk ready with its request; :attr:`Decided.chunks` is the chunk table of the rows."""
+    one chunk ready with its request; :attr:`Decided.chunks` is the chunk table of the rows.
+    ``together(manifest, codes, outputs, context)``: decides the closed-loop outputs jointly
+    (shared servers, :mod:`simulplay.durationmodel.redecide_shared`), giving each output's
+    (rows, modelled) or the reason it is kept."""
     closed = manifest["condition"].astype(str).map(closed_loop_condition).to_numpy(bool)
     if not closed.any():
         return Decided(manifest, service)
     keys = output_keys(manifest)
     clock = _Clock(service, manifest, source)
-    uses_base = service.name == "measured" or (service.name == "scale" and service.factor != 0)
+    uses_base = service.name in ("measured", "servers") or (service.name == "scale" and service.factor != 0)
     durations = _Durations(manifest, closed, streams, phonemize, source, models, uses_base)
-    durations.chunks = None if chunks is None else _ChunkTable(manifest, chunks, keys, durations.panel_keys)
+    durations.chunks = None if chunks is None else ChunkTable(manifest, chunks, keys, durations.panel_keys)
     by_name = {(s.talk_id, s.system): s for s in streams}
     codes = manifest.groupby(keys, sort=False).ngroup().to_numpy()
     out = Decided(manifest, service)
     frames, chunk_frames, decided_codes = [], [], []
     at = np.flatnonzero(closed)
-    used = [c for c in (*keys, "seq", "text", "glue", "n_updates", "group", "error", "audio_s", "service_s",
-                        "source_s", "n_samples", "sample_rate") if c in manifest]
+    used = [c for c in (*keys, "seq", "dispatch_s", "text", "glue", "n_updates", "group", "error", "audio_s",
+                        "service_s", "source_s", "n_samples", "sample_rate") if c in manifest]
     slim = manifest.iloc[at][used].astype({c: object for c in used if manifest[c].dtype == object
                                            or str(manifest[c].dtype).startswith("string")})
-    for code, pos in pd.Series(at).groupby(codes[at], sort=True).indices.items():
-        rows = slim.iloc[pos]
+    items = {code: slim.iloc[pos] for code, pos in pd.Series(at).groupby(codes[at], sort=True).indices.items()}
+    if together is not None:  # decided jointly (shared servers)
+        results = together(manifest, codes, items, Context(keys, by_name, durations, clock, silent, lookup))
+    else:
+        results = {code: _attempt(_decide, rows, keys, by_name, durations, clock, silent, lookup)
+                   for code, rows in items.items()}
+    for code, rows in items.items():
         key = tuple(rows[k].iloc[0] for k in keys)
-        try:
-            new, modelled = _decide(rows, keys, by_name, durations, clock, silent, lookup)
-        except _Keep as why:
-            out.kept[key] = str(why)
+        if isinstance(results[code], str):
+            out.kept[key] = results[code]
             continue
+        new, modelled = results[code]
         if durations.chunks is not None:
             chunk_frames.append(durations.chunks.rows(new, keys))
         new.attrs.clear()
@@ -245,6 +277,15 @@ def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: Service
 def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Durations, clock: _Clock,
             silent: str, lookup: Lookup | None) -> tuple[pd.DataFrame, int]:
     """One output's requests decided again, and how many of them have modelled durations."""
+    stream, rule, provider, finish = _plan(rows, keys, by_name, durations, clock, lookup)
+    return finish(run_policy(stream, rule, provider, silent=silent))
+
+
+def _plan(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Durations, clock: _Clock,
+          lookup: Lookup | None):
+    """What deciding one output again needs: its stream and rule, the provider of its
+    requests' durations, and ``finish(result)``, the rows of the engine's result and how
+    many of them have modelled durations."""
     first = rows.iloc[0]
     stream = by_name.get((first["talk_id"], first["system"]))
     if stream is None:
@@ -288,7 +329,11 @@ def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Dura
         mapped = tuple((clock.offset(panel, base, audio, len(req.text), off), k) for off, k in recorded)
         return Served(svc, n_samples=n, sample_rate=rate, chunks=mapped)
 
-    result = run_policy(stream, rule, provider, silent=silent)
+    return stream, rule, provider, lambda result: _rows(result, first, keys, used, durations, pieces)
+
+
+def _rows(result, first, keys: list[str], used: list, durations: _Durations, pieces: list) -> tuple[pd.DataFrame, int]:
+    """The manifest rows of an output decided again, and how many have modelled durations."""
     new = pd.DataFrame({
         **{k: [first[k]] * len(result.requests) for k in keys},
         "seq": [r.seq for r in result.requests],
@@ -309,7 +354,7 @@ def _decide(rows: pd.DataFrame, keys: list[str], by_name: dict, durations: _Dura
     if durations.samples:
         new["n_samples"] = np.array([u[1] for u in used], np.int64)
         new["sample_rate"] = np.array([u[2] for u in used], np.int64)
-    if table is not None:
+    if durations.chunks is not None:
         new.attrs["chunks"] = pieces
     return new, sum(u[4] for u in used)
 
@@ -329,43 +374,3 @@ def _check_recorded(rows: pd.DataFrame, stream: Stream, spans: bool = False) -> 
         if join_texts(stream.texts[a:b], stream.glue[a:b]) != text:
             raise _Keep("its recorded requests are not the groups its trace gives")
 
-
-class _ChunkTable:
-    """Chunk release: each recorded request's chunks (ready offset after its start, in
-    seconds, and samples), by text, and the chunk rows of a decided output."""
-
-    def __init__(self, manifest: pd.DataFrame, chunks: pd.DataFrame, keys: list[str], panel_keys: list[str]):
-        texts = manifest[[*keys, "seq", "text"]]
-        ch = chunks.merge(texts, on=[*keys, "seq"], how="inner").sort_values([*keys, "seq", "chunk"], kind="stable")
-        self.keys, self.panel_keys = keys, panel_keys
-        self.per_request: dict[tuple, list[tuple[float, int]]] = {}
-        self.by_text: dict[tuple, tuple[tuple[float, int], ...]] = {}
-        ident = zip(*(ch[k].tolist() for k in [*keys, "seq"]))
-        for key, off, n in zip(ident, ch["ready_offset_s"].to_numpy(float).tolist(),
-                               ch["n_samples"].to_numpy(np.int64).tolist()):
-            self.per_request.setdefault(key, []).append((off, n))
-        position = {k: i for i, k in enumerate(keys)}
-        text_of = dict(zip(zip(*(texts[k].tolist() for k in [*keys, "seq"])), texts["text"].tolist()))
-        for key, parts in self.per_request.items():
-            panel = tuple((k, str(key[position[k]])) for k in panel_keys)
-            self.by_text.setdefault((panel, text_of[key]), tuple(parts))
-
-    def own(self, rows: pd.DataFrame, panel: tuple) -> dict[tuple, tuple[tuple[float, int], ...]]:
-        """The chunks of one output's recorded requests, by text."""
-        out: dict[tuple, tuple[tuple[float, int], ...]] = {}
-        for key, text in zip(zip(*(rows[k].tolist() for k in [*self.keys, "seq"])), rows["text"].tolist()):
-            if key in self.per_request:
-                out.setdefault((panel, text), tuple(self.per_request[key]))
-        return out
-
-    def rows(self, new: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-        """The chunk rows of a decided output's requests (``new.attrs["chunks"]``: each
-        request's unmapped chunks)."""
-        rate = new["sample_rate"].tolist() if "sample_rate" in new else [0] * len(new)
-        seq, cols = new["seq"].tolist(), {k: [] for k in ("seq", "chunk", "ready_offset_s", "audio_s", "n_samples")}
-        for i, parts in enumerate(new.attrs["chunks"]):
-            for c, (off, n) in enumerate(parts):
-                for name, value in zip(cols, (seq[i], c, off, n / rate[i] if rate[i] else 0.0, n)):
-                    cols[name].append(value)
-        first = new.iloc[0] if len(new) else {}
-        return pd.DataFrame({**{k: [first[k]] * len(cols["seq"]) for k in keys}, **cols})

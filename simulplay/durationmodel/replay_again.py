@@ -3,10 +3,11 @@
 :func:`replay_deciding` is the replay every caller of a variant uses (``run``'s sensitivity
 replays, ``replay`` of a manifest file, the explorer): when the variant changes the clock a
 closed-loop output was decided under, and the engine can run that clock (request or chunk
-release; measured, zero, scaled or fitted service; either reading of silent parts), its
+release; measured, zero, scaled or fitted service; either reading of silent parts; shared
+servers under request release, every output of a share group decided jointly), its
 policy decides again on the run's streams and the variant replays the requests it decides,
-their signatures saying so (:func:`labelled`). Shared servers and edge trimming keep the
-recorded groups, labelled by the replay itself.
+their signatures saying so (:func:`labelled`). Edge trimming and shared servers under chunk
+release keep the recorded groups, labelled by the replay itself.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from simulplay.core.errors import InputError
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import merge
 from simulplay.durationmodel.redecide import DECIDABLE, Decided, redecide
+from simulplay.durationmodel.redecide_shared import redecide_shared
 from simulplay.grouping.policy import LOOP_DECIDED_AGAIN, closed_loop_condition
 from simulplay.manifest.validate import output_keys
 from simulplay.sim.replay import ReplayResult, replay
@@ -33,6 +35,8 @@ RELEASES = ("request", "chunk")
 
 def decidable(release: Release, service: ServiceModel) -> bool:
     """Whether a replay under ``release`` and ``service`` decides closed-loop outputs again."""
+    if service.name == "servers":  # decided jointly, requests whole
+        return release.name == "request"
     return release.name in RELEASES and service.name in DECIDABLE
 
 
@@ -55,8 +59,9 @@ def replay_deciding(manifest: pd.DataFrame, *, service: ServiceModel, release: R
                   silent_parts=silent)
     if not (streams and decides_again(manifest, release, service, silent)):
         return replay(manifest, service=service, chunks=chunks, **kwargs)
-    decided = redecide(manifest, streams, service, silent=silent, source=source,
-                       chunks=chunks if release.needs_chunks else None)
+    decide = redecide_shared if service.name == "servers" else redecide
+    decided = decide(manifest, streams, service, silent=silent, source=source,
+                     chunks=chunks if release.needs_chunks else None)
     return labelled(replay(decided.manifest, service=decided.service, chunks=decided.chunks, **kwargs), decided)
 
 

@@ -202,16 +202,93 @@ class Servers(ServiceModel):
     def clock(self, manifest: pd.DataFrame, codes: np.ndarray, dispatch: np.ndarray,
               service: np.ndarray) -> SharedClock:
         """The shared-server clock of a validated manifest's rows (int64 ns in and out)."""
-        first = segment_starts(codes)
-        outputs = manifest.iloc[first].reset_index(drop=True)
+        group, rank = self.share_groups(manifest.iloc[segment_starts(codes)].reset_index(drop=True))
+        return shared_clock(codes, dispatch, service, group, rank, self.servers,
+                            list(self._factors), self.flight)
+
+    def share_groups(self, outputs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Each output's share group and tie rank (``outputs``: one row per output)."""
         fixed = present(("condition", *RUN_PANEL_KEYS), outputs) + list(SHARE_KEYS[self.share])
         group = outputs.groupby(fixed, sort=False, dropna=False).ngroup().to_numpy()
         order = present((*OUTPUT_KEYS, *RUN_PANEL_KEYS), outputs)
         ranked = outputs[order].astype(str).sort_values(order, kind="stable").index.to_numpy()
         rank = np.empty(len(outputs), np.int64)
         rank[ranked] = np.arange(len(outputs))
-        return shared_clock(codes, dispatch, service, group, rank, self.servers,
-                            list(self._factors), self.flight)
+        return group, rank
+
+    def queue(self, ranks: list[int]) -> ServerQueue:
+        """The servers of one share group as an online queue (outputs ranked ``ranks``)."""
+        return ServerQueue(self.servers, list(self._factors), flight_factors(self.flight, len(ranks) + self.servers),
+                           ranks)
+
+
+class ServerQueue:
+    """:func:`shared_clock` run online, as a joint simulation of policies needs it
+    (:mod:`simulplay.grouping.joint`): requests are submitted as they are sent, and a request
+    is started only once the simulation has reached its start, so that every request
+    eligible before it is known; the starts, readiness and slowdowns are then those that
+    :func:`shared_clock` gives the same requests. Output ``o`` (0-based) ranks ``ranks[o]``."""
+
+    def __init__(self, k: int, factors: list[float], per_flight: list[float] | None, ranks: list[int]):
+        self.k, self.factors, self.per_flight, self.ranks = k, factors, per_flight, ranks
+        self.eligible: list[tuple[int, int, int, int]] = []  # (e, rank, output, seq)
+        self.waiting: list[int] = []  # eligibility of the requests in ``eligible`` (with a calibrated slowdown)
+        self.busy: list[int] = []
+        self.pending: list[list[int]] = [[] for _ in ranks]  # seqs sent, waiting for their predecessor
+        self.queued = [False] * len(ranks)  # whether the output has a request in ``eligible``
+        self.last_ready: list[int | None] = [None] * len(ranks)
+        self.service: dict[tuple[int, int], tuple[int, int]] = {}  # (output, seq) → (dispatch, service)
+
+    def submit(self, output: int, seq: int, dispatch: int, service: int) -> None:
+        """Request ``seq`` of ``output`` sent at ``dispatch`` with ``service`` (ns)."""
+        self.service[output, seq] = (dispatch, service)
+        if self.queued[output] or self.pending[output]:
+            self.pending[output].append(seq)
+        else:
+            self._push(output, seq)
+
+    def _push(self, output: int, seq: int) -> None:
+        d = self.service[output, seq][0]
+        prev = self.last_ready[output]
+        e = d if prev is None or d > prev else prev
+        heapq.heappush(self.eligible, (e, self.ranks[output], output, seq))
+        self.queued[output] = True
+        if self.per_flight:
+            bisect.insort(self.waiting, e)
+
+    def next_start(self) -> int | None:
+        """When the first eligible request would start (ns), None when none is eligible."""
+        if not self.eligible:
+            return None
+        e = self.eligible[0][0]
+        return self.busy[0] if len(self.busy) >= self.k and self.busy[0] > e else e
+
+    def pop(self, t: int, rank: float) -> list[tuple[int, int, int, int]]:
+        """Start every request that starts by ``t`` (ns) and is eligible before ``t`` or at
+        ``t`` with a rank up to ``rank``: (output, seq, start, ready) each, in order."""
+        started = []
+        while self.eligible and (s := self.next_start()) <= t and (self.eligible[0][0] < t
+                                                                   or self.eligible[0][1] <= rank):
+            e, _, o, j = heapq.heappop(self.eligible)
+            if self.per_flight:
+                self.waiting.remove(e)
+            while self.busy and self.busy[0] <= e:
+                heapq.heappop(self.busy)
+            if len(self.busy) >= self.k:
+                heapq.heappop(self.busy)
+                while self.busy and self.busy[0] <= s:
+                    heapq.heappop(self.busy)
+            f = self.factors[len(self.busy) + 1]
+            if self.per_flight:
+                f *= self.per_flight[len(self.busy) + 1 + bisect.bisect_left(self.waiting, s)]
+            svc = self.service[o, j][1]
+            ready = s + (svc if f == 1.0 else int(round(svc * f)))
+            heapq.heappush(self.busy, ready)
+            started.append((o, j, s, ready))
+            self.queued[o], self.last_ready[o] = False, ready
+            if self.pending[o]:
+                self._push(o, self.pending[o].pop(0))
+        return started
 
 
 def parse_servers(text: str, source: str) -> Servers:
