@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the command line runs (simulplay/cli/__init__.py)
 import subprocess
 import sys
 import tempfile

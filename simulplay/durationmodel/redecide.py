@@ -207,8 +207,12 @@ def redecide(manifest: pd.DataFrame, streams: Sequence[Stream], service: Service
     out = Decided(manifest, service)
     frames, chunk_frames, decided_codes = [], [], []
     at = np.flatnonzero(closed)
+    used = [c for c in (*keys, "seq", "text", "glue", "n_updates", "group", "error", "audio_s", "service_s",
+                        "source_s", "n_samples", "sample_rate") if c in manifest]
+    slim = manifest.iloc[at][used].astype({c: object for c in used if manifest[c].dtype == object
+                                           or str(manifest[c].dtype).startswith("string")})
     for code, pos in pd.Series(at).groupby(codes[at], sort=True).indices.items():
-        rows = manifest.take(at[pos])
+        rows = slim.iloc[pos]
         key = tuple(rows[k].iloc[0] for k in keys)
         try:
             new, modelled = _decide(rows, keys, by_name, durations, clock, silent, lookup)
