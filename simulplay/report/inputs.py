@@ -1,8 +1,8 @@
 """The tables a report reads, each with what it is and what it came from.
 
 What a table is (its kind) is read from its Parquet metadata (key ``simulplay``, field
-``table``), or for a run folder's files from the run record (:func:`.read_run.load_run`
-names each one); a request manifest written by hand is known by the manifest's columns (the
+``table``), or for a run folder's files from the run record (:func:`run_tables` names each
+one); a request manifest written by hand is known by the manifest's columns (the
 one table a person writes), a ``.jsonl`` file is a trace. What it came from is its structured
 signature, one per row (Parquet metadata): the replay it belongs to (:func:`replay_of`) and,
 for an η table, the comparison. A CSV table carries no kind and only a display string per row

@@ -1,21 +1,16 @@
 """Reading what a report is made from: one reader of a set of tables, each with what it is and
 what it came from (:mod:`.inputs`), whether a run folder's or step-by-step work's.
 
-A run folder (it has ``run.json``): the run record says what the run did and which file is
-what (:func:`run_tables`: ``manifest.parquet``, ``summary.parquet``, ``eta.parquet``, the
-per-talk and contrast tables, each sensitivity replay's ``eta.<variant>.parquet`` and the
-optional tables the run wrote, Parquet where both exist). Step-by-step work (tables given by
-path, or folders without ``run.json``, any file names): every table, its kind and replay from
-its own structured signature, the comparison (A, F, reference) from the η tables'.
-
-Required: a request manifest, the playback summary of its primary replay (request release,
-measured service) and an η table computed from it. Used when present: the per-talk η table
-(else rebuilt from the summary), contrasts, the η tables of sensitivity replays (Table 8),
-the tables of :data:`.inputs.READ_KINDS` with a key, and traces (Table 11: ``--trace``, else traces among the
-inputs, else those ``run.json`` names, else those the manifest records). Refused (one line,
-exit 2): a required table missing, or given only as CSV; two tables of one role whose
-signatures differ (identical copies, such as a Parquet table and its CSV, are one table); η
-tables comparing different translators or references; traces lacking a stream of the manifest.
+A run folder (it has ``run.json``): the run record says which file is what
+(:func:`.inputs.run_tables`). Step-by-step work (tables by path, or folders without
+``run.json``): each table's kind and replay from its own metadata and structured signature,
+the comparison (A, F, reference) from the η tables'. Each table's role is then its kind and
+replay: the primary replay's manifest, summary, η, per-talk (else rebuilt from the summary)
+and contrast tables, the η tables of sensitivity replays (Table 8), the tables of
+:data:`.inputs.READ_KINDS` with a key, and traces (Table 11: ``--trace``, else traces among
+the inputs, else those ``run.json`` names, else those the manifest records). Refused in one
+line (docs/reports.md): a required table missing, two tables of one role whose signatures
+differ, η tables of different comparisons, traces lacking a stream of the manifest.
 """
 
 from __future__ import annotations
@@ -160,9 +155,8 @@ def _read(tables: list[Signed], folder: Path, where: str, traces: list[Path],
                            for k in ("eta-per-talk", "contrast"))
     run.per_talk = _rebuilt(run, names) if per_talk is None else _signed(per_talk, "primary: Tables 4–5; Figure 1")
     run.contrasts = None if contrasts is None else _signed(contrasts, "primary: Table 9")
-    labels = [variant_label(v) for v in exp.variant_texts] if exp else sorted({t.replay for t in kinds["eta"]} - {"",
-                                                                                                                 None})
-    for label in labels:
+    replays = {t.replay for t in kinds["eta"] if t.replay}
+    for label in [variant_label(v) for v in exp.variant_texts] if exp else sorted(replays):
         t = _one(roles["eta", label], f"η table of the {label} replay", tables, where)
         run.variants[label] = _signed(t, f"sensitivity replay {label}: Table 8")
     for kind, (what, _, key, use) in ((k, v) for k, v in READ_KINDS.items() if v[2]):
@@ -170,7 +164,7 @@ def _read(tables: list[Signed], folder: Path, where: str, traces: list[Path],
         if t is not None:
             run.optional[key] = _signed(t, use)
     record_file = Signed(pd.DataFrame(), [], folder / "run.json", "run-record", use="settings and counts")
-    run.files = [record_file] * bool(record) + tables + [run.per_talk] * (per_talk is None)
+    run.files = ([record_file] if record else []) + tables + ([run.per_talk] if per_talk is None else [])
     _traces(run, kinds["trace"], manifest_t, traces)
     for t in tables:  # the others, such as a summary, per-talk or contrast table of a sensitivity replay
         of = f" of the {t.replay} replay" if t.replay and t.kind in ("playback-summary", "eta-per-talk", "contrast") \
