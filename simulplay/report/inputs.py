@@ -58,17 +58,6 @@ READ_KINDS = {
     "spoken": ("spoken table", "spoken.parquet", "spoken", "Table 8c"),
     "trace": ("trace", "", "", ""),
 }
-#: Kinds simulplay writes that the report lists but does not read.
-OTHER_KINDS = {
-    "chunks": "chunk table", "playback-parts": "per-part playback", "edges-summary": "edge-silence summary",
-    "transcripts": "transcripts", "content-per-output": "per-output content counts",
-    "word-timing-words": "per-word timing", "word-timing-per-talk": "per-talk word timing",
-    "requests": "request table (`group`)", "trace-stats": "trace statistics (`validate`)",
-    "blocks": "block summary", "blocks-compare": "block comparison", "blocks-parts": "block parts",
-    "blocks-feeds": "block feeds", "text-latency": "per-output text latency",
-    "simuleval-export": "SimulEval export list", "quality": "per-output quality",
-    "quality-requests": "per-request quality", "run-record": "run record",
-}
 #: Parquet ``table`` values that are another name of a kind.
 ALIASES = {"request-manifest": "manifest"}
 UNPLACED = ("a CSV that copies no Parquet input: a CSV records neither its kind nor its replay (its signature is a "
@@ -92,8 +81,9 @@ class Signed:
 
     @property
     def what(self) -> str:
-        """The kind as the report names it (``η table``); an unknown kind as it is."""
-        return (READ_KINDS.get(self.kind) or (OTHER_KINDS.get(self.kind, self.kind or "unknown"),))[0]
+        """The kind as the report names it (``η table``); a kind the report does not read as its
+        metadata writes it (``chunks``)."""
+        return READ_KINDS[self.kind][0] if self.kind in READ_KINDS else self.kind or "unknown"
 
     @property
     def shown(self) -> list[str]:

@@ -163,7 +163,7 @@ def _read(tables: list[Signed], folder: Path, where: str, traces: list[Path],
         t = _one(kinds[kind], what, tables, where, required=False)
         if t is not None:
             run.optional[key] = _signed(t, use)
-    record_file = Signed(pd.DataFrame(), [], folder / "run.json", "run-record", use="settings and counts")
+    record_file = Signed(pd.DataFrame(), [], folder / "run.json", "run record", use="settings and counts")
     run.files = ([record_file] if record else []) + tables + ([run.per_talk] if per_talk is None else [])
     _traces(run, kinds["trace"], manifest_t, traces)
     for t in tables:  # the others, such as a summary, per-talk or contrast table of a sensitivity replay
