@@ -1,8 +1,8 @@
 """The tables a report reads, each with what it is and what it came from.
 
 What a table is (its kind) is read from its Parquet metadata (key ``simulplay``, field
-``table``), or for a run folder's files from the run record (:func:`.read_run.load_run`
-names each one); a request manifest written by hand is known by the manifest's columns (the
+``table``), or for a run folder's files from the run record (:func:`run_tables` names each
+one); a request manifest written by hand is known by the manifest's columns (the
 one table a person writes), a ``.jsonl`` file is a trace. What it came from is its structured
 signature, one per row (Parquet metadata): the replay it belongs to (:func:`replay_of`) and,
 for an η table, the comparison. A CSV table carries no kind and only a display string per row
@@ -58,17 +58,6 @@ READ_KINDS = {
     "spoken": ("spoken table", "spoken.parquet", "spoken", "Table 8c"),
     "trace": ("trace", "", "", ""),
 }
-#: Kinds simulplay writes that the report lists but does not read.
-OTHER_KINDS = {
-    "chunks": "chunk table", "playback-parts": "per-part playback", "edges-summary": "edge-silence summary",
-    "transcripts": "transcripts", "content-per-output": "per-output content counts",
-    "word-timing-words": "per-word timing", "word-timing-per-talk": "per-talk word timing",
-    "requests": "request table (`group`)", "trace-stats": "trace statistics (`validate`)",
-    "blocks": "block summary", "blocks-compare": "block comparison", "blocks-parts": "block parts",
-    "blocks-feeds": "block feeds", "text-latency": "per-output text latency",
-    "simuleval-export": "SimulEval export list", "quality": "per-output quality",
-    "quality-requests": "per-request quality",
-}
 #: Parquet ``table`` values that are another name of a kind.
 ALIASES = {"request-manifest": "manifest"}
 UNPLACED = ("a CSV that copies no Parquet input: a CSV records neither its kind nor its replay (its signature is a "
@@ -76,23 +65,25 @@ UNPLACED = ("a CSV that copies no Parquet input: a CSV records neither its kind 
 
 
 @dataclass
-class TableFile:
-    """One input file: its kind (``""`` when nothing says it), rows, per-row signatures, the
-    replay it comes from (``""`` the primary one, else a sensitivity replay's label; ``None``
-    when its signatures are display strings) and what the report did with it."""
+class Signed:
+    """A table with one signature per row, and what the report knows of it: its kind (``""``
+    when nothing says it), its metadata, the replay it comes from (``""`` the primary one, else
+    a sensitivity replay's label; ``None`` when its signatures are display strings) and what the
+    report did with it."""
 
-    path: Path
-    kind: str
     frame: pd.DataFrame
     signatures: list[Signature]
+    path: Path
+    kind: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
     replay: str | None = None
     use: str = ""
 
     @property
     def what(self) -> str:
-        """The kind as the report names it (``η table``); an unknown kind as it is."""
-        return (READ_KINDS.get(self.kind) or (OTHER_KINDS.get(self.kind, self.kind or "unknown"),))[0]
+        """The kind as the report names it (``η table``); a kind the report does not read as its
+        metadata writes it (``chunks``)."""
+        return READ_KINDS[self.kind][0] if self.kind in READ_KINDS else self.kind or "unknown"
 
     @property
     def shown(self) -> list[str]:
@@ -107,7 +98,7 @@ def signature_fingerprint(sigs: Sequence[Signature]) -> str:
     return settings_hash({"signatures": shown}) if shown else ""
 
 
-def read_file(path: Path, kind: str = "", known: Sequence[dict[str, Any]] = ()) -> TableFile:
+def read_file(path: Path, kind: str = "", known: Sequence[dict[str, Any]] = ()) -> Signed:
     """One table: its kind (``kind`` when the run record names it, else its metadata's, else
     a manifest's by its columns), rows (CSV cells typed) and signatures: Parquet's structured
     ones, a CSV's display strings matched back to the structured signatures ``known`` that
@@ -116,7 +107,7 @@ def read_file(path: Path, kind: str = "", known: Sequence[dict[str, Any]] = ()) 
     if path.suffix.lower() == ".jsonl":
         from simulplay.traces import read_trace
 
-        return TableFile(path, "trace", read_trace(path), [])
+        return Signed(read_trace(path), [], path, "trace")
     df, meta = read_table(path)
     kind = kind or ALIASES.get(meta.get("table", ""), meta.get("table", ""))
     if not kind and set(MANIFEST_COLUMNS) <= set(df.columns):
@@ -127,7 +118,7 @@ def read_file(path: Path, kind: str = "", known: Sequence[dict[str, Any]] = ()) 
         sigs = [lookup.get(str(s), str(s)) for s in df["signature"]]
     elif sigs is None:
         sigs = [base_signature(input=f"{path.name}@{file_hash(path)}")] * len(df)
-    t = TableFile(path, kind, with_ties(typed_frame(df) if path.suffix.lower() == ".csv" else df), sigs, meta)
+    t = Signed(with_ties(typed_frame(df) if path.suffix.lower() == ".csv" else df), sigs, path, kind, meta)
     t.replay = replay_of(t.signatures)
     return t
 
@@ -145,7 +136,7 @@ def replay_of(sigs: Sequence[Signature]) -> str | None:
     return variant_label("+".join(f"{k}={v}" for k, v in changed.items()))
 
 
-def place(tables: list[TableFile]) -> None:
+def place(tables: list[Signed]) -> None:
     """A table without a kind that copies a Parquet input (the same columns, rows and display
     signatures: a CSV its step wrote beside it) takes that input's kind and replay; any other
     is marked not used, with the reason."""
@@ -160,12 +151,12 @@ def place(tables: list[TableFile]) -> None:
             t.use = f"not used: {UNPLACED if csv else 'a table with no simulplay kind in its metadata'}"
 
 
-def run_tables(root: Path, settings: RunSettings) -> list[TableFile]:
+def run_tables(root: Path, settings: RunSettings) -> list[Signed]:
     """The tables of a run folder, each with the kind and replay the run record gives it: the
     files of :data:`READ_KINDS` and each sensitivity replay's η table."""
     files = [(spec[1], kind, "") for kind, spec in READ_KINDS.items() if spec[1]]
     files[5:5] = [(f"eta.{variant_label(v)}.parquet", "eta", variant_label(v)) for v in settings.variant_texts]
-    tables: list[TableFile] = []
+    tables: list[Signed] = []
     for i, (name, kind, replay) in enumerate(files):
         path = next((p for p in (root / name, (root / name).with_suffix(".csv" if name.endswith(".parquet") else
                                                                            ".parquet")) if p.is_file()), None)
@@ -179,7 +170,7 @@ def run_tables(root: Path, settings: RunSettings) -> list[TableFile]:
     return tables
 
 
-def step_tables(paths: Sequence[Path]) -> list[TableFile]:
+def step_tables(paths: Sequence[Path]) -> list[Signed]:
     """The tables of step-by-step work: files, and folders whose tables are all read. A named
     file must be a table whose kind is known (:func:`place`); one in a folder that is not is
     listed as not used."""
@@ -193,7 +184,7 @@ def step_tables(paths: Sequence[Path]) -> list[TableFile]:
                 except InputError as e:
                     if not p.is_dir():
                         raise
-                    tables.append(TableFile(f, "", pd.DataFrame(), [], use=f"not read: {e}"))
+                    tables.append(Signed(pd.DataFrame(), [], f, use=f"not read: {e}"))
     place(tables)
     named = {p.resolve() for p in paths}
     for t in (t for t in tables if not t.kind and t.path.resolve() in named):

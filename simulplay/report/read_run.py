@@ -1,21 +1,16 @@
 """Reading what a report is made from: one reader of a set of tables, each with what it is and
 what it came from (:mod:`.inputs`), whether a run folder's or step-by-step work's.
 
-A run folder (it has ``run.json``): the run record says what the run did and which file is
-what (:func:`run_tables`: ``manifest.parquet``, ``summary.parquet``, ``eta.parquet``, the
-per-talk and contrast tables, each sensitivity replay's ``eta.<variant>.parquet`` and the
-optional tables the run wrote, Parquet where both exist). Step-by-step work (tables given by
-path, or folders without ``run.json``, any file names): every table, its kind and replay from
-its own structured signature, the comparison (A, F, reference) from the η tables'.
-
-Required: a request manifest, the playback summary of its primary replay (request release,
-measured service) and an η table computed from it. Used when present: the per-talk η table
-(else rebuilt from the summary), contrasts, the η tables of sensitivity replays (Table 8),
-the tables of :data:`.inputs.READ_KINDS` with a key, and traces (Table 11: ``--trace``, else traces among the
-inputs, else those ``run.json`` names, else those the manifest records). Refused (one line,
-exit 2): a required table missing, or given only as CSV; two tables of one role whose
-signatures differ (identical copies, such as a Parquet table and its CSV, are one table); η
-tables comparing different translators or references; traces lacking a stream of the manifest.
+A run folder (it has ``run.json``): the run record says which file is what
+(:func:`.inputs.run_tables`). Step-by-step work (tables by path, or folders without
+``run.json``): each table's kind and replay from its own metadata and structured signature,
+the comparison (A, F, reference) from the η tables'. Each table's role is then its kind and
+replay: the primary replay's manifest, summary, η, per-talk (else rebuilt from the summary)
+and contrast tables, the η tables of sensitivity replays (Table 8), the tables of
+:data:`.inputs.READ_KINDS` with a key, and traces (Table 11: ``--trace``, else traces among
+the inputs, else those ``run.json`` names, else those the manifest records). Refused in one
+line (docs/reports.md): a required table missing, two tables of one role whose signatures
+differ, η tables of different comparisons, traces lacking a stream of the manifest.
 """
 
 from __future__ import annotations
@@ -23,7 +18,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +39,10 @@ from simulplay.manifest.validate import validate_manifest
 from simulplay.report.inputs import (
     READ_KINDS,
     UNPLACED,
-    Signature,
-    TableFile,
+    Signed,
     file_hash,
     keys_as_text,
     run_tables,
-    signature_fingerprint,
     step_tables,
 )
 from simulplay.report.record import RunRecord, RunSettings
@@ -60,27 +53,6 @@ MINIMUM = ("a request manifest, the playback summary of its replay (`simulplay r
 NEEDED = {"playback-summary": SUMMARY_READ, "eta": ETA_COLUMNS, "eta-per-talk": PER_TALK_COLUMNS,
           "contrast": CONTRAST_COLUMNS, "quality-intervals": DELTA_COLUMNS, "spoken": SPOKEN_COLUMNS,
           "live-prediction": PREDICTION_REQUIRED, "live-prediction-eta": PREDICTION_ETA_REQUIRED}
-
-
-@dataclass
-class Signed:
-    """A table of the run with one signature per row."""
-
-    frame: pd.DataFrame
-    signatures: list[Signature]
-    path: Path
-
-
-@dataclass
-class InputRow:
-    """One input of the report as the Inputs table lists it."""
-
-    path: str
-    kind: str
-    use: str
-    rows: int | None = None
-    signature: str = ""  # fingerprint of the table's distinct display signatures
-    sha256: str = ""  # first 12 hex digits of the file's SHA-256
 
 
 @dataclass
@@ -102,7 +74,7 @@ class RunData:
     traces: pd.DataFrame | None = None
     trace_signature: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    inputs: list[InputRow] = field(default_factory=list)
+    files: list[Signed] = field(default_factory=list)  # every file read or found, with its use: the Inputs table
     parts: pd.DataFrame | None = None  # per-part primary replay, when the loader already made it
     run_record: RunRecord | None = None  # run.json as objects; None for step-by-step tables
 
@@ -161,7 +133,7 @@ def load_tables(paths: Sequence[Path], traces: Sequence[Path] = ()) -> RunData:
     return _read(step_tables(paths), paths[0] if paths[0].is_dir() else paths[0].parent, where, list(traces))
 
 
-def _read(tables: list[TableFile], folder: Path, where: str, traces: list[Path],
+def _read(tables: list[Signed], folder: Path, where: str, traces: list[Path],
           record: RunRecord | None = None) -> RunData:
     """Each table given its role (see the module) and checked."""
     kinds, roles = defaultdict(list), defaultdict(list)  # by kind; by kind and replay
@@ -183,35 +155,35 @@ def _read(tables: list[TableFile], folder: Path, where: str, traces: list[Path],
                            for k in ("eta-per-talk", "contrast"))
     run.per_talk = _rebuilt(run, names) if per_talk is None else _signed(per_talk, "primary: Tables 4–5; Figure 1")
     run.contrasts = None if contrasts is None else _signed(contrasts, "primary: Table 9")
-    labels = [variant_label(v) for v in exp.variant_texts] if exp else sorted({t.replay for t in kinds["eta"]} - {"",
-                                                                                                                 None})
-    for label in labels:
+    replays = {t.replay for t in kinds["eta"] if t.replay}
+    for label in [variant_label(v) for v in exp.variant_texts] if exp else sorted(replays):
         t = _one(roles["eta", label], f"η table of the {label} replay", tables, where)
         run.variants[label] = _signed(t, f"sensitivity replay {label}: Table 8")
     for kind, (what, _, key, use) in ((k, v) for k, v in READ_KINDS.items() if v[2]):
         t = _one(kinds[kind], what, tables, where, required=False)
         if t is not None:
             run.optional[key] = _signed(t, use)
+    record_file = Signed(pd.DataFrame(), [], folder / "run.json", "run record", use="settings and counts")
+    run.files = ([record_file] if record else []) + tables + ([run.per_talk] if per_talk is None else [])
     _traces(run, kinds["trace"], manifest_t, traces)
     for t in tables:  # the others, such as a summary, per-talk or contrast table of a sensitivity replay
         of = f" of the {t.replay} replay" if t.replay and t.kind in ("playback-summary", "eta-per-talk", "contrast") \
             else ""
         t.use = t.use or (f"not used: summary{of} (Table 8 shows its η)" if of and t.kind == "playback-summary" else
                           f"not used: {t.what}{of}")
-    run.inputs = _input_rows(tables, run)
-    unused = sum(r.use.startswith("not") for r in run.inputs)
+    unused = sum(t.use.startswith("not") for t in run.files)
     if unused:
         run.notes.append(f"{unused} input file(s) not used; the Inputs table says why.")
     return run
 
 
-def _signed(t: TableFile, use: str = "") -> Signed:
+def _signed(t: Signed, use: str = "") -> Signed:
     """The table as the report reads it (``use``: what it is used for): its columns checked
     (:data:`NEEDED`), identifiers as text, a summary's conditions and a contrast's pairs canonical."""
     t.use = use or t.use
     Checker(str(t.path), t.frame).require_columns(without_ties(NEEDED.get(t.kind, ())), t.what)
     frame = keys_as_text(t.frame)
-    return Signed(canonical(frame) if t.kind in ("playback-summary", "contrast") else frame, t.signatures, t.path)
+    return replace(t, frame=canonical(frame) if t.kind in ("playback-summary", "contrast") else frame)
 
 
 def canonical(df: pd.DataFrame) -> pd.DataFrame:
@@ -220,7 +192,7 @@ def canonical(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(**{c: df[c].map(canonical_condition) for c in cols}) if cols else df
 
 
-def _names(etas: list[TableFile], tables: list[TableFile], where: str) -> tuple[str, str, str]:
+def _names(etas: list[Signed], tables: list[Signed], where: str) -> tuple[str, str, str]:
     """(A, F, reference) that the η tables' structured signatures name: one comparison."""
     named = {(s["a"], s["f"], canonical_condition(s["reference"])) for t in etas for s in t.signatures
              if isinstance(s, dict) and {"a", "f", "reference"} <= s.keys()}
@@ -236,12 +208,12 @@ def _names(etas: list[TableFile], tables: list[TableFile], where: str) -> tuple[
     return named.pop() if named else _one([], "η table", tables, where)
 
 
-def _one(cands: list[TableFile], what: str, tables: list[TableFile], where: str, *,
-         required: bool = True) -> TableFile | None:
+def _one(cands: list[Signed], what: str, tables: list[Signed], where: str, *,
+         required: bool = True) -> Signed | None:
     """The one table of a role: copies with the same rows and display signatures collapse
     (Parquet first); two that differ are refused, and so is none when the role is required
     (naming a CSV that copies no Parquet input, if one is among the inputs: it may be the one)."""
-    chosen: TableFile | None = None
+    chosen: Signed | None = None
     for t in sorted(cands, key=lambda x: x.path.suffix.lower() != ".parquet"):
         if chosen is None:
             chosen = t
@@ -261,12 +233,12 @@ def _one(cands: list[TableFile], what: str, tables: list[TableFile], where: str,
     return chosen
 
 
-def _manifest(t: TableFile) -> Signed:
+def _manifest(t: Signed) -> Signed:
     valid = validate_manifest(t.frame.assign(_sig=np.arange(len(t.frame))), str(t.path))
     sigs = [t.signatures[i] for i in valid["_sig"]]
     if not any("rule" in s for s in sigs if isinstance(s, dict)):  # a hand-written manifest
         sigs = [{**s, "rule": c} if isinstance(s, dict) else s for s, c in zip(sigs, valid["condition"])]
-    return Signed(canonical(valid.drop(columns="_sig")), sigs, t.path)
+    return replace(t, frame=canonical(valid.drop(columns="_sig")), signatures=sigs)
 
 
 def _rebuilt(run: RunData, names) -> Signed:
@@ -278,10 +250,11 @@ def _rebuilt(run: RunData, names) -> Signed:
     index = {tuple(r): i for i, r in enumerate(run.eta.frame[pk + ["condition"]].astype(str).itertuples(index=False))}
     sigs = [run.eta.signatures[index[tuple(r)]] for r in res.per_talk[pk + ["condition"]].astype(str)
             .itertuples(index=False)]
-    return Signed(res.per_talk, sigs, Path("(rebuilt from the summary)"))
+    return Signed(res.per_talk, sigs, Path("(rebuilt from the summary)"), "eta-per-talk",
+                  use="rebuilt from the primary summary (no per-talk table given): Tables 4–5; Figure 1")
 
 
-def _traces(run: RunData, given: list[TableFile], manifest: TableFile, option: list[Path]) -> None:
+def _traces(run: RunData, given: list[Signed], manifest: Signed, option: list[Path]) -> None:
     """Traces for Table 11: --trace, else traces among the inputs, else those run.json names, else
     those the manifest records; a missing or changed one is noted, not an error."""
     from simulplay.traces import read_trace
@@ -305,9 +278,8 @@ def _traces(run: RunData, given: list[TableFile], manifest: TableFile, option: l
             f"trace file(s) not found: {', '.join(missing)}" if missing else "none named in run.json" if run.settings
             else "no trace among the inputs and none recorded in the manifest (give them with --trace)"))
         return
-    frames = [read_trace(p) for p in paths]
-    run.traces, hashes = pd.concat(frames, ignore_index=True), [file_hash(p) for p in paths]
-    streams = [set(zip(f["talk_id"].astype(str), f["system"].astype(str))) for f in frames]
+    read = [next((t for t in given if t.path == p), None) or Signed(read_trace(p), [], p, "trace") for p in paths]
+    streams = [set(zip(t.frame["talk_id"].astype(str), t.frame["system"].astype(str))) for t in read]
     lacking = [k for k in dict.fromkeys(zip(run.manifest.frame["talk_id"], run.manifest.frame["system"]))
                if k not in set().union(*streams)]
     if len(set().union(*streams)) != sum(map(len, streams)) or lacking:
@@ -315,26 +287,11 @@ def _traces(run: RunData, given: list[TableFile], manifest: TableFile, option: l
                             f"{lacking[0][1]}) of the manifest {manifest.path}" if lacking else "the same (talk_id, "
                             "system) stream appears in more than one trace file", accepted="each stream of the "
                             "manifest in one trace file")
-    run.trace_signature = {"table": "trace-stats", "trace": [f"{p.name}@{h}" for p, h in zip(paths, hashes)]}
-    run.inputs += [InputRow(relative_name(p, run.folder), "trace", f"Table 11 ({origin})", len(f), "", h)
-                   for p, f, h in zip(paths, frames, hashes)]
-
-
-def _input_rows(tables: list[TableFile], run: RunData) -> list[InputRow]:
-    """One row per file read or found, named relative to the folder the report describes."""
-    traces = {r.path: r for r in run.inputs if r.kind == "trace"}
-    rows = [] if run.stepwise else [InputRow("run.json", "run record", "settings and counts",
-                                             sha256=file_hash(run.folder / "run.json"))]
-    for t in tables:
-        name = relative_name(t.path, run.folder)
-        rows.append(traces.pop(name) if t.kind == "trace" and name in traces else InputRow(
-            name, t.what, t.use, len(t.frame) if t.kind else None, signature_fingerprint(t.signatures),
-            file_hash(t.path)))
-    if str(run.per_talk.path).startswith("("):
-        rows.append(InputRow(str(run.per_talk.path), "per-talk η table", "rebuilt from the primary summary (no "
-                             "per-talk table given): Tables 4–5; Figure 1", len(run.per_talk.frame),
-                             signature_fingerprint(run.per_talk.signatures)))
-    return rows + list(traces.values())
+    for t in read:
+        t.use = f"Table 11 ({origin})"
+    run.traces = pd.concat([t.frame for t in read], ignore_index=True)
+    run.trace_signature = {"table": "trace-stats", "trace": [f"{p.name}@{file_hash(p)}" for p in paths]}
+    run.files += [t for t in read if all(t is not g for g in given)]
 
 
 def relative_name(path: Path, folder: Path) -> str:

@@ -11,10 +11,11 @@ import pandas as pd
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import base_signature, merge
 from simulplay.grouping import canonical_condition
+from simulplay.report.inputs import file_hash, signature_fingerprint
 from simulplay.report.measured import machine_items
 from simulplay.report.model import ReportTable, extend, signature_lines
 from simulplay.report.order import condition_order, panels, sort_rows
-from simulplay.report.read_run import RunData
+from simulplay.report.read_run import RunData, relative_name
 
 #: Player columns shown (equal-talk means per output group and pre-buffer).
 PLAYER_SHOWN = ("first_playable_s", "required_startup_delay_s", "stall_count", "stall_total_s", "fluidity_index",
@@ -22,14 +23,17 @@ PLAYER_SHOWN = ("first_playable_s", "required_startup_delay_s", "stall_count", "
 
 
 def inputs_table(run: RunData) -> ReportTable | None:
-    """Every input: path, kind, what the report made of it, rows, signature fingerprint, file hash."""
-    if not run.inputs:
+    """Every input: path (relative to the folder the report describes), kind, what the report
+    made of it, rows, signature fingerprint, file hash."""
+    if not run.files:
         return None
-    rows = run.inputs
+    files = run.files
     frame = pd.DataFrame({
-        "path": [r.path for r in rows], "kind": [r.kind for r in rows], "use": [r.use for r in rows],
-        "rows": pd.array([r.rows for r in rows], dtype="Int64"),
-        "signature_fingerprint": [r.signature or "—" for r in rows], "sha256": [r.sha256 or "—" for r in rows]})
+        "path": [t.path.name if t.path.name.startswith("(") else relative_name(t.path, run.folder) for t in files],
+        "kind": [t.what for t in files], "use": [t.use for t in files],
+        "rows": pd.array([len(t.frame) if len(t.frame.columns) else None for t in files], dtype="Int64"),
+        "signature_fingerprint": [signature_fingerprint(t.signatures) or "—" for t in files],
+        "sha256": [file_hash(t.path) if t.path.is_file() else "—" for t in files]})
     sig = base_signature(table="inputs")
     return ReportTable.signed(
         "inputs", "Inputs", "Every file the report read or found, and what it did with it. Signature fingerprint: "
@@ -49,9 +53,9 @@ def stepwise_overview(run: RunData) -> ReportTable:
             f"{eta_sig.get('talk_order', 'sorted')}")
     outputs = man.drop_duplicates([k for k in OUTPUT_ID
                                    if k in man])
-    used = [r for r in run.inputs if not r.use.startswith("not used")]
+    used = [t for t in run.files if not t.use.startswith("not used")]
     items = [
-        ("inputs", f"{len(run.inputs)} file(s), {len(used)} used (see Inputs)"),
+        ("inputs", f"{len(run.files)} file(s), {len(used)} used (see Inputs)"),
         ("translators", f"A = {run.a}, F = {run.f} (δ = L(A) − L(F))"),
         ("rules", ", ".join(condition_order(run))), ("reference", canonical_condition(run.reference)),
         ("backend", ", ".join(dict.fromkeys(man["backend"])) if "backend" in man else "—"),

@@ -64,7 +64,7 @@ def test_step_by_step_report_recognises_latency_and_text_latency_tables(tmp_path
     keys = [t.key for t in report.tables]
     assert "table01b_simuleval" in keys and "table01c_text_latency" in keys
     assert keys.index("table01b_simuleval") < keys.index("table02_eta")
-    uses = {r.path.split("/")[-1]: r.use for r in report.run.inputs}
+    uses = {t.path.name: t.use for t in report.run.files}
     assert uses["whatever-name.parquet"] == "Table 1b" and uses["tl.parquet"] == "Table 1c"
     assert uses["whatever-name.csv"] == f"not used: the same table as {steps / 'whatever-name.parquet'}"
     b = report.table("table01b_simuleval").frame

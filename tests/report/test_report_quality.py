@@ -98,7 +98,7 @@ def test_an_interval_table_in_step_by_step_tables_gives_the_same_section_and_a_c
     write_intervals(tables / "quality.intervals.csv")
     report = build_report([tables])
     assert "table19_quality" not in [t.key for t in report.tables]
-    uses = {r.path: r.use for r in report.run.inputs}
+    uses = {t.path.name: t.use for t in report.run.files}
     assert uses["quality.intervals.csv"].startswith("not used: a CSV that copies no Parquet input")
     with pytest.raises(InputError) as e:
         build_report([tables / "manifest.parquet", tables / "summary.parquet", tables / "eta.parquet",

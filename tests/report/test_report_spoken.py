@@ -84,11 +84,11 @@ def test_what_the_listener_got_per_condition_and_translator_by_hand(spoken_run):
 def test_the_table_follows_table_8_and_its_input_is_listed(spoken_run):
     keys = [t.key for t in all_tables(spoken_run)]
     assert keys.index("table08c_spoken") == keys.index("table08_rules") + 1
-    assert any(i.path == "spoken.parquet" and i.use == "Table 8c" for i in spoken_run.inputs)
+    assert any(t.path.name == "spoken.parquet" and t.use == "Table 8c" for t in spoken_run.files)
 
 
 def test_no_table_without_commit_policies(tmp_path):
     run = load_inputs(make_run(tmp_path / "plain", 2, draws=50, traces=False))
     assert spoken_report_table(run) is None
     assert "table08c_spoken" not in [t.key for t in all_tables(run)]
-    assert not any("spoken" in i.kind for i in run.inputs)
+    assert not any("spoken" in t.kind for t in run.files)

@@ -301,7 +301,7 @@ def test_step_by_step_synthesis_with_piper(tmp_path):
     assert np.allclose(t1["offset_s"], want, rtol=0, atol=1e-12)
     assert list(t["table11_traces"]["updates"]) == [10, 10]
     uses = t["inputs"].set_index("path")["use"]
-    assert uses["tts.chunks.parquet"] == "not used: chunk table"
+    assert uses["tts.chunks.parquet"] == "not used: chunks"  # a kind the report does not read: as its metadata says
     assert uses["tts.parquet"].startswith("request manifest")
     assert "backend:piper" in " ".join(t["table02_eta"]["signature"])
 
