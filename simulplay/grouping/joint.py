@@ -94,27 +94,35 @@ def run_joint(outputs: Sequence[JointOutput], queue, *, silent: str = "skip") ->
     Returns each output's groups and requests, in the order given."""
     states = [_Joint(o.stream, silent, queue, o.queue_id, o.provider) for o in outputs]
     policies = [as_policy(o.rule) for o in outputs]
-    by_queue = {o.queue_id: s for o, s in zip(outputs, states)}
-    order = sorted(range(len(states)), key=lambda i: queue.ranks[outputs[i].queue_id])
+    by_queue = {o.queue_id: i for i, o in enumerate(outputs)}
+    ranks = [queue.ranks[o.queue_id] for o in outputs]
+    order = sorted(range(len(states)), key=ranks.__getitem__)
+    never = 1 << 62
+    nexts = [never] * len(states)  # each output's next event (ns), kept up to date
+
+    def refresh(i: int) -> None:
+        t = states[i].next_time()
+        nexts[i] = never if t is None else t
 
     def pop(t: int, rank: float) -> None:
         for o, seq, start, ready in queue.pop(t, rank):
             if o in by_queue:
-                by_queue[o].started(seq, start, ready)
+                states[by_queue[o]].started(seq, start, ready)
+                refresh(by_queue[o])
 
+    for i in order:
+        refresh(i)
     while True:
-        times = [t for t in (s.next_time() for s in states) if t is not None]
-        q = queue.next_start()
-        if q is not None:
-            times.append(q)
-        if not times:
+        t, q = min(nexts, default=never), queue.next_start()
+        if q is not None and q < t:
+            t = q
+        if t == never:
             break
-        t = min(times)
         pop(t, -1)
         for i in order:
-            out, rank = states[i], queue.ranks[outputs[i].queue_id]
-            if out.next_time() != t:
+            if nexts[i] != t:
                 continue
+            out, rank = states[i], ranks[i]
             pop(t, rank)
             woken = apply_events(out, t)
             arrivals, now_s = arrive(out, t)
@@ -125,6 +133,7 @@ def run_joint(outputs: Sequence[JointOutput], queue, *, silent: str = "skip") ->
             if out.stuck():  # nothing more can happen to it: its held text goes
                 out.submit(t, len(out.keys) - out.held_first, "eos", t / NS_PER_S)
                 pop(t, rank)
+            refresh(i)
         pop(t, float("inf"))
     left = [i for i, s in enumerate(states) if not s.done()]
     if left:
