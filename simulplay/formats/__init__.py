@@ -7,5 +7,6 @@ reads it share.
 load curve replay reads from it), ``calibration`` (the calibrated slowdown's table of
 ``simulplay live --predict``), ``live`` (a live run folder's tables: file names, the requests
 table's columns, what readers need of each), ``keyed`` (the reader of a table of output rows:
-keys and needed columns checked, one signature per row).
+keys and needed columns checked, one signature per row), ``kinds`` (every kind of table
+simulplay reads back: its name, its file in a run folder, the typed reader of Parquet and CSV).
 """

@@ -4,7 +4,8 @@ Columns: the output keys (and panel keys), then :data:`SUMMARY_COLUMNS` (seconds
 output without audio). η reads :data:`SUMMARY_REQUIRED` of it (:func:`validate_summary`:
 ``audio_s``, ``idle_s``, ``offset_s`` in seconds, ``source_s`` > 0). A run's sensitivity
 replays write theirs and their η tables under one file label per replay variant
-(:func:`variant_label`: ``summary.service-zero.parquet``, ``eta.service-zero.csv``).
+(:func:`variant_label`: ``summary.service-zero.parquet``, ``eta.service-zero.csv``; the
+label of the replay a table's signature names: :func:`replay_label`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,18 @@ def variant_label(variant: str) -> str:
     """The file label of a replay variant's tables: its text with ``=`` as ``-``
     (``service=zero`` → ``service-zero``)."""
     return variant.replace("=", "-")
+
+
+#: The primary replay's settings, as a replay's structured signature names them.
+PRIMARY = (("release", "request"), ("service", "measured"), ("trim", "none"), ("silent", "skip"))
+
+
+def replay_label(signature: dict[str, Any]) -> str:
+    """The file label of the replay a structured signature names: ``""`` for the primary one
+    (request release, measured service, no trim, silent parts skipped), else its sensitivity
+    replay's (``service-zero``, ``release-chunk+service-zero``)."""
+    return variant_label("+".join(f"{k}={signature[k]}" for k, primary in PRIMARY
+                                  if signature.get(k, primary) != primary))
 
 
 def read_summary(path: str | Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:

@@ -4,7 +4,8 @@ What a table is (its kind) is read from its Parquet metadata (key ``simulplay``,
 ``table``), or for a run folder's files from the run record (:func:`run_tables` names each
 one); a request manifest written by hand is known by the manifest's columns (the
 one table a person writes), a ``.jsonl`` file is a trace. What it came from is its structured
-signature, one per row (Parquet metadata): the replay it belongs to (:func:`replay_of`) and,
+signature, one per row (Parquet metadata): the replay it belongs to (its label by
+:func:`~simulplay.formats.summary.replay_label`) and,
 for an η table, the comparison. A CSV table carries no kind and only a display string per row
 (never parsed): outside a run folder it is read as the copy of a Parquet input (the same
 columns, rows and display signatures), and is otherwise not used. File names never matter
@@ -18,48 +19,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from simulplay.core.errors import InputError
-from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.provenance import file_fingerprint as file_hash
 from simulplay.core.signature import base_signature, format_signature, settings_hash
-from simulplay.core.tables import read_table, stored_signatures
-from simulplay.formats.eta import with_ties
-from simulplay.formats.summary import variant_label
+from simulplay.core.tables import stored_signatures
+from simulplay.formats.kinds import KIND_NAMES, RUN_FILES, read_typed
+from simulplay.formats.summary import replay_label, variant_label
 from simulplay.manifest.columns import MANIFEST_COLUMNS
 from simulplay.report.record import RunSettings
 
 Signature = dict[str, Any] | str
-#: Columns kept as text when a CSV is read (identifiers, never numbers).
-KEY_COLUMNS = (*OUTPUT_ID, "p1", "p2", "rule", "recognizer", "language", "signature", "trigger", "pair", "reference",
-               "from_condition", "to_condition", "normalization", "text", "error")
-#: Each kind the report reads: its name in the Inputs table, the file a run folder holds it in (in the run's
-#: format, else the other; the first four every run writes) and, for a table shown when present, its
-#: ``RunData.optional`` key and what the report makes of it.
-READ_KINDS = {
-    "manifest": ("request manifest", "manifest.parquet", "", ""),
-    "playback-summary": ("playback summary", "summary.parquet", "", ""),
-    "eta": ("η table", "eta.parquet", "", ""),
-    "eta-per-talk": ("per-talk η table", "eta_per_talk.csv", "", ""),
-    "contrast": ("contrast table", "contrasts.csv", "", ""),
-    "eta-edges": ("edge-silence η table", "eta_edges.csv", "eta_edges", "Table 10"),
-    "edges-nonspeech": ("non-speech share table", "edges_nonspeech.csv", "edges_nonspeech", "Table 16"),
-    "content": ("content table", "content.csv", "content", "content diagnostics"),
-    "content-pairs": ("content pair table", "content.pairs.csv", "content_pairs", "Table 13"),
-    "word-timing": ("word-timing table", "word_timing.csv", "word_timing", "Table 17"),
-    "player": ("player table", "", "player", "player metrics"),
-    "latency": ("SimulEval speech-metric table", "latency.parquet", "latency", "Table 1b"),
-    "text-latency-compare": ("text-latency comparison", "textlatency.csv", "text_latency", "Table 1c"),
-    "live-prediction": ("live prediction table", "live/prediction.parquet", "live_prediction", "Table 18, Figure 5"),
-    "live-prediction-eta": ("live prediction η table", "live/prediction_eta.parquet", "live_eta", "Table 18b"),
-    "quality-intervals": ("quality interval table", "quality.intervals.parquet", "quality", "Table 19"),
-    "spoken": ("spoken table", "spoken.parquet", "spoken", "Table 8c"),
-    "trace": ("trace", "", "", ""),
+#: Each kind shown when present (beside the four every report reads): its ``RunData.optional`` key and what the
+#: report makes of it. A run folder's file of each kind: :data:`~simulplay.formats.kinds.RUN_FILES`.
+SHOWN = {
+    "eta-edges": ("eta_edges", "Table 10"), "edges-nonspeech": ("edges_nonspeech", "Table 16"),
+    "content": ("content", "content diagnostics"), "content-pairs": ("content_pairs", "Table 13"),
+    "word-timing": ("word_timing", "Table 17"), "player": ("player", "player metrics"),
+    "latency": ("latency", "Table 1b"), "text-latency-compare": ("text_latency", "Table 1c"),
+    "live-prediction": ("live_prediction", "Table 18, Figure 5"), "live-prediction-eta": ("live_eta", "Table 18b"),
+    "quality-intervals": ("quality", "Table 19"), "spoken": ("spoken", "Table 8c"),
 }
-#: Parquet ``table`` values that are another name of a kind.
-ALIASES = {"request-manifest": "manifest"}
 UNPLACED = ("a CSV that copies no Parquet input: a CSV records neither its kind nor its replay (its signature is a "
             "display string, never parsed)")
 
@@ -83,7 +64,7 @@ class Signed:
     def what(self) -> str:
         """The kind as the report names it (``η table``); a kind the report does not read as its
         metadata writes it (``chunks``)."""
-        return READ_KINDS[self.kind][0] if self.kind in READ_KINDS else self.kind or "unknown"
+        return KIND_NAMES.get(self.kind, self.kind or "unknown")
 
     @property
     def shown(self) -> list[str]:
@@ -100,16 +81,17 @@ def signature_fingerprint(sigs: Sequence[Signature]) -> str:
 
 def read_file(path: Path, kind: str = "", known: Sequence[dict[str, Any]] = ()) -> Signed:
     """One table: its kind (``kind`` when the run record names it, else its metadata's, else
-    a manifest's by its columns), rows (CSV cells typed) and signatures: Parquet's structured
-    ones, a CSV's display strings matched back to the structured signatures ``known`` that
+    a manifest's by its columns), rows (:func:`~simulplay.formats.kinds.read_typed`) and
+    signatures: Parquet's structured ones, a CSV's display strings matched back to the structured
+    signatures ``known`` that
     render identically; a table without any (a manifest written by hand) is signed by its
     file's name and hash."""
     if path.suffix.lower() == ".jsonl":
         from simulplay.traces import read_trace
 
         return Signed(read_trace(path), [], path, "trace")
-    df, meta = read_table(path)
-    kind = kind or ALIASES.get(meta.get("table", ""), meta.get("table", ""))
+    df, meta, stored = read_typed(path)
+    kind = kind or stored
     if not kind and set(MANIFEST_COLUMNS) <= set(df.columns):
         kind = "manifest"
     sigs = stored_signatures(meta, len(df))
@@ -118,22 +100,8 @@ def read_file(path: Path, kind: str = "", known: Sequence[dict[str, Any]] = ()) 
         sigs = [lookup.get(str(s), str(s)) for s in df["signature"]]
     elif sigs is None:
         sigs = [base_signature(input=f"{path.name}@{file_hash(path)}")] * len(df)
-    t = Signed(with_ties(typed_frame(df) if path.suffix.lower() == ".csv" else df), sigs, path, kind, meta)
-    t.replay = replay_of(t.signatures)
-    return t
-
-
-def replay_of(sigs: Sequence[Signature]) -> str | None:
-    """The replay a table comes from, by its structured signature: ``""`` for the primary one
-    (request release, measured service, no trim, silent parts skipped), else the label a
-    sensitivity replay's files get (``service-zero``, ``release-chunk+service-zero``);
-    ``None`` when a signature is a display string."""
-    if not sigs or not all(isinstance(s, dict) for s in sigs):
-        return None
-    sig = sigs[0]
-    changed = {k: sig[k] for k, default in (("release", "request"), ("service", "measured"), ("trim", "none"),
-                                             ("silent", "skip")) if sig.get(k, default) != default}
-    return variant_label("+".join(f"{k}={v}" for k, v in changed.items()))
+    structured = bool(sigs) and all(isinstance(s, dict) for s in sigs)  # the replay it comes from
+    return Signed(df, sigs, path, kind, meta, replay_label(sigs[0]) if structured else None)
 
 
 def place(tables: list[Signed]) -> None:
@@ -153,8 +121,8 @@ def place(tables: list[Signed]) -> None:
 
 def run_tables(root: Path, settings: RunSettings) -> list[Signed]:
     """The tables of a run folder, each with the kind and replay the run record gives it: the
-    files of :data:`READ_KINDS` and each sensitivity replay's η table."""
-    files = [(spec[1], kind, "") for kind, spec in READ_KINDS.items() if spec[1]]
+    files of :data:`~simulplay.formats.kinds.RUN_FILES` and each sensitivity replay's η table."""
+    files = [(name, kind, "") for kind, name in RUN_FILES.items()]
     files[5:5] = [(f"eta.{variant_label(v)}.parquet", "eta", variant_label(v)) for v in settings.variant_texts]
     tables: list[Signed] = []
     for i, (name, kind, replay) in enumerate(files):
@@ -162,7 +130,7 @@ def run_tables(root: Path, settings: RunSettings) -> list[Signed]:
                                                                            ".parquet")) if p.is_file()), None)
         if path is None and (i < 4 or replay):
             raise InputError.at(root / name, "no such file",
-                                accepted=f"the {READ_KINDS[kind][0]} written by `simulplay run` (Parquet or CSV)")
+                                accepted=f"the {KIND_NAMES[kind]} written by `simulplay run` (Parquet or CSV)")
         if path is not None:
             known = [s for t in tables for s in t.signatures if isinstance(s, dict)]
             tables.append(read_file(path, kind, known))
@@ -192,34 +160,6 @@ def step_tables(paths: Sequence[Path]) -> list[Signed]:
                             "Parquet (rerun the step that wrote it with --out ending in .parquet), a request "
                             "manifest or a trace")
     return tables
-
-
-def typed_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """CSV text cells as the report uses them: identifiers as text, counts (``n_*``) as
-    integers, other number columns as float64, columns holding any non-number as text."""
-    out = pd.DataFrame(index=df.index)
-    for col in df.columns:
-        if col in KEY_COLUMNS:
-            out[col] = df[col].astype(str)
-            continue
-        text = df[col].astype(str).str.strip()
-        numbers = pd.to_numeric(text.where(text != ""), errors="coerce")
-        if (numbers.isna() & (text != "")).any():
-            out[col] = df[col]  # a text column (a label such as a pair of conditions)
-        elif col.startswith("n_") and numbers.notna().all() and (numbers == numbers.round()).all():
-            out[col] = numbers.astype(np.int64)
-        else:
-            out[col] = numbers.astype(np.float64)
-    return out
-
-
-def keys_as_text(df: pd.DataFrame) -> pd.DataFrame:
-    """Identifier columns as text (a Parquet table may store a realization as a number)."""
-    out = df.copy()
-    for col in KEY_COLUMNS:
-        if col in out and col != "signature":
-            out[col] = out[col].astype(str)
-    return out
 
 
 def folder_files(folder: Path) -> list[Path]:

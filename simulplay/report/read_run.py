@@ -7,7 +7,7 @@ A run folder (it has ``run.json``): the run record says which file is what
 the comparison (A, F, reference) from the η tables'. Each table's role is then its kind and
 replay: the primary replay's manifest, summary, η, per-talk (else rebuilt from the summary)
 and contrast tables, the η tables of sensitivity replays (Table 8), the tables of
-:data:`.inputs.READ_KINDS` with a key, and traces (Table 11: ``--trace``, else traces among
+:data:`.inputs.SHOWN`, and traces (Table 11: ``--trace``, else traces among
 the inputs, else those ``run.json`` names, else those the manifest records). Refused in one
 line (docs/reports.md): a required table missing, two tables of one role whose signatures
 differ, η tables of different comparisons, traces lacking a stream of the manifest.
@@ -32,19 +32,12 @@ from simulplay.analysis.spoken import SPOKEN_COLUMNS
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
 from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS, PER_TALK_COLUMNS, without_ties
+from simulplay.formats.kinds import KIND_NAMES, keys_as_text
 from simulplay.formats.live import PREDICTION_ETA_REQUIRED, PREDICTION_REQUIRED
 from simulplay.formats.summary import SUMMARY_READ, variant_label
 from simulplay.grouping import canonical_condition
 from simulplay.manifest.validate import validate_manifest
-from simulplay.report.inputs import (
-    READ_KINDS,
-    UNPLACED,
-    Signed,
-    file_hash,
-    keys_as_text,
-    run_tables,
-    step_tables,
-)
+from simulplay.report.inputs import SHOWN, UNPLACED, Signed, file_hash, run_tables, step_tables
 from simulplay.report.record import RunRecord, RunSettings
 
 MINIMUM = ("a request manifest, the playback summary of its replay (`simulplay replay`) and an η table computed "
@@ -151,7 +144,7 @@ def _read(tables: list[Signed], folder: Path, where: str, traces: list[Path],
     rules = exp.rule_texts if exp else [names[2]] + [c for c in dict.fromkeys(eta.frame["condition"]) if c != names[2]]
     run = RunData(folder, *names, rules, _manifest(manifest_t), _signed(summary), _signed(eta), None,
                   run_record=record)
-    per_talk, contrasts = (_one(roles[k, ""], READ_KINDS[k][0], tables, where, required=False)
+    per_talk, contrasts = (_one(roles[k, ""], KIND_NAMES[k], tables, where, required=False)
                            for k in ("eta-per-talk", "contrast"))
     run.per_talk = _rebuilt(run, names) if per_talk is None else _signed(per_talk, "primary: Tables 4–5; Figure 1")
     run.contrasts = None if contrasts is None else _signed(contrasts, "primary: Table 9")
@@ -159,8 +152,8 @@ def _read(tables: list[Signed], folder: Path, where: str, traces: list[Path],
     for label in [variant_label(v) for v in exp.variant_texts] if exp else sorted(replays):
         t = _one(roles["eta", label], f"η table of the {label} replay", tables, where)
         run.variants[label] = _signed(t, f"sensitivity replay {label}: Table 8")
-    for kind, (what, _, key, use) in ((k, v) for k, v in READ_KINDS.items() if v[2]):
-        t = _one(kinds[kind], what, tables, where, required=False)
+    for kind, (key, use) in SHOWN.items():
+        t = _one(kinds[kind], KIND_NAMES[kind], tables, where, required=False)
         if t is not None:
             run.optional[key] = _signed(t, use)
     record_file = Signed(pd.DataFrame(), [], folder / "run.json", "run record", use="settings and counts")

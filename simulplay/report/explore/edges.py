@@ -24,9 +24,10 @@ from simulplay.core.errors import InputError
 from simulplay.core.keys import OUTPUT_ID, present
 from simulplay.core.signature import settings_hash
 from simulplay.core.tables import read_table, stored_signatures
+from simulplay.formats.kinds import keys_as_text
 from simulplay.report.explore.variants import Variant, allows_incomplete, manifest_signature, per_talk_points
 from simulplay.report.queue import silent_reading, summary_mismatch
-from simulplay.report.read_run import RunData, keys_as_text
+from simulplay.report.read_run import RunData
 from simulplay.vad.cache import ProbabilityCache
 
 GUARD_MS = 100.0  # the guard `simulplay run` trims with (workflows.edges default)

@@ -31,12 +31,13 @@ from simulplay.core.signature import format_signature
 from simulplay.core.tables import read_table
 from simulplay.core.timebase import to_ns
 from simulplay.durationmodel.replay_again import replay_deciding
+from simulplay.formats.kinds import keys_as_text
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.policy import decided_again
 from simulplay.manifest import output_keys, read_chunks
 from simulplay.manifest.validate import has_samples
 from simulplay.report.queue import replay_parts, silent_reading, summary_mismatch
-from simulplay.report.read_run import RunData, Signed, keys_as_text
+from simulplay.report.read_run import RunData, Signed
 from simulplay.sim.part_audio import part_samples
 from simulplay.sim.playback import serial_clock
 from simulplay.sim.replay import ReplayResult, drop_incomplete
