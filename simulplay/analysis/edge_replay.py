@@ -24,10 +24,14 @@ from simulplay.core.errors import IncompleteError, InputError
 from simulplay.core.fields import Checker
 from simulplay.core.signature import merge
 from simulplay.core.specs import format_value
+from simulplay.durationmodel.redecide import redecide
+from simulplay.durationmodel.replay_again import has_closed_loop, labelled
 from simulplay.grouping import canonical_condition
-from simulplay.grouping.policy import loop_signature
+from simulplay.grouping.policy import decided_again, loop_signature
 from simulplay.manifest.validate import output_keys
-from simulplay.sim.replay import replay
+from simulplay.sim.replay import ReplayResult, replay
+from simulplay.sim.variants import Measured
+from simulplay.traces.model import Stream
 from simulplay.vad import VadStats
 
 AUDIO_COLUMNS = ("audio_key", "sample_rate", "n_samples")
@@ -95,15 +99,23 @@ def trim_requests(audio: pd.DataFrame, probs: Mapping[str, np.ndarray], threshol
 def replay_trimmed(manifest: pd.DataFrame, audio: pd.DataFrame, probs: Mapping[str, np.ndarray],
                    thresholds: Sequence[float], *, guard_ms: float, vad_label: str, excluded: list[str],
                    allow_incomplete: bool = False, upstream: Mapping[str, Any] | None = None,
-                   source: str = "manifest",
-                   silent_parts: str = "skip") -> tuple[pd.DataFrame, list[dict[str, Any]], pd.DataFrame, pd.DataFrame]:
+                   source: str = "manifest", silent_parts: str = "skip",
+                   streams: Sequence[Stream] | None = None,
+                   ) -> tuple[pd.DataFrame, list[dict[str, Any]], pd.DataFrame, pd.DataFrame]:
     """Replay the complete requests of ``manifest`` once per threshold with trimmed durations.
 
     ``audio``: :func:`audio_columns` of ``manifest``; ``probs``: speech probabilities per
     audio key; ``guard_ms``: milliseconds kept around speech; ``excluded``: the outputs left
     out as incomplete (counted in the signatures when ``allow_incomplete``). Returns the
     summary (one row per threshold and output), its signatures, the parts and the trims
-    (one row per threshold and request: kept sample bounds and speech samples)."""
+    (one row per threshold and request: kept sample bounds and speech samples).
+
+    With ``streams`` (the run's traces), each closed-loop output is decided again per
+    threshold on the trimmed durations (:func:`simulplay.durationmodel.redecide.redecide`
+    on the measured clock: a text the run synthesized takes its trimmed duration, another
+    one the duration model fitted on the trimmed open-loop requests, labelled); without,
+    closed-loop outputs keep their recorded groups, labelled so. ``untrimmed_audio_s`` and
+    ``n_removed`` count the recorded requests."""
     thresholds = tuple(sorted(thresholds))
     trims = trim_requests(audio, probs, thresholds, guard_ms)
     keys = output_keys(manifest)
@@ -115,18 +127,27 @@ def replay_trimmed(manifest: pd.DataFrame, audio: pd.DataFrame, probs: Mapping[s
         kept = (tr["keep_end"] - tr["keep_start"]).to_numpy(np.int64)
         m.loc[tr.index, "audio_s"] = kept / tr["sample_rate"].clip(lower=1).to_numpy()
         m.loc[tr.index, "n_samples"] = kept  # replay takes durations from the sample counts
-        rep = replay(m, allow_incomplete=allow_incomplete, upstream=upstream, source=source, silent_parts=silent_parts)
+        rep = _replay(m, streams, allow_incomplete=allow_incomplete, upstream=upstream, source=source,
+                      silent_parts=silent_parts)
         summary = rep.summary.copy()
         summary.insert(0, "threshold", t)
         summary = summary.merge(_per_output(manifest, tr, keys), on=keys, how="left", validate="one_to_one")
         summaries.append(summary)
-        sigs += [merge(s, extra, {"threshold": t}, loop_signature(str(s.get("rule", "")), True))
-                 for s in rep.signatures]
+        sigs += [merge(s, extra, {"threshold": t}, {} if decided_again(s.get("loop")) else
+                       loop_signature(str(s.get("rule", "")), True)) for s in rep.signatures]
         parts.append(rep.parts.assign(threshold=t)[["threshold", *rep.parts.columns]])
     trims = trims.join(manifest[keys + ["seq"]], on="row").drop(columns="row")
     trims = trims[["threshold", *keys, "seq", "n_samples", "sample_rate", "keep_start", "keep_end", "speech_samples"]]
     return (pd.concat(summaries, ignore_index=True), sigs, pd.concat(parts, ignore_index=True),
             trims.reset_index(drop=True))
+
+
+def _replay(m: pd.DataFrame, streams: Sequence[Stream] | None, **kwargs) -> ReplayResult:
+    """The replay of a trimmed manifest, its closed-loop outputs decided again on ``streams``."""
+    if not streams or not has_closed_loop(m):
+        return replay(m, **kwargs)
+    decided = redecide(m, streams, Measured(), silent=kwargs["silent_parts"], source=kwargs["source"])
+    return labelled(replay(decided.manifest, service=decided.service, **kwargs), decided)
 
 
 def _per_output(manifest: pd.DataFrame, tr: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

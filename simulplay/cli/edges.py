@@ -79,6 +79,7 @@ def edges(
     over talks), edge_s (the part the edge replay removes).
     """
     from simulplay.cli.console import progress_bar
+    from simulplay.durationmodel.replay_again import has_closed_loop, recorded_streams
     from simulplay.manifest import read_manifest
     from simulplay.sim.variants import parse_silent_parts
     from simulplay.store.store import AudioStore
@@ -97,7 +98,7 @@ def edges(
                     a=a if eta_out else None, f=f, reference=reference, boot=boot,
                     pairs=pairs if share_out else None, allow_incomplete=allow_incomplete,
                     upstream=meta.get("signature"), source=str(manifest), progress=progress_bar(quiet),
-                    silent_parts=silent)
+                    silent_parts=silent, streams=recorded_streams(meta.get("traces")) if has_closed_loop(df) else None)
     write_edges(res, out, eta=eta_out, share=share_out)
     _print_edges(res, vad, out, title=f"η after edge trimming: {a} vs {f}, reference {reference}")
 

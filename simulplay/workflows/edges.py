@@ -28,6 +28,7 @@ from simulplay.core.tables import write_table
 from simulplay.grouping import canonical_condition
 from simulplay.sim.replay import drop_incomplete
 from simulplay.store.store import AudioStore, describe_request
+from simulplay.traces.model import Stream
 from simulplay.vad import ProbabilityCache, SileroVad, VadStats, to_vad_input
 
 
@@ -120,10 +121,12 @@ def _infer(store: AudioStore, model: SileroVad, cache: ProbabilityCache, key: st
 def edge_replay(manifest: pd.DataFrame, store: AudioStore, thresholds: Sequence[float], *, guard_ms: float = 100.0,
                 vad: SileroVad | None = None, allow_incomplete: bool = False,
                 upstream: Mapping[str, Any] | None = None, source: str = "manifest",
-                progress: Progress = NO_PROGRESS, silent_parts: str = "skip") -> EdgesResult:
+                progress: Progress = NO_PROGRESS, silent_parts: str = "skip",
+                streams: Sequence[Stream] | None = None) -> EdgesResult:
     """Replay a validated synthesized manifest once per threshold with trimmed durations
     (``guard_ms``: milliseconds kept before the first and after the last speech frame;
-    ``silent_parts``: what a request trimmed to nothing does, as in replay)."""
+    ``silent_parts``: what a request trimmed to nothing does, as in replay; ``streams``: the
+    run's traces, on which closed-loop outputs are decided again per threshold)."""
     vad = vad or SileroVad()
     kept, excluded = drop_incomplete(manifest, allow_incomplete, source)
     audio = audio_columns(kept, source)
@@ -135,7 +138,7 @@ def edge_replay(manifest: pd.DataFrame, store: AudioStore, thresholds: Sequence[
     summary, sigs, parts, trims = replay_trimmed(kept, audio, probs, thresholds, guard_ms=guard_ms,
                                                  vad_label=vad.label(), excluded=excluded,
                                                  allow_incomplete=allow_incomplete, upstream=upstream, source=source,
-                                                 silent_parts=silent_parts)
+                                                 silent_parts=silent_parts, streams=streams)
     return EdgesResult(summary, sigs, parts, trims, stats, dict(vad.identity), excluded)
 
 
@@ -155,12 +158,14 @@ def run_edges(manifest: pd.DataFrame, store: AudioStore, thresholds: Sequence[fl
               reference: str | None = None, boot: Bootstrap | None = None,
               pairs: Sequence[tuple[str, str]] | None = None, allow_incomplete: bool = False,
               upstream: Mapping[str, Any] | None = None, source: str = "manifest",
-              progress: Progress = NO_PROGRESS, silent_parts: str = "skip") -> EdgesRun:
+              progress: Progress = NO_PROGRESS, silent_parts: str = "skip",
+              streams: Sequence[Stream] | None = None) -> EdgesRun:
     """Sweep, then η per threshold (when ``a``, ``f``, ``reference``) and the non-speech share
     for ``pairs`` (``None``: no share table; empty: ``reference`` against every other condition)."""
     _check_names(manifest, a, f, [reference] + [c for p in pairs or () for c in p], source)
     res = edge_replay(manifest, store, thresholds, guard_ms=guard_ms, vad=vad, allow_incomplete=allow_incomplete,
-                      upstream=upstream, source=source, progress=progress, silent_parts=silent_parts)
+                      upstream=upstream, source=source, progress=progress, silent_parts=silent_parts,
+                      streams=streams)
     run = EdgesRun(res)
     if a is not None and f is not None and reference is not None:
         run.eta = compute_eta(res.summary, a=a, f=f, reference=reference, boot=boot,

@@ -119,7 +119,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
         variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + variant_label(v), allow_incomplete,
                                       release=variant.release, service=variant.service,
                                       silent=variant.silent or exp.silent_parts, streams=streams)
-    edges = _edges(exp, synth, manifest, store, boot, allow_incomplete, progress) if exp.edges else None
+    edges = _edges(exp, synth, manifest, store, boot, allow_incomplete, progress, streams) if exp.edges else None
     content = _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete, progress) \
         if exp.content is not None else None
     t2 = time.perf_counter()
@@ -238,12 +238,12 @@ def _spoken(exp, streams, rules) -> None:
         write_table(table, exp.out / f"spoken{ext}", sig, kind="spoken")
 
 
-def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress):
+def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress, streams=None):
     """Edge-silence replay at the experiment's thresholds: edges_summary.parquet/.csv,
     eta_edges.csv (η per threshold) and edges_nonspeech.csv (reference vs each condition)."""
     run = run_edges(manifest, store, exp.edges, a=exp.a, f=exp.f, reference=exp.reference, boot=boot, pairs=[],
                     allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path),
-                    progress=progress, silent_parts=exp.silent_parts)
+                    progress=progress, silent_parts=exp.silent_parts, streams=streams)
     write_edges(run, exp.out / "edges_summary.parquet")
     write_edges(run, exp.out / "edges_summary.csv", eta=exp.out / "eta_edges.csv",
                 share=exp.out / "edges_nonspeech.csv")

@@ -125,3 +125,14 @@ def test_the_online_queue_gives_the_shared_clock_with_a_load_curve_and_a_calibra
         started |= {j: (s, r) for _, j, s, r in queue.pop(t, float("inf"))}
     assert [started[j] for j in range(len(codes))] == list(zip(want.start.tolist(), want.ready.tolist()))
     assert (want.slowdown != 1.0).any()  # the slowdowns were met
+
+
+def test_a_server_per_output_decides_the_recorded_groups_with_the_measured_L_exactly():
+    from tests.durationmodel.test_redecide import S as ONE
+    from tests.durationmodel.test_redecide import backlog_rows
+    from tests.durationmodel.test_redecide import run_manifest as one_output_run
+
+    m = one_output_run()
+    decided = redecide_shared(m, [ONE], Servers(1, share="output"))
+    assert backlog_rows(decided.manifest) == backlog_rows(m)
+    assert offsets(replay(decided.manifest, service=decided.service)) == offsets(replay(m))  # to the nanosecond
