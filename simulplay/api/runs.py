@@ -100,7 +100,7 @@ def load_run(folder: PathLike, *, trace: Sequence[PathLike] = ()) -> Run:
         sigs = signatures_of(t.signatures)
         return SignedTable(fresh(t.frame), sigs, shared_signature(sigs), (str(t.path),))
 
-    return Run(data.folder, data.record, data.a, data.f, data.reference, data.rules, frame(data.manifest),
+    return Run(data.folder, data.run_record.data, data.a, data.f, data.reference, data.rules, frame(data.manifest),
                frame(data.summary), frame(data.eta), frame(data.per_talk), frame(data.contrasts),
                {k: frame(v) for k, v in data.variants.items()}, {k: frame(v) for k, v in data.optional.items()},
                None if data.traces is None else SignedTable(fresh(data.traces), signature=dict(data.trace_signature)),

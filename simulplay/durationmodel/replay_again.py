@@ -13,7 +13,6 @@ release keep the recorded groups, labelled by the replay itself.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -68,15 +67,14 @@ def replay_deciding(manifest: pd.DataFrame, *, service: ServiceModel, release: R
 def recorded_streams(traces: Any) -> list[Stream] | None:
     """The streams of the trace files a manifest records (``[{path, sha256}, …]``), when each
     file is still there unchanged; None otherwise."""
-    from simulplay.core.provenance import sha256_of_file
+    from simulplay.manifest.traces import recorded_traces
     from simulplay.traces import read_traces, streams_from_frame
 
-    if not traces or not all(isinstance(t, dict) and Path(str(t.get("path", ""))).is_file() for t in traces):
-        return None
-    if any(sha256_of_file(t["path"]) != t.get("sha256") for t in traces):
+    paths, changed = recorded_traces(traces)
+    if not traces or len(paths) != len(traces) or changed or not all(p.is_file() for p in paths):
         return None
     try:
-        return streams_from_frame(read_traces([t["path"] for t in traces]), revising=True)
+        return streams_from_frame(read_traces(paths), revising=True)
     except InputError:
         return None
 

@@ -3,7 +3,8 @@ holds it in, and the one reader that gives any of them typed, from Parquet or CS
 
 A table's kind is the ``table`` field of its Parquet metadata (``write_table(kind=…)``; a
 request manifest written by hand has none). A run folder (``simulplay run``) holds each kind of
-:data:`RUN_FILES` under that name, as Parquet or CSV (the first four always). A CSV stores text
+:data:`RUN_FILES` under that name (:func:`run_file`; a sensitivity replay's with its label), as
+Parquet or CSV (the first four always). A CSV stores text
 only: :func:`read_typed` types its cells as simulplay wrote them (identifiers text, counts
 ``n_*`` whole numbers, other number columns float64, a column holding any non-number text), so
 that a CSV reads as its Parquet copy; :func:`keys_as_text` makes identifiers text in either (a
@@ -46,6 +47,20 @@ ALIASES = {"request-manifest": "manifest"}
 #: Columns that hold identifiers (text, never numbers).
 KEY_COLUMNS = (*OUTPUT_ID, "p1", "p2", "rule", "recognizer", "language", "signature", "trigger", "pair", "reference",
                "from_condition", "to_condition", "normalization", "text", "error")
+
+
+def run_file(root: Path, kind: str, replay: str = "", suffix: str = "") -> Path:
+    """A kind's file in a run folder (:data:`RUN_FILES`): a sensitivity replay's with its label
+    (``eta.service-zero.parquet``), in another format with ``suffix`` (``.csv``)."""
+    path = root / RUN_FILES[kind]
+    return path.with_name(path.stem + (f".{replay}" if replay else "") + (suffix or path.suffix))
+
+
+def find_run_file(root: Path, kind: str, replay: str = "") -> Path | None:
+    """The file a run folder holds a kind's table in, as Parquet or CSV; None when neither is there."""
+    path = run_file(root, kind, replay)
+    other = run_file(root, kind, replay, ".csv" if path.suffix == ".parquet" else ".parquet")
+    return next((p for p in (path, other) if p.is_file()), None)
 
 
 def read_typed(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any], str]:

@@ -1,15 +1,12 @@
 """The tables a report reads, each with what it is and what it came from.
 
-What a table is (its kind) is read from its Parquet metadata (key ``simulplay``, field
-``table``), or for a run folder's files from the run record (:func:`run_tables` names each
-one); a request manifest written by hand is known by the manifest's columns (the
-one table a person writes), a ``.jsonl`` file is a trace. What it came from is its structured
-signature, one per row (Parquet metadata): the replay it belongs to (its label by
-:func:`~simulplay.formats.summary.replay_label`) and,
-for an η table, the comparison. A CSV table carries no kind and only a display string per row
-(never parsed): outside a run folder it is read as the copy of a Parquet input (the same
-columns, rows and display signatures), and is otherwise not used. File names never matter
-outside a run folder.
+Its kind: a run folder's files the run record names (:func:`run_tables`); any other table's
+from its Parquet metadata (:func:`~simulplay.formats.kinds.read_typed`), a hand-written request
+manifest's by its columns, a ``.jsonl`` file's trace. What it came from: its structured
+signature, one per row (the replay, :func:`~simulplay.formats.summary.replay_label`; an η
+table's comparison). A CSV records no kind and only display signatures: outside a run folder
+it is read only as the copy of a Parquet input (:func:`place`). File names matter only in a
+run folder.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from simulplay.core.errors import InputError
 from simulplay.core.provenance import file_fingerprint as file_hash
 from simulplay.core.signature import base_signature, format_signature, settings_hash
 from simulplay.core.tables import stored_signatures
-from simulplay.formats.kinds import KIND_NAMES, RUN_FILES, read_typed
+from simulplay.formats.kinds import KIND_NAMES, RUN_FILES, find_run_file, read_typed, run_file
 from simulplay.formats.summary import replay_label, variant_label
 from simulplay.manifest.columns import MANIFEST_COLUMNS
 from simulplay.report.record import RunSettings
@@ -71,12 +68,11 @@ class Signed:
         """Each row's signature as displayed (a CSV's stored string, or a dict formatted)."""
         return [s if isinstance(s, str) else format_signature(s) for s in self.signatures]
 
-
-def signature_fingerprint(sigs: Sequence[Signature]) -> str:
-    """A short hash of the distinct display signatures (equal for a Parquet table and its
-    CSV copy); empty when there are none."""
-    shown = list(dict.fromkeys(s if isinstance(s, str) else format_signature(s) for s in sigs))
-    return settings_hash({"signatures": shown}) if shown else ""
+    @property
+    def fingerprint(self) -> str:
+        """A short hash of the distinct display signatures (equal for a Parquet table and its
+        CSV copy); empty when there are none."""
+        return settings_hash({"signatures": list(dict.fromkeys(self.shown))}) if self.signatures else ""
 
 
 def read_file(path: Path, kind: str = "", known: Sequence[dict[str, Any]] = ()) -> Signed:
@@ -122,14 +118,13 @@ def place(tables: list[Signed]) -> None:
 def run_tables(root: Path, settings: RunSettings) -> list[Signed]:
     """The tables of a run folder, each with the kind and replay the run record gives it: the
     files of :data:`~simulplay.formats.kinds.RUN_FILES` and each sensitivity replay's η table."""
-    files = [(name, kind, "") for kind, name in RUN_FILES.items()]
-    files[5:5] = [(f"eta.{variant_label(v)}.parquet", "eta", variant_label(v)) for v in settings.variant_texts]
+    wanted = [(kind, "") for kind in RUN_FILES]
+    wanted[5:5] = [("eta", variant_label(v)) for v in settings.variant_texts]
     tables: list[Signed] = []
-    for i, (name, kind, replay) in enumerate(files):
-        path = next((p for p in (root / name, (root / name).with_suffix(".csv" if name.endswith(".parquet") else
-                                                                           ".parquet")) if p.is_file()), None)
+    for i, (kind, replay) in enumerate(wanted):
+        path = find_run_file(root, kind, replay)
         if path is None and (i < 4 or replay):
-            raise InputError.at(root / name, "no such file",
+            raise InputError.at(run_file(root, kind, replay), "no such file",
                                 accepted=f"the {KIND_NAMES[kind]} written by `simulplay run` (Parquet or CSV)")
         if path is not None:
             known = [s for t in tables for s in t.signatures if isinstance(s, dict)]

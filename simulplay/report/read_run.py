@@ -1,16 +1,12 @@
-"""Reading what a report is made from: one reader of a set of tables, each with what it is and
-what it came from (:mod:`.inputs`), whether a run folder's or step-by-step work's.
-
-A run folder (it has ``run.json``): the run record says which file is what
-(:func:`.inputs.run_tables`). Step-by-step work (tables by path, or folders without
-``run.json``): each table's kind and replay from its own metadata and structured signature,
-the comparison (A, F, reference) from the η tables'. Each table's role is then its kind and
-replay: the primary replay's manifest, summary, η, per-talk (else rebuilt from the summary)
-and contrast tables, the η tables of sensitivity replays (Table 8), the tables of
-:data:`.inputs.SHOWN`, and traces (Table 11: ``--trace``, else traces among
-the inputs, else those ``run.json`` names, else those the manifest records). Refused in one
-line (docs/reports.md): a required table missing, two tables of one role whose signatures
-differ, η tables of different comparisons, traces lacking a stream of the manifest.
+"""Reading what a report is made from, a run folder or step-by-step work, into its
+:class:`RunData`: the tables of :mod:`.inputs`, each given its role by its kind and replay:
+the primary replay's manifest, summary, η, per-talk (else rebuilt from the summary) and
+contrast tables, the η tables of sensitivity replays (Table 8), the tables of
+:data:`.inputs.SHOWN`, and traces (Table 11: ``--trace``, else traces among the inputs, else
+those ``run.json`` names, else those the manifest records). The comparison (A, F, reference)
+is the run record's, else the η tables' signatures'. Refused in one line (docs/reports.md): a
+required table missing, two tables of one role whose signatures differ, η tables of
+different comparisons, traces lacking a stream of the manifest.
 """
 
 from __future__ import annotations
@@ -36,6 +32,7 @@ from simulplay.formats.kinds import KIND_NAMES, keys_as_text
 from simulplay.formats.live import PREDICTION_ETA_REQUIRED, PREDICTION_REQUIRED
 from simulplay.formats.summary import SUMMARY_READ, variant_label
 from simulplay.grouping import canonical_condition
+from simulplay.manifest.traces import recorded_traces
 from simulplay.manifest.validate import validate_manifest
 from simulplay.report.inputs import SHOWN, UNPLACED, Signed, file_hash, run_tables, step_tables
 from simulplay.report.record import RunRecord, RunSettings
@@ -70,11 +67,6 @@ class RunData:
     files: list[Signed] = field(default_factory=list)  # every file read or found, with its use: the Inputs table
     parts: pd.DataFrame | None = None  # per-part primary replay, when the loader already made it
     run_record: RunRecord | None = None  # run.json as objects; None for step-by-step tables
-
-    @property
-    def record(self) -> dict[str, Any]:
-        """``run.json`` as written; ``{}`` for step-by-step tables."""
-        return {} if self.run_record is None else self.run_record.data
 
     @property
     def stepwise(self) -> bool:
@@ -252,18 +244,16 @@ def _traces(run: RunData, given: list[Signed], manifest: Signed, option: list[Pa
     those the manifest records; a missing or changed one is noted, not an error."""
     from simulplay.traces import read_trace
 
-    recorded = [r for r in manifest.meta.get("traces", []) if isinstance(r, dict) and "path" in r]
     for t in given if option else ():
         t.use = "not used: --trace given"
     paths = option or [t.path for t in given] or list(run.settings.traces if run.settings else [])
     origin = "given with --trace" if option else "among the inputs" if given else "named in run.json"
-    if not paths and recorded and not run.settings:
-        paths, origin = [Path(r["path"]) for r in recorded], "recorded in the manifest"
-        changed = [str(p) for p, r in zip(paths, recorded) if p.is_file() and not str(r.get("sha256", "")).startswith(
-            file_hash(p))]
+    recorded, changed = ([], []) if paths or run.settings else recorded_traces(manifest.meta.get("traces"))
+    if recorded:
+        paths, origin = recorded, "recorded in the manifest"
         if changed:
-            run.notes.append("Trace statistics (Table 11) are left out: the trace file(s) the manifest records "
-                             f"changed since synthesis: {', '.join(changed)} (give them with --trace to use them)")
+            run.notes.append("Trace statistics (Table 11) are left out: the trace file(s) the manifest records changed"
+                             f" since synthesis: {', '.join(map(str, changed))} (give them with --trace to use them)")
             return
     missing = [relative_name(p, run.folder) for p in paths if not p.is_file()]
     if not paths or missing:

@@ -11,7 +11,7 @@ import pandas as pd
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import base_signature, merge
 from simulplay.grouping import canonical_condition
-from simulplay.report.inputs import file_hash, signature_fingerprint
+from simulplay.report.inputs import file_hash
 from simulplay.report.measured import machine_items
 from simulplay.report.model import ReportTable, extend, signature_lines
 from simulplay.report.order import condition_order, panels, sort_rows
@@ -32,7 +32,7 @@ def inputs_table(run: RunData) -> ReportTable | None:
         "path": [t.path.name if t.path.name.startswith("(") else relative_name(t.path, run.folder) for t in files],
         "kind": [t.what for t in files], "use": [t.use for t in files],
         "rows": pd.array([len(t.frame) if len(t.frame.columns) else None for t in files], dtype="Int64"),
-        "signature_fingerprint": [signature_fingerprint(t.signatures) or "—" for t in files],
+        "signature_fingerprint": [t.fingerprint or "—" for t in files],
         "sha256": [file_hash(t.path) if t.path.is_file() else "—" for t in files]})
     sig = base_signature(table="inputs")
     return ReportTable.signed(

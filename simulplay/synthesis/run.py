@@ -25,12 +25,13 @@ from simulplay.backends.base import Backend, BackendConfig
 from simulplay.core.errors import FileFault
 from simulplay.core.plugins import with_plugins
 from simulplay.core.progress import NO_PROGRESS, Progress, tracking
-from simulplay.core.provenance import machine, sha256_of_file
+from simulplay.core.provenance import machine
 from simulplay.core.tables import write_table
 from simulplay.grouping import Rule, Splitter, revising_allowed
 from simulplay.grouping.policy import closed_loop_condition
 from simulplay.grouping.requests_file import RequestsFile, read_requests
 from simulplay.manifest.columns import chunk_path
+from simulplay.manifest.traces import trace_records
 from simulplay.manifest.written import check_written
 from simulplay.store.store import AudioStore
 from simulplay.synthesis.clock_check import check_clock
@@ -172,7 +173,7 @@ def _synthesize(plan: Plan, backend: Backend, config: BackendConfig, store: Audi
                 loops: dict | None = None, speed: float | None = None) -> SynthResult:
     todo = plan.frame["key"].nunique() - len(set(plan.frame["key"]) & store.completed_keys())
     warn_if_short(plan.frame, config, store)
-    recorded = [{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)} for p in traces]  # as read now
+    recorded = trace_records(traces)  # as read now
     at_start = machine()
     with tracking(progress, todo, backend.label()) as bar:
         stats = run_synthesis(plan.frame, config, store, executor=executor, progress=bar,

@@ -22,13 +22,14 @@ from simulplay.analysis.noise import NoiseCheck, noise_check
 from simulplay.core.atomic import atomic_path
 from simulplay.core.paths import check_out_folder
 from simulplay.core.progress import NO_PROGRESS, Progress
-from simulplay.core.provenance import sha256_of_file
 from simulplay.core.tables import write_table
 from simulplay.core.version import __version__
+from simulplay.formats.kinds import run_file
 from simulplay.formats.summary import variant_label
 from simulplay.grouping import revising_allowed
 from simulplay.manifest import validate_manifest
 from simulplay.manifest.chunks import chunk_path, validate_chunks
+from simulplay.manifest.traces import trace_records
 from simulplay.sim.replay import ReplayResult
 from simulplay.sim.variants import Measured, RequestRelease
 from simulplay.store.store import AudioStore
@@ -105,7 +106,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
                  for i, config in enumerate(exp.backends)]
     synth = syntheses[0] if len(syntheses) == 1 else combine_syntheses(
         syntheses, exp.out / "manifest.parquet",
-        traces=[{"path": str(Path(p).resolve()), "sha256": sha256_of_file(p)} for p in exp.traces])
+        traces=trace_records(exp.traces))
     t1 = time.perf_counter()
     boot = exp.bootstrap
     manifest = validate_manifest(synth.manifest, str(synth.path))  # once, for every replay below
@@ -116,7 +117,7 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     variants = {}
     for variant in exp.variants:
         v = written(exp, variant)
-        variants[v] = _replay_and_eta(exp, synth, manifest, boot, "." + variant_label(v), allow_incomplete,
+        variants[v] = _replay_and_eta(exp, synth, manifest, boot, variant_label(v), allow_incomplete,
                                       release=variant.release, service=variant.service,
                                       silent=variant.silent or exp.silent_parts, streams=streams)
     edges = _edges(exp, synth, manifest, store, boot, allow_incomplete, progress, streams) if exp.edges else None
@@ -197,21 +198,23 @@ def _explorer_and_report(exp: Experiment, res: RunResult, record: RunRecord) -> 
     make_or_reuse(exp.out, "report", settings, make_report, res.reused)
 
 
-def _replay_and_eta(exp, synth, manifest, boot, suffix, allow_incomplete, *, release, service, silent, streams=None):
-    """One replay and its η tables; a variant's closed-loop outputs decided again on ``streams``
+def _replay_and_eta(exp, synth, manifest, boot, label, allow_incomplete, *, release, service, silent, streams=None):
+    """One replay and its η tables (``label``: a sensitivity replay's, in its files' names); a
+    variant's closed-loop outputs decided again on ``streams``
     (:func:`~simulplay.workflows.steps.replay_deciding`)."""
     chunks = validate_chunks(synth.chunks, str(chunk_path(synth.path))) if release.needs_chunks else None
     rep = replay_deciding(manifest, ReplaySettings(release, service, silent), streams, chunks=chunks,
                           allow_incomplete=allow_incomplete, upstream=synth.signature, source=str(synth.path))
-    write_table(rep.summary, exp.out / f"summary{suffix}.parquet", rep.signatures, kind="playback-summary")
-    write_table(rep.summary, exp.out / f"summary{suffix}.csv", rep.signatures, kind="playback-summary")
-    pairs = backend_pairs(manifest)
+    summary = run_file(exp.out, "playback-summary", label)
+    for path in (summary, summary.with_suffix(".csv")):
+        write_table(rep.summary, path, rep.signatures, kind="playback-summary")
+    pairs, suffix = backend_pairs(manifest), f".{label}" if label else ""
     eta = compute_eta(rep.summary, a=exp.a, f=exp.f, reference=exp.reference, boot=boot,
                       contrasts=exp.contrasts, interactions=pairs, allow_incomplete=allow_incomplete,
-                      upstream=rep.signatures, source=str(exp.out / f"summary{suffix}.parquet"))
-    write_eta_tables(eta, [exp.out / f"eta{suffix}{ext}" for ext in (".parquet", ".csv", ".md")],
-                     per_talk=exp.out / f"eta_per_talk{suffix}.csv",
-                     contrasts=exp.out / f"contrasts{suffix}.csv" if exp.contrasts else None,
+                      upstream=rep.signatures, source=str(summary))
+    write_eta_tables(eta, [run_file(exp.out, "eta", label, ext) for ext in (".parquet", ".csv", ".md")],
+                     per_talk=run_file(exp.out, "eta-per-talk", label),
+                     contrasts=run_file(exp.out, "contrast", label) if exp.contrasts else None,
                      interaction=exp.out / f"eta{suffix}.interaction.csv" if pairs else None,
                      interaction_per_talk=exp.out / f"eta_per_talk{suffix}.interaction.csv" if pairs else None)
     return rep, eta

@@ -31,7 +31,7 @@ from simulplay.core.signature import format_signature
 from simulplay.core.tables import read_table
 from simulplay.core.timebase import to_ns
 from simulplay.durationmodel.replay_again import replay_deciding
-from simulplay.formats.kinds import keys_as_text
+from simulplay.formats.kinds import keys_as_text, run_file
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.policy import decided_again
 from simulplay.manifest import output_keys, read_chunks
@@ -274,7 +274,7 @@ def _check_saved(run: RunData, label: str, replayed: pd.DataFrame) -> None:
     """A run folder's ``summary.<label>.parquet`` must be what the replay gives."""
     if run.stepwise:
         return
-    saved = run.folder / f"summary.{label}.parquet"
+    saved = run_file(run.folder, "playback-summary", label)
     if not saved.is_file():
         return
     frame, _ = read_table(saved)
