@@ -61,7 +61,9 @@ class _Keep(Exception):
 
 @dataclass(frozen=True)
 class Context:
-    """What deciding an output again uses (:func:`redecide`'s, handed to ``together``)."""
+    """What deciding an output again uses (:func:`redecide`'s, handed to ``together``): the
+    output keys, the manifest rows by output, each text's audio and service in seconds, the
+    variant's clock, the reading of silent parts and the optional lookup of other runs."""
 
     keys: list[str]
     by_name: dict
