@@ -100,4 +100,5 @@ def test_framework_policies_synthesize_spans_and_replay_to_their_clock(tmp_path)
     assert join_texts(list(pacer["text"]), list(pacer["glue"])) == s.joined
     assert [k[2] for k in decided.outputs] == [rules[0].canonical()]
     assert [(k[2], why) for k, why in decided.kept.items()] == [
-        (rules[1].canonical(), "a text the run did not synthesize has no duration model for its panel")]
+        (rules[1].canonical(),
+         "a text the run did not synthesize and no open-loop requests to fit a duration model on")]
