@@ -207,7 +207,7 @@ def test_the_wait_counts_a_thread_that_started_after_the_first_reading():
     def spinner():
         tid.append(str(threading.get_native_id()))
         t0 = time.perf_counter()
-        while time.perf_counter() - t0 < 0.4:
+        while time.perf_counter() - t0 < 0.6:
             pass
         spun.set()
         done.wait(60)
@@ -221,7 +221,9 @@ def test_the_wait_counts_a_thread_that_started_after_the_first_reading():
         assert tid[0] in clock._schedstats.fds
         done.set()
         thread.join()
-    assert after - before > 0.2, (before, after)  # it got at most a third of a core for 0.4 s
+    # beside 2 hogs a core it gets about 2/5 of a core for 0.6 s: about 0.36 s waited (0.2: a
+    # margin for a scheduler that favours a new thread; a thread missed would add nothing)
+    assert after - before > 0.2, (before, after)
     fd = clock._schedstats.fds[tid[0]]
     run_queue_wait()  # the thread has ended: its file is closed and forgotten
     assert tid[0] not in clock._schedstats.fds
