@@ -61,6 +61,7 @@ def burst_trace(path, outputs=("A", "B", "C", "D"), bursts=12, every=0.65):
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # it judges busy seconds per request within 5 %: a neighbour test's load would stretch them
 def test_the_calibration_recovers_a_scripted_slowdown_and_the_calibrated_replay_matches_live(cli, tmp_path):
     trace = burst_trace(tmp_path / "t.jsonl")
     with SerialServer(BASE_S, slowdown) as server:
