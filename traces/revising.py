@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import sys
 import tempfile
@@ -54,14 +55,6 @@ def pieces_of(word: str, rng: random.Random) -> list[str]:
     parts = [stem[a:b] for a, b in zip([0, *cuts], [*cuts, len(stem)])]
     return [SPM + parts[0], *parts[1:], *trail]
 
-
-def _lcp(a: list[str], b: list[str]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def talk_packets(words: list[str], source_s: float, rng: random.Random, *, rate: float = 0.2,
@@ -91,7 +84,7 @@ def talk_packets(words: list[str], source_s: float, rng: random.Random, *, rate:
         elif kind == "loop":  # stuck on a word: the next packet deletes the loop and re-emits what it hid
             loop = [SPM + rng.choice(("the", "and", "we"))]
             target = [p for ps in pieces[:done - 2] for p in ps] + loop * rng.randint(3, 6)
-        keep = _lcp(emitted, target)
+        keep = len(os.path.commonprefix([emitted, target]))  # tokens in common, from the start
         if kind == "everything":  # the window's pieces (those its packets emitted) all go
             keep = min(keep, starts[max(0, k - window)])
         compute = 0.5 if k == 0 else rng.uniform(0.18, 0.25)

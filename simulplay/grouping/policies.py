@@ -38,6 +38,22 @@ from simulplay.traces.model import TERMINATORS, is_closing_mark, join_texts, uni
 TENTH_NS, HALF_NS = 100_000_000, 500_000_000
 
 
+def generation_check(m: dict, audio: int, now: int) -> int:
+    """LiveKit's pacer's view of the synthesizer at ``now`` (ns), kept in its memory ``m``:
+    when the first audio came (``audio_start``) and, at most every 0.1 s, whether the audio
+    pushed so far (``audio``, ns) grew (generation ``started``) or stood still after it had
+    (``stopped``). Returns ``audio``."""
+    if audio > 0 and m["audio_start"] is None:
+        m["audio_start"] = now
+    if m["prev_check"] is None or now - m["prev_check"] >= TENTH_NS:
+        if m["prev_audio"] < audio:
+            m["started"] = True
+        elif m["started"]:
+            m["stopped"] = True
+        m["prev_audio"], m["prev_check"] = audio, now
+    return audio
+
+
 def _seconds(name: str, value: float) -> None:
     if not (value >= 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be a finite number of seconds ≥ 0, got {value}")
@@ -115,15 +131,7 @@ class Pacer(Policy):
         m["acted"] = now
         if obs.ended and not obs.n_held:
             return NOTHING
-        audio = obs.audio_pushed_ns()
-        if audio > 0 and m["audio_start"] is None:
-            m["audio_start"] = now
-        if m["prev_check"] is None or now - m["prev_check"] >= TENTH_NS:
-            if m["prev_audio"] < audio:
-                m["started"] = True
-            elif m["started"]:
-                m["stopped"] = True
-            m["prev_audio"], m["prev_check"] = audio, now
+        audio = generation_check(m, obs.audio_pushed_ns(), now)
         rest = (m["audio_start"] or 0) + audio - now
         buffer = scalar_ns(self.min_audio_buffer)
         k = 0

@@ -19,6 +19,7 @@ Every talk records the final text it must import as (words joined by one space).
 from __future__ import annotations
 
 import math
+import os
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,14 +37,6 @@ class RevisingTalk:
     packets: list[dict] = field(repr=False, default_factory=list)
     kinds: dict[str, int] = field(default_factory=dict)  # how many revisions of each kind
 
-
-def _lcp(a: list[str], b: list[str]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def revising_talk(talk_id: str, seconds: float, seed: int, *, words_per_s: float = 2.2, rate: float = 0.2,
@@ -75,7 +68,7 @@ def revising_talk(talk_id: str, seconds: float, seed: int, *, words_per_s: float
         elif kind == "loop":  # stuck on a word: the next packet deletes the loop and re-emits what it hid
             loop = pieces_of(rng.choice(("die", "und", "wir")), rng, "de")
             target = [p for ps in pieces[:max(0, done - 2)] for p in ps] + loop * rng.randint(3, loop_words)
-        keep = _lcp(emitted, target)
+        keep = len(os.path.commonprefix([emitted, target]))  # tokens in common, from the start
         if kind == "everything":  # the window's pieces (those emitted by its packets) all go
             keep = min(keep, starts[max(0, k - window)])
         deleted, generated = emitted[keep:], target[keep:]

@@ -36,10 +36,11 @@ from typing import ClassVar
 from simulplay.core.timebase import scalar_ns
 from simulplay.grouping.frameworks.livekit import sentence_tokens
 from simulplay.grouping.frameworks.pushes import Pushes
+from simulplay.grouping.policies import generation_check
 from simulplay.grouping.policy import NOTHING, Decision, Observation, Policy
 from simulplay.grouping.registry import register_rule
 
-CHECK_NS, GENERATING_NS, IDLE_NS = 100_000_000, 200_000_000, 500_000_000
+GENERATING_NS, IDLE_NS = 200_000_000, 500_000_000
 STREAM_CONTEXT_LEN = 10  # the adapter's tokenizer's default
 
 
@@ -99,15 +100,7 @@ class LiveKitPacer(Policy):
         if m["input_ended"] and m["sent"] == len(m["tokens"]):
             m["done"], m["wake"] = True, None
             return None
-        audio = obs.audio_pushed_ns()
-        if audio > 0 and m["audio_start"] is None:
-            m["audio_start"] = now
-        if m["prev_check"] is None or now - m["prev_check"] >= CHECK_NS:
-            if m["prev_audio"] < audio:
-                m["started"] = True
-            elif m["started"]:
-                m["stopped"] = True
-            m["prev_audio"], m["prev_check"] = audio, now
+        audio = generation_check(m, obs.audio_pushed_ns(), now)
         remaining = m["audio_start"] + audio - now if m["audio_start"] is not None else 0
         buffer = scalar_ns(self.min_audio_buffer)
         upto = None
