@@ -11,8 +11,12 @@ full disk, a read-only folder) removes the temporary file and is a one-line
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +67,34 @@ def check_writable(path: str | Path, allowed: Sequence[str] = TABLE_SUFFIXES) ->
         raise InputError.at(p, f"folder {p.parent} does not exist", accepted="an existing folder")
     check_folder_writable(p.parent, shown=p)
     return p
+
+
+@dataclass(frozen=True)
+class Written:
+    """A table as :func:`write_table` wrote it: its rows as the file holds them (a Parquet
+    table's as pyarrow gives them back, a CSV's with its ``signature`` column), its metadata
+    (a Parquet table's ``simulplay`` metadata as stored; a CSV's none) and the first 12 hex
+    digits of the file's SHA-256."""
+
+    frame: pd.DataFrame
+    meta: dict[str, Any]
+    sha256: str
+
+
+_KEPT: ContextVar[dict[Path, Written] | None] = ContextVar("simulplay_kept_tables", default=None)
+
+
+@contextmanager
+def keep_written() -> Iterator[dict[Path, Written]]:
+    """Every Parquet and CSV table :func:`write_table` writes in this block (in this thread),
+    kept by its resolved path: a step that writes tables and then reports on them hands
+    them over in memory instead of reading its own files back."""
+    kept: dict[Path, Written] = {}
+    token = _KEPT.set(kept)
+    try:
+        yield kept
+    finally:
+        _KEPT.reset(token)
 
 
 def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -211,15 +243,31 @@ def write_table(
             meta.update(extra_meta or {})
             table = pa.Table.from_pandas(out, preserve_index=False)
             md = dict(table.schema.metadata or {})
-            md[META_KEY] = json.dumps(meta, default=str).encode()
+            raw = json.dumps(meta, default=str)
+            md[META_KEY] = raw.encode()
             pq.write_table(table.replace_schema_metadata(md), tmp)
+            kept = (table, json.loads(raw))
         elif fmt == ".csv":
             if not signature_column:
                 out["signature"] = shown
             out.to_csv(tmp, index=False)
+            kept = (out, {})
         else:
             tmp.write_text(to_markdown(out, shown, with_column=signature_column, notes=notes), encoding="utf-8")
+            kept = None
+    _keep(p, kept)
     return p
+
+
+def _keep(path: Path, kept: tuple[Any, dict[str, Any]] | None) -> None:
+    """Record a table just written when a :func:`keep_written` block is open (its hash from
+    the file's bytes, its rows as the file holds them)."""
+    tables = _KEPT.get()
+    if tables is None or kept is None:
+        return
+    frame, meta = kept
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    tables[path.resolve()] = Written(frame.to_pandas() if isinstance(frame, pa.Table) else frame, meta, sha)
 
 
 def _md_cell(value: Any) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from simulplay.core.keys import OUTPUT_ID
-from simulplay.core.tables import read_table
+from simulplay.core.tables import Written, read_table
 from simulplay.formats.eta import with_ties
 
 #: Each kind's name, as messages and the report's Inputs table name it.
@@ -63,10 +63,12 @@ def find_run_file(root: Path, kind: str, replay: str = "") -> Path | None:
     return next((p for p in (path, other) if p.is_file()), None)
 
 
-def read_typed(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any], str]:
+def read_typed(path: str | Path, kept: Written | None = None) -> tuple[pd.DataFrame, dict[str, Any], str]:
     """A table (Parquet or CSV), its metadata and its kind (``""`` when its metadata names
-    none): a CSV's cells typed, an η table written before ties were counted with ``n_zero``."""
-    df, meta = read_table(path)
+    none): a CSV's cells typed, an η table written before ties were counted with ``n_zero``.
+    ``kept``: the table as this process wrote it (:func:`~simulplay.core.tables.keep_written`),
+    typed the same way instead of reading the file."""
+    df, meta = (kept.frame, kept.meta) if kept is not None else read_table(path)
     typed = _typed(df) if Path(path).suffix.lower() == ".csv" else df
     return with_ties(typed), meta, ALIASES.get(meta.get("table", ""), meta.get("table", ""))
 
@@ -74,17 +76,23 @@ def read_typed(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any], str]:
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(index=df.index)
     for col in df.columns:
-        text = df[col].astype(str).str.strip()
+        cells = df[col].map(_as_written).astype(str)  # as the CSV holds them (a frame kept in memory too)
+        text = cells.str.strip()
         numbers = pd.to_numeric(text.where(text != ""), errors="coerce")
         if col in KEY_COLUMNS:
-            out[col] = df[col].astype(str)
+            out[col] = cells
         elif (numbers.isna() & (text != "")).any():
-            out[col] = df[col]  # a text column (a label such as a pair of conditions)
+            out[col] = cells  # a text column (a label such as a pair of conditions)
         elif col.startswith("n_") and numbers.notna().all() and (numbers == numbers.round()).all():
             out[col] = numbers.astype(np.int64)
         else:
             out[col] = numbers.astype(np.float64)
     return out
+
+
+def _as_written(value: Any) -> str:
+    """A cell as ``DataFrame.to_csv`` writes it: a missing value empty, anything else its ``str``."""
+    return "" if pd.api.types.is_scalar(value) and pd.isna(value) else str(value)
 
 
 def keys_as_text(df: pd.DataFrame) -> pd.DataFrame:

@@ -11,7 +11,7 @@ run folder.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ import pandas as pd
 from simulplay.core.errors import InputError
 from simulplay.core.provenance import file_fingerprint as file_hash
 from simulplay.core.signature import base_signature, format_signature, settings_hash
-from simulplay.core.tables import stored_signatures
+from simulplay.core.tables import Written, stored_signatures
 from simulplay.formats.kinds import KIND_NAMES, RUN_FILES, find_run_file, read_typed, run_file
 from simulplay.formats.summary import replay_label, variant_label
 from simulplay.manifest.columns import MANIFEST_COLUMNS
@@ -46,8 +46,8 @@ UNPLACED = ("a CSV that copies no Parquet input: a CSV records neither its kind 
 class Signed:
     """A table with one signature per row, and what the report knows of it: its kind (``""``
     when nothing says it), its metadata, the replay it comes from (``""`` the primary one, else
-    a sensitivity replay's label; ``None`` when its signatures are display strings) and what the
-    report did with it."""
+    a sensitivity replay's label; ``None`` when its signatures are display strings), what the
+    report did with it and, for a table the run handed over in memory, its file's hash as written."""
 
     frame: pd.DataFrame
     signatures: list[Signature]
@@ -56,6 +56,12 @@ class Signed:
     meta: dict[str, Any] = field(default_factory=dict)
     replay: str | None = None
     use: str = ""
+    sha256: str = ""
+
+    @property
+    def file_sha256(self) -> str:
+        """The first 12 hex digits of the file's SHA-256 (as written, else read now); ``—`` for none."""
+        return self.sha256 or (file_hash(self.path) if self.path.is_file() else "—")
 
     @property
     def what(self) -> str:
@@ -75,18 +81,18 @@ class Signed:
         return settings_hash({"signatures": list(dict.fromkeys(self.shown))}) if self.signatures else ""
 
 
-def read_file(path: Path, kind: str = "", known: Sequence[dict[str, Any]] = ()) -> Signed:
+def read_file(path: Path, kind: str = "", known: Sequence[dict[str, Any]] = (), kept: Written | None = None) -> Signed:
     """One table: its kind (``kind`` when the run record names it, else its metadata's, else
     a manifest's by its columns), rows (:func:`~simulplay.formats.kinds.read_typed`) and
     signatures: Parquet's structured ones, a CSV's display strings matched back to the structured
-    signatures ``known`` that
-    render identically; a table without any (a manifest written by hand) is signed by its
-    file's name and hash."""
+    signatures ``known`` that render identically; a table without any (a manifest written by
+    hand) is signed by its file's name and hash. ``kept``: the table as the run wrote it, in
+    memory (the file is not read)."""
     if path.suffix.lower() == ".jsonl":
         from simulplay.traces import read_trace
 
         return Signed(read_trace(path), [], path, "trace")
-    df, meta, stored = read_typed(path)
+    df, meta, stored = read_typed(path, kept)
     kind = kind or stored
     if not kind and set(MANIFEST_COLUMNS) <= set(df.columns):
         kind = "manifest"
@@ -97,7 +103,8 @@ def read_file(path: Path, kind: str = "", known: Sequence[dict[str, Any]] = ()) 
     elif sigs is None:
         sigs = [base_signature(input=f"{path.name}@{file_hash(path)}")] * len(df)
     structured = bool(sigs) and all(isinstance(s, dict) for s in sigs)  # the replay it comes from
-    return Signed(df, sigs, path, kind, meta, replay_label(sigs[0]) if structured else None)
+    return Signed(df, sigs, path, kind, meta, replay_label(sigs[0]) if structured else None,
+                  sha256=kept.sha256 if kept is not None else "")
 
 
 def place(tables: list[Signed]) -> None:
@@ -115,9 +122,12 @@ def place(tables: list[Signed]) -> None:
             t.use = f"not used: {UNPLACED if csv else 'a table with no simulplay kind in its metadata'}"
 
 
-def run_tables(root: Path, settings: RunSettings) -> list[Signed]:
+def run_tables(root: Path, settings: RunSettings, kept: Mapping[Path, Written] | None = None) -> list[Signed]:
     """The tables of a run folder, each with the kind and replay the run record gives it: the
-    files of :data:`~simulplay.formats.kinds.RUN_FILES` and each sensitivity replay's η table."""
+    files of :data:`~simulplay.formats.kinds.RUN_FILES` and each sensitivity replay's η table;
+    ``kept``: the tables the run wrote, as it holds them in memory (by resolved path; one not
+    there is read from its file)."""
+    kept = kept or {}
     wanted = [(kind, "") for kind in RUN_FILES]
     wanted[5:5] = [("eta", variant_label(v)) for v in settings.variant_texts]
     tables: list[Signed] = []
@@ -128,7 +138,7 @@ def run_tables(root: Path, settings: RunSettings) -> list[Signed]:
                                 accepted=f"the {KIND_NAMES[kind]} written by `simulplay run` (Parquet or CSV)")
         if path is not None:
             known = [s for t in tables for s in t.signatures if isinstance(s, dict)]
-            tables.append(read_file(path, kind, known))
+            tables.append(read_file(path, kind, known, kept.get(path.resolve())))
             tables[-1].replay = replay
     return tables
 

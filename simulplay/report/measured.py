@@ -11,8 +11,6 @@ and on what else ran on it: the report states both, and that another machine wil
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from simulplay.core.provenance import machine_line
@@ -27,17 +25,8 @@ def measured_on(run: RunData) -> tuple[dict[str, Any], dict[str, Any]]:
     rec = run.run_record
     if rec is not None and (rec.clock or rec.machine):
         return rec.machine, rec.clock
-    meta = _parquet_meta(Path(run.manifest.path))
+    meta = run.manifest.meta  # a Parquet manifest's metadata (a CSV's: none)
     return meta.get("machine") or {}, meta.get("clock") or {}
-
-
-def _parquet_meta(path: Path) -> dict[str, Any]:
-    if path.suffix != ".parquet" or not path.is_file():
-        return {}
-    import pyarrow.parquet as pq
-
-    raw = (pq.read_schema(path).metadata or {}).get(b"simulplay")
-    return json.loads(raw) if raw else {}
 
 
 def clock_text(clock: dict[str, Any]) -> str:

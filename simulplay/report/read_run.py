@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from simulplay.analysis.quality_intervals import DELTA_COLUMNS
 from simulplay.analysis.spoken import SPOKEN_COLUMNS
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
+from simulplay.core.tables import Written, read_table
 from simulplay.formats.eta import CONTRAST_COLUMNS, ETA_COLUMNS, PER_TALK_COLUMNS, without_ties
 from simulplay.formats.kinds import KIND_NAMES, keys_as_text
 from simulplay.formats.live import PREDICTION_ETA_REQUIRED, PREDICTION_REQUIRED
@@ -67,6 +68,13 @@ class RunData:
     files: list[Signed] = field(default_factory=list)  # every file read or found, with its use: the Inputs table
     parts: pd.DataFrame | None = None  # per-part primary replay, when the loader already made it
     run_record: RunRecord | None = None  # run.json as objects; None for step-by-step tables
+    kept: Mapping[Path, Written] = field(default_factory=dict)  # the tables a run handed over in memory
+
+    def read_table(self, path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+        """A table of the run folder and its metadata: as the run handed it over in memory
+        (:func:`load_run`'s ``kept``), else read from its file."""
+        kept = self.kept.get(Path(path).resolve())
+        return (kept.frame, kept.meta) if kept is not None else read_table(path)
 
     @property
     def stepwise(self) -> bool:
@@ -100,16 +108,20 @@ class RunData:
         return float(sig["confidence"]) if "confidence" in sig else None
 
 
-def load_run(folder: str | Path, *, traces: Sequence[Path] = (), record: RunRecord | None = None) -> RunData:
+def load_run(folder: str | Path, *, traces: Sequence[Path] = (), record: RunRecord | None = None,
+             kept: Mapping[Path, Written] | None = None) -> RunData:
     """A run folder read and checked (an InputError names the first missing file or column);
-    ``traces`` replace the trace files named in ``run.json`` (Table 11); ``record``: the run's
-    record as the run holds it in memory (else ``run.json`` is read)."""
+    ``traces`` replace the trace files named in ``run.json`` (Table 11); ``record`` and
+    ``kept``: the run's record and the tables it wrote, as the run holds them in memory
+    (:func:`~simulplay.core.tables.keep_written`; else ``run.json`` and the files are read)."""
     root = Path(folder)
     if not root.is_dir():
         raise InputError.at(root, "is not a folder" if root.exists() else "no such folder",
                             accepted="a run folder written by `simulplay run` or `simulplay demo`")
     record = record or RunRecord.read(root / "run.json")
-    return _read(run_tables(root, record.settings), root, str(root), list(traces), record)
+    run = _read(run_tables(root, record.settings, kept), root, str(root), list(traces), record)
+    run.kept = kept or {}
+    return run
 
 
 def load_tables(paths: Sequence[Path], traces: Sequence[Path] = ()) -> RunData:

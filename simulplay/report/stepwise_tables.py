@@ -11,7 +11,6 @@ import pandas as pd
 from simulplay.core.keys import OUTPUT_ID
 from simulplay.core.signature import base_signature, merge
 from simulplay.grouping import canonical_condition
-from simulplay.report.inputs import file_hash
 from simulplay.report.measured import machine_items
 from simulplay.report.model import ReportTable, extend, signature_lines
 from simulplay.report.order import condition_order, panels, sort_rows
@@ -33,7 +32,7 @@ def inputs_table(run: RunData) -> ReportTable | None:
         "kind": [t.what for t in files], "use": [t.use for t in files],
         "rows": pd.array([len(t.frame) if len(t.frame.columns) else None for t in files], dtype="Int64"),
         "signature_fingerprint": [t.fingerprint or "—" for t in files],
-        "sha256": [file_hash(t.path) if t.path.is_file() else "—" for t in files]})
+        "sha256": [t.file_sha256 for t in files]})
     sig = base_signature(table="inputs")
     return ReportTable.signed(
         "inputs", "Inputs", "Every file the report read or found, and what it did with it. Signature fingerprint: "

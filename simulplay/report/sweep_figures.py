@@ -137,13 +137,13 @@ def servers_figure(table: pd.DataFrame, signatures: Sequence[dict[str, Any]], *,
 def sweep_report_figures(run: RunData) -> list[ReportFigure]:
     """One figure per family of the sweep saved in the run folder (``sweep/sweep.parquet``,
     written by ``simulplay sweep`` or the demo), none when there is no sweep."""
-    from simulplay.core.tables import read_table, stored_signatures
+    from simulplay.core.tables import stored_signatures
     from simulplay.grouping.grid import parse_family
 
     path = run.folder / "sweep" / "sweep.parquet"
     if run.stepwise or not path.is_file():
         return []
-    table, meta = read_table(path)
+    table, meta = run.read_table(path)
     sigs = stored_signatures(meta, len(table)) or [{}] * len(table)
     figures = []
     for i, family in enumerate(dict.fromkeys(table["family"]), start=1):

@@ -22,7 +22,7 @@ from simulplay.analysis.noise import NoiseCheck, noise_check
 from simulplay.core.atomic import atomic_path
 from simulplay.core.paths import check_out_folder
 from simulplay.core.progress import NO_PROGRESS, Progress
-from simulplay.core.tables import write_table
+from simulplay.core.tables import Written, keep_written, write_table
 from simulplay.core.version import __version__
 from simulplay.formats.kinds import run_file
 from simulplay.formats.summary import variant_label
@@ -79,11 +79,18 @@ class RunResult:
     sweep: SweepRun | None = None  # the modelled sweep, when the experiment lists one
     syntheses: list[SynthResult] = field(default_factory=list)  # one per backend when the run has several
     reused: list[str] = field(default_factory=list)  # derived folders kept as they were (inputs unchanged)
+    tables: dict[Path, Written] = field(default_factory=dict)  # every table the run wrote, as written, by path
 
 
 def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress: Progress = NO_PROGRESS) -> RunResult:
-    """Run an experiment; every table is written into ``exp.out`` with its signature. The
-    experiment's configs are used as they are (nothing is parsed again)."""
+    """Run an experiment; every table is written into ``exp.out`` with its signature and kept
+    as written in :attr:`RunResult.tables`, from which the explorer and the report read it
+    (the experiment's configs are used as they are: nothing is parsed again)."""
+    with keep_written() as kept:
+        return _run(exp, allow_incomplete, progress, kept)
+
+
+def _run(exp: Experiment, allow_incomplete: bool, progress: Progress, kept: dict[Path, Written]) -> RunResult:
     t0 = time.perf_counter()
     rules = list(exp.rules)
     streams, recorded = prepare_streams(
@@ -124,7 +131,8 @@ def run_experiment(exp: Experiment, *, allow_incomplete: bool = False, progress:
     content = _content(exp, synth, manifest, store, base, streams, boot, allow_incomplete, progress) \
         if exp.content is not None else None
     t2 = time.perf_counter()
-    res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out)
+    res = RunResult(synth, base, base_eta, variants, {"synthesis_s": t1 - t0, "analysis_s": t2 - t1}, exp.out,
+                    tables=kept)  # filled on as the run writes
     if exp.quality is not None:
         res.quality = _quality(exp, synth, manifest, store, boot, allow_incomplete, progress, res.reused)
         res.timings["quality_s"] = time.perf_counter() - t2
@@ -166,15 +174,17 @@ def _explorer_and_report(exp: Experiment, res: RunResult, record: RunRecord) -> 
     """The explorer (``explore/``, from the replays just made: nothing is replayed again) and
     the report that links to it (``report/``), each unless reused (:mod:`.reuse`; the report's
     modules and matplotlib are then not even imported). Both take the run's record and its
-    primary replay's parts as they are in memory; the tables are read once, from the files
-    the report lists under Inputs (their hashes and signatures as written)."""
+    primary replay's parts and the tables the run wrote (:attr:`RunResult.tables`: rows,
+    signatures, metadata and file hashes as written) as they are in memory: no table the run
+    wrote is read back (a table kept from an earlier run, such as a reused sweep's, is read
+    from its file)."""
     loaded: list[Any] = []
 
     def run() -> Any:  # the run's tables, read once, when the first of the two is made
         from simulplay.report.read_run import load_run
 
         if not loaded:
-            loaded.append(load_run(exp.out, record=record))
+            loaded.append(load_run(exp.out, record=record, kept=res.tables))
             loaded[0].parts = res.replay.parts
         return loaded[0]
 

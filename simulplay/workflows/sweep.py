@@ -36,7 +36,7 @@ from simulplay.formats.load import read_load_curve
 from simulplay.grouping import parse_rule
 from simulplay.grouping.grid import MAX_POINTS, RuleGrid, crossed_grids, parse_axis, parse_commit_grids, parse_grids
 from simulplay.grouping.registry import canonical_condition
-from simulplay.manifest.validate import read_manifest
+from simulplay.manifest.validate import read_manifest, validate_manifest
 from simulplay.report.record import RunRecord, RunSettings
 from simulplay.sim.servers import Servers, servers_model
 from simulplay.sim.slowdown import parse_flight
@@ -198,7 +198,7 @@ def sweep_run(folder: str | Path | RunInputs, rules: list[str] | list[RuleGrid],
         picked = pick_points(result.table, confirm, by)
         if picked:
             synth = _synthesize(run, out, picked, confirmed_manifest, progress)
-            confirmed_manifest = read_manifest(synth.path)[0]
+            confirmed_manifest = validate_manifest(synth.manifest, str(synth.path))  # as written, in memory
     sweep = _finish(run, result, confirmed_manifest, out, service, shared)
     sweep.confirmed, sweep.synth, sweep.servers = picked, synth, shared
     sweep.files = write_sweep(out, sweep.table, sweep.signatures, result, sweep.check, a=run.exp.a,

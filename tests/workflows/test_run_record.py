@@ -6,9 +6,12 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from simulplay.core.errors import InputError
+from simulplay.core.provenance import file_fingerprint
 from simulplay.report.record import RECORD_FORMAT, RunRecord, RunSettings
 from simulplay.workflows.experiment import Experiment, demo_experiment, load_experiment, written
 from tests.support.factories import PIPER_BACKEND, write_experiment
@@ -55,9 +58,15 @@ def test_a_real_run_json_reads_back_to_the_same_bytes_and_the_same_experiment(tm
     reads, read = [], RunRecord.read
     monkeypatch.setattr(RunRecord, "read", classmethod(lambda cls, p: (reads.append(p), read(p))[1]))
     monkeypatch.setattr(sweep, "read_run", lambda *a, **k: pytest.fail("the sweep read the run folder back"))
-    run_experiment(exp)
-    assert reads == []
+    tables, parquet, csv = [], pq.ParquetFile, pd.read_csv  # every table read goes through one of these
+    monkeypatch.setattr(pq, "ParquetFile", lambda p, *a, **k: (tables.append(Path(p)), parquet(p, *a, **k))[1])
+    monkeypatch.setattr(pd, "read_csv", lambda p, *a, **k: (tables.append(Path(p)), csv(p, *a, **k))[1])
+    res = run_experiment(exp)
+    assert reads == [] and [p for p in tables if tmp_path / "run" in p.parents] == []
     monkeypatch.undo()
+    summary = res.tables[(tmp_path / "run" / "summary.parquet").resolve()]
+    assert summary.sha256 == file_fingerprint(tmp_path / "run" / "summary.parquet")
+    assert summary.meta["table"] == "playback-summary" and len(summary.frame) == len(res.replay.summary)
     run = tmp_path / "run"
     write_report(build_report(run), run / "report from the folder")
     stamp = lambda p: re.sub(r"at \d{4}-\d\d-\d\d \d\d:\d\d UTC", "", p.read_text(encoding="utf-8"))  # noqa: E731

@@ -23,7 +23,7 @@ from simulplay.analysis.edge_replay import EdgesResult, audio_columns, replay_tr
 from simulplay.core.errors import InputError
 from simulplay.core.keys import OUTPUT_ID, present
 from simulplay.core.signature import settings_hash
-from simulplay.core.tables import read_table, stored_signatures
+from simulplay.core.tables import stored_signatures
 from simulplay.formats.kinds import keys_as_text
 from simulplay.report.explore.variants import Variant, allows_incomplete, manifest_signature, per_talk_points
 from simulplay.report.queue import silent_reading, summary_mismatch
@@ -45,7 +45,7 @@ def edge_variants(run: RunData, manifest: pd.DataFrame, primary: Variant, store:
         summary, sigs, parts, trims = given.summary, list(given.signatures), given.parts, given.trims
         frame = summary
     else:
-        frame, meta = read_table(saved)
+        frame, meta = run.read_table(saved)
         frame = keys_as_text(frame)
         sigs = stored_signatures(meta, len(frame)) or [""] * len(frame)
         got = _replay_from_cache(run, manifest, store, meta.get("vad"), frame)
@@ -91,7 +91,7 @@ def _replay_from_cache(run: RunData, manifest: pd.DataFrame, store: Path | None,
     thresholds = sorted(float(t) for t in frame["threshold"].unique())
     summary, _, parts, trims = replay_trimmed(manifest, audio, probs, thresholds, guard_ms=GUARD_MS, vad_label="",
                                               excluded=[], allow_incomplete=allows_incomplete(run),
-                                              upstream=manifest_signature(Path(source)), source=source,
+                                              upstream=manifest_signature(run), source=source,
                                               silent_parts=silent_reading(run.summary.signatures))
     return summary, parts, trims
 

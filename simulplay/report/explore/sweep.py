@@ -21,7 +21,7 @@ import pandas as pd
 
 from simulplay.core.errors import InputError
 from simulplay.core.fields import Checker
-from simulplay.core.tables import read_table, stored_signatures
+from simulplay.core.tables import stored_signatures
 from simulplay.grouping import canonical_condition
 from simulplay.grouping.grid import parse_family
 from simulplay.report.explore.panel import json_value, panel_index, panels_of
@@ -51,7 +51,7 @@ def sweep_payload(run: RunData) -> dict[str, Any] | None:
     path = sweep_path(run)
     if path is None:
         return None
-    table, meta = read_table(path)
+    table, meta = run.read_table(path)
     Checker(str(path), table).require_columns(REQUIRED, "sweep table")
     sigs: list[Any] | None = stored_signatures(meta, len(table))
     if sigs is None:

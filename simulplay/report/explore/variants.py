@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,6 @@ import pandas as pd
 from simulplay.core.errors import InputError
 from simulplay.core.keys import RUN_PANEL_KEYS, present
 from simulplay.core.signature import format_signature
-from simulplay.core.tables import read_table
 from simulplay.core.timebase import to_ns
 from simulplay.durationmodel.replay_again import replay_deciding
 from simulplay.formats.kinds import keys_as_text, run_file
@@ -215,7 +213,7 @@ def replay_variant(run: RunData, manifest: pd.DataFrame, label: str, sig: dict[s
         streams = run_streams(run)
         res = replay_deciding(manifest, service=model, release=rel, silent=silent, streams=streams, chunks=chunks,
                               allow_incomplete=allows_incomplete(run), source=source,
-                              upstream=manifest_signature(Path(run.manifest.path)))
+                              upstream=manifest_signature(run))
         _check_saved(run, label, res.summary)
     per_talk, pt_sigs = per_talk_points(res.summary, run, table.frame, table.signatures)
     full = manifest
@@ -277,25 +275,17 @@ def _check_saved(run: RunData, label: str, replayed: pd.DataFrame) -> None:
     saved = run_file(run.folder, "playback-summary", label)
     if not saved.is_file():
         return
-    frame, _ = read_table(saved)
+    frame, _ = run.read_table(saved)
     miss = summary_mismatch(replayed, keys_as_text(frame), ("offset_s", "audio_s", "idle_s"))
     if miss:
         raise InputError.at(saved, f"replaying the manifest does not reproduce it for {miss}",
                             accepted=f"the playback summary of the {label} replay of this manifest")
 
 
-def manifest_signature(path: Path) -> dict[str, Any] | None:
+def manifest_signature(run: RunData) -> dict[str, Any] | None:
     """The signature a Parquet manifest records for all its rows (its metadata's
     ``signature``), the upstream of every replay; ``None`` for a CSV or none."""
-    if path.suffix != ".parquet":
-        return None
-    import json
-
-    import pyarrow.parquet as pq
-
-    raw = (pq.read_schema(path).metadata or {}).get(b"simulplay")
-    meta = json.loads(raw) if raw else {}
-    sig = meta.get("signature")
+    sig = run.manifest.meta.get("signature")
     return sig if isinstance(sig, dict) else None
 
 
