@@ -240,3 +240,37 @@ def test_analysis_computes_and_never_writes_files_or_opens_the_store(module):
     """analysis/ holds pure computations: the files are written by report/, workflows/ and
     the command line, and the store is opened there too."""
     assert not io_uses(MODULES[module]), f"{module}: {io_uses(MODULES[module])}"
+
+
+#: What reading a file looks like in code: calls by these names or by a name ``read_…``, and
+#: imports of a ``read_…`` name from the package.
+READS = {"open", "read_text", "read_bytes", "exists", "is_file", "iterdir", "glob", "rglob"}
+
+
+def read_uses(path: Path) -> list[str]:
+    """Where a file reads one, or imports one of the package's readers (``line: what``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if name in READS or name.startswith("read_"):
+                found.append(f"{node.lineno}: {name}()")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("simulplay"):
+            found += [f"{node.lineno}: {a.name}" for a in node.names if a.name.startswith("read_")]
+    return found
+
+
+def test_read_uses_sees_reads_and_reader_imports(tmp_path):
+    probe = tmp_path / "m.py"
+    probe.write_text("from simulplay.formats.load import checked_curve, read_load_curve\n"
+                     "def f(p):\n    p.exists()\n    return read_load_curve(p), checked_curve(1, 2, 'x')\n",
+                     encoding="utf-8")
+    assert read_uses(probe) == ["1: read_load_curve", "3: exists()", "4: read_load_curve()"]
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("simulplay.sim")))
+def test_sim_parses_what_it_is_given_and_never_reads_a_file(module):
+    """sim/ takes parsed objects and arrays: a table a user's text names (a load curve, a
+    calibration table) is read where the text enters (simulplay.formats.service_spec)."""
+    assert not read_uses(MODULES[module]), f"{module}: {read_uses(MODULES[module])}"

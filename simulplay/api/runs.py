@@ -192,6 +192,7 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
     """
     from simulplay.analysis.sweep import sweep_service
     from simulplay.core.progress import NO_PROGRESS
+    from simulplay.formats.service_spec import as_written, read_spec_tables
     from simulplay.grouping.grid import parse_grids
     from simulplay.workflows.sweep import BY, TERMS, sweep_run
     from simulplay.workflows.sweep_files import model_table
@@ -204,7 +205,10 @@ def sweep(run_dir: PathLike, rule: str | Sequence[str], *, out: PathLike | None 
     for name, value, least in (("confirm", confirm, 0), ("folds", folds, 2)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise InputError.at(name, f"is {value!r}", accepted=f"a whole number ≥ {least}")
-    sweep_service(as_text(service, "service"), source="service")
+    written = as_text(service, "service")
+    service = read_spec_tables(written)  # the tables a servers=K,… service names, read once
+    with as_written(written, service):
+        sweep_service(service, source="service")
     res = sweep_run(root, texts, out=None if out is None else as_path(out, "out", "a folder for the sweep's files"),
                     confirm=confirm, by=as_choice(by, "by", BY), folds=folds, service=service,
                     terms=as_choice(duration_terms, "duration_terms", TERMS),

@@ -66,6 +66,7 @@ def player(
     """
     from simulplay.analysis.player_table import player_config, player_metrics
     from simulplay.core.tables import write_table
+    from simulplay.formats.service_spec import with_tables
     from simulplay.manifest import read_chunks, read_manifest
     from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
     from simulplay.store import AudioStore
@@ -73,7 +74,7 @@ def player(
     check_outputs(out)
     config = player_config(frame_ms=frame_ms, min_stall_ms=min_stall_ms, startup_delay_ms=startup_delay_ms,
                            prebuffer_s=prebuffer_s)
-    rel, model, silent = parse_release(release), parse_service(service), parse_silent_parts(silent_parts)
+    rel, model, silent = parse_release(release), with_tables(service, parse_service), parse_silent_parts(silent_parts)
     load_audio = AudioStore.open(store, create=False).load_audio if store else None
     df, meta = read_manifest(manifest)
     chunk_df = read_chunks(manifest, chunks) if rel.needs_chunks else None

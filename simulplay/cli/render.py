@@ -61,13 +61,14 @@ def render(
     """
     from simulplay.cli.console import print_table, progress_bar
     from simulplay.core.paths import check_new_folder
+    from simulplay.formats.service_spec import with_tables
     from simulplay.manifest import read_chunks, read_manifest
     from simulplay.sim.variants import parse_release, parse_service
     from simulplay.store.store import AudioStore
     from simulplay.workflows.render import check_format, render_outputs
 
     check_new_folder(out)
-    rel, model, fmt = parse_release(release), parse_service(service), check_format(fmt)
+    rel, model, fmt = parse_release(release), with_tables(service, parse_service), check_format(fmt)
     loader = AudioStore.open(store, create=False).load_audio
     df, meta = read_manifest(manifest)
     chunk_df = read_chunks(manifest, chunks) if rel.needs_chunks else None

@@ -23,9 +23,10 @@ distinct, 1 among them) and ``service_p50_s`` (the median service seconds at tha
 level must reach K (a request never meets more than K in service). The curve is kept as
 canonical text ``c:p50;…`` (each p50 as Python's ``repr``); its SHA-256 is that text's, so
 one curve read from CSV or Parquet has one digest, and a signature's ``service`` label
-rebuilds it without the file. The table is read and checked in its home,
-:mod:`simulplay.formats.load` (here only for a spec's ``load_curve=TABLE``; the commands read
-``--load-curve`` there and hand this module the canonical points).
+rebuilds it without the file. This module never opens a file: the table is read and checked
+in its home, :mod:`simulplay.formats.load`, by whoever takes the user's text (``--load-curve``,
+and a spec's ``load_curve=TABLE`` rewritten as ``curve=c:p50;…`` by
+:func:`simulplay.formats.service_spec.read_spec_tables`), and this module gets the canonical points.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import pandas as pd
 
 from simulplay.core.errors import InputError
 from simulplay.core.keys import OUTPUT_KEYS, RUN_PANEL_KEYS, present
-from simulplay.formats.load import checked_curve, curve_points, read_load_curve
+from simulplay.formats.load import checked_curve, curve_points
 from simulplay.sim.playback import Clock
 from simulplay.sim.segments import segment_starts
 from simulplay.sim.slowdown import flight_factors, parse_flight
@@ -292,7 +293,8 @@ class ServerQueue:
 
 
 def parse_servers(text: str, source: str) -> Servers:
-    """``servers=K[,share=G][,discipline=D][,load_curve=TABLE|curve=c:p50;…][,slowdown=F|n:f;…|TABLE]``;
+    """``servers=K[,share=G][,discipline=D][,curve=c:p50;…][,slowdown=F|n:f;…]``, the tables a
+    user's text names already read (:func:`simulplay.formats.service_spec.read_spec_tables`);
     errors name ``source`` and the text."""
     where = f"{source} '{text}'"
     fields: dict[str, str] = {}
@@ -302,10 +304,12 @@ def parse_servers(text: str, source: str) -> Servers:
                                                                   "load_curve", "curve", "slowdown"):
             raise InputError.at(where, f"'{item}' is not a setting of shared servers", accepted=SYNTAX)
         fields[key.strip()] = value.strip()
-    curve = fields.get("curve", "")
     if "load_curve" in fields:
-        curve = read_load_curve(fields["load_curve"])
-    elif curve:
+        raise InputError.at(where, f"load_curve '{fields['load_curve']}' names a table, which is read before the "
+                            "text is parsed (simulplay.formats.service_spec.read_spec_tables)",
+                            accepted="curve=c:p50;… points here")
+    curve = fields.get("curve", "")
+    if curve:
         curve = curve_points(*parse_points(curve, where))
     flight = parse_flight(fields.get("slowdown", ""), where)
     return servers_model(fields.get("servers", ""), fields.get("share", "panel"),

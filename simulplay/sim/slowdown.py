@@ -12,23 +12,24 @@ Given as a factor (``1.21``), as canonical points ``n:f;…`` (each factor as Py
 ``repr``, numbers ascending) or as a calibration table (CSV or Parquet, the
 ``calibration.parquet`` that ``simulplay live --predict`` writes) with columns
 ``in_flight`` (whole numbers ≥ 1, distinct) and ``slowdown`` (> 0); other columns are
-ignored (:mod:`simulplay.formats.calibration` reads and checks the table). A bad value is
-refused in one line naming the source, the row and the column.
+ignored. This module never opens a file: the table is read and checked in its home,
+:mod:`simulplay.formats.calibration`, by whoever takes the user's text (``--slowdown``, a
+spec's ``slowdown=TABLE``: :mod:`simulplay.formats.service_spec`), and this module parses
+the factor or the points. A bad value is refused in one line naming the source, the row and
+the column.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from simulplay.core.errors import InputError
-from simulplay.formats.calibration import ACCEPTED, checked_flight, flight_points, read_calibration
+from simulplay.formats.calibration import ACCEPTED, checked_flight, flight_points
 
 
 def parse_flight(text: str, source: str) -> str:
-    """The canonical points of a factor, of points ``n:f;…`` or of a calibration table's
-    path; ``""`` for an empty text."""
+    """The canonical points of a factor or of points ``n:f;…``; ``""`` for an empty text. A
+    calibration table is read before (:func:`simulplay.formats.service_spec.read_slowdown`)."""
     text = str(text).strip()
     if not text:
         return ""
@@ -38,14 +39,16 @@ def parse_flight(text: str, source: str) -> str:
         factor = None
     if factor is not None:
         return flight_points(*checked_flight(np.array([1]), np.array([factor]), source))
-    if ":" in text and not Path(text).exists():
-        try:
-            pairs = [item.split(":") for item in text.split(";")]
-            levels, factors = [int(n) for n, _ in pairs], [float(f) for _, f in pairs]
-        except ValueError as e:
-            raise InputError.at(source, f"slowdown '{text}' is not n:f;… points", accepted=ACCEPTED) from e
-        return flight_points(*checked_flight(np.array(levels), np.array(factors), source))
-    return read_calibration(text)
+    if ":" not in text:
+        raise InputError.at(source, f"slowdown '{text}' is neither a factor nor n:f;… points (a calibration table "
+                            "is read before the text is parsed: simulplay.formats.service_spec.read_slowdown)",
+                            accepted=ACCEPTED)
+    try:
+        pairs = [item.split(":") for item in text.split(";")]
+        levels, factors = [int(n) for n, _ in pairs], [float(f) for _, f in pairs]
+    except ValueError as e:
+        raise InputError.at(source, f"slowdown '{text}' is not n:f;… points", accepted=ACCEPTED) from e
+    return flight_points(*checked_flight(np.array(levels), np.array(factors), source))
 
 
 def flight_factors(points: str, n_max: int) -> list[float] | None:

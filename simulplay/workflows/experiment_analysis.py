@@ -15,10 +15,12 @@ if TYPE_CHECKING:
 
 
 def analysis_variants(texts: list[str], src: str) -> tuple[tuple[ReplayVariant, str], ...]:
-    """Each variant with its text, each once (two spellings of one variant would replay it twice)."""
+    """Each variant with its text, each once (two spellings of one variant would replay it twice);
+    the tables a ``servers=K,…`` variant names are read here (:mod:`simulplay.formats.service_spec`)."""
+    from simulplay.formats.service_spec import with_tables
     from simulplay.sim.variants import parse_variant
 
-    out = tuple((parse_variant(v, source=src, key="analysis.variants"), v) for v in texts)
+    out = tuple((with_tables(v, lambda t: parse_variant(t, source=src, key="analysis.variants")), v) for v in texts)
     for i, (variant, text) in enumerate(out):
         if any(variant == earlier for earlier, _ in out[:i]):
             raise _err(src, f"'{text}' repeats a variant listed before it", field="analysis.variants",

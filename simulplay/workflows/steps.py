@@ -20,6 +20,7 @@ from simulplay.analysis import EtaResult, compute_eta
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.core.errors import InputError
 from simulplay.formats.load import read_load_curve
+from simulplay.formats.service_spec import read_slowdown, with_tables
 from simulplay.sim.replay import ReplayResult
 from simulplay.sim.servers import Servers, servers_model
 from simulplay.sim.slowdown import parse_flight
@@ -47,12 +48,13 @@ def replay_settings(release: str, service: str, silent_parts: str, *, servers: i
                     share: str = "panel", discipline: str = "fifo", load_curve: Path | None = None,
                     slowdown: str | None = None, names: Mapping[str, str] = FLAGS) -> ReplaySettings:
     """The settings of ``simulplay replay``'s flags or :func:`simulplay.replay`'s keywords
-    (shared servers: :func:`servers_from_flags`); errors name them as ``names`` does."""
+    (shared servers: :func:`servers_from_flags`; the tables a ``servers=K,…`` service names are
+    read here, :mod:`simulplay.formats.service_spec`); errors name them as ``names`` does."""
     from simulplay.sim.variants import parse_release, parse_service, parse_silent_parts
 
     shared = servers_from_flags(servers, share, discipline, load_curve, service, slowdown)
     return ReplaySettings(parse_release(release, source=names["release"]),
-                          shared or parse_service(service, source=names["service"]),
+                          shared or with_tables(service, lambda t: parse_service(t, source=names["service"])),
                           parse_silent_parts(silent_parts, source=names["silent_parts"]))
 
 
@@ -156,5 +158,5 @@ def servers_from_flags(servers: int | None, share: str, discipline: str, load_cu
         raise InputError.at(f"--service '{service}'", "shared servers replay the measured service",
                             accepted="--service measured with --servers")
     curve = read_load_curve(load_curve) if load_curve is not None else ""
-    flight = parse_flight(slowdown, f"--slowdown '{slowdown}'") if slowdown is not None else ""
+    flight = parse_flight(read_slowdown(slowdown), f"--slowdown '{slowdown}'") if slowdown is not None else ""
     return servers_model(servers, share, discipline, curve, "--servers", flight)

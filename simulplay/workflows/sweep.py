@@ -33,6 +33,7 @@ from simulplay.core.errors import InputError
 from simulplay.core.paths import check_out_folder
 from simulplay.core.progress import NO_PROGRESS, Progress
 from simulplay.formats.load import read_load_curve
+from simulplay.formats.service_spec import as_written, read_slowdown, read_spec_tables
 from simulplay.grouping import parse_rule
 from simulplay.grouping.grid import MAX_POINTS, RuleGrid, crossed_grids, parse_axis, parse_commit_grids, parse_grids
 from simulplay.grouping.registry import canonical_condition
@@ -152,7 +153,7 @@ def servers_axis(servers: str | None, *, share: str = "panel", load_curve: Path 
                             f"{len(ks)} numbers of servers, more than {MAX_POINTS:,}",
                             accepted=f"at most {MAX_POINTS:,} grid points × numbers of servers")
     curve = read_load_curve(load_curve) if load_curve is not None else ""
-    flight = parse_flight(slowdown, f"--slowdown '{slowdown}'") if slowdown is not None else ""
+    flight = parse_flight(read_slowdown(slowdown), f"--slowdown '{slowdown}'") if slowdown is not None else ""
     return [servers_model(k, share, "fifo", curve, f"--servers '{servers}'", flight) for k in ks]
 
 
@@ -174,10 +175,13 @@ def sweep_run(folder: str | Path | RunInputs, rules: list[str] | list[RuleGrid],
     in memory: :class:`RunInputs`), check, confirm and write
     (``terms``: one of :data:`TERMS`; ``servers``: the number of shared servers as a grid
     axis, :func:`servers_axis`; ``commits``: families of commit policies crossed with the
-    rules, the table then holding what the listener got under each)."""
-    grids = check_sweep_args(list(rules), by=by, confirm=confirm, service=service, terms=terms, commits=commits)
-    shared = servers_axis(servers, share=share, load_curve=load_curve, service=service,
-                          points=sum(len(g.points) for g in grids), slowdown=slowdown)
+    rules, the table then holding what the listener got under each; the tables a ``servers=K,…``
+    service names are read once, :mod:`simulplay.formats.service_spec`)."""
+    written, service = service, read_spec_tables(service)
+    with as_written(written, service):
+        grids = check_sweep_args(list(rules), by=by, confirm=confirm, service=service, terms=terms, commits=commits)
+        shared = servers_axis(servers, share=share, load_curve=load_curve, service=service,
+                              points=sum(len(g.points) for g in grids), slowdown=slowdown)
     run = folder if isinstance(folder, RunInputs) else read_run(folder, revising=bool(commits))
     check_train(run, list(train))
     out = check_out_folder(Path(out) if out is not None else run.folder / "sweep")

@@ -12,6 +12,7 @@ from simulplay.manifest.validate import validate_manifest
 from simulplay.sim import replay
 from simulplay.sim.servers import SHARES, Servers, parse_servers, slowdowns
 from simulplay.sim.variants import parse_service, parse_variant
+from simulplay.workflows.steps import replay_settings
 from tests.support.factories import manifest
 from tests.support.report_runs import synthetic_manifest
 
@@ -48,7 +49,8 @@ def test_three_outputs_on_two_workers_with_a_slowdown_curve_hand_worked(tmp_path
                                     ("t1", "B", "c"): [(0, 2, 1), (3, 2, 1)],
                                     ("t1", "C", "c"): [(0.5, 1, 1)]}), "m")
     (tmp_path / "c.csv").write_text(CURVE)
-    model = parse_service(f"servers=2,share=panel,load_curve={tmp_path / 'c.csv'}")
+    # the one place the command line and the API parse --service / service (the table read there)
+    model = replay_settings("request", f"servers=2,share=panel,load_curve={tmp_path / 'c.csv'}", "skip").service
     res = replay(m, service=model)
     parts = res.parts.set_index(["system", "seq"])
     assert parts["ready_s"].to_dict() == {("A", 0): 2.0, ("A", 1): 4.5, ("B", 0): 3.0, ("B", 1): 6.5, ("C", 0): 3.5}
