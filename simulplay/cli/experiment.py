@@ -147,8 +147,6 @@ def print_frameworks(out_dir: Path, *, piper: str, quiet: bool) -> None:
 
 def print_revisions(out_dir: Path, *, piper: str, quiet: bool) -> None:
     """``demo --revisions``: run the commit policies on the re-translating translator and print them side by side."""
-    import pandas as pd
-
     from simulplay.cli.console import print_table, progress_bar
     from simulplay.core.signature import base_signature
     from simulplay.workflows.pipeline import run_experiment
@@ -158,7 +156,7 @@ def print_revisions(out_dir: Path, *, piper: str, quiet: bool) -> None:
     typer.echo(f"revisions folder: {exp.out}")
     res = run_experiment(exp, progress=progress_bar(quiet))
     finish_run(res, exp)
-    table = revisions_table(pd.read_parquet(exp.out / "spoken.parquet"), res.replay.summary, res.eta.table,
+    table = revisions_table(res.spoken, res.replay.summary, res.eta.table,
                             a=exp.a, reference=exp.reference)
     print_table(table, base_signature(table="revisions-demo", reference=exp.reference),
                 title=f"Commit policies side by side: what the listener of {exp.a} got, mean L and η (seconds; "

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
 from simulplay.analysis import EtaResult, compute_eta
 from simulplay.analysis.latency_table import latency_table
 from simulplay.analysis.noise import NoiseCheck, noise_check
@@ -77,6 +79,7 @@ class RunResult:
     quality: QualityResult | None = None  # how the outputs sound (exp.quality; the demo's DEMO_QUALITY)
     noise: NoiseCheck | None = None  # η spread across realizations and their duration differences
     sweep: SweepRun | None = None  # the modelled sweep, when the experiment lists one
+    spoken: pd.DataFrame | None = None  # what the listener got under each commit policy, with commit policies
     syntheses: list[SynthResult] = field(default_factory=list)  # one per backend when the run has several
     reused: list[str] = field(default_factory=list)  # derived folders kept as they were (inputs unchanged)
     tables: dict[Path, Written] = field(default_factory=dict)  # every table the run wrote, as written, by path
@@ -120,7 +123,7 @@ def _run(exp: Experiment, allow_incomplete: bool, progress: Progress, kept: dict
     base, base_eta = _replay_and_eta(exp, synth, manifest, boot, "", allow_incomplete, release=RequestRelease(),
                                      service=Measured(), silent=exp.silent_parts)
     _latency(exp, synth, manifest, allow_incomplete)
-    _spoken(exp, streams, rules)
+    spoken = _spoken(exp, streams, rules)
     variants = {}
     for variant in exp.variants:
         v = written(exp, variant)
@@ -140,6 +143,7 @@ def _run(exp: Experiment, allow_incomplete: bool, progress: Progress, kept: dict
     res.edges = edges
     res.content = content
     res.noise = _noise(exp, synth, base_eta, variants)
+    res.spoken = spoken
     record = _write_run_record(exp, res)
     if exp.sweep:  # from the run's objects in memory; the report below shows its figures
         from simulplay.workflows.sweep import RunInputs, sweep_run
@@ -237,18 +241,20 @@ def _latency(exp, synth, manifest, allow_incomplete):
         write_table(lat.table, exp.out / f"latency{ext}", lat.signatures, kind="latency")
 
 
-def _spoken(exp, streams, rules) -> None:
+def _spoken(exp, streams, rules) -> pd.DataFrame | None:
     """With commit policies (the key ``commit``, or a rule written ``POLICY+RULE``), what the
-    listener got of each stream under each: spoken.parquet/.csv (docs/retranslation.md)."""
+    listener got of each stream under each: spoken.parquet/.csv (docs/retranslation.md), the
+    table returned; None without commit policies."""
     from simulplay.analysis.spoken import spoken_table
     from simulplay.grouping import Committing, parse_commit
 
     if not revising_allowed(exp.commit, rules):
-        return
+        return None
     policies = {r.policy.canonical() if isinstance(r, Committing) else "eager": r for r in rules}
     table, sig = spoken_table(streams, [parse_commit(p) for p in policies])
     for ext in (".parquet", ".csv"):
         write_table(table, exp.out / f"spoken{ext}", sig, kind="spoken")
+    return table
 
 
 def _edges(exp, synth, manifest, store, boot, allow_incomplete, progress, streams=None):

@@ -270,8 +270,8 @@ def test_the_runs_own_replays_give_the_same_files_as_replaying_again(tmp_path):
     run = make_run(tmp_path / "run", 3, services=("zero", "fit"))
     loaded = load_inputs(run)
     man = read_manifest(run / "manifest.parquet")[0]
-    replays = {f"service-{s}": replay(man, service=parse_service(s), upstream=manifest_signature(
-        run / "manifest.parquet")) for s in ("zero", "fit")}
+    replays = {f"service-{s}": replay(man, service=parse_service(s), upstream=manifest_signature(loaded))
+               for s in ("zero", "fit")}
     given = explorer_files(explore_run(loaded, computed=Computed(replays)))
     again = explorer_files(build_explorer(run))
     assert given.keys() == again.keys() and all(given[k] == again[k] for k in given)
