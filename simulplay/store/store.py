@@ -260,6 +260,19 @@ class AudioStore:
             return []
         return [p for p in probes if isinstance(p, dict)] if isinstance(probes, list) else []
 
+    def put_language(self, key: str, talks: list[dict[str, Any]]) -> None:
+        """Keep a language check's findings per talk (``language/<key>.json``, ``key`` a hash of
+        what was checked), so that a rerun on the same texts need not identify them again."""
+        write_atomic(self.root / "language" / f"{key}.json", json.dumps(talks).encode("utf-8"))
+
+    def get_language(self, key: str) -> list[dict[str, Any]] | None:
+        """The findings :meth:`put_language` kept for ``key`` (None when none are, or unreadable)."""
+        try:
+            talks = safejson.loads((self.root / "language" / f"{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return talks if isinstance(talks, list) and all(isinstance(t, dict) for t in talks) else None
+
     def put_failure(self, key: str, record: dict[str, Any]) -> None:
         write_atomic(self.record_path(key, failed=True), json.dumps(record).encode("utf-8"))
 

@@ -87,7 +87,7 @@ def synthesize_to_manifest(streams: list[Stream], rules: list[Rule], config: Bac
     """
     from simulplay.synthesis.language import signature_fields, voice_check
 
-    language = voice_check(streams, config)
+    language = voice_check(streams, config, store)
     recorded = {**(recorded or {}), **signature_fields(language)}
     backend = config.create()
     splitter = Splitter(max_chars) if max_chars else None

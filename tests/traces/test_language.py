@@ -111,3 +111,27 @@ def test_a_live_plan_checks_the_voice_and_records_it(tmp_path):
     assert plan.language["mismatched"] == ["ted_1171"]
     quiet = plan_live([trace], [parse_rule("immediate")], speed=1.0, config=parse_backend("espeak:voice=de"))
     assert quiet.recorded == {} and quiet.language["mismatched"] == []
+
+
+def test_the_store_keeps_the_findings_so_a_rerun_does_not_identify_again(tmp_path, monkeypatch):
+    """Identifying loads py3langid's model (most of a second); the audio store keeps each
+    check's findings under a hash of the texts and the voice, so the same texts are not
+    identified twice, while changed texts or another voice are."""
+    import simulplay.synthesis.language as language
+    from simulplay.store.store import AudioStore
+
+    store = AudioStore.open(tmp_path / "store", field="store")
+    streams = [german_stream("t1", 1), german_stream("t2", 2)]
+    calls = []
+    monkeypatch.setattr(language, "talk_languages", lambda s, v: (calls.append(v), talk_languages(s, v))[1])
+    first = language.identified(streams, "en", store)
+    assert [(t.talk_id, t.language) for t in first] == [("t1", "de"), ("t2", "de")] and calls == ["en"]
+    assert language.identified(streams, "en", store) == first and calls == ["en"]  # kept: not identified again
+    language.identified(streams, "de", store)
+    assert calls == ["en", "de"]  # another voice
+    changed = [streams[0], german_stream("t2", 3)]
+    language.identified(changed, "en", store)
+    assert calls == ["en", "de", "en"]  # another text
+    (tmp_path / "store" / "language").joinpath(next(p.name for p in (tmp_path / "store" / "language").iterdir())) \
+        .write_text("not json", encoding="utf-8")
+    assert len(language.identified(streams, "en", store)) == 2  # a damaged entry: identified again
