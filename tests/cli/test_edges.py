@@ -6,7 +6,9 @@ import shutil
 import pandas as pd
 import pytest
 
+import simulplay.report.explore.edges as explore_edges
 from simulplay.core.tables import read_table
+from simulplay.report.explore import build_explorer, explorer_files
 from tests.support.factories import PIPER_BACKEND, experiment_toml, small_trace, stream
 from tests.support.factories import manifest as hand_manifest
 from tests.support.synth import PiperRun
@@ -103,26 +105,36 @@ def test_help_states_units_and_the_rule(cli):
         assert part in out, part
 
 
-EXPERIMENT = experiment_toml(name="edges", backend=PIPER_BACKEND,
+BACKLOG = "backlog:below=1,max_chars=300,min_words=3"
+EXPERIMENT = experiment_toml(name="edges", backend=PIPER_BACKEND, rules=["immediate", "timer:w=3", "backlog:below=1"],
                              analysis={"draws": 200, "seed": 0, "edges": [0.5, 0.3]})
 
 
 @pytest.mark.slow
-def test_run_writes_the_edge_tables_the_report_reads(cli, tmp_path):
+def test_run_writes_the_edge_tables_the_report_reads(cli, tmp_path, monkeypatch):
     small_trace(tmp_path / "trace.jsonl", n_streams=4, n_updates=5)
     (tmp_path / "exp.toml").write_text(EXPERIMENT)
     first = cli("run", tmp_path / "exp.toml", "--quiet", check=True)
     assert "edge-silence replay" in first.stdout
     out = tmp_path / "run"
     summary = pd.read_parquet(out / "edges_summary.parquet")
-    assert sorted(summary["threshold"].unique()) == [0.3, 0.5] and len(summary) == 2 * 2 * 2 * 2
+    assert sorted(summary["threshold"].unique()) == [0.3, 0.5] and len(summary) == 2 * 3 * 2 * 2
     pd.testing.assert_frame_equal(pd.read_csv(out / "edges_summary.csv").drop(columns="signature"),
                                   summary.astype({"realization": int}), check_dtype=False)
     eta = pd.read_csv(out / "eta_edges.csv")
-    assert list(eta["threshold"]) == [0.3, 0.5] and set(eta["condition"]) == {"timer:w=3"}
+    assert list(eta["threshold"]) == [0.3, 0.3, 0.5, 0.5] and set(eta["condition"]) == {"timer:w=3", BACKLOG}
     assert (eta["n_talks"] == 2).all() and "vad:silero-vad@" in eta["signature"][0]
     share = pd.read_csv(out / "edges_nonspeech.csv")
-    assert len(share) == 2 * 2 and set(share["system"]) == {"A", "F"} and (share["reference"] == "immediate").all()
+    assert len(share) == 2 * 2 * 2 and set(share["system"]) == {"A", "F"} and (share["reference"] == "immediate").all()
+    # the explorer `run` made from memory is the one made from the folder, whose edge replay decides the
+    # closed-loop outputs again on the run's traces as the run did
+    given, replay_trimmed = [], explore_edges.replay_trimmed
+    monkeypatch.setattr(explore_edges, "replay_trimmed", lambda *a, **k: (given.append(k["streams"]),
+                                                                          replay_trimmed(*a, **k))[1])
+    again = explorer_files(build_explorer(out))
+    assert {n: (out / "explore" / n).read_bytes() for n in again} == again
+    assert sorted((s.talk_id, s.system) for s in given[0]) == [(f"talk{k // 2}", "AF"[k % 2]) for k in range(4)]
+    monkeypatch.undo()
     assert {"share_pct", "nonspeech_s", "speech_s", "reduction_s"} <= set(share.columns)
     record = json.loads((out / "run.json").read_text())
     assert record["edges_vad"]["inferred"] > 0 and len(record["edges_vad"]["sha256"]) == 64

@@ -5,9 +5,9 @@ The sweep (``simulplay run`` with ``analysis.edges``) saved ``edges_summary.parq
 waveform's speech probabilities in the store (``STORE/vad/<model id>/<key>.npy``). The
 explorer reads those probabilities from the cache, never runs the model, and replays
 with :func:`simulplay.analysis.edge_replay.replay_trimmed` at the analysis' guard of
-100 ms; the result must reproduce the saved summary, or the threshold is left out with
-a note. Readiness does not change under trimming, so each request's clock is the
-primary replay's.
+100 ms, deciding closed-loop outputs again on the run's traces as the run did; the result
+must reproduce the saved summary, or the threshold is left out with a note. Readiness does
+not change under trimming, so each request's clock is the primary replay's.
 """
 
 from __future__ import annotations
@@ -25,7 +25,13 @@ from simulplay.core.keys import OUTPUT_ID, present
 from simulplay.core.signature import settings_hash
 from simulplay.core.tables import stored_signatures
 from simulplay.formats.kinds import keys_as_text
-from simulplay.report.explore.variants import Variant, allows_incomplete, manifest_signature, per_talk_points
+from simulplay.report.explore.variants import (
+    Variant,
+    allows_incomplete,
+    manifest_signature,
+    per_talk_points,
+    run_streams,
+)
 from simulplay.report.queue import silent_reading, summary_mismatch
 from simulplay.report.read_run import RunData
 from simulplay.vad.cache import ProbabilityCache
@@ -92,7 +98,8 @@ def _replay_from_cache(run: RunData, manifest: pd.DataFrame, store: Path | None,
     summary, _, parts, trims = replay_trimmed(manifest, audio, probs, thresholds, guard_ms=GUARD_MS, vad_label="",
                                               excluded=[], allow_incomplete=allows_incomplete(run),
                                               upstream=manifest_signature(run), source=source,
-                                              silent_parts=silent_reading(run.summary.signatures))
+                                              silent_parts=silent_reading(run.summary.signatures),
+                                              streams=run_streams(run))
     return summary, parts, trims
 
 
