@@ -12,8 +12,10 @@ child's CPU time. Then the modelled sweep (``--sweep``): a run folder of two re-
 translators of that shape (A and F, two logs of other seeds; no synthesis: a manifest under
 ``punct`` and ``stable:k=2+punct`` whose audio and service seconds follow a linear formula,
 tests/support/sweep_runs.py), swept as one ``simulplay sweep`` command over 40 points
-(:data:`SWEEP_COMMIT` × :data:`SWEEP_RULE`: 20 policies × 2 rules) and over 40 policies × 1
-rule (``hold:t=0.05..2:0.05``), text terms: wall time, the child's CPU time and the load. Run:
+(:data:`SWEEP_COMMIT` × :data:`SWEEP_RULE`: 20 policies × 2 rules), over 40 policies × 1
+rule (``hold:t=0.05..2:0.05``) and over the 20 policies × 2 closed-loop rules
+(:data:`SWEEP_LOOP`: each point's policy runs in its engine on every committed stream), text
+terms: wall time, the child's CPU time and the load. Run:
     .venv/bin/python bench/bench_commit.py [--repeat 3] [--sweep] [--only-sweep]
 """
 
@@ -36,6 +38,7 @@ POLICIES = ("eager", "stable:k=2", "stable:k=2,unit=char", "hold:t=1", "mask:k=3
 GOAL_S = 0.2
 SWEEP_COMMIT = ("stable:k=1..4", "hold:t=0.25..2:0.25", "mask:k=0..6", "final")  # 4 + 8 + 7 + 1 = 20 policies
 SWEEP_RULE = "punct:cap=2,4"  # × 2 rules = 40 points
+SWEEP_LOOP = "backlog:below=1,2"  # closed loop, × 2 rules = 40 points
 
 
 def timed(fn, repeat: int) -> tuple[float, object]:
@@ -137,7 +140,8 @@ def modelled_sweep(figure: Path | None = None) -> None:
         families = [x for c in SWEEP_COMMIT for x in ("--commit", c)]
         for label, args in (("40 points (20 policies × 2 rules)", ["--rule", SWEEP_RULE, *families]),
                             ("40 points (40 policies × 1 rule)", ["--rule", "punct", "--commit",
-                                                                  "hold:t=0.05..2:0.05"])):
+                                                                  "hold:t=0.05..2:0.05"]),
+                            ("40 closed-loop points (20 policies × 2 rules)", ["--rule", SWEEP_LOOP, *families])):
             load = os.getloadavg()[0]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
