@@ -146,7 +146,8 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     (:mod:`simulplay.sim.servers`, over the fitted clock), each grid point replayed on each;
     the table gains the column ``servers`` and every row's signature the model's keys.
     A condition after a commit policy groups what the policy commits
-    (:mod:`simulplay.analysis.sweep_commit`); ``listener``: the table gains what the
+    (:mod:`simulplay.analysis.sweep_commit`; a closed-loop one runs its policy on it, in the
+    engine, as synthesis does); ``listener``: the table gains what the
     listener got under each point's policy (exact, no model)."""
     model = sweep_service(service)
     reference = canonical_condition(reference)
@@ -156,11 +157,7 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     conditions = list(dict.fromkeys([reference, *measured, *(r.canonical() for g in grids for r in g.rules())]))
     loops = [c for c in conditions if closed_loop_condition(c)]
     opens = [c for c in conditions if c not in loops]
-    committed = commit_tables(streams, [parse_rule(c) for c in [*manifest["condition"].unique(), *opens]])
-    if loops and not committed.only_eager:
-        raise InputError.at(f"condition '{loops[0]}'", "a closed-loop policy is modelled on the translator's "
-                            "own updates, not beside commit policies", accepted="closed-loop rules in a sweep "
-                            "without commit policies")
+    committed = commit_tables(streams, [parse_rule(c) for c in [*manifest["condition"].unique(), *conditions]])
     table = committed.table
     counts = update_counts(table, phonemize)
     train = None if train is None else {canonical_condition(t) for t in train}
@@ -171,7 +168,8 @@ def run_sweep(streams: Sequence[Stream], manifest: pd.DataFrame, grids: Sequence
     predicted = predicted_manifest(table, counts, groups, opens, models)
     if loops:  # closed-loop policies run in the engine on the models' durations and clock
         predicted = pd.concat([predicted, loop_manifest(table, counts, loops, models,
-                                                        service_factor=getattr(model, "factor", 1.0))],
+                                                        service_factor=getattr(model, "factor", 1.0),
+                                                        blocks=[committed.block(c) for c in loops])],
                               ignore_index=True)
     sig = merge(upstream, base_signature(model=MODELLED, durations=_described(models, "durations"),
                                          service_fit=_described(models, "service") if service == "fit" else None))

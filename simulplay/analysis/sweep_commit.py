@@ -58,10 +58,9 @@ class CommitTables:
         plain = [r.rule if isinstance(r, Committing) else r for r in rules]
         return group_many(self.table, plain, [self.blocks[policy_of(r)] for r in rules])
 
-    @property
-    def only_eager(self) -> bool:
-        """Whether the table is the streams as ``eager`` speaks them and nothing else."""
-        return list(self.blocks) == [EAGER]
+    def block(self, condition: str) -> range:
+        """The table's streams a condition groups: its policy's block."""
+        return self.blocks[policy_of(parse_rule(condition))]
 
 
 def commit_tables(streams: Sequence[Stream], rules: Sequence[Rule]) -> CommitTables:

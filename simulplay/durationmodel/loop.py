@@ -9,6 +9,11 @@ provider that predicts each request's audio (samples at the panel's rate, as
 from the fitted clock, times ``service_factor`` (0 for a zero-service sweep, F for
 ``scale=F``), so that the replay of the rows, under the same service model, is the
 engine's own clock. Predictions are made once per span of updates and panel.
+
+A condition after a commit policy (``POLICY+RULE``) runs the policy ``RULE`` on the streams
+the commit policy committed, as synthesis does: ``blocks`` names each condition's streams
+of the table (a sweep's table holds one block per commit policy,
+:mod:`simulplay.analysis.sweep_commit`).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import pandas as pd
 from simulplay.durationmodel.features import UpdateCounts, anchor_spans, request_features
 from simulplay.durationmodel.modelled import PanelModel
 from simulplay.grouping.engine import Served, run_policy
-from simulplay.grouping.registry import parse_rule
+from simulplay.grouping.registry import Committing, parse_rule
 from simulplay.grouping.vectorized import Groups, UpdateTable
 
 
@@ -54,15 +59,22 @@ class SpanPredictor:
 
 
 def loop_manifest(table: UpdateTable, counts: UpdateCounts, conditions: Sequence[str],
-                  models: Sequence[PanelModel], *, service_factor: float = 1.0) -> pd.DataFrame:
-    """Modelled manifest rows of the closed-loop ``conditions`` (canonical RULE strings) on
-    every stream of ``table``, once per panel: the columns of a predicted manifest."""
+                  models: Sequence[PanelModel], *, service_factor: float = 1.0,
+                  blocks: Sequence[Sequence[int]] | None = None) -> pd.DataFrame:
+    """Modelled manifest rows of the closed-loop ``conditions`` (canonical RULE strings,
+    ``POLICY+RULE`` included) once per panel, each on the streams of ``table`` its
+    ``blocks`` entry names (all of them by default; a rule after a commit policy runs on
+    the streams the policy committed): the columns of a predicted manifest."""
+    every = range(len(table.streams))
     rows = []
     for m in models:
         predict = SpanPredictor(table, counts, m)
-        for cond in conditions:
+        for c, cond in enumerate(conditions):
             rule = parse_rule(cond)
-            for s, stream in enumerate(table.streams):
+            rule = rule.rule if isinstance(rule, Committing) else rule  # the streams are committed already
+            for s in every if blocks is None else blocks[c]:
+                stream = table.streams[s]
+
                 def provider(req, s=s, predict=predict, rate=m.sample_rate):
                     audio_s, n, service = predict(s, req.first, req.last, req.span)
                     service *= service_factor

@@ -126,10 +126,26 @@ def test_the_best_commit_point_is_confirmed_by_synthesis(tmp_path, no_figures):
     assert n == table.loc[table["confirmed"], "n_requests_a"].iloc[0]
 
 
-def test_a_closed_loop_rule_is_not_crossed_with_commit_policies(run, tmp_path):
-    proc = run_cli("sweep", run, "--rule", "backlog:below=1", "--commit", "stable:k=2", "--duration-terms", "text",
-                   "--out", tmp_path / "s")
-    assert proc.returncode == 2 and "a closed-loop policy is modelled on the translator's own updates" in proc.stderr
+def test_a_closed_loop_family_crossed_with_commit_policies(run, tmp_path, no_figures):
+    proc = run_cli("sweep", run, "--commit", "stable:k=1..2", "--rule", "backlog:below=1..2", "--rule", "immediate",
+                   "--duration-terms", "text", "--out", tmp_path / "s")
+    assert proc.returncode == 0, proc.stderr
+    table = read_table(tmp_path / "s" / "sweep.parquet")[0]
+    loop = ",max_chars=300,min_words=3"
+    assert table["rule"].tolist() == [f"stable:k={k}+backlog:below={b}{loop}" for k in (1, 2) for b in (1, 2)] + [
+        "stable:k=1+immediate", "stable:k=2+immediate"]
+    assert table["modelled_eta_s"].notna().all() and (table["n_requests_a"] > 0).all()
+    # what the listener got depends on the policy, not on the grouping: the closed-loop rows
+    # carry the columns of the policy's open-loop row
+    listener = [f"{c}_{t}" for c in ("spoken_then_retracted", "retracted_per_min", "wer_pct", "cer_pct")
+                for t in "af"]
+    assert table[listener].notna().all().all()
+    by_policy = table.set_index("rule")[["commit", *listener]]
+    for k in (1, 2):
+        for b in (1, 2):
+            point = by_policy.loc[f"stable:k={k}+backlog:below={b}{loop}"]
+            assert point.equals(by_policy.loc[f"stable:k={k}+immediate"])
+    assert by_policy.loc["stable:k=1+immediate", "spoken_then_retracted_a"] > 0
 
 
 def test_the_api_takes_commit_families(run, tmp_path, no_figures):
