@@ -134,6 +134,9 @@ def test_run_writes_the_edge_tables_the_report_reads(cli, tmp_path, monkeypatch)
     again = explorer_files(build_explorer(out))
     assert {n: (out / "explore" / n).read_bytes() for n in again} == again
     assert sorted((s.talk_id, s.system) for s in given[0]) == [(f"talk{k // 2}", "AF"[k % 2]) for k in range(4)]
+    panel = again["data/panel.js"].decode()
+    for t in ("0.3", "0.5"):  # a lane per threshold; backlog's 4 outputs, decided again, are not drawn on it
+        assert f'"key":"edges-{t}"' in panel and f"Variant edges-{t}: 4 closed-loop output(s) decided again" in panel
     monkeypatch.undo()
     assert {"share_pct", "nonspeech_s", "speech_s", "reduction_s"} <= set(share.columns)
     record = json.loads((out / "run.json").read_text())

@@ -30,10 +30,12 @@ from simulplay.report.explore.variants import (
     allows_incomplete,
     manifest_signature,
     per_talk_points,
+    recorded_only,
     run_streams,
 )
 from simulplay.report.queue import silent_reading, summary_mismatch
 from simulplay.report.read_run import RunData
+from simulplay.sim.replay import ReplayResult
 from simulplay.vad.cache import ProbabilityCache
 
 GUARD_MS = 100.0  # the guard `simulplay run` trims with (workflows.edges default)
@@ -69,8 +71,8 @@ def edge_variants(run: RunData, manifest: pd.DataFrame, primary: Variant, store:
             continue
         mine_parts = parts[parts["threshold"] == t].drop(columns="threshold").reset_index(drop=True)
         v = _variant(run, t, replayed, frame[mine], [sigs[i] for i in np.flatnonzero(mine)], mine_parts, primary,
-                     table.frame, table.signatures)
-        v.samples = _kept_samples(mine_parts, trims[trims["threshold"] == t])
+                     table.frame, table.signatures, manifest)
+        v.samples = _kept_samples(v.parts, trims[trims["threshold"] == t])
         out.append(v)
     return out, notes
 
@@ -112,7 +114,11 @@ def _kept_samples(parts: pd.DataFrame, trims: pd.DataFrame) -> pd.DataFrame:
 
 
 def _variant(run: RunData, t: float, replayed: pd.DataFrame, saved: pd.DataFrame, saved_sigs: list,
-             parts: pd.DataFrame, primary: Variant, eta: pd.DataFrame, eta_sigs: list) -> Variant:
+             parts: pd.DataFrame, primary: Variant, eta: pd.DataFrame, eta_sigs: list,
+             manifest: pd.DataFrame) -> Variant:
+    """The variant of threshold ``t``: its η and per-talk points of every output; its timeline
+    without the closed-loop outputs decided again on the trimmed durations (their requests are
+    not the recorded ones, whose trims the lanes draw; a note says so)."""
     keys = present(OUTPUT_ID, replayed)
     order = replayed[keys].merge(saved[keys].assign(_i=np.arange(len(saved))), on=keys, how="left")["_i"]
     sigs = [saved_sigs[int(i)] for i in order]
@@ -123,5 +129,7 @@ def _variant(run: RunData, t: float, replayed: pd.DataFrame, saved: pd.DataFrame
     eta_t = eta.iloc[rows].drop(columns="threshold").reset_index(drop=True)
     eta_t_sigs = [eta_sigs[i] for i in rows]
     per_talk, pt_sigs = per_talk_points(replayed, run, eta_t, eta_t_sigs)
+    drawn, _, _, notes = recorded_only(ReplayResult(replayed, parts, sigs, []), manifest, f"edges-{t:g}")
     return Variant(f"edges-{t:g}", f"edge silence trimmed at VAD threshold {t:g} (guard {GUARD_MS:g} ms)",
-                   replayed, sigs, parts, primary.clock, eta_t, eta_t_sigs, per_talk, pt_sigs, silent=primary.silent)
+                   drawn.summary, list(drawn.signatures), drawn.parts, primary.clock, eta_t, eta_t_sigs, per_talk,
+                   pt_sigs, silent=primary.silent, notes=notes)
