@@ -88,6 +88,24 @@ def as_streams(trace: Any, *, revising: bool = False) -> tuple[list, list[Path]]
     return streams_from_frame(read_traces(paths), revising=revising), paths
 
 
+def as_talks(talks: Any, talks_from: Any) -> tuple[str, ...]:
+    """The talk ids of ``talks`` (an id, several separated by commas, or a list of them) and
+    of the file ``talks_from``, read as ``--talks``/``--talks-from`` are
+    (:func:`simulplay.traces.select.talk_ids`); empty: every talk."""
+    from simulplay.traces.select import talk_ids
+
+    given = [] if talks is None else as_strings(talks, "talks", "a talk id, ids separated by commas, or a list")
+    path = None if talks_from is None else as_path(talks_from, "talks_from", "a file of talk ids, one per line")
+    return talk_ids(given, path, from_flag="talks_from")
+
+
+def as_events(events: Any) -> str:
+    """``events`` when it is ``"keep"`` or ``"drop"`` (as ``--events``)."""
+    from simulplay.traces.events import check_events_mode
+
+    return check_events_mode(as_text(events, "events", "keep or drop"), "events")
+
+
 def as_requests_file(requests: Any, tmp: Path) -> Path:
     """A requests table as a file: the path given, or a table (a ``group`` result with
     its signatures, or a DataFrame) written as ``requests.parquet`` in ``tmp``."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -16,12 +17,14 @@ from simulplay.api.checks import (
     PathLike,
     as_commits,
     as_count,
+    as_events,
     as_flag,
     as_path,
     as_paths,
     as_requests_file,
     as_rules,
     as_streams,
+    as_talks,
     as_text,
     as_whole,
     frame_of,
@@ -72,7 +75,9 @@ def read_trace(trace: PathLike | Sequence[PathLike]) -> SignedTable:
 
 
 def group(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike], rule: str | Sequence[str], *,
-          max_chars: int | None = None, commit: str | Sequence[str] | None = None) -> SignedTable:
+          max_chars: int | None = None, commit: str | Sequence[str] | None = None,
+          talks: str | Sequence[str] | None = None, talks_from: PathLike | None = None,
+          events: str = "keep") -> SignedTable:
     """The synthesis requests of a trace under one grouping rule or several (``simulplay
     group``), to inspect or edit before [`synthesize`][simulplay.api.synthesize].
 
@@ -91,6 +96,14 @@ def group(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike], rul
             spoken before grouping (``eager``, ``stable:k=2``, ``hold:t=1``, ``mask:k=3``,
             ``final``, an oracle); each output's condition is then ``POLICY+RULE`` (``eager``
             left out). None (default): a revising trace is refused.
+        talks: Only these talk ids (``--talks``): an id, ids separated by commas, or a
+            list of them. None (default): every talk (or those of ``talks_from``).
+        talks_from: Only the talk ids listed in this file (``--talks-from``: one per line,
+            ``#`` starts a comment); with ``talks``, both. None (default): no file.
+        events: Non-speech event tags in the text (``(Applaus)``, ``[Music]``, …):
+            ``"keep"`` (default: spoken as text, with a warning naming their counts) or
+            ``"drop"`` (removed before grouping; an update left empty is skipped).
+            Recorded in the signatures (``events``) when the trace holds any.
 
     Returns:
         A [`SignedTable`][simulplay.api.SignedTable], one row per request: ``talk_id, system, condition`` (the
@@ -100,17 +113,22 @@ def group(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike], rul
         rule and the splitter).
 
     Raises:
-        InputError: an unknown or malformed rule, a bad trace, ``max_chars`` < 1.
+        InputError: an unknown or malformed rule, a bad trace, ``max_chars`` < 1, a talk id
+            not in the trace, an ``events`` other than keep or drop.
     """
     from simulplay.grouping import Splitter, commit_rules, request_signatures, requests_frame, revising_allowed
+    from simulplay.traces.select import prepare_streams
 
     commits = as_commits(commit)
     rules = commit_rules(as_rules(rule), commits, source="commit")
     splitter = Splitter(as_count(max_chars, "max_chars"))
+    picked, mode = as_talks(talks, talks_from), as_events(events)
     streams, _ = as_streams(trace, revising=revising_allowed(commits, rules))
+    streams, recorded = prepare_streams(streams, talks=picked, events=mode, talks_flag="talks", events_flag="events")
     df = requests_frame(streams, rules, splitter)
     sig = base_signature(table="requests", rule=[r.canonical() for r in rules], splitter=splitter.describe())
-    return SignedTable(fresh(df), signatures_of(request_signatures(df, splitter)), sig)
+    sigs = [{**s, **recorded} for s in request_signatures(df, splitter)]
+    return SignedTable(fresh(df), signatures_of(sigs), {**sig, **recorded})
 
 
 def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike] | None = None,
@@ -119,7 +137,9 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
                realizations: int = 1, order: str = "counterbalanced", max_chars: int | None = None,
                reuse: str | None = None, executor: str = "serial", workers: int | None = None,
                worker_cpus: float = 1.0, worker_gpus: float = 0.0, retries: int = 2, contention_sample: int = 8,
-               progress: Any = None, commit: str | Sequence[str] | None = None) -> ManifestOutput:
+               progress: Any = None, commit: str | Sequence[str] | None = None,
+               talks: str | Sequence[str] | None = None, talks_from: PathLike | None = None,
+               events: str = "keep") -> ManifestOutput:
     """Synthesize every request with a real TTS backend into an audio store and return the
     request manifest (``simulplay synth``).
 
@@ -184,6 +204,11 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
             (default None: nothing; the command line shows a progress bar unless ``--quiet``).
         commit: With ``trace``: a commit policy or a list of them, as in [`group`][simulplay.api.group]
             (conditions ``POLICY+RULE``; None: a revising trace is refused).
+        talks: Only these talk ids, as in [`group`][simulplay.api.group] (default None: every talk); with
+            ``requests``, only these talks' requests.
+        talks_from: Only the talk ids listed in this file, as in [`group`][simulplay.api.group] (default None).
+        events: With ``trace``: ``"keep"`` (default) or ``"drop"`` non-speech event tags
+            before grouping, as in [`group`][simulplay.api.group]; recorded in the signatures.
 
     Returns:
         A [`ManifestOutput`][simulplay.api.ManifestOutput]: the manifest, one row per request (``dispatch_s``,
@@ -195,7 +220,8 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
 
     Raises:
         InputError: no plan or two plans, a bad trace, rule, requests table or backend
-            spec, an unknown order, reuse or executor, an ``out`` that cannot be written.
+            spec, an unknown order, reuse or executor, an ``out`` that cannot be written,
+            a talk id not in the plan, an ``events`` other than keep or drop.
     """
     from simulplay.backends import parse_backend_with_reuse
     from simulplay.grouping import commit_rules, revising_allowed
@@ -204,11 +230,13 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
     from simulplay.synthesis.executors import parse_executor
     from simulplay.synthesis.plan import check_order
     from simulplay.synthesis.run import synthesize_requests, synthesize_to_manifest
+    from simulplay.traces.select import pick_rows, prepare_streams
 
     if (requests is None) == (trace is None) or (requests is not None and rule is not None):
         raise InputError.at("synthesize", "needs a plan: trace with rule, or requests",
                             accepted="synthesize(trace, rule, store=…) or synthesize(requests=…, store=…)")
     store_path = as_path(store, "store", "an audio store folder")
+    picked, mode = as_talks(talks, talks_from), as_events(events)
     spec = parse_executor(as_text(executor, "executor"), source="executor", workers=as_count(workers, "workers"),
                           worker_cpus=as_whole(worker_cpus, "worker_cpus", 0, float),
                           worker_gpus=as_whole(worker_gpus, "worker_gpus", 0, float),
@@ -224,14 +252,17 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
         check_writable(target, (".parquet", ".csv"))
         if requests is not None:
             plan = read_requests(as_requests_file(requests, Path(tmp)))
+            plan = dataclasses.replace(plan, frame=pick_rows(plan.frame, picked, "talks"))
             res = synthesize_requests(plan, config, AudioStore.open(store_path, field="store"), target, **options)
         else:
             commits = as_commits(commit)
             rules = commit_rules(as_rules(rule if rule is not None else []), commits, source="commit")
             streams, paths = as_streams(trace, revising=revising_allowed(commits, rules))
             check_distinct({"out": out}, paths)
+            streams, recorded = prepare_streams(streams, talks=picked, events=mode, talks_flag="talks",
+                                                events_flag="events")
             res = synthesize_to_manifest(streams, rules, config, AudioStore.open(store_path, field="store"), target,
-                                         traces=paths, **options)
+                                         traces=paths, recorded=recorded, **options)
         df, sigs = read_signed(target)
     return _manifest_output(df, sigs, res, out)
 
@@ -266,7 +297,8 @@ def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "r
            chunks: pd.DataFrame | PathLike | None = None, silent_parts: str = "skip",
            allow_incomplete: bool = False, servers: int | None = None, share: str = "panel",
            discipline: str = "fifo", load_curve: PathLike | None = None,
-           slowdown: float | PathLike | None = None) -> ReplayOutput:
+           slowdown: float | PathLike | None = None, talks: str | Sequence[str] | None = None,
+           talks_from: PathLike | None = None) -> ReplayOutput:
     """Replay a request manifest through a serial synthesizer and serial playback
     (``simulplay replay``): when each part is ready, when it plays, and when the
     listener hears the end.
@@ -306,6 +338,9 @@ def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "r
             time × it) or a calibration table's file (``in_flight``, ``slowdown``;
             ``simulplay live --predict`` writes ``calibration.parquet``): service × the
             factor at the number of requests in flight. None (default): 1.
+        talks: Only these talk ids' rows of the manifest (and chunk table), as in
+            [`group`][simulplay.api.group] (default None: every talk).
+        talks_from: Only the talk ids listed in this file, as in [`group`][simulplay.api.group] (default None).
 
     Returns:
         A [`ReplayOutput`][simulplay.api.ReplayOutput]: ``summary``, one row per output (``n_parts``,
@@ -317,7 +352,7 @@ def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "r
     Raises:
         InputError: a manifest with a missing column or a bad value, an unknown release,
             service or silent-parts value, a chunk release without its chunk table, an
-            incomplete output without ``allow_incomplete``.
+            incomplete output without ``allow_incomplete``, a talk id not in the manifest.
     """
     from simulplay.workflows.steps import KEYWORDS, replay_manifest, replay_settings
 
@@ -328,6 +363,7 @@ def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "r
                                load_curve=curve, slowdown=slowdown_text(slowdown), names=KEYWORDS)
     given = frame_of(manifest, "manifest")
     flag = as_flag(allow_incomplete, "allow_incomplete")
+    picked = {"talks": as_talks(talks, talks_from), "talks_flag": "talks"}
     if given is not None:
         if chunks is None and isinstance(manifest, ManifestOutput):
             chunks = manifest.chunks
@@ -336,10 +372,10 @@ def replay(manifest: SignedTable | pd.DataFrame | PathLike, *, release: str = "r
                                 accepted="chunks=PATH or a chunk DataFrame, or a manifest from "
                                 "synthesize(…, out=PATH), which writes it beside the manifest")
         res = replay_manifest(given[0], settings, chunks=_chunks_arg(chunks), allow_incomplete=flag,
-                              upstream=given[2] or None)
+                              upstream=given[2] or None, **picked)
     else:
         path = as_path(manifest, "manifest", "a manifest DataFrame or file (.parquet or .csv)")
-        res = replay_manifest(path, settings, chunks=_chunks_arg(chunks), allow_incomplete=flag)
+        res = replay_manifest(path, settings, chunks=_chunks_arg(chunks), allow_incomplete=flag, **picked)
     sigs = signatures_of(res.signatures)
     return ReplayOutput(fresh(res.summary), sigs, fresh(res.parts), signatures_of(res.part_signatures()),
                         shared_signature(sigs), tuple(res.excluded))

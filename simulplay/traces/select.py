@@ -14,21 +14,23 @@ from simulplay.traces.events import apply_events
 from simulplay.traces.model import Stream
 
 
-def talk_ids(talks: Sequence[str] = (), talks_from: Path | str | None = None) -> tuple[str, ...]:
+def talk_ids(talks: Sequence[str] = (), talks_from: Path | str | None = None, *,
+             from_flag: str = "--talks-from") -> tuple[str, ...]:
     """The talk ids of ``--talks`` (repeatable, each may hold several separated by commas)
     and of ``--talks-from FILE`` (one id per line, or several separated by commas or spaces;
-    ``#`` starts a comment), each once, in order; empty: every talk."""
+    ``#`` starts a comment), each once, in order; empty: every talk. Errors about the file
+    name ``from_flag`` (the Python API's ``talks_from``)."""
     given = [t for text in talks for t in text.replace(",", " ").split()]
     if talks_from is not None:
         path = Path(talks_from)
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as e:
-            raise InputError.at(path, f"cannot be read ({e.__class__.__name__})", field="--talks-from",
+            raise InputError.at(path, f"cannot be read ({e.__class__.__name__})", field=from_flag,
                                 accepted="a UTF-8 text file with one talk id per line") from e
         from_file = [t for line in lines for t in line.split("#", 1)[0].replace(",", " ").split()]
         if not from_file:
-            raise InputError.at(path, "names no talk", field="--talks-from", accepted="one talk id per line")
+            raise InputError.at(path, "names no talk", field=from_flag, accepted="one talk id per line")
         given += from_file
     return tuple(dict.fromkeys(given))
 
@@ -62,7 +64,8 @@ def pick_rows(frame: Any, talks: Sequence[str], flag: str = "--talks", column: s
 
 
 def prepare_streams(streams: Sequence[Stream], *, talks: Sequence[str] = (), events: str = "keep",
-                    events_flag: str = "--events") -> tuple[list[Stream], dict[str, Any]]:
+                    events_flag: str = "--events", talks_flag: str = "--talks") -> tuple[list[Stream], dict[str, Any]]:
     """The streams of ``talks`` under the ``events`` mode, and the signature fields to record
-    (``events`` when the streams hold event tags)."""
-    return apply_events(pick_talks(streams, talks), events, flag=events_flag)
+    (``events`` when the streams hold event tags); errors name ``talks_flag`` and
+    ``events_flag`` (the Python API's ``talks`` and ``events``)."""
+    return apply_events(pick_talks(streams, talks, talks_flag), events, flag=events_flag)

@@ -60,11 +60,12 @@ def replay_settings(release: str, service: str, silent_parts: str, *, servers: i
 
 def replay_manifest(manifest: Path | pd.DataFrame, settings: ReplaySettings, *,
                     chunks: Path | pd.DataFrame | None = None, allow_incomplete: bool = False,
-                    upstream: dict[str, Any] | None = None, talks: Sequence[str] = ()) -> ReplayResult:
+                    upstream: dict[str, Any] | None = None, talks: Sequence[str] = (),
+                    talks_flag: str = "--talks") -> ReplayResult:
     """The replay step: a manifest file (read and validated; its chunk table, when the
     release needs one, ``chunks`` or the file beside it) or a manifest table (validated,
     ``upstream`` its signature; the chunk table then a table in ``chunks``); ``talks``: only
-    these talks' rows (``--talks``; empty: every talk)."""
+    these talks' rows (``--talks``, named ``talks_flag`` in errors; empty: every talk)."""
     from simulplay.durationmodel.replay_again import recorded_streams
     from simulplay.manifest import read_chunks, read_manifest, validate_manifest
     from simulplay.manifest.chunks import validate_chunks
@@ -77,12 +78,12 @@ def replay_manifest(manifest: Path | pd.DataFrame, settings: ReplaySettings, *,
         source = str(manifest)
         df, meta = read_manifest(manifest)
         upstream = meta.get("signature")
-    df = pick_rows(df, talks)
+    df = pick_rows(df, talks, talks_flag)
     chunk_df = None
     if settings.release.needs_chunks:
         chunk_df = validate_chunks(chunks, "chunks") if isinstance(chunks, pd.DataFrame) else \
             read_chunks(source, chunks)
-        chunk_df = pick_rows(chunk_df, talks) if "talk_id" in chunk_df else chunk_df
+        chunk_df = pick_rows(chunk_df, talks, talks_flag) if "talk_id" in chunk_df else chunk_df
     streams = recorded_streams(meta.get("traces")) \
         if not isinstance(manifest, pd.DataFrame) and decides_again(df, settings) else None
     return replay_deciding(df, settings, streams, chunks=chunk_df, allow_incomplete=allow_incomplete,
