@@ -45,6 +45,11 @@ Example (paths are relative to the TOML file)::
     window_s = 15
     pairs = [["immediate", "timer:w=4"]]
     timing = true               # word timing against the experiment's reference
+
+    [quality]                   # how the outputs sound (docs/quality.md; extra 'quality' for dnsmos, similarity)
+    metrics = ["dnsmos", "joins"]   # of dnsmos, similarity, joins (default: all three)
+    dnsmos_windows = 1          # DNSMOS on the first 9.01 s window of each output's speech (default: every request)
+    conditions = ["immediate", "timer:w=4"]   # DNSMOS and similarity under these rules only (default: every rule)
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ from simulplay.workflows.experiment_analysis import (
     analysis_sweep_commit,
     analysis_variants,
     edge_thresholds,
+    quality_settings,
 )
 from simulplay.workflows.experiment_record import (  # noqa: F401 - written: the experiment's own, used with it
     experiment_fields,
@@ -85,7 +91,7 @@ if TYPE_CHECKING:
 TOP_KEYS = {"name": str, "traces": list, "a": str, "f": str, "rules": list, "reference": str,
             "realizations": int, "order": str, "out": str, "store": str, "max_chars": int, "backend": (dict, list),
             "analysis": dict, "executor": str, "workers": int, "worker_cpus": float, "worker_gpus": float,
-            "retries": int, "content": dict, "commit": list, "talks": list, "events": str}
+            "retries": int, "content": dict, "quality": dict, "commit": list, "talks": list, "events": str}
 ANALYSIS_KEYS = {"draws": int, "seed": int, "quantile_method": str, "confidence": float, "bootstrap": str,
                  "bootstrap_rng": str, "talk_order": str, "tie_tolerance": float, "contrasts": list,
                  "variants": list, "edges": list, "silent_parts": str, "sweep": list, "sweep_confirm": int,
@@ -260,6 +266,7 @@ def experiment_from_dict(data: dict[str, Any], path: Path) -> Experiment:
         realizations=realizations,
         max_chars=data.get("max_chars"), order=_order(data.get("order", "counterbalanced"), src), source=src,
         content=content_settings(data["content"], src, canon) if "content" in data else None,
+        quality=quality_settings(data["quality"], src, canon, data["reference"]) if "quality" in data else None,
         executor=_executor(data, src), bootstrap=analysis_bootstrap(analysis, src),
         contrasts=tuple(contrasts), variants=tuple(v for v, _ in variants), edges=edges, silent_parts=silent,
         sweep=sweep, sweep_confirm=sweep_confirm, sweep_commit=sweep_commit, talks=talks, events=events,

@@ -1,13 +1,16 @@
 """The ``[analysis]`` keys of an experiment file: the paired talk bootstrap (a preset
-applied), the sensitivity replays, the edge-silence thresholds and the modelled sweep,
-each checked with errors that name the TOML key."""
+applied), the sensitivity replays, the edge-silence thresholds and the modelled sweep; and
+its ``[quality]`` table. Each is checked with errors that name the TOML key."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from simulplay.analysis.bootstrap import Bootstrap
 from simulplay.core.errors import InputError
+from simulplay.grouping import canonical_condition
+from simulplay.workflows.quality import METRICS, QualitySettings, limited_conditions, parse_metrics
 
 if TYPE_CHECKING:
     from simulplay.grouping.grid import RuleGrid
@@ -87,3 +90,38 @@ def analysis_bootstrap(analysis: dict[str, Any], src: str) -> Bootstrap:
 def _err(src: str, message: str, **kw) -> InputError:
     """An error located by TOML key (``key 'analysis.draws'``)."""
     return InputError.at(src, message, field_label="key", **kw)
+
+
+#: The keys of an experiment file's ``[quality]`` table (:class:`QualitySettings`'s fields).
+QUALITY_KEYS = {"metrics": list, "dnsmos_windows": int, "conditions": list}
+
+
+def quality_settings(table: Mapping[str, Any], src: str, rules: Sequence[str], reference: str) -> QualitySettings:
+    """An experiment file's ``[quality]`` table (``src`` the file, ``rules`` its canonical
+    conditions, ``reference`` its reference rule); every problem names its key
+    (``quality.metrics``). Left out: every metric, DNSMOS on every request, every rule."""
+
+    def err(message: str, key: str) -> InputError:
+        return InputError.at(src, message, field=f"quality.{key}", field_label="key", accepted=hints[key])
+
+    hints = {"metrics": "a non-empty list of " + ", ".join(f'"{m}"' for m in METRICS),
+             "dnsmos_windows": "an integer ≥ 1: the 9.01 s windows of each output's speech DNSMOS scores",
+             "conditions": "a list of the experiment's rules, the reference among them, "
+                           'e.g. ["immediate", "timer:w=4"]'}
+    for key, value in table.items():
+        if key not in QUALITY_KEYS:
+            raise InputError.at(src, "is not a known key", field=f"quality.{key}", field_label="key",
+                                accepted="one of " + ", ".join(f"quality.{k}" for k in QUALITY_KEYS))
+        want = QUALITY_KEYS[key]
+        if not isinstance(value, want) or isinstance(value, bool) or \
+                (want is list and not all(isinstance(v, str) and v for v in value)):
+            raise err(f"{value!r} is not {'an integer' if want is int else 'a list of strings'}", key)
+    metrics = parse_metrics(table.get("metrics", list(METRICS)), src)
+    windows = table.get("dnsmos_windows")
+    if windows is not None and windows < 1:
+        raise err(f"{windows} is not ≥ 1", "dnsmos_windows")
+    if windows is not None and "dnsmos" not in metrics:
+        raise err("is set, but quality.metrics leave out dnsmos", "dnsmos_windows")
+    conditions = limited_conditions(table.get("conditions", []), list(rules), canonical_condition(reference),
+                                    "the experiment's rules", src)
+    return QualitySettings(metrics=metrics, dnsmos_windows=windows, conditions=tuple(conditions))

@@ -114,14 +114,21 @@ def describe(settings: QualitySettings) -> str:
     return "Scored: " + "; ".join(parts) + (f"; not scored: {', '.join(left)}" if left else "") + "."
 
 
-def parse_metrics(text: str) -> tuple[str, ...]:
-    """``dnsmos,similarity,joins`` (any non-empty subset, any order) in :data:`METRICS` order."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    bad = [n for n in names if n not in METRICS]
-    if bad or not names:
-        raise InputError.at(f"--metrics '{text}'", f"names no metric {', '.join(bad)}".strip() if bad else "is empty",
-                            accepted="a comma-separated subset of " + ",".join(METRICS))
-    return tuple(m for m in METRICS if m in names)
+def parse_metrics(names: str | Sequence[str], src: str | None = None) -> tuple[str, ...]:
+    """``dnsmos,similarity,joins`` (``--metrics``), or a list of these names (an experiment
+    file's ``quality.metrics``, ``src`` the file): any non-empty subset, any order, in
+    :data:`METRICS` order."""
+    listed = names.split(",") if isinstance(names, str) else names
+    chosen = [n.strip() for n in listed if n.strip()]
+    bad = [n for n in chosen if n not in METRICS]
+    if bad or not chosen:
+        message = f"names no metric {', '.join(bad)}".strip() if bad else "is empty"
+        if src is None:
+            raise InputError.at(f"--metrics '{names}'", message, accepted="a comma-separated subset of " +
+                                ",".join(METRICS))
+        raise InputError.at(src, f"{list(names)!r} {message}", field="quality.metrics", field_label="key",
+                            accepted="a non-empty list of " + ", ".join(f'"{m}"' for m in METRICS))
+    return tuple(m for m in METRICS if m in chosen)
 
 
 def require_quality_extras(metrics: Sequence[str]) -> None:
@@ -157,7 +164,7 @@ def score_quality(manifest: pd.DataFrame, load_audio: LoadAudio, *, metrics: Seq
     manifest = manifest.assign(condition=manifest["condition"].map(canonical_condition))
     known = list(dict.fromkeys(manifest["condition"]))
     ref = pick_reference(known, reference, source)
-    limited = _limited_conditions(conditions, known, ref, source)
+    limited = limited_conditions(conditions, known, ref, source)
     res = replay(manifest, release="request", allow_incomplete=allow_incomplete, upstream=upstream, source=source)
     keys = output_keys(res.summary)
     parts = part_samples(res.parts, manifest, None, source=source)
@@ -201,16 +208,25 @@ def score_quality(manifest: pd.DataFrame, load_audio: LoadAudio, *, metrics: Seq
                          joined, join_sigs)
 
 
-def _limited_conditions(conditions: Sequence[str], known: list[str], ref: str, source: str) -> list[str]:
-    """``conditions`` canonical, each a condition of the manifest, the reference among them."""
+def limited_conditions(conditions: Sequence[str], known: list[str], ref: str, source: str,
+                       file: str | None = None) -> list[str]:
+    """``conditions`` canonical, each a condition of ``source`` (the manifest, or the rules of
+    the experiment ``file``: its errors name the key ``quality.conditions``), the reference
+    among them."""
+
+    def err(what: str, subject: str, message: str, accepted: str) -> InputError:
+        if file is None:
+            return InputError.at(f"quality {what} '{subject}'", message, accepted=accepted)
+        return InputError.at(file, f"{what} '{subject}' {message}", field="quality.conditions", field_label="key",
+                             accepted=accepted)
+
     limited = list(dict.fromkeys(canonical_condition(c) for c in conditions))
     for c in limited:
         if c not in known:
-            raise InputError.at(f"quality condition '{c}'", f"is not a condition of {source}",
-                                accepted=", ".join(known[:20]))
+            raise err("condition", c, f"is not a condition of {source}", ", ".join(known[:20]))
     if limited and ref not in limited:
-        raise InputError.at(f"quality conditions '{','.join(limited)}'", f"leave out the reference {ref}",
-                            accepted="conditions that include the reference")
+        raise err("conditions", ",".join(limited), f"leave out the reference {ref}",
+                  "conditions that include the reference")
     return limited
 
 
@@ -335,4 +351,4 @@ def write_quality(res: QualityResult, out: Path) -> list[Path]:
 
 
 __all__ = ["DEMO_QUALITY", "METRICS", "PAIR_SIGN", "QualityResult", "QualitySettings", "describe", "joins_path",
-           "parse_metrics", "score_quality", "write_quality"]
+           "limited_conditions", "parse_metrics", "score_quality", "write_quality"]

@@ -72,6 +72,8 @@ def test_run_writes_every_table_and_a_second_run_synthesizes_nothing(cli, folder
     (("seed = 0", "seed = 0\nedges = [0.3, 1.5]"), ["exp.toml, key 'analysis.edges'", "1.5 is not a threshold"]),
     (("seed = 0", 'seed = 0\nsweep = ["timer:w=4..1"]'), ["key 'analysis.sweep' 'timer:w=4..1'", "empty range"]),
     (("seed = 0", "seed = 0\nsweep_confirm = 1"), ["key 'analysis.sweep_confirm'", "needs a sweep"]),
+    (('"service=zero"]\n', '"service=zero"]\n[quality]\nmetrics = ["mos"]\n'),
+     ["key 'quality.metrics'", "no metric mos"]),
 ])
 def test_bad_experiment_files_name_the_key(cli, folder, edit, fragments):
     old, new = edit

@@ -28,6 +28,10 @@ def experiments(tmp_path):
     content = {"recognizer": "whisper:beam_size=2", "language": "en", "pairs": [["immediate", "timer:w=3"]],
                "timing": True}
     yield "[content]", load_experiment(write_experiment(tmp_path, backend=PIPER_BACKEND, tables={"content": content}))
+    quality = {"metrics": ["joins", "dnsmos"], "dnsmos_windows": 2, "conditions": ["punct", "immediate"]}
+    yield "[quality]", load_experiment(write_experiment(tmp_path, "quality.toml", backend=PIPER_BACKEND,
+                                                        rules=["immediate", "punct"],
+                                                        tables={"quality": quality}))
 
 
 def test_every_example_and_the_demo_round_trip_byte_for_byte(tmp_path):
