@@ -150,7 +150,9 @@ def test_an_executor_spec_rebuilds_from_its_dict(spec):
 # ---- the pipeline parses nothing --------------------------------------------------
 
 def test_the_pipeline_runs_from_config_objects_and_parses_no_spec(tmp_path, monkeypatch):
-    import simulplay.sim.variants
+    import simulplay.report.build
+    import simulplay.report.explore  # noqa: F401 - imported before the patch below, which a module imported
+    import simulplay.sim.variants  # during it would keep (it binds the parsers by name) for later tests
     import simulplay.synthesis.executors
     from simulplay.workflows.pipeline import run_experiment
 
