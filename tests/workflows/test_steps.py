@@ -49,6 +49,7 @@ def test_the_command_and_the_api_replay_through_the_one_step(manifest_file, tmp_
     (cli_args, cli_kw), (api_args, api_kw) = calls
     assert cli_args[1] == api_args[1] == ReplaySettings(RequestRelease(), Zero(), "hold")
     none = {"chunks": None, "allow_incomplete": False, "talks": ()}
+    assert api_kw.pop("talks_flag") == "talks" and "talks_flag" not in cli_kw  # what a talks error names
     assert {**cli_kw, "talks": ()} == {**api_kw, "talks": ()} == none
     written = pd.read_parquet(tmp_path / "s.parquet")
     pd.testing.assert_frame_equal(written[["talk_id", "system", "condition", "end_s"]],
