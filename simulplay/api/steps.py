@@ -221,7 +221,8 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
     Raises:
         InputError: no plan or two plans, a bad trace, rule, requests table or backend
             spec, an unknown order, reuse or executor, an ``out`` that cannot be written,
-            a talk id not in the plan, an ``events`` other than keep or drop.
+            a talk id not in the plan, an ``events`` other than keep or drop (or ``drop``
+            with ``requests``, whose texts are synthesized as they are).
     """
     from simulplay.backends import parse_backend_with_reuse
     from simulplay.grouping import commit_rules, revising_allowed
@@ -237,6 +238,9 @@ def synthesize(trace: SignedTable | pd.DataFrame | PathLike | Sequence[PathLike]
                             accepted="synthesize(trace, rule, store=…) or synthesize(requests=…, store=…)")
     store_path = as_path(store, "store", "an audio store folder")
     picked, mode = as_talks(talks, talks_from), as_events(events)
+    if requests is not None and mode != "keep":
+        raise InputError.at(f"events '{mode}'", "is given with requests, whose texts are synthesized as they are",
+                            accepted="events with trace and rule (or group(…, events='drop') before)")
     spec = parse_executor(as_text(executor, "executor"), source="executor", workers=as_count(workers, "workers"),
                           worker_cpus=as_whole(worker_cpus, "worker_cpus", 0, float),
                           worker_gpus=as_whole(worker_gpus, "worker_gpus", 0, float),

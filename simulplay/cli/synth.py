@@ -99,7 +99,7 @@ def synth(
     from simulplay.traces.select import talk_ids
 
     trace = trace or []
-    check_plan_source(trace, rule, requests)
+    check_plan_source(trace, rule, requests, events)
     check_writable(out, (".parquet", ".csv"))
     check_distinct({"--out": out}, [*trace, *([requests] if requests else [])])
     rules = commit_rules(unique_rules([parse_rule(r) for r in rule]), commit)
@@ -122,12 +122,17 @@ def backend_with_reuse(backend: str, reuse: str | None):
     return parse_backend_with_reuse(backend, reuse)
 
 
-def check_plan_source(trace: list[Path], rule: list[str], requests: Path | None) -> None:
-    """`synth` plans from TRACE… --rule or from --requests, never both, never neither."""
+def check_plan_source(trace: list[Path], rule: list[str], requests: Path | None, events: str = "keep") -> None:
+    """`synth` plans from TRACE… --rule or from --requests, never both, never neither; ``--events``
+    acts on traces, so it is refused beside --requests (whose texts are synthesized as they are)."""
     if requests and (trace or rule):
         given = " and ".join(x for x, on in (("TRACE", trace), ("--rule", rule)) if on)
         raise InputError.at("--requests", f"is given with {given}",
                             accepted="either --requests REQUESTS or TRACE… --rule RULE…, not both")
+    if requests and events != "keep":
+        raise InputError.at(f"--events {events}", "is given with --requests, whose texts are synthesized as they are",
+                            accepted="--events with TRACE… --rule RULE… (drop the tags when grouping: `simulplay "
+                                     "group --events drop`)")
     if not requests and not (trace and rule):
         missing = " and ".join(x for x, on in (("TRACE", trace), ("--rule", rule)) if not on)
         raise InputError.at("synth", f"no plan: {missing} missing",

@@ -69,6 +69,8 @@ CASES = {
                                         r"^talks t2: not in the input \(expected talk ids such as t1\)$"),
     "synthesize with events as a bool": (lambda: simulplay.synthesize(TRACE, "immediate", store="s", events=True),
                                          r"^events: is a bool \(expected keep or drop\)$"),
+    "synthesize requests dropping tags": (lambda: simulplay.synthesize(requests=MANIFEST, store="s", events="drop"),
+                                          r"^events 'drop': is given with requests, whose texts are synthesized as"),
     "replay with an unknown talk": (lambda: simulplay.replay(MANIFEST, talks="t2"),
                                     r"^talks t2: not in the input \(expected talk ids such as t1\)$"),
     "replay with an unknown service": (lambda: simulplay.replay(MANIFEST, service="fast"),

@@ -137,6 +137,7 @@ def refused(proc, tmp_path, *fragments):
     (("--requests", "{req}", "--rule", "immediate"), "--requests: is given with --rule"),
     ((), "synth: no plan: TRACE and --rule missing"),
     (("{a}",), "synth: no plan: --rule missing"),
+    (("--requests", "{req}", "--events", "drop"), "--events drop: is given with --requests"),
 ])
 def test_synth_takes_requests_or_traces_with_rules(cli, runs, tmp_path, plan, fragment):
     args = [str(x).format(req=runs / "req.parquet", a=runs / "a.csv") for x in plan]
