@@ -11,7 +11,6 @@ full disk, a read-only folder) removes the temporary file and is a one-line
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from simulplay.core.atomic import atomic_path
 from simulplay.core.errors import InputError, clip
 from simulplay.core.paths import check_folder_writable
 from simulplay.core.plugins import remember as remember_plugins
+from simulplay.core.provenance import file_fingerprint
 from simulplay.core.signature import format_signature
 
 TABLE_SUFFIXES = (".parquet", ".csv", ".md")
@@ -266,8 +266,8 @@ def _keep(path: Path, kept: tuple[Any, dict[str, Any]] | None) -> None:
     if tables is None or kept is None:
         return
     frame, meta = kept
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    tables[path.resolve()] = Written(frame.to_pandas() if isinstance(frame, pa.Table) else frame, meta, sha)
+    tables[path.resolve()] = Written(frame.to_pandas() if isinstance(frame, pa.Table) else frame, meta,
+                                     file_fingerprint(path))
 
 
 def _md_cell(value: Any) -> str:

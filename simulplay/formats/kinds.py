@@ -76,7 +76,7 @@ def read_typed(path: str | Path, kept: Written | None = None) -> tuple[pd.DataFr
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(index=df.index)
     for col in df.columns:
-        cells = df[col].map(_as_written).astype(str)  # as the CSV holds them (a frame kept in memory too)
+        cells = df[col].astype(str).where(df[col].notna(), "")  # as a CSV holds them: a missing value empty
         text = cells.str.strip()
         numbers = pd.to_numeric(text.where(text != ""), errors="coerce")
         if col in KEY_COLUMNS:
@@ -88,11 +88,6 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
         else:
             out[col] = numbers.astype(np.float64)
     return out
-
-
-def _as_written(value: Any) -> str:
-    """A cell as ``DataFrame.to_csv`` writes it: a missing value empty, anything else its ``str``."""
-    return "" if pd.api.types.is_scalar(value) and pd.isna(value) else str(value)
 
 
 def keys_as_text(df: pd.DataFrame) -> pd.DataFrame:

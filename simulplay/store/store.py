@@ -250,28 +250,32 @@ class AudioStore:
     def put_probes(self, run_id: str, probes: list[dict[str, Any]]) -> None:
         """Keep the clock probes of the synthesis run ``run_id`` (``clock/<run_id>.json``),
         so that a later run reporting the records it synthesized judges them by its probes."""
-        write_atomic(self.root / "clock" / f"{run_id}.json", json.dumps(probes).encode("utf-8"))
+        self._put_json("clock", run_id, probes)
 
     def get_probes(self, run_id: str) -> list[dict[str, Any]]:
         """The probes :meth:`put_probes` kept for ``run_id`` ([] when none are, or unreadable)."""
-        try:
-            probes = safejson.loads((self.root / "clock" / f"{run_id}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return []
+        probes = self._get_json("clock", run_id)
         return [p for p in probes if isinstance(p, dict)] if isinstance(probes, list) else []
 
     def put_language(self, key: str, talks: list[dict[str, Any]]) -> None:
         """Keep a language check's findings per talk (``language/<key>.json``, ``key`` a hash of
         what was checked), so that a rerun on the same texts need not identify them again."""
-        write_atomic(self.root / "language" / f"{key}.json", json.dumps(talks).encode("utf-8"))
+        self._put_json("language", key, talks)
 
     def get_language(self, key: str) -> list[dict[str, Any]] | None:
         """The findings :meth:`put_language` kept for ``key`` (None when none are, or unreadable)."""
+        talks = self._get_json("language", key)
+        return talks if isinstance(talks, list) and all(isinstance(t, dict) for t in talks) else None
+
+    def _put_json(self, folder: str, name: str, data: Any) -> None:
+        write_atomic(self.root / folder / f"{name}.json", json.dumps(data).encode("utf-8"))
+
+    def _get_json(self, folder: str, name: str) -> Any:
+        """What :meth:`_put_json` kept as ``folder/<name>.json``; None when absent or unreadable."""
         try:
-            talks = safejson.loads((self.root / "language" / f"{key}.json").read_text(encoding="utf-8"))
+            return safejson.loads((self.root / folder / f"{name}.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return talks if isinstance(talks, list) and all(isinstance(t, dict) for t in talks) else None
 
     def put_failure(self, key: str, record: dict[str, Any]) -> None:
         write_atomic(self.record_path(key, failed=True), json.dumps(record).encode("utf-8"))
